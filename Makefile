@@ -1,0 +1,30 @@
+# One command to set up and run the app, one to set up and run the tests.
+# Both create (or reuse) .venv in the repo root; nothing depends on a hand-installed package.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: run test bench browser-deps clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[test,dask]"
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m streamlit run app.py
+
+# Debian's chromium for the one real-browser test (never `playwright install`).
+browser-deps:
+	@bash scripts/ensure_chromium.sh
+
+test: $(STAMP) browser-deps
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,1 @@
+"""Reproducible speed/accuracy benchmarks (``make bench``)."""

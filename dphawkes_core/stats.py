@@ -1,0 +1,242 @@
+"""Sufficient statistics of the INAR(p) least-squares problem without materialising Z.
+
+For one count series ``X`` (rows ``X[0..n-1]``, 0-based) and ``p`` lags the paper's design has one
+column per target bin ``t = p..n-1``: ``z_t = [X[t-1], X[t-2], …, X[t-p], 1]`` and ``y_t = X[t]``.
+We return
+
+* ``A = Σ_t z_t z_tᵀ / N``   (``ZZᵀ/(n-p)``, shape ``(dp+1, dp+1)``),
+* ``b = Σ_t y_t z_tᵀ / N``   (``YZᵀ/(n-p)``, shape ``(d, dp+1)``),
+
+with ``N = Σ_s (n_s - p)`` summed over independent sequences (each binned on its own window).
+
+How: every block of ``ZZᵀ`` is a lagged cross-product ``Σ_m X[m] X[m-τ]ᵀ`` over a window that differs
+from the full range only by at most ``p`` terms at each end. We compute the full-range products
+``C[τ]`` for ``τ = 0..p`` once — from the sparse non-zero bins when counts are sparse, by FFT
+otherwise (both exact: counts are integers and FFT results are rounded) — and subtract the edge
+terms with cumulative sums, ``O(p² d²)`` work. Short sequences use the dense definition directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .binning import BinnedCounts
+from .errors import ConfigError
+
+MAX_DESIGN_ROWS = 6001  # dp+1: A alone is then 288 MB of float64
+_DENSE_CELLS = 2_000_000  # use the dense definition when (n-p)(dp+1) is at most this
+
+
+@dataclass(frozen=True)
+class SufficientStats:
+    """``A = ZZᵀ/N``, ``b = YZᵀ/N`` and what is needed to evaluate the least-squares losses.
+
+    Attributes
+    ----------
+    A : numpy.ndarray
+        ``(dp+1, dp+1)`` second moment of the lagged design (last row/column: intercept).
+    b : numpy.ndarray
+        ``(d, dp+1)`` cross moment of targets and design.
+    yy : float
+        ``Σ_t ||y_t||² / N`` (for the per-bin loss ``Σ_t ||y_t - U z_t||² / (2N)``).
+    n_rows : int
+        ``N = Σ_s (n_s - p)``, the number of columns of Z.
+    dim : int
+        d.
+    lags : int
+        p.
+    skipped_sequences : int
+        Sequences with ``n_s <= p`` bins, which contribute no rows.
+    """
+
+    A: np.ndarray
+    b: np.ndarray
+    yy: float
+    n_rows: int
+    dim: int
+    lags: int
+    skipped_sequences: int = 0
+
+    @property
+    def n_params(self) -> int:
+        """Number of columns of θ: ``dp + 1``."""
+        return self.dim * self.lags + 1
+
+
+def check_design_size(dim: int, lags: int) -> None:
+    """Refuse a design with more than ``MAX_DESIGN_ROWS`` columns (``dp+1``) before allocating."""
+    if lags < 1:
+        raise ConfigError(f"the number of lags p must be at least 1, got {lags}")
+    if dim * lags + 1 > MAX_DESIGN_ROWS:
+        raise ConfigError(
+            f"d·p+1 = {dim * lags + 1:,} parameters per dimension is over the {MAX_DESIGN_ROWS:,} limit "
+            f"(A would need {(dim * lags + 1) ** 2 * 8 / 2**30:.1f} GiB); use a larger bin size or a shorter support"
+        )
+
+
+def sufficient_stats(binned: BinnedCounts, lags: int) -> SufficientStats:
+    """Compute ``A``, ``b`` (and ``yy``) summed over sequences.
+
+    Parameters
+    ----------
+    binned : BinnedCounts
+        Count series.
+    lags : int
+        p >= 1.
+
+    Returns
+    -------
+    SufficientStats
+        Equal to the dense definition up to floating-point rounding of the final division.
+
+    Raises
+    ------
+    ConfigError
+        When no sequence has more than p bins, or the design would be too large.
+    """
+    d = binned.dim
+    check_design_size(d, lags)
+    q = d * lags + 1
+    zz = np.zeros((q, q))
+    yz = np.zeros((d, q))
+    yy, rows, skipped = 0.0, 0, 0
+    for x in binned.counts:
+        n = x.shape[0]
+        if n <= lags:
+            skipped += 1
+            continue
+        if n < 2 * lags + 1 or (n - lags) * q <= _DENSE_CELLS:
+            part = _dense_products(x, lags)
+        else:
+            part = _structured_products(x, lags)
+        zz += part[0]
+        yz += part[1]
+        yy += part[2]
+        rows += n - lags
+    if rows == 0:
+        raise ConfigError(
+            f"no sequence is longer than p = {lags} bins: use a smaller support or bin size"
+        )
+    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, lags, skipped)
+
+
+def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense ``Zᵀ`` (shape ``(n-p, dp+1)``) and ``Yᵀ`` (``(n-p, d)``) of one count series."""
+    n, d = x.shape
+    x = np.asarray(x, dtype=float)
+    zt = np.empty((n - lags, d * lags + 1))
+    for k in range(lags):
+        zt[:, k * d:(k + 1) * d] = x[lags - 1 - k:n - 1 - k]
+    zt[:, -1] = 1.0
+    return zt, x[lags:]
+
+
+def _dense_products(x: np.ndarray, lags: int):
+    zt, yt = design_matrix(x, lags)
+    return zt.T @ zt, yt.T @ zt, float(np.sum(yt * yt))
+
+
+def lagged_products(x: np.ndarray, max_lag: int) -> np.ndarray:
+    """Full-range lagged products ``C[τ] = Σ_{m=τ}^{n-1} X[m] X[m-τ]ᵀ`` for ``τ = 0..max_lag``.
+
+    Exact for integer counts. Chooses the sparse pair enumeration or the FFT by estimated cost.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(max_lag+1, d, d)``; ``C[τ][i, j] = Σ_m X[m, i] X[m-τ, j]``.
+    """
+    n, d = x.shape
+    nonzero_bins = int(np.count_nonzero(x))
+    expected_pairs = nonzero_bins * (1.0 + nonzero_bins * (max_lag + 1) / max(n, 1)) * d
+    fft_cost = 4.0 * d * d * n * np.log2(max(n, 2)) + d * n * np.log2(max(n, 2))
+    if expected_pairs * 8 < fft_cost:
+        return _lagged_products_sparse(x, max_lag)
+    return _lagged_products_fft(x, max_lag)
+
+
+def _lagged_products_sparse(x: np.ndarray, max_lag: int) -> np.ndarray:
+    n, d = x.shape
+    bins, dims = np.nonzero(x)  # row-major: sorted by bin, then dimension
+    vals = x[bins, dims].astype(float)
+    acc = np.zeros((max_lag + 1) * d * d)
+    # offset 0: every entry with itself (τ = 0, i = j)
+    acc += np.bincount(dims * d + dims, weights=vals * vals, minlength=acc.size)
+    active = np.arange(bins.size - 1)
+    offset = 1
+    while active.size:
+        later = active + offset
+        lag = bins[later] - bins[active]
+        ok = lag <= max_lag
+        active, later, lag = active[ok], later[ok], lag[ok]
+        if not active.size:
+            break
+        w = vals[later] * vals[active]
+        i_late, j_early = dims[later], dims[active]
+        acc += np.bincount(lag * d * d + i_late * d + j_early, weights=w, minlength=acc.size)
+        same = lag == 0  # two dimensions in one bin: the symmetric term too
+        if same.any():
+            acc += np.bincount(j_early[same] * d + i_late[same], weights=w[same], minlength=acc.size)
+        active = active[active + offset + 1 < bins.size]
+        offset += 1
+    return acc.reshape(max_lag + 1, d, d)
+
+
+def _lagged_products_fft(x: np.ndarray, max_lag: int) -> np.ndarray:
+    n, d = x.shape
+    length = 1 << int(np.ceil(np.log2(n + max_lag + 1)))
+    spectra = np.fft.rfft(x.astype(float), n=length, axis=0)  # (length//2+1, d)
+    out = np.empty((max_lag + 1, d, d))
+    for i in range(d):
+        # Σ_m X[m,i] X[m-τ,j] is the cross-correlation: irfft(F_i · conj(F_j))[τ]
+        corr = np.fft.irfft(spectra[:, i:i + 1] * np.conj(spectra), n=length, axis=0)
+        out[:, i, :] = np.rint(corr[: max_lag + 1])
+    return out
+
+
+def _structured_products(x: np.ndarray, lags: int):
+    n, d = x.shape
+    p = lags
+    head_x = x[: 2 * p].astype(float)  # rows 0..2p-1
+    tail_x = x[n - 2 * p:].astype(float)  # rows n-2p..n-1
+    c = lagged_products(x, p)  # τ = 0..p
+    q = d * p + 1
+    zz = np.zeros((q, q))
+    blocks = zz[: d * p, : d * p].reshape(p, d, p, d)
+    for tau in range(p):
+        ks = np.arange(p - tau)
+        # head: Σ_{m=τ}^{p-2-k} X[m] X[m-τ]ᵀ, via cumulative sums over m = τ..p-2
+        head_terms = np.einsum("mi,mj->mij", head_x[tau:p - 1], head_x[: p - 1 - tau])
+        head_cum = np.cumsum(head_terms, axis=0)
+        head_idx = p - 2 - ks - tau  # index into head_cum; < 0 means empty
+        head = np.zeros((ks.size, d, d))
+        valid = head_idx >= 0
+        head[valid] = head_cum[head_idx[valid]]
+        # tail: Σ_{m=n-1-k}^{n-1} X[m] X[m-τ]ᵀ, via suffix sums over m = n-p..n-1
+        tail_terms = np.einsum("mi,mj->mij", tail_x[p:], tail_x[p - tau:2 * p - tau])
+        tail_suffix = np.cumsum(tail_terms[::-1], axis=0)[::-1]
+        tail = tail_suffix[p - 1 - ks]
+        block = c[tau][None] - head - tail  # Block(k, k+τ) for k = 0..p-1-τ
+        blocks[ks, :, ks + tau, :] = block
+        if tau:
+            blocks[ks + tau, :, ks, :] = block.transpose(0, 2, 1)
+    # intercept column: Σ_{m=p-1-k}^{n-2-k} X[m] = total − Σ_{m<p-1-k} − Σ_{m>n-2-k}
+    total = x.sum(axis=0).astype(float)
+    head_prefix = np.concatenate([np.zeros((1, d)), np.cumsum(head_x[:p], axis=0)])  # Σ_{m<r}, r=0..p
+    tail_suffix = np.cumsum(tail_x[::-1], axis=0)  # tail_suffix[r-1] = Σ of the last r rows
+    ks = np.arange(p)
+    sums = total - head_prefix[p - 1 - ks] - tail_suffix[ks]  # last k+1 rows are m > n-2-k
+    zz[: d * p, -1] = sums.ravel()
+    zz[-1, : d * p] = sums.ravel()
+    zz[-1, -1] = n - p
+    # YZᵀ: block l is Σ_{m=p}^{n-1} X[m] X[m-l-1]ᵀ = C[l+1] - Σ_{m=l+1}^{p-1} X[m] X[m-l-1]ᵀ
+    yz = np.zeros((d, q))
+    for lag in range(p):
+        tau = lag + 1
+        head = np.einsum("mi,mj->ij", head_x[tau:p], head_x[: p - tau]) if tau < p else 0.0
+        yz[:, lag * d:(lag + 1) * d] = c[tau] - head
+    yz[:, -1] = total - head_prefix[p]
+    yy = float(np.trace(c[0]) - np.sum(head_x[:p] ** 2))
+    return zz, yz, yy
