@@ -19,9 +19,12 @@ import scipy.linalg
 from .binning import bin_events, check_bin_size
 from .errors import ConfigError
 from .events import Events
+from .privacy import PrivacyReport, calibrate, constraint_fro_radius, formal_bounds
 from .stats import SufficientStats, check_design_size, sufficient_stats
 
 METHODS = ("cls", "pgd", "cg")
+STEP_RULES = ("theorem", "constant")
+FW_STEP_RULES = ("paper", "classic")
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,12 @@ class FitConfig:
             raise ConfigError(f"the number of lags p must be a positive integer, got {self.lags!r}")
         if int(self.iters) != self.iters or self.iters < 1:
             raise ConfigError(f"the number of iterations K must be a positive integer, got {self.iters!r}")
+        if self.step not in STEP_RULES:
+            raise ConfigError(f"unknown step rule {self.step!r}; choose one of {', '.join(STEP_RULES)}")
+        if self.step == "constant" and not (self.step_size is not None and self.step_size > 0):
+            raise ConfigError("a constant step needs a positive step size")
+        if self.fw_step not in FW_STEP_RULES:
+            raise ConfigError(f"unknown DP-CG step rule {self.fw_step!r}; choose one of {', '.join(FW_STEP_RULES)}")
 
 
 @dataclass(frozen=True)
@@ -191,13 +200,132 @@ def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
     )
 
 
+def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
+    """Calibrate the noise of a private config: σ² (from ε, or as given) and ε under every calibration."""
+    return calibrate(
+        stats, config.method, config.bin_size, config.bound, config.radius, config.iters,
+        config.calibration, config.dp_delta, epsilon=None if config.sigma2 is not None else config.epsilon,
+        sigma2=config.sigma2, count_cap=config.count_cap,
+    )
+
+
+def theorem_step_scale(stats: SufficientStats, config: FitConfig, report: PrivacyReport) -> float:
+    """``c`` in Theorem 2's step ``η_k = c/√k = ΔB / sqrt(k (L₂² + d(dp+1)σ²))``.
+
+    L₂ is the paper's ``2ΔBR`` (data-dependent) under the paper calibrations and the public gradient
+    bound under the formal one, so that the step size, too, comes only from public numbers there.
+    """
+    beta = constraint_fro_radius(config.method, config.bin_size, config.bound, config.radius)
+    if config.calibration == "formal":
+        lipschitz = formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_norm_max(beta)
+    else:
+        lipschitz = 2 * beta * report.R
+    return beta / np.sqrt(lipschitz**2 + stats.dim * stats.n_params * report.sigma2)
+
+
+def _descent_operators(stats: SufficientStats):
+    """``A²``, ``bA`` and ``||b||²`` so that a gradient is one product ``U A² − bA``."""
+    return stats.A @ stats.A, stats.b @ stats.A, float(np.sum(stats.b**2))
+
+
+def _loss_from(U: np.ndarray, UA2: np.ndarray, bA: np.ndarray, bb: float) -> float:
+    """``||UA − b||²/2`` from products already computed for the gradient."""
+    return 0.5 * float(np.sum(U * UA2) - 2 * np.sum(U * bA) + bb)
+
+
+def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: float,
+               steps: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list]:
+    """Algorithm 1: ``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(∇L(U_k) + ζ_k))`` from ``U_0 = 0``.
+
+    Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``.
+    """
+    A2, bA, bb = _descent_operators(stats)
+    U = np.zeros_like(stats.b)
+    sigma = np.sqrt(sigma2)
+    history = []
+    for k in range(iters):
+        UA2 = U @ A2
+        history.append(_loss_from(U, UA2, bA, bb))
+        noisy = UA2 - bA + (sigma * rng.standard_normal(U.shape) if sigma2 > 0 else 0.0)
+        U = U - steps[k] * noisy
+        norm = np.linalg.norm(U)
+        if norm > radius_fro:
+            U *= radius_fro / norm
+    history.append(paper_loss(U, stats))
+    return U, history
+
+
+def run_dp_cg(stats: SufficientStats, radius: float, iters: int, sigma2: float, step_rule: str,
+              rng: np.random.Generator) -> tuple[np.ndarray, list]:
+    """Algorithm 2 (Frank–Wolfe on ``||U||_* <= r``) with noisy gradients, from ``U_0 = 0``.
+
+    The linear minimisation oracle over the nuclear ball is ``−r u₁v₁ᵀ`` for the top singular pair of
+    the noisy gradient. Step ``μ = 1/(K+2)`` as Algorithm 2 is written (``paper``) or ``2/(k+2)``
+    (``classic``).
+    """
+    A2, bA, bb = _descent_operators(stats)
+    U = np.zeros_like(stats.b)
+    sigma = np.sqrt(sigma2)
+    history = []
+    for k in range(iters):
+        UA2 = U @ A2
+        history.append(_loss_from(U, UA2, bA, bb))
+        noisy = UA2 - bA + (sigma * rng.standard_normal(U.shape) if sigma2 > 0 else 0.0)
+        vertex = -radius * _top_singular_outer(noisy)
+        mu = 1.0 / (iters + 2) if step_rule == "paper" else 2.0 / (k + 2)
+        U = (1 - mu) * U + mu * vertex
+    history.append(paper_loss(U, stats))
+    return U, history
+
+
+def _top_singular_outer(G: np.ndarray) -> np.ndarray:
+    """``u₁ v₁ᵀ`` for the top singular pair of a wide ``d × q`` matrix (via the ``d × d`` Gram matrix)."""
+    gram = G @ G.T
+    values, vectors = np.linalg.eigh(gram)
+    u = vectors[:, -1]
+    s = np.sqrt(max(values[-1], 0.0))
+    if s == 0:
+        return np.zeros_like(G)
+    v = G.T @ u / s
+    return np.outer(u, v)
+
+
+def fit_private(stats: SufficientStats, config: FitConfig) -> FitResult:
+    """DP-PGD or DP-CG with noise calibrated by :func:`privacy_report`."""
+    start = time.perf_counter()
+    report = privacy_report(stats, config)
+    rng = np.random.default_rng(config.seed)
+    beta = constraint_fro_radius(config.method, config.bin_size, config.bound, config.radius)
+    if config.method == "pgd":
+        k = np.arange(1, config.iters + 1)
+        if config.step == "constant":
+            steps = np.full(config.iters, float(config.step_size))
+        else:
+            steps = theorem_step_scale(stats, config, report) / np.sqrt(k)
+        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng)
+        info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta}
+    else:
+        U, history = run_dp_cg(stats, config.radius, config.iters, report.sigma2, config.fw_step, rng)
+        info = {"step_rule": config.fw_step, "constraint_nuclear": config.radius}
+    return FitResult(
+        method=config.method,
+        H=U / config.bin_size,
+        bin_size=config.bin_size,
+        lags=stats.lags,
+        elapsed_s=time.perf_counter() - start,
+        loss_history=tuple(history),
+        privacy=report,
+        info=info,
+    )
+
+
 def fit_stats(stats: SufficientStats, config: FitConfig) -> FitResult:
     """Run the estimator named in ``config`` on precomputed statistics."""
     if stats.lags != config.lags:
         raise ConfigError(f"statistics were computed for p = {stats.lags}, config asks for {config.lags}")
     if config.method == "cls":
         return fit_cls(stats, config.bin_size)
-    raise ConfigError(f"method {config.method!r} is not available yet")
+    return fit_private(stats, config)
 
 
 def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:

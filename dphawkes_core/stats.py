@@ -49,6 +49,8 @@ class SufficientStats:
         p.
     skipped_sequences : int
         Sequences with ``n_s <= p`` bins, which contribute no rows.
+    count_cap : int or None
+        The public cap C the counts were clipped at before the statistics were computed.
     """
 
     A: np.ndarray
@@ -58,6 +60,7 @@ class SufficientStats:
     dim: int
     lags: int
     skipped_sequences: int = 0
+    count_cap: int | None = None
 
     @property
     def n_params(self) -> int:
@@ -119,7 +122,7 @@ def sufficient_stats(binned: BinnedCounts, lags: int) -> SufficientStats:
         raise ConfigError(
             f"no sequence is longer than p = {lags} bins: use a smaller support or bin size"
         )
-    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, lags, skipped)
+    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, lags, skipped, binned.count_cap)
 
 
 def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,297 @@
+"""Noise calibration for DP-PGD and DP-CG: (ε, δ) ↔ σ² under three calibrations.
+
+Privacy unit (the paper's Definition 1): two data sets are neighbours when their bin-count series differ
+by one in one bin of one dimension (one event added or removed); the number of bins n, the window, Δ,
+p, d, B, r and K are public.
+
+* ``paper`` — Theorems 1 and 3 as published: ``σ² = 8(ΔB)²R²K log²(K/δ)/ε²`` (PGD) and
+  ``σ² = 128KΔ²r²R²log²(K/δ)/ε²`` (CG), with R from Assumption 1 computed **from the private data**
+  (``R = max(||A||²_F, ||b||²_F)``). Not a formal guarantee: the noise scale depends on the data, and
+  the paper's Lipschitz bound is not a worst-case bound over neighbours.
+* ``tight-paper`` — the paper's own gradient sensitivity ``2L₂`` (``L₂ = 2ΔBR`` for PGD, ``2ΔrR`` for
+  CG) with exact accounting instead of strong composition: shows how much of the paper's noise is the
+  accounting's slack. Still data-dependent through R, so still not a formal guarantee.
+* ``formal`` — a worst-case L2 sensitivity of the released noisy gradient over every U in the constraint
+  set and every pair of neighbouring count series clipped at a public cap C (derivation in
+  ``docs/privacy.md``), composed over K releases exactly: a formal (ε, δ)-DP guarantee.
+
+Exact accounting: K adaptive Gaussian releases with the same sensitivity S and noise σ are together
+μ-GDP with ``μ = √K·S/σ`` (Dong, Roth & Su 2019), i.e. exactly one Gaussian mechanism with noise
+multiplier ``σ/(S√K)``; its (ε, δ) curve is the analytic Gaussian mechanism of Balle & Wang (2018), taken
+from ``dp_accounting.gaussian_mechanism`` (cross-checked against dp-accounting's PLD accountant in the
+tests).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
+
+from .errors import ConfigError
+from .stats import SufficientStats
+
+CALIBRATIONS = ("paper", "formal", "tight-paper")
+CALIBRATION_LABELS = {
+    "paper": "paper (Thm 1/3, R from the data: NOT a formal guarantee)",
+    "tight-paper": "paper's sensitivity + exact accounting (R from the data: NOT a formal guarantee)",
+    "formal": "formal (public bounds C, B/r, d, p, n; exact accounting)",
+}
+
+
+@dataclass(frozen=True)
+class FormalBounds:
+    """Public worst-case bounds on the statistics of count series clipped at C.
+
+    Attributes
+    ----------
+    z_norm_max : float
+        ``max ||z_t|| = sqrt(d p C² + 1)``.
+    y_norm_max : float
+        ``max ||y_t|| = sqrt(d) C``.
+    A_op_max : float
+        ``sup ||A||_op <= z_norm_max²``.
+    b_fro_max : float
+        ``sup ||b||_F <= y_norm_max · z_norm_max``.
+    dA_fro_max : float
+        ``sup ||A' − A||_F`` over neighbours: ``p · sqrt(2 z_norm_max² + 2C²) / N``.
+    db_fro_max : float
+        ``sup ||b' − b||_F`` over neighbours: ``(z_norm_max + p · y_norm_max) / N``.
+    """
+
+    z_norm_max: float
+    y_norm_max: float
+    A_op_max: float
+    b_fro_max: float
+    dA_fro_max: float
+    db_fro_max: float
+
+    def gradient_sensitivity(self, u_fro_max: float) -> float:
+        """L2 sensitivity of ``∇L(U) = (UA − b)A`` uniformly over ``||U||_F <= u_fro_max``.
+
+        ``2 β M_A D_A + M_b D_A + M_A D_b`` (see ``docs/privacy.md``).
+        """
+        beta = u_fro_max
+        return (2 * beta * self.A_op_max * self.dA_fro_max + self.b_fro_max * self.dA_fro_max
+                + self.A_op_max * self.db_fro_max)
+
+    def gradient_norm_max(self, u_fro_max: float) -> float:
+        """Public bound on ``||∇L(U)||_F`` over ``||U||_F <= u_fro_max`` (a Lipschitz constant L₂)."""
+        return (u_fro_max * self.A_op_max + self.b_fro_max) * self.A_op_max
+
+    def statistics_sensitivity(self) -> float:
+        """L2 sensitivity of the pair ``(A, b)`` released together: ``sqrt(D_A² + D_b²)``."""
+        return math.hypot(self.dA_fro_max, self.db_fro_max)
+
+
+def formal_bounds(dim: int, lags: int, n_rows: int, count_cap: int) -> FormalBounds:
+    """Worst-case bounds for d dimensions, p lags, N rows and per-bin count cap C."""
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("the formal calibration needs a public count cap C >= 1 (counts are clipped at C)")
+    c = float(count_cap)
+    z_max = math.sqrt(dim * lags * c * c + 1.0)
+    y_max = math.sqrt(dim) * c
+    return FormalBounds(
+        z_norm_max=z_max,
+        y_norm_max=y_max,
+        A_op_max=z_max**2,
+        b_fro_max=y_max * z_max,
+        dA_fro_max=lags * math.sqrt(2 * z_max**2 + 2 * c * c) / n_rows,
+        db_fro_max=(z_max + lags * y_max) / n_rows,
+    )
+
+
+def data_R(stats: SufficientStats) -> float:
+    """Assumption 1's R computed from the (private) data: ``max(||A||²_F, ||b||²_F)``."""
+    return float(max(np.sum(stats.A**2), np.sum(stats.b**2)))
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int) -> float:
+    """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly."""
+    _check_eps_delta(epsilon, delta)
+    return sensitivity * math.sqrt(releases) * get_sigma_gaussian(epsilon, delta)
+
+
+def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int) -> float:
+    """Smallest ε such that ``releases`` Gaussian releases with noise σ and sensitivity S are (ε, δ)-DP."""
+    if sigma <= 0:
+        return math.inf
+    return float(get_epsilon_gaussian(sigma / (sensitivity * math.sqrt(releases)), delta))
+
+
+def paper_sigma2(method: str, epsilon: float, delta: float, iters: int, bin_size: float,
+                 constraint: float, R: float) -> float:
+    """σ² of Theorem 1 (``pgd``, constraint = B) or Theorem 3 (``cg``, constraint = r), as published."""
+    _check_eps_delta(epsilon, delta)
+    return _paper_factor(method, iters, delta, bin_size, constraint, R) / epsilon**2
+
+
+def paper_epsilon(method: str, sigma2: float, delta: float, iters: int, bin_size: float,
+                  constraint: float, R: float) -> float:
+    """The ε that Theorem 1/3 claims for a given σ² (inverse of :func:`paper_sigma2`)."""
+    if sigma2 <= 0:
+        return math.inf
+    return math.sqrt(_paper_factor(method, iters, delta, bin_size, constraint, R) / sigma2)
+
+
+def _paper_factor(method, iters, delta, bin_size, constraint, R) -> float:
+    log_term = math.log(iters / delta) ** 2
+    if method == "pgd":
+        return 8 * (bin_size * constraint) ** 2 * R**2 * iters * log_term
+    if method == "cg":
+        return 128 * iters * bin_size**2 * constraint**2 * R**2 * log_term
+    raise ConfigError(f"no paper calibration for method {method!r}")
+
+
+def paper_sensitivity(method: str, bin_size: float, constraint: float, R: float) -> float:
+    """The paper's bound ``2L₂`` on the gradient difference: ``L₂ = 2ΔBR`` (PGD) or ``2ΔrR`` (CG)."""
+    return 2 * (2 * bin_size * constraint * R)
+
+
+def _check_eps_delta(epsilon: float, delta: float) -> None:
+    if not (epsilon is not None and math.isfinite(epsilon) and epsilon > 0):
+        raise ConfigError(f"ε must be a positive number, got {epsilon!r}")
+    if not (delta is not None and 0 < delta < 1):
+        raise ConfigError(f"δ must be in (0, 1), got {delta!r}")
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """What the noise of a private fit means under each calibration.
+
+    Attributes
+    ----------
+    sigma2 : float
+        Noise variance per gradient entry that was used.
+    epsilon : float
+        ε under the chosen calibration (the target when ε was given).
+    dp_delta : float
+        δ.
+    calibration : str
+        The chosen calibration.
+    sensitivity : float or None
+        L2 sensitivity of one noisy gradient under the chosen calibration (paper: ``2L₂``).
+    R : float
+        Assumption 1's R computed from the private data (used by the paper modes only).
+    epsilon_by_calibration : dict
+        ε that the same σ² gives under each calibration (``None`` where it cannot be computed,
+        e.g. ``formal`` without a count cap).
+    sensitivity_by_calibration : dict
+        The per-release sensitivity each calibration assumes.
+    formal : bool
+        True only for the ``formal`` calibration.
+    iters : int
+        Number of noisy releases K.
+    note : str
+        Plain-words caveat for display.
+    """
+
+    sigma2: float
+    epsilon: float
+    dp_delta: float
+    calibration: str
+    sensitivity: float | None
+    R: float
+    epsilon_by_calibration: dict = field(default_factory=dict)
+    sensitivity_by_calibration: dict = field(default_factory=dict)
+    formal: bool = False
+    iters: int = 1
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON export."""
+        return {
+            "sigma2": self.sigma2, "epsilon": self.epsilon, "dp_delta": self.dp_delta,
+            "calibration": self.calibration, "sensitivity": self.sensitivity, "R": self.R,
+            "epsilon_by_calibration": dict(self.epsilon_by_calibration),
+            "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
+            "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
+        }
+
+
+def constraint_fro_radius(method: str, bin_size: float, bound: float | None, radius: float | None) -> float:
+    """Largest ``||U||_F`` in the constraint set: ``ΔB`` (PGD) or ``r`` (CG, as ``||U||_F <= ||U||_*``)."""
+    if method == "pgd":
+        if bound is None or not bound > 0:
+            raise ConfigError("DP-PGD needs a positive bound B (||H||_F <= B)")
+        return bin_size * bound
+    if method == "cg":
+        if radius is None or not radius > 0:
+            raise ConfigError("DP-CG needs a positive nuclear-norm radius r (||U||_* <= r)")
+        return radius
+    raise ConfigError(f"no privacy calibration for method {method!r}")
+
+
+def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float | None,
+              radius: float | None, iters: int, calibration: str, dp_delta: float,
+              epsilon: float | None = None, sigma2: float | None = None,
+              count_cap: int | None = None) -> PrivacyReport:
+    """Find σ² for a target ε (or ε for a given σ²) and report every calibration side by side.
+
+    Parameters
+    ----------
+    stats : SufficientStats
+        Statistics of the (clipped) data; R is read from them for the paper modes.
+    method : {"pgd", "cg"}
+    bin_size, bound, radius, iters :
+        Δ, B (PGD), r (CG), K.
+    calibration : {"paper", "formal", "tight-paper"}
+    dp_delta : float
+        δ.
+    epsilon, sigma2 : float
+        Exactly one: the target ε or the noise variance σ².
+    count_cap : int, optional
+        Public cap C; required by ``formal``, and must be the cap the data were clipped at.
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    if calibration not in CALIBRATIONS:
+        raise ConfigError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATIONS)}")
+    if (epsilon is None) == (sigma2 is None):
+        raise ConfigError("give exactly one of ε (with δ) or σ²")
+    if not (dp_delta is not None and 0 < dp_delta < 1):
+        raise ConfigError(f"δ must be in (0, 1), got {dp_delta!r}")
+    if sigma2 is not None and not (math.isfinite(sigma2) and sigma2 >= 0):
+        raise ConfigError(f"σ² must be a number >= 0, got {sigma2!r}")
+    if count_cap is not None and stats.count_cap != count_cap:
+        raise ConfigError(f"the statistics were clipped at C = {stats.count_cap}, not at the requested C = {count_cap}")
+    beta = constraint_fro_radius(method, bin_size, bound, radius)
+    constraint = bound if method == "pgd" else radius
+    R = data_R(stats)
+    sens = {
+        "paper": paper_sensitivity(method, bin_size, constraint, R),
+        "tight-paper": paper_sensitivity(method, bin_size, constraint, R),
+        "formal": (formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_sensitivity(beta)
+                   if stats.count_cap is not None else None),
+    }
+    if calibration == "formal" and sens["formal"] is None:
+        raise ConfigError("the formal calibration needs a public count cap C (counts are clipped at C)")
+    if sigma2 is None:
+        if calibration == "paper":
+            sigma2 = paper_sigma2(method, epsilon, dp_delta, iters, bin_size, constraint, R)
+        else:
+            sigma2 = gaussian_sigma(epsilon, dp_delta, sens[calibration], iters) ** 2
+    sigma = math.sqrt(sigma2)
+    eps_by = {
+        "paper": paper_epsilon(method, sigma2, dp_delta, iters, bin_size, constraint, R),
+        "tight-paper": gaussian_epsilon(sigma, dp_delta, sens["tight-paper"], iters),
+        "formal": gaussian_epsilon(sigma, dp_delta, sens["formal"], iters) if sens["formal"] else None,
+    }
+    chosen = epsilon if epsilon is not None else eps_by[calibration]
+    return PrivacyReport(
+        sigma2=float(sigma2),
+        epsilon=float(chosen),
+        dp_delta=float(dp_delta),
+        calibration=calibration,
+        sensitivity=sens[calibration],
+        R=R,
+        epsilon_by_calibration=eps_by,
+        sensitivity_by_calibration=sens,
+        formal=calibration == "formal",
+        iters=int(iters),
+        note=CALIBRATION_LABELS[calibration],
+    )
