@@ -14,10 +14,11 @@ import numpy as np
 
 from .binning import lags_from_support
 from .errors import DPHawkesError
-from .estimators import METHODS, FitConfig, FitResult, fit
+from .estimators import FW_STEP_RULES, METHODS, STEP_RULES, FitConfig, FitResult, fit
 from .events import Events, load_csv, load_labels, save_csv
 from .kernels import SCENARIOS, get_scenario
 from .metrics import compare
+from .privacy import CALIBRATIONS
 from .simulate import simulate
 
 
@@ -104,6 +105,15 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
     }
     if truth is not None:
         payload.update(compare(result.H, truth).to_dict())
+    if result.privacy is not None:
+        payload.update(result.privacy.to_dict())
+        payload.update({
+            "count_cap": config.count_cap,
+            "iters": config.iters,
+            "bound": config.bound,
+            "radius": config.radius,
+            "loss_history": list(result.loss_history),
+        })
     return payload
 
 
@@ -117,7 +127,15 @@ def _cmd_simulate(args) -> int:
 
 def _fit_config(args) -> FitConfig:
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
-    return FitConfig(method=args.method, bin_size=args.bin_size, lags=lags, seed=args.seed)
+    if args.method != "cls" and args.epsilon is None and args.sigma2 is None:
+        raise UsageError(f"method {args.method} needs --epsilon (with --dp-delta) or --sigma2")
+    iters = args.iters if args.iters is not None else (1000 if args.method == "pgd" else 100)
+    return FitConfig(
+        method=args.method, bin_size=args.bin_size, lags=lags, bound=args.bound, radius=args.radius,
+        iters=iters, epsilon=args.epsilon, dp_delta=args.dp_delta, sigma2=args.sigma2,
+        calibration=args.calibration, count_cap=args.count_cap, step=args.step,
+        step_size=args.step_size, fw_step=args.fw_step, seed=args.seed,
+    )
 
 
 def _cmd_fit(args) -> int:
@@ -158,6 +176,20 @@ def build_parser() -> argparse.ArgumentParser:
     lag.add_argument("--support", type=_positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
     lag.add_argument("--lags", type=_positive_int, help="number of lags p")
     fitp.add_argument("--method", choices=METHODS, default="cls")
+    fitp.add_argument("--bound", type=_positive_float, help="B for pgd: ||H||_F <= B")
+    fitp.add_argument("--radius", type=_positive_float, help="r for cg: ||U||_* <= r")
+    fitp.add_argument("--iters", type=_positive_int, help="K noisy iterations (default 1000 pgd, 100 cg)")
+    privacy = fitp.add_mutually_exclusive_group()
+    privacy.add_argument("--epsilon", type=_positive_float, help="target ε (noise calibrated to it)")
+    privacy.add_argument("--sigma2", type=_nonnegative_float, help="noise variance σ² (ε is reported)")
+    fitp.add_argument("--dp-delta", type=_positive_float, default=1e-5, help="δ (default 1e-5)")
+    fitp.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
+                      help="paper: data-dependent, NOT formal; formal: needs --count-cap; tight-paper")
+    fitp.add_argument("--count-cap", type=_positive_int, help="public cap C on each bin count (clips the data)")
+    fitp.add_argument("--step", choices=STEP_RULES, default="theorem", help="pgd step rule")
+    fitp.add_argument("--step-size", type=_positive_float, help="pgd constant step size")
+    fitp.add_argument("--fw-step", choices=FW_STEP_RULES, default="paper",
+                      help="cg step: paper = 1/(K+2) as in Algorithm 2, classic = 2/(k+2)")
     fitp.add_argument("--end-time", type=_positive_float, help="observation window end T (default: last event)")
     fitp.add_argument("--scenario", choices=sorted(SCENARIOS), help="compare with this scenario's true kernels")
     fitp.add_argument("--seed", type=int, default=0)

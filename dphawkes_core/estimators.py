@@ -223,14 +223,44 @@ def theorem_step_scale(stats: SufficientStats, config: FitConfig, report: Privac
     return beta / np.sqrt(lipschitz**2 + stats.dim * stats.n_params * report.sigma2)
 
 
+SINGLE_PRECISION_FROM = 1024  # dp+1 from which the A² product runs in float32
+
+
+class _HessianProduct:
+    """``Uᵀ ↦ A² Uᵀ``, the only O(q²) work per iteration.
+
+    For large designs (``dp+1 >= SINGLE_PRECISION_FROM``) ``A²`` is stored in float32: the product is
+    memory-bound, so this halves its cost, at a relative error of about 1e-7 — far below the
+    statistical error of the estimate, and the iterates themselves stay in float64.
+    """
+
+    def __init__(self, A: np.ndarray):
+        A2 = A @ A
+        self.single = A.shape[0] >= SINGLE_PRECISION_FROM
+        self.A2 = A2.astype(np.float32) if self.single else A2
+
+    def __call__(self, Ut: np.ndarray) -> np.ndarray:
+        if self.single:
+            return (self.A2 @ Ut.astype(np.float32)).astype(np.float64)
+        return self.A2 @ Ut
+
+
 def _descent_operators(stats: SufficientStats):
-    """``A²``, ``bA`` and ``||b||²`` so that a gradient is one product ``U A² − bA``."""
-    return stats.A @ stats.A, stats.b @ stats.A, float(np.sum(stats.b**2))
+    """``A²·``, ``(bA)ᵀ`` and ``||b||²``: a gradient is then ``(A² Uᵀ − (bA)ᵀ)ᵀ``.
+
+    Iterates are kept transposed (``Uᵀ``, ``q × d``).
+    """
+    return _HessianProduct(stats.A), (stats.b @ stats.A).T.copy(), float(np.sum(stats.b**2))
 
 
-def _loss_from(U: np.ndarray, UA2: np.ndarray, bA: np.ndarray, bb: float) -> float:
+def _loss_from(Ut: np.ndarray, A2Ut: np.ndarray, bAt: np.ndarray, bb: float) -> float:
     """``||UA − b||²/2`` from products already computed for the gradient."""
-    return 0.5 * float(np.sum(U * UA2) - 2 * np.sum(U * bA) + bb)
+    return 0.5 * float(np.sum(Ut * A2Ut) - 2 * np.sum(Ut * bAt) + bb)
+
+
+def _noise(rng: np.random.Generator, sigma: float, shape: tuple) -> np.ndarray | float:
+    """Gaussian noise ``ζ`` of the shape of U (``d × q``), returned transposed; 0 when σ = 0."""
+    return sigma * rng.standard_normal(shape).T if sigma > 0 else 0.0
 
 
 def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: float,
@@ -239,18 +269,18 @@ def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: fl
 
     Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``.
     """
-    A2, bA, bb = _descent_operators(stats)
-    U = np.zeros_like(stats.b)
-    sigma = np.sqrt(sigma2)
+    A2, bAt, bb = _descent_operators(stats)
+    Ut = np.zeros_like(stats.b.T)
+    sigma = float(np.sqrt(sigma2))
     history = []
     for k in range(iters):
-        UA2 = U @ A2
-        history.append(_loss_from(U, UA2, bA, bb))
-        noisy = UA2 - bA + (sigma * rng.standard_normal(U.shape) if sigma2 > 0 else 0.0)
-        U = U - steps[k] * noisy
-        norm = np.linalg.norm(U)
+        A2Ut = A2(Ut)
+        history.append(_loss_from(Ut, A2Ut, bAt, bb))
+        Ut = Ut - steps[k] * (A2Ut - bAt + _noise(rng, sigma, stats.b.shape))
+        norm = np.linalg.norm(Ut)
         if norm > radius_fro:
-            U *= radius_fro / norm
+            Ut *= radius_fro / norm
+    U = Ut.T.copy()
     history.append(paper_loss(U, stats))
     return U, history
 
@@ -263,17 +293,18 @@ def run_dp_cg(stats: SufficientStats, radius: float, iters: int, sigma2: float, 
     the noisy gradient. Step ``μ = 1/(K+2)`` as Algorithm 2 is written (``paper``) or ``2/(k+2)``
     (``classic``).
     """
-    A2, bA, bb = _descent_operators(stats)
-    U = np.zeros_like(stats.b)
-    sigma = np.sqrt(sigma2)
+    A2, bAt, bb = _descent_operators(stats)
+    Ut = np.zeros_like(stats.b.T)
+    sigma = float(np.sqrt(sigma2))
     history = []
     for k in range(iters):
-        UA2 = U @ A2
-        history.append(_loss_from(U, UA2, bA, bb))
-        noisy = UA2 - bA + (sigma * rng.standard_normal(U.shape) if sigma2 > 0 else 0.0)
+        A2Ut = A2(Ut)
+        history.append(_loss_from(Ut, A2Ut, bAt, bb))
+        noisy = (A2Ut - bAt + _noise(rng, sigma, stats.b.shape)).T
         vertex = -radius * _top_singular_outer(noisy)
         mu = 1.0 / (iters + 2) if step_rule == "paper" else 2.0 / (k + 2)
-        U = (1 - mu) * U + mu * vertex
+        Ut = (1 - mu) * Ut + mu * vertex.T
+    U = Ut.T.copy()
     history.append(paper_loss(U, stats))
     return U, history
 
