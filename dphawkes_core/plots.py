@@ -1,0 +1,204 @@
+"""Plotly figure builders for the app (pure functions: data in, ``go.Figure`` out).
+
+Large data are reduced before plotting so that a figure never carries more than a few thousand
+points per trace: the raster shows the first events of a window, counting processes are sampled
+at evenly spaced event indices (exact points of the staircase), and bin counts are summed into
+at most ``max_columns`` columns. Every reduction is stated in the figure's title.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .events import Events
+from .kernels import Scenario
+
+COLORS = {
+    "truth": "#222222",
+    "estimate": "#d62728",
+    "non-private": "#1f77b4",
+}
+_PALETTE = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+TRUTH_POINTS = 400
+
+
+def _color(label: str, index: int) -> str:
+    return COLORS.get(label, _PALETTE[index % len(_PALETTE)])
+
+
+def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> go.Figure:
+    """Raster plot: one row of tick marks per dimension.
+
+    Parameters
+    ----------
+    events : Events
+        The data.
+    sequence : int
+        Which sequence to draw.
+    max_points : int
+        At most this many events are drawn: those of the window ``[0, t*]`` holding the first
+        ``max_points`` events.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    seq = events.sequences[sequence]
+    total = seq.n_events
+    cut = seq.end_time
+    if total > max_points:
+        all_times = np.sort(np.concatenate([t for t in seq.times if t.size]))
+        cut = float(all_times[max_points - 1])
+    fig = go.Figure()
+    for j, (name, t) in enumerate(zip(events.names, seq.times)):
+        shown = t[t <= cut]
+        fig.add_trace(go.Scattergl(
+            x=shown, y=np.full(shown.size, name), mode="markers", name=name, showlegend=False,
+            marker={"symbol": "line-ns-open", "size": 14, "color": _PALETTE[j % len(_PALETTE)]},
+            hovertemplate="t=%{x:.4g}<extra>" + name + "</extra>",
+        ))
+    title = "Event raster"
+    if total > max_points:
+        title += f" (first {max_points:,} of {total:,} events, t ≤ {cut:.4g})"
+    fig.update_layout(title=title, xaxis_title="time", yaxis_title="dimension",
+                      yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(events.names)},
+                      height=120 + 40 * events.dim, margin={"t": 50, "b": 40})
+    return fig
+
+
+def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) -> go.Figure:
+    """Counting processes ``N_j(t)`` of one sequence, one step curve per dimension.
+
+    Each curve keeps at most ``max_points`` of its jump points (evenly spaced in event index),
+    so a long curve is drawn through exact points of the staircase.
+    """
+    seq = events.sequences[sequence]
+    fig = go.Figure()
+    reduced = False
+    for j, (name, t) in enumerate(zip(events.names, seq.times)):
+        counts = np.arange(1, t.size + 1)
+        if t.size > max_points:
+            idx = np.unique(np.linspace(0, t.size - 1, max_points).astype(int))
+            t, counts = t[idx], counts[idx]
+            reduced = True
+        x = np.concatenate([[0.0], t, [seq.end_time]])
+        y = np.concatenate([[0], counts, [counts[-1] if counts.size else 0]])
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": _PALETTE[j % len(_PALETTE)]},
+                                 name=name))
+    title = "Counting process N(t) per dimension" + (" (sampled jump points)" if reduced else "")
+    fig.update_layout(title=title, xaxis_title="time", yaxis_title="number of events", height=340,
+                      margin={"t": 50, "b": 40}, legend_title="dimension")
+    return fig
+
+
+def bin_heatmap(counts: np.ndarray, bin_size: float, names, max_columns: int = 1500) -> go.Figure:
+    """Heatmap of bin counts ``X_k[j]`` (dimensions × bins) of one sequence.
+
+    Parameters
+    ----------
+    counts : numpy.ndarray
+        ``(n, d)`` integer counts.
+    bin_size : float
+        Δ.
+    names : sequence of str
+        Dimension names.
+    max_columns : int
+        When ``n`` exceeds it, consecutive bins are summed in groups of ``g = ⌈n / max_columns⌉``.
+    """
+    counts = np.asarray(counts)
+    n = counts.shape[0]
+    group = max(1, -(-n // max_columns))
+    if group > 1:
+        usable = (n // group) * group
+        tail = counts[usable:].sum(axis=0, keepdims=True)
+        counts = counts[:usable].reshape(-1, group, counts.shape[1]).sum(axis=1)
+        if n > usable:
+            counts = np.vstack([counts, tail])
+    starts = bin_size * group * np.arange(counts.shape[0])
+    fig = go.Figure(go.Heatmap(
+        z=counts.T, x=starts, y=list(names), colorscale="Viridis", colorbar={"title": "count"},
+        hovertemplate="t=%{x:.4g}<br>dimension %{y}<br>count %{z}<extra></extra>",
+    ))
+    title = f"Bin counts, Δ = {bin_size:g} ({n:,} bins)"
+    if group > 1:
+        title += f", summed over groups of {group} bins"
+    fig.update_layout(title=title, xaxis_title="bin start time", yaxis_title="dimension",
+                      yaxis={"type": "category"}, height=120 + 40 * len(names), margin={"t": 50, "b": 40})
+    return fig
+
+
+def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario | None = None) -> go.Figure:
+    """d×d grid of kernel plots: each estimate on the lag grid, the true kernel when known.
+
+    Parameters
+    ----------
+    lag_grid : numpy.ndarray
+        Lags ``Δ, 2Δ, …, pΔ``.
+    estimates : dict
+        Label -> ``(d, d, p)`` array (e.g. ``{"estimate": …, "non-private": …}``); cell ``(i, j)``
+        shows ``h_ij``, the effect of dimension j on dimension i.
+    names : sequence of str
+        Dimension names.
+    scenario : Scenario, optional
+        The true process, drawn as a continuous curve on ``(0, pΔ]``.
+    """
+    names = list(names)
+    d = len(names)
+    titles = [f"{names[j]} → {names[i]}" for i in range(d) for j in range(d)]
+    fig = make_subplots(rows=d, cols=d, shared_xaxes=True, subplot_titles=titles,
+                        horizontal_spacing=0.06 / max(d - 1, 1) * 2, vertical_spacing=0.12 / max(d, 1) * 2)
+    fine = np.linspace(0.0, float(lag_grid[-1]), TRUTH_POINTS + 1)[1:]
+    truth = scenario.kernel_values(fine) if scenario is not None else None
+    for i in range(d):
+        for j in range(d):
+            first = i == 0 and j == 0
+            if truth is not None:
+                fig.add_trace(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
+                                         showlegend=first, line={"color": COLORS["truth"], "width": 2}),
+                              row=i + 1, col=j + 1)
+            for n_label, (label, values) in enumerate(estimates.items()):
+                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
+                                         legendgroup=label, showlegend=first,
+                                         marker={"size": 3}, line={"color": _color(label, n_label), "width": 1.5}),
+                              row=i + 1, col=j + 1)
+    fig.update_layout(title="Kernels h(t): row = affected dimension, column = source",
+                      height=max(320, 230 * d), margin={"t": 70, "b": 40},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+    fig.update_xaxes(title_text="lag t", row=d)
+    return fig
+
+
+def baseline_chart(names, estimates: dict, truth=None) -> go.Figure:
+    """Grouped bars of the baselines ``η`` per dimension: each estimate and the truth when known."""
+    names = list(names)
+    fig = go.Figure()
+    if truth is not None:
+        fig.add_trace(go.Bar(x=names, y=np.asarray(truth, float), name="truth", marker_color=COLORS["truth"]))
+    for n_label, (label, values) in enumerate(estimates.items()):
+        fig.add_trace(go.Bar(x=names, y=np.asarray(values, float), name=label, marker_color=_color(label, n_label)))
+    fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension", yaxis_title="rate",
+                      xaxis={"type": "category"}, height=320, margin={"t": 50, "b": 40})
+    return fig
+
+
+def loss_curve(histories: dict, reference: float | None = None) -> go.Figure:
+    """Paper loss ``L(U_k)`` against iteration k for each labelled history (log scale when positive).
+
+    ``reference`` (e.g. the non-private minimum of the loss) is drawn as a dashed horizontal line.
+    """
+    fig = go.Figure()
+    positive = reference is None or reference > 0
+    for n_label, (label, history) in enumerate(histories.items()):
+        y = np.asarray(history, float)
+        positive &= bool(np.all(y > 0))
+        mode = "lines" if y.size > 1 else "markers"
+        fig.add_trace(go.Scatter(x=np.arange(1, y.size + 1), y=y, mode=mode, name=label,
+                                 line={"color": _color(label, n_label)}))
+    if reference is not None:
+        fig.add_hline(y=reference, line_dash="dash", line_color=COLORS["non-private"],
+                      annotation_text="non-private minimum", annotation_position="top right")
+    fig.update_layout(title="Loss L(U_k) = ‖U_k A − b‖²_F / 2", xaxis_title="iteration k", yaxis_title="loss",
+                      yaxis_type="log" if positive else "linear", height=320, margin={"t": 50, "b": 40})
+    return fig

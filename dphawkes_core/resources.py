@@ -1,0 +1,139 @@
+"""Predict the memory and time a fit will take from the problem size, before doing any work.
+
+The model counts the dominant operations of the data path (binning: ``n·d`` cells; sufficient
+statistics: ``d²`` FFT cross-correlations of length ``n``; the ``(dp+1)²`` Gram matrix; the
+estimator: a Cholesky solve or ``A²`` in ``(dp+1)³``, ``K`` gradients of ``2 d (dp+1)²`` flops for
+DP-PGD/DP-CG) with deliberately pessimistic per-operation costs, so that the app can warn before
+slow work and refuse sizes that would freeze the page or exhaust memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .binning import MAX_BIN_CELLS
+from .stats import MAX_DESIGN_ROWS
+
+WARN_SECONDS = 5.0
+REFUSE_SECONDS = 120.0
+WARN_BYTES = 512 * 2**20
+REFUSE_BYTES = 2 * 2**30
+
+_SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged products
+_SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
+_BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, padded)
+_BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """Predicted cost of a fit and the verdict.
+
+    Attributes
+    ----------
+    memory_bytes : float
+        Peak memory predicted for binning, statistics and the estimator.
+    seconds : float
+        Predicted compute time.
+    level : str
+        ``ok``, ``warn`` (slow or large, but allowed) or ``refuse``.
+    reason : str
+        Plain-words explanation when ``level`` is not ``ok`` (empty otherwise).
+    """
+
+    memory_bytes: float
+    seconds: float
+    level: str
+    reason: str = ""
+
+    @property
+    def refused(self) -> bool:
+        """True when the work must not be started."""
+        return self.level == "refuse"
+
+    def summary(self) -> str:
+        """One line: predicted memory and time."""
+        return f"about {_fmt_bytes(self.memory_bytes)} of memory and {_fmt_seconds(self.seconds)} of compute"
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _fmt_seconds(s: float) -> str:
+    return f"{s:.2g} s" if s < 60 else f"{s / 60:.1f} min"
+
+
+def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", iters: int = 1) -> CostEstimate:
+    """Predict memory and time of binning, statistics and one fit.
+
+    Parameters
+    ----------
+    n_bins : int
+        Total number of bins ``n = Σ_s ⌊T_s/Δ⌋`` (see :func:`~dphawkes_core.binning.n_bins_for`).
+    dim : int
+        d.
+    lags : int
+        p.
+    method : str
+        ``cls``, ``pgd`` or ``cg``.
+    iters : int
+        K (ignored for ``cls``).
+
+    Returns
+    -------
+    CostEstimate
+        With ``level == "refuse"`` over the hard limits (bins, design size, memory, time).
+    """
+    n, d, p = max(int(n_bins), 1), int(dim), int(lags)
+    q = d * p + 1
+    memory = n * d * _BYTES_PER_BIN_CELL + q * q * _BYTES_PER_GRAM_CELL
+    seconds = d * d * n * math.log2(n + 2) * _SECONDS_PER_FFT_UNIT + p * p * d * d * _SECONDS_PER_FLOP
+    seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS) or A² (private methods)
+    if method != "cls":
+        seconds += int(iters) * (2 * d * q * q + 2 * d * d * q) * _SECONDS_PER_FLOP
+    if n * d > MAX_BIN_CELLS:
+        return CostEstimate(memory, seconds, "refuse",
+                            f"{n:,} bins × {d} dimensions is over the {MAX_BIN_CELLS:,}-cell limit: "
+                            "use a larger bin size Δ")
+    if q > MAX_DESIGN_ROWS:
+        return CostEstimate(memory, seconds, "refuse",
+                            f"d·p+1 = {q:,} parameters per dimension is over the {MAX_DESIGN_ROWS:,} limit: "
+                            "use a larger bin size Δ or a shorter support s")
+    if memory > REFUSE_BYTES or seconds > REFUSE_SECONDS:
+        return CostEstimate(memory, seconds, "refuse",
+                            f"this fit would need {_fmt_bytes(memory)} and {_fmt_seconds(seconds)} "
+                            f"(limits {_fmt_bytes(REFUSE_BYTES)}, {_fmt_seconds(REFUSE_SECONDS)}): "
+                            "use a larger Δ, a shorter support or fewer iterations K")
+    if memory > WARN_BYTES or seconds > WARN_SECONDS:
+        return CostEstimate(memory, seconds, "warn",
+                            f"this fit needs {_fmt_bytes(memory)} and {_fmt_seconds(seconds)}; "
+                            "a larger Δ, a shorter support or fewer iterations K make it faster")
+    return CostEstimate(memory, seconds, "ok")
+
+
+def estimate_simulation_cost(expected_events: float, dim: int) -> CostEstimate:
+    """Predict the cost of simulating about ``expected_events`` events in ``dim`` dimensions.
+
+    tick's simulation stores every event time (8 bytes, plus bookkeeping) and runs at roughly
+    ``10⁵`` events per second per dimension pair on slow kernels.
+    """
+    from .simulate import MAX_SIMULATED_EVENTS
+
+    events = float(expected_events)
+    memory = events * 8 * 4
+    seconds = events * dim * dim * 5e-6
+    if not math.isfinite(events) or events > MAX_SIMULATED_EVENTS:
+        return CostEstimate(memory, seconds, "refuse",
+                            f"about {events:,.0f} events expected, over the {MAX_SIMULATED_EVENTS:,} limit: "
+                            "use fewer events or a shorter horizon")
+    if seconds > REFUSE_SECONDS:
+        return CostEstimate(memory, seconds, "refuse",
+                            f"simulating would take about {_fmt_seconds(seconds)}: use fewer events")
+    if seconds > WARN_SECONDS:
+        return CostEstimate(memory, seconds, "warn", f"simulating will take about {_fmt_seconds(seconds)}")
+    return CostEstimate(memory, seconds, "ok")

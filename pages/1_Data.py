@@ -1,0 +1,198 @@
+"""Data page: simulate, upload or open a data set; look at its events and bin counts."""
+
+import dataclasses
+
+import numpy as np
+import streamlit as st
+
+from dphawkes_core.binning import MAX_BIN_CELLS, bin_events, n_bins_for
+from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
+from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.plots import bin_heatmap, counting_process, event_raster
+from dphawkes_core.resources import estimate_simulation_cost
+from dphawkes_core.simulate import MAX_SIMULATED_EVENTS
+from ui_common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
+
+st.set_page_config(page_title="Data · dphawkes", page_icon="🔒", layout="wide")
+st.title("Data")
+
+
+def custom_scenario():
+    """Widgets of the custom builder; returns the scenario (or raises ConfigError)."""
+    d = st.number_input("dimensions d", min_value=1, max_value=MAX_CUSTOM_DIM, value=2, step=1, key="cust_d")
+    st.markdown("**Baselines η** (events per unit time without excitation)")
+    cols = st.columns(int(d))
+    baselines = [cols[i].number_input(f"η{i + 1}", min_value=0.0, value=0.2, step=0.05, format="%.4g",
+                                      key=f"cust_eta_{i}") for i in range(int(d))]
+    st.markdown("**Kernels h_ij**: how an event in dimension j raises the intensity of dimension i")
+    families, params = [], []
+    for i in range(int(d)):
+        fam_row, par_row = [], []
+        with st.expander(f"Kernels into dimension {i + 1}", expanded=d <= 2):
+            for j in range(int(d)):
+                c = st.columns(4)
+                options = list(FAMILIES)
+                fam = c[0].selectbox(f"h{i + 1},{j + 1}: from {j + 1}", options,
+                                     index=options.index("exponential" if i == j else "zero"),
+                                     key=f"cust_fam_{i}_{j}")
+                values = {}
+                for k, spec in enumerate(FAMILIES[fam]):
+                    values[spec.name] = c[k + 1].number_input(
+                        spec.label, min_value=spec.minimum, value=spec.default, format="%.4g",
+                        key=f"cust_{fam}_{spec.name}_{i}_{j}")
+                fam_row.append(fam)
+                par_row.append(values)
+        families.append(fam_row)
+        params.append(par_row)
+    return build_scenario(baselines, families, params)
+
+
+def simulate_section():
+    """Presets and the custom builder, with a live stationarity check."""
+    preset = st.selectbox("Scenario", [*SCENARIOS, "custom"], key="sim_preset",
+                          help="paper-2d and paper-4d are the processes of the paper's experiments")
+    try:
+        scenario = custom_scenario() if preset == "custom" else get_scenario(preset)
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return
+    rho = scenario.spectral_radius()
+    explosive = rho >= 1
+    if explosive:
+        st.error(f"Explosive: the spectral radius of the kernel-norm matrix is {rho:.3f} ≥ 1, so every event "
+                 "triggers on average one or more new events and the count grows without bound. Lower the "
+                 "kernel norms (α, height × width, …) until it is below 1.", icon="⛔")
+    else:
+        rates = scenario.stationary_rate()
+        st.success(f"Stationary: spectral radius {rho:.3f} < 1; mean event rates "
+                   + ", ".join(f"{r:.3g}" for r in rates) + " per unit time.", icon="✅")
+    with st.expander("Kernel formulas"):
+        st.table({f"into {i + 1}": [scenario.kernels[i][j].describe() for j in range(scenario.dim)]
+                  for i in range(scenario.dim)})
+    c = st.columns(3)
+    mode = c[0].radio("Stop after", ["number of events", "horizon"], key="sim_size_mode")
+    if mode == "number of events":
+        n_events = int(c[1].number_input("events", min_value=1, max_value=MAX_SIMULATED_EVENTS, value=1000,
+                                         step=500, key="sim_events"))
+        end_time, expected = None, float(n_events)
+    else:
+        end_time = float(c[1].number_input("horizon T", min_value=1e-3, value=1000.0, format="%.6g",
+                                           key="sim_horizon"))
+        n_events = None
+        expected = float(np.sum(scenario.stationary_rate())) * end_time if not explosive else np.inf
+    seed = int(c[2].number_input("seed", min_value=0, max_value=2**31 - 2, value=1, step=1, key="sim_seed"))
+    cost = estimate_simulation_cost(expected, scenario.dim)
+    if cost.level != "ok":
+        (st.error if cost.refused else st.warning)(cost.reason.capitalize())
+    if st.button("Simulate", type="primary", disabled=explosive or cost.refused, key="sim_go"):
+        try:
+            dataset = simulate_cached(repr(scenario), scenario, n_events, end_time, seed)
+        except DPHawkesError as exc:
+            friendly_error(exc)
+            return
+        set_dataset(dataset)
+        st.success(f"Simulated {dataset.events.n_events:,} events.")
+
+
+def upload_section(previous):
+    """CSV upload; a rejected file leaves the previous data set loaded."""
+    st.markdown("CSV columns: `time,dimension` and optionally `sequence` (several independent sequences). "
+                "`dimension` is an integer 0…d−1 or a label.")
+    file = st.file_uploader("Event CSV", type=["csv", "txt"], key="upload_csv")
+    if file is None:
+        return
+    marker = (file.file_id, file.name, file.size)
+    if st.session_state.get("upload_marker") != marker:
+        st.session_state["upload_marker"] = marker
+        try:
+            dataset = upload_dataset(file.name, file.getvalue())
+        except DPHawkesError as exc:
+            st.session_state["upload_error"] = str(exc)
+        else:
+            st.session_state["upload_error"] = None
+            set_dataset(dataset)
+    error = st.session_state.get("upload_error")
+    if error:
+        st.error(f"“{file.name}” was rejected: {error}. The previous data set ({previous.label}) is still loaded.",
+                 icon="⚠️")
+    else:
+        st.success(f"Loaded “{file.name}”.")
+
+
+@st.cache_data(show_spinner="Loading the data set…", max_entries=4)
+def _load_sample(name: str, path: str, mtime: float, _info):
+    return load_sample(_info)
+
+
+def sample_section():
+    """Real data sets from the data directory, each with its provenance."""
+    data_dir = default_data_dir()
+    samples = list_samples(data_dir)
+    st.caption(f"Data directory: `{data_dir}` (set the environment variable DPHAWKES_DATA_DIR to change it)")
+    if not samples:
+        st.info("No data sets found there: each needs a sub-folder with an events.csv (and a PROVENANCE.md).")
+        return
+    names = [s.name for s in samples]
+    name = st.selectbox("Data set", names, key="sample_name")
+    info = samples[names.index(name)]
+    with st.expander("Provenance", expanded=True):
+        st.markdown(info.provenance)
+    if st.button("Load this data set", type="primary", key="sample_go"):
+        try:
+            dataset = _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, info)
+        except DPHawkesError as exc:
+            friendly_error(exc)
+            return
+        set_dataset(dataset)
+        st.success(f"Loaded {info.name}.")
+
+
+def plots_section(dataset):
+    """Raster, counting process and bin-count heatmap of one sequence."""
+    events = dataset.events
+    for warning in events.warnings:
+        st.warning(warning)
+    seq = 0
+    c = st.columns(2)
+    if events.n_sequences > 1:
+        seq = int(c[0].number_input("sequence", min_value=0, max_value=events.n_sequences - 1, value=0,
+                                    key="plot_sequence"))
+    bin_size = float(c[1].number_input("bin size Δ for the heatmap", min_value=1e-6, value=0.1, format="%.4g",
+                                       key="plot_bin_size"))
+    one = dataclasses.replace(events, sequences=(events.sequences[seq],), warnings=())
+    if one.n_events == 0:
+        st.info("This sequence has no events.")
+        return
+    st.plotly_chart(event_raster(one), key="raster")
+    st.plotly_chart(counting_process(one), key="counting")
+    if n_bins_for(one, bin_size) * one.dim > MAX_BIN_CELLS:
+        st.error(f"Δ = {bin_size:g} would cut this sequence into more than {MAX_BIN_CELLS // one.dim:,} bins; "
+                 "use a larger Δ.")
+        return
+    try:
+        binned = bin_events(one, bin_size)
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return
+    st.plotly_chart(bin_heatmap(binned.counts[0], bin_size, one.names), key="heatmap")
+
+
+previous, _ = current_dataset()
+source = st.radio("Source", ["Simulate", "Upload a CSV", "Sample data"], horizontal=True, key="data_source")
+if source == "Simulate":
+    simulate_section()
+elif source == "Upload a CSV":
+    upload_section(previous)
+else:
+    sample_section()
+
+dataset, _ = current_dataset()
+st.divider()
+st.markdown("Current data set: " + dataset_caption(dataset))
+if dataset.provenance and dataset.source == "sample":
+    with st.expander("Provenance of the loaded data set"):
+        st.markdown(dataset.provenance)
+plots_section(dataset)
+sidebar_dataset(dataset)

@@ -1,0 +1,128 @@
+"""Streamlit glue shared by the app's pages: the current dataset, caching, friendly errors.
+
+The pages stay thin: they read widgets, call :mod:`dphawkes_core` through the cached wrappers
+below and draw the figures from :mod:`dphawkes_core.plots`. Nothing here estimates anything.
+
+Caching: statistics (binning + ``A``, ``b``) are cached separately from fits, keyed on the
+dataset's fingerprint and the binning parameters, so changing only the method, K, ε or the seed
+reuses the statistics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import numpy as np
+import streamlit as st
+
+from dphawkes_core.datasets import Dataset, default_dataset, simulate_dataset
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.kernels import SCENARIOS, get_scenario
+
+DATASET_KEY = "dataset"
+FINGERPRINT_KEY = "dataset_fingerprint"
+
+
+def fingerprint(dataset: Dataset) -> str:
+    """Identity of a dataset's content (event times, windows, names), for cache keys."""
+    digest = hashlib.sha1()
+    digest.update(repr(dataset.events.names).encode())
+    for seq in dataset.events.sequences:
+        digest.update(np.float64(seq.end_time).tobytes())
+        for t in seq.times:
+            digest.update(np.int64(t.size).tobytes())
+            digest.update(np.ascontiguousarray(t, dtype=np.float64).tobytes())
+    return digest.hexdigest()
+
+
+@st.cache_data(show_spinner="Simulating the default data set…", max_entries=1)
+def _default_dataset() -> Dataset:
+    return default_dataset()
+
+
+@st.cache_data(show_spinner="Simulating…", max_entries=8)
+def simulate_cached(scenario_repr: str, _scenario, n_events, end_time, seed) -> Dataset:
+    """:func:`~dphawkes_core.datasets.simulate_dataset`, cached on the scenario's full ``repr``."""
+    return simulate_dataset(_scenario, n_events=n_events, end_time=end_time, seed=seed)
+
+
+def set_dataset(dataset: Dataset) -> None:
+    """Make ``dataset`` the data set of every page."""
+    st.session_state[DATASET_KEY] = dataset
+    st.session_state[FINGERPRINT_KEY] = fingerprint(dataset)
+
+
+def _dataset_from_url() -> Dataset | None:
+    """A preset simulation named in the URL (``?data=paper-4d&n=2000&dseed=3``), if any."""
+    params = st.query_params
+    if params.get("data") not in SCENARIOS:
+        return None
+    try:
+        n_events = int(params.get("n", 1000))
+        seed = int(params.get("dseed", 1))
+        scenario = get_scenario(params["data"])
+        return simulate_cached(repr(scenario), scenario, n_events, None, seed)
+    except (ValueError, DPHawkesError):
+        return None
+
+
+def dataset_to_url(dataset: Dataset) -> None:
+    """Put a preset simulation's recipe in the URL (or remove a stale one) so the view can be shared."""
+    p = dataset.params
+    if dataset.source == "simulated" and p.get("scenario") in SCENARIOS and p.get("n_events") is not None:
+        st.query_params.update({"data": p["scenario"], "n": str(p["n_events"]), "dseed": str(p["seed"])})
+    else:
+        for key in ("data", "n", "dseed"):
+            if key in st.query_params:
+                del st.query_params[key]
+
+
+def current_dataset() -> tuple[Dataset, str]:
+    """The data set in session state and its fingerprint.
+
+    A new session starts from the preset simulation named in the URL, or the paper's default.
+    """
+    if DATASET_KEY not in st.session_state:
+        set_dataset(_dataset_from_url() or _default_dataset())
+    if FINGERPRINT_KEY not in st.session_state:
+        st.session_state[FINGERPRINT_KEY] = fingerprint(st.session_state[DATASET_KEY])
+    return st.session_state[DATASET_KEY], st.session_state[FINGERPRINT_KEY]
+
+
+@st.cache_data(show_spinner="Binning and computing sufficient statistics…", max_entries=16)
+def stats_cached(dataset_fp: str, _events, bin_size: float, lags: int, count_cap):
+    """Sufficient statistics and binning diagnostics, cached on (dataset, Δ, p, C)."""
+    config = FitConfig(method="cls", bin_size=bin_size, lags=lags, count_cap=count_cap)
+    return prepare_stats(_events, config)
+
+
+@st.cache_data(show_spinner="Fitting…", max_entries=32)
+def fit_cached(dataset_fp: str, _stats, config_items: tuple):
+    """Fit on cached statistics; ``config_items`` are the sorted FitConfig fields (the cache key)."""
+    return fit_stats(_stats, FitConfig(**dict(config_items)))
+
+
+def config_items(config: FitConfig) -> tuple:
+    """Hashable, order-independent form of a :class:`FitConfig` for cache keys."""
+    return tuple(sorted(dataclasses.asdict(config).items()))
+
+
+def friendly_error(exc: DPHawkesError) -> None:
+    """Show a user-fixable problem as one red line (never a traceback)."""
+    st.error(str(exc)[:1].upper() + str(exc)[1:], icon="⚠️")
+
+
+def dataset_caption(dataset: Dataset) -> str:
+    """One line describing the loaded data."""
+    ev = dataset.events
+    seqs = f", {ev.n_sequences:,} sequences" if ev.n_sequences > 1 else ""
+    return (f"**{dataset.label}** ({dataset.source}): {ev.n_events:,} events, d = {ev.dim}{seqs}, "
+            f"observed time {ev.end_time:.4g}")
+
+
+def sidebar_dataset(dataset: Dataset) -> None:
+    """Show the current data set in the sidebar."""
+    st.sidebar.markdown("**Current data set**")
+    st.sidebar.caption(dataset_caption(dataset))
