@@ -16,7 +16,11 @@ from dphawkes_core.resources import estimate_fit_cost
 from ui_common import (config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
                        friendly_error, sidebar_dataset, stats_cached)
 
-METHOD_LABELS = {"pgd": "DP-PGD (bound B)", "cg": "DP-CG (nuclear radius r)", "cls": "CLS (non-private)"}
+METHOD_CODES = {"DP-PGD": "pgd", "DP-CG": "cg", "CLS": "cls"}  # option labels are also the URL values
+METHOD_LABELS = {"pgd": "DP-PGD", "cg": "DP-CG", "cls": "CLS (non-private)"}
+METHOD_HELP = {"pgd": "noisy projected gradient descent on ‖H‖_F ≤ B (the paper's Algorithm 1)",
+               "cg": "noisy Frank–Wolfe on the nuclear-norm ball ‖U‖_* ≤ r (Algorithm 2)",
+               "cls": "exact conditional least squares, no privacy"}
 URL = {"bind": "query-params"}
 
 st.set_page_config(page_title="Estimate · dphawkes", page_icon="🔒", layout="wide")
@@ -39,7 +43,8 @@ def read_controls():
         lags = lags_from_support(support, bin_size)
     else:
         lags = int(sb.number_input("lags p", min_value=1, value=50, step=5, key="p", **URL))
-    method = sb.selectbox("method", list(METHOD_LABELS), format_func=METHOD_LABELS.get, key="method", **URL)
+    method = METHOD_CODES[sb.selectbox("method", list(METHOD_CODES), key="method", **URL)]
+    sb.caption(METHOD_HELP[method])
     kwargs = {}
     if method == "pgd":
         kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=2.0, format="%.4g", key="B", **URL)
@@ -61,8 +66,8 @@ def read_controls():
                                                key="sigma2", **URL)
         kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=1e-5, format="%.1e",
                                              key="delta", **URL)
-        kwargs["calibration"] = sb.selectbox("calibration", list(CALIBRATIONS), format_func=CALIBRATION_LABELS.get,
-                                             key="calib", **URL)
+        kwargs["calibration"] = sb.selectbox("calibration", list(CALIBRATIONS), key="calib", **URL)
+        sb.caption(CALIBRATION_LABELS[kwargs["calibration"]])
         kwargs["seed"] = int(sb.number_input("noise seed", min_value=0, value=0, step=1, key="seed", **URL))
     return FitConfig(method=method, bin_size=float(bin_size), lags=lags, **kwargs)
 
@@ -114,7 +119,8 @@ def show_privacy(report):
     for name in CALIBRATIONS:
         value = eps.get(name)
         rows.append({
-            "calibration": CALIBRATION_LABELS[name],
+            "calibration": name,
+            "meaning": CALIBRATION_LABELS[name],
             "ε for this σ²": value if value is not None else math.nan,
             "formal guarantee": "yes" if name == "formal" else "no (data-dependent)",
             "ε ÷ ε(paper)": (value / eps["paper"]) if value is not None and eps.get("paper") else math.nan,
