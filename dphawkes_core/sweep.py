@@ -1,0 +1,590 @@
+"""Privacy–utility sweeps: a grid over privacy level, bin size Δ, method and seeds, run in parallel.
+
+A sweep is a :class:`SweepSpec`: a data source (a scenario simulated afresh for every seed, or fixed
+data), the methods, the bin sizes, the privacy levels (σ² values or ε values) and the number of runs.
+Every cell — one (method, Δ, privacy level, seed) — becomes one row of a tidy table with all its
+parameters, σ², ε under every calibration, the paper's and the plain relative error (or, for data
+without ground truth, the held-out next-event-time RMSE of :mod:`dphawkes_core.prediction`) and timings.
+
+Work is grouped by (seed, Δ) — every cell of a group shares one simulation and one set of sufficient
+statistics, computed once and reused across methods and privacy levels — and groups run on any
+``concurrent.futures.Executor`` (default: a process pool sized to the machine; a Dask cluster through
+:func:`dask_executor`). Rows stream back as groups finish, so a caller can show progress and keep the
+finished rows of a cancelled run. Finished cells are identified by :func:`cell_key`; passing them as
+``done`` skips them, so widening a grid only runs the new cells.
+
+Seeds: repetition ``r`` uses seed ``spec.seed + r`` for the simulation (a fresh realisation per
+repetition); the noise seed of each cell is a hash of (seed, Δ, method, level), so every cell gets
+fresh, reproducible noise whatever the executor or the order of completion.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import functools
+import hashlib
+import json
+import math
+import multiprocessing
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping
+
+import numpy as np
+import pandas as pd
+
+from .binning import lags_from_support
+from .errors import ConfigError
+from .estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats
+from .events import Events
+from .kernels import Scenario
+from .metrics import compare
+from .prediction import evaluate_prediction, split_events
+from .privacy import CALIBRATIONS
+from .simulate import simulate
+
+NON_PRIVATE_METHODS = ("cls",)
+PRIVACY_KINDS = ("sigma2", "epsilon")
+SHRINK_RATIO = 0.5  # constraint radius below this fraction of the truth's norm: estimate shrunk to zero
+MAX_CELLS = 20_000
+_HEADER = "# dphawkes-sweep "
+_PARQUET_KEY = b"dphawkes_sweep"
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """Where the data of every run come from.
+
+    Attributes
+    ----------
+    scenario : Scenario, optional
+        The true process. Without ``events`` it is simulated afresh for every seed; with ``events``
+        it is the ground truth of those fixed data.
+    n_events, end_time : optional
+        Size of each simulation (exactly one, when simulating).
+    events : Events, optional
+        Fixed data (every seed then only changes the noise). Without a scenario the metric is the
+        held-out next-event-time RMSE (train on a ``train_fraction`` part, predict the rest).
+    label : str
+        Short description for tables.
+    train_fraction : float
+        Training part for the prediction metric.
+    """
+
+    scenario: Scenario | None = None
+    n_events: int | None = None
+    end_time: float | None = None
+    events: Events | None = None
+    label: str = ""
+    train_fraction: float = 0.7
+
+    def __post_init__(self):
+        if self.events is None:
+            if self.scenario is None:
+                raise ConfigError("a sweep needs a scenario to simulate or a data set")
+            if (self.n_events is None) == (self.end_time is None):
+                raise ConfigError("give exactly one of the number of events or the horizon of each simulation")
+        if not 0 < self.train_fraction < 1:
+            raise ConfigError(f"the training fraction must be between 0 and 1, got {self.train_fraction!r}")
+
+    @property
+    def simulated(self) -> bool:
+        """True when every seed gets a fresh simulation."""
+        return self.events is None
+
+    @property
+    def has_truth(self) -> bool:
+        """True when the true process is known (relative errors), else the prediction metric is used."""
+        return self.scenario is not None
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Short hash identifying the data (scenario and size, or the fixed events)."""
+        h = hashlib.sha1()
+        if self.scenario is not None:
+            h.update(repr(self.scenario).encode())
+        h.update(repr((self.n_events, self.end_time, self.train_fraction)).encode())
+        if self.events is not None:
+            h.update(repr(self.events.names).encode())
+            for seq in self.events.sequences:
+                h.update(np.float64(seq.end_time).tobytes())
+                for t in seq.times:
+                    h.update(np.asarray(t, float).tobytes() + b"|")
+        return h.hexdigest()[:12]
+
+    def describe(self) -> dict:
+        """JSON-able description (the fixed events are represented by their fingerprint)."""
+        return {
+            "label": self.label,
+            "scenario": self.scenario.name if self.scenario is not None else None,
+            "simulated": self.simulated,
+            "n_events": self.n_events,
+            "end_time": self.end_time,
+            "train_fraction": None if self.has_truth else self.train_fraction,
+            "data_fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A privacy–utility grid.
+
+    Attributes
+    ----------
+    source : DataSource
+        The data.
+    methods : tuple of str
+        Estimators (names from :data:`dphawkes_core.estimators.METHODS`). Non-private methods get one
+        cell per (seed, Δ), private ones one per privacy level.
+    bin_sizes : tuple of float
+        Δ values.
+    privacy : str
+        ``sigma2`` (levels are noise variances, ε is reported) or ``epsilon`` (levels are targets).
+    levels : tuple of float
+        Privacy levels.
+    runs : int
+        Independent repetitions (seeds ``seed .. seed+runs-1``).
+    seed : int
+        First seed.
+    support : float
+        Kernel support s; ``p = ⌈s/Δ⌉``.
+    bound : float, optional
+        B for PGD-type methods; ``None``: the truth's ``||H_true||_F`` (or the non-private fit's when
+        there is no truth — data-dependent, not private).
+    radius : float, optional
+        r for CG; ``None``: the truth's ``||ΔH_true||_*`` (or the non-private fit's).
+    iters, calibration, dp_delta, count_cap, step, fw_step :
+        As in :class:`~dphawkes_core.estimators.FitConfig`.
+    """
+
+    source: DataSource
+    methods: tuple = ("pgd",)
+    bin_sizes: tuple = (0.1,)
+    privacy: str = "sigma2"
+    levels: tuple = (0.0,)
+    runs: int = 1
+    seed: int = 0
+    support: float = 4.0
+    bound: float | None = None
+    radius: float | None = None
+    iters: int = 1000
+    calibration: str = "paper"
+    dp_delta: float = 1e-5
+    count_cap: int | None = None
+    step: str = "theorem"
+    fw_step: str = "paper"
+
+    def __post_init__(self):
+        object.__setattr__(self, "methods", tuple(self.methods))
+        object.__setattr__(self, "bin_sizes", tuple(float(x) for x in self.bin_sizes))
+        object.__setattr__(self, "levels", tuple(float(x) for x in self.levels))
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown or not self.methods:
+            raise ConfigError(f"unknown or no method {unknown}; choose from {', '.join(METHODS)}")
+        if self.privacy not in PRIVACY_KINDS:
+            raise ConfigError(f"privacy level must be one of {PRIVACY_KINDS}, got {self.privacy!r}")
+        if not self.bin_sizes or not self.levels:
+            raise ConfigError("give at least one bin size and one privacy level")
+        for level in self.levels:
+            ok = level > 0 if self.privacy == "epsilon" else level >= 0
+            if not (math.isfinite(level) and ok):
+                raise ConfigError(f"privacy level {level!r} is not a valid {'ε > 0' if self.privacy == 'epsilon' else 'σ² >= 0'}")
+        if int(self.runs) != self.runs or self.runs < 1:
+            raise ConfigError(f"the number of runs must be a positive integer, got {self.runs!r}")
+        if self.calibration not in CALIBRATIONS:
+            raise ConfigError(f"unknown calibration {self.calibration!r}")
+        for dt in self.bin_sizes:
+            FitConfig(bin_size=dt, lags=lags_from_support(self.support, dt))
+        if self.n_cells > MAX_CELLS:
+            raise ConfigError(f"the grid has {self.n_cells:,} cells, over the {MAX_CELLS:,} limit")
+
+    @property
+    def seeds(self) -> tuple:
+        """Repetition seeds."""
+        return tuple(range(self.seed, self.seed + int(self.runs)))
+
+    def cells(self) -> list[dict]:
+        """Every cell's own parameters (method, bin_size, level, seed), in a fixed order."""
+        out = []
+        for dt in self.bin_sizes:
+            for method in self.methods:
+                levels = (math.nan,) if method in NON_PRIVATE_METHODS else self.levels
+                for level in levels:
+                    for seed in self.seeds:
+                        out.append({"method": method, "bin_size": dt, "level": level, "seed": seed})
+        return out
+
+    @property
+    def n_cells(self) -> int:
+        """Number of cells of the grid."""
+        per_seed = sum(1 if m in NON_PRIVATE_METHODS else len(self.levels) for m in self.methods)
+        return per_seed * len(self.bin_sizes) * int(self.runs)
+
+    def to_dict(self) -> dict:
+        """JSON-able parameters of the whole sweep (saved with the table)."""
+        out = {k: v for k, v in vars(self).items() if k != "source"}
+        out["methods"], out["bin_sizes"], out["levels"] = list(self.methods), list(self.bin_sizes), list(self.levels)
+        out["source"] = self.source.describe()
+        return out
+
+
+def cell_key(spec: SweepSpec, cell: Mapping) -> str:
+    """Stable identifier of one cell: everything that determines its result."""
+    private = cell["method"] not in NON_PRIVATE_METHODS
+    params = {
+        "data": spec.source.fingerprint, "support": spec.support, "iters": spec.iters,
+        "bound": spec.bound, "radius": spec.radius, "count_cap": spec.count_cap,
+        "step": spec.step, "fw_step": spec.fw_step,
+        "method": cell["method"], "bin_size": float(cell["bin_size"]), "seed": int(cell["seed"]),
+        "privacy": spec.privacy if private else None,
+        "level": float(cell["level"]) if private else None,
+        "calibration": spec.calibration if private else None,
+        "dp_delta": spec.dp_delta if private else None,
+    }
+    return hashlib.sha1(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def noise_seed(seed: int, bin_size: float, method: str, level: float) -> int:
+    """Seed of a cell's noise generator: a stable hash of its coordinates."""
+    return zlib.crc32(repr((int(seed), float(bin_size), method, float(level))).encode())
+
+
+@dataclass(frozen=True)
+class _Group:
+    spec: SweepSpec
+    seed: int | None
+    bin_size: float
+    cells: tuple = field(default_factory=tuple)
+
+
+def groups(spec: SweepSpec, done: Iterable[str] = ()) -> list[_Group]:
+    """Cells not in ``done``, grouped by (seed, Δ) — by Δ only for fixed data (one statistics set)."""
+    done = set(done)
+    grouped: dict = {}
+    for cell in spec.cells():
+        if cell_key(spec, cell) in done:
+            continue
+        seed = cell["seed"] if spec.source.simulated else None
+        grouped.setdefault((cell["bin_size"], seed), []).append(cell)
+    return [_Group(spec, seed, dt, tuple(cells)) for (dt, seed), cells in grouped.items()]
+
+
+@functools.lru_cache(maxsize=4)
+def _simulated(scenario: Scenario, n_events, end_time, seed: int) -> tuple[Events, float]:
+    start = time.perf_counter()
+    events = simulate(scenario, n_events=n_events, end_time=end_time, seed=seed)
+    return events, time.perf_counter() - start
+
+
+def _constraint_scale(H: np.ndarray, bin_size: float) -> tuple[float, float]:
+    """``||H||_F`` (the B scale) and ``||ΔH||_*`` (the r scale)."""
+    return float(np.linalg.norm(H)), float(bin_size * np.linalg.norm(H, "nuc"))
+
+
+def run_group(group: _Group) -> list[dict]:
+    """Run every cell of one group on one shared data set and one set of statistics.
+
+    BLAS is limited to one thread meanwhile: the iterative methods multiply small matrices, where
+    multithreaded BLAS is about ten times slower on this workload, and the executor already runs one
+    group per core. Returns one row (dict) per cell; see :func:`run_sweep` for the columns.
+    """
+    with _single_threaded_blas():
+        return _run_group(group)
+
+
+def _single_threaded_blas():
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # threadpoolctl comes with tick's scikit-learn dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _run_group(group: _Group) -> list[dict]:
+    spec, src, dt = group.spec, group.spec.source, group.bin_size
+    sim_s = 0.0
+    if src.simulated:
+        events, sim_s = _simulated(src.scenario, src.n_events, src.end_time, group.seed)
+    else:
+        events = src.events
+    lags = lags_from_support(spec.support, dt)
+    split = None if src.has_truth else split_events(events, src.train_fraction)
+    fit_events = events if split is None else split.train
+    start = time.perf_counter()
+    stats, data_info = prepare_stats(fit_events, FitConfig(bin_size=dt, lags=lags, count_cap=spec.count_cap))
+    stats_s = time.perf_counter() - start
+    if src.has_truth:
+        truth = src.scenario.true_H(dt, lags)
+        reference, constraint_source = truth, "truth"
+    else:
+        truth = None
+        reference = fit_stats(stats, FitConfig(bin_size=dt, lags=lags)).H
+        constraint_source = "non-private fit (data-dependent, not private)"
+    ref_fro, ref_nuc = _constraint_scale(reference, dt)
+    bound = spec.bound if spec.bound is not None else ref_fro
+    radius = spec.radius if spec.radius is not None else ref_nuc
+    base = {
+        "source": src.label, "scenario": src.scenario.name if src.scenario is not None else "",
+        "simulated": src.simulated, "n_events_requested": src.n_events, "data_events": events.n_events,
+        "binned_events": data_info["binned_events"], "support": spec.support, "lags": lags,
+        "privacy": spec.privacy, "calibration": spec.calibration, "dp_delta": spec.dp_delta,
+        "iters": spec.iters, "count_cap": spec.count_cap, "step": spec.step, "fw_step": spec.fw_step,
+        "truth_fro": ref_fro if truth is not None else math.nan,
+        "truth_nuclear_scaled": ref_nuc if truth is not None else math.nan,
+        "stats_s": stats_s, "sim_s": sim_s,
+    }
+    rows = []
+    for cell in group.cells:
+        config = _cell_config(spec, cell, lags, bound, radius)
+        result = fit_stats(stats, config)
+        row = dict(base, **cell, key=cell_key(spec, cell), noise_seed=config.seed, elapsed_s=result.elapsed_s)
+        row.update(_constraint_columns(cell["method"], bound, radius, ref_fro, ref_nuc, spec, constraint_source))
+        row.update(_privacy_columns(result))
+        row.update(_utility_columns(result, truth, split))
+        rows.append(row)
+    return rows
+
+
+def _cell_config(spec: SweepSpec, cell: Mapping, lags: int, bound: float, radius: float) -> FitConfig:
+    private = cell["method"] not in NON_PRIVATE_METHODS
+    level = cell["level"]
+    return FitConfig(
+        method=cell["method"], bin_size=cell["bin_size"], lags=lags, bound=bound, radius=radius,
+        iters=spec.iters, calibration=spec.calibration, dp_delta=spec.dp_delta, count_cap=spec.count_cap,
+        step=spec.step, fw_step=spec.fw_step,
+        sigma2=level if private and spec.privacy == "sigma2" else None,
+        epsilon=level if private and spec.privacy == "epsilon" else None,
+        seed=noise_seed(cell["seed"], cell["bin_size"], cell["method"], level),
+    )
+
+
+def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -> dict:
+    """Which constraint the method used and how it compares with the reference (truth) scale.
+
+    ``constraint_ratio`` is B/||H_true||_F (PGD-type: the ball ||U||_F <= ΔB against ||ΔH_true||_F)
+    or r/||ΔH_true||_* (CG). Below :data:`SHRINK_RATIO` the true model lies far outside the
+    constraint set and every estimate is pulled toward zero (``shrunk``).
+    """
+    if method in NON_PRIVATE_METHODS:
+        return {"bound": math.nan, "radius": math.nan, "constraint_ratio": math.nan, "shrunk": False,
+                "constraint_source": ""}
+    uses_radius = method == "cg"
+    value, scale = (radius, ref_nuc) if uses_radius else (bound, ref_fro)
+    given = spec.radius if uses_radius else spec.bound
+    ratio = value / scale if scale > 0 else math.inf
+    return {
+        "bound": math.nan if uses_radius else bound, "radius": radius if uses_radius else math.nan,
+        "constraint_ratio": ratio, "shrunk": bool(ratio < SHRINK_RATIO),
+        "constraint_source": "given" if given is not None else source,
+    }
+
+
+def _privacy_columns(result: FitResult) -> dict:
+    report = result.privacy
+    if report is None:
+        return {"sigma2": 0.0, "epsilon": math.inf, "formal_guarantee": False,
+                **{f"epsilon_{c.replace('-', '_')}": math.inf for c in CALIBRATIONS}}
+    eps = {f"epsilon_{c.replace('-', '_')}": (math.nan if report.epsilon_by_calibration.get(c) is None
+                                              else float(report.epsilon_by_calibration[c])) for c in CALIBRATIONS}
+    return {"sigma2": report.sigma2, "epsilon": report.epsilon, "formal_guarantee": report.formal, **eps}
+
+
+def _utility_columns(result: FitResult, truth, split) -> dict:
+    nan = math.nan
+    if truth is not None:
+        err = compare(result.H, truth).to_dict()
+        return {**err, "rmse": nan, "poisson_rmse": nan, "n_predictions": 0}
+    pred = evaluate_prediction(result.kernels, result.baseline, result.bin_size, split)
+    return {"relative_error_paper": nan, "relative_error": nan, "kernel_relative_error": nan,
+            "baseline_relative_error": nan, "zero_estimate_relative_error": nan,
+            "zero_estimate_relative_error_paper": nan, "rmse": pred.rmse,
+            "poisson_rmse": pred.poisson_rmse, "n_predictions": pred.n_predictions}
+
+
+def default_executor(max_workers: int | None = None) -> cf.ProcessPoolExecutor:
+    """A process pool with one worker per CPU, started with ``forkserver`` (safe in threaded apps)."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["dphawkes_core.sweep"])
+    return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=ctx)
+
+
+@contextlib.contextmanager
+def dask_executor(address: str, n_workers: int = 2, processes: bool = True):
+    """Executor of a Dask distributed cluster (optional extra ``dphawkes[dask]``).
+
+    Parameters
+    ----------
+    address : str
+        ``local`` starts a :class:`distributed.LocalCluster` on loopback; anything else
+        (``tcp://HOST:PORT``) is the address of an existing scheduler.
+    n_workers : int
+        Workers of the local cluster.
+    processes : bool
+        Local workers as processes (True) or threads.
+    """
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise ConfigError("Dask is not installed: pip install 'dphawkes[dask]'") from None
+    with contextlib.ExitStack() as stack:
+        if address == "local":
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=n_workers, threads_per_worker=1, processes=processes, host="127.0.0.1",
+                dashboard_address=None))
+            client = stack.enter_context(Client(cluster))
+        else:
+            try:
+                client = stack.enter_context(Client(address, timeout="10s"))
+            except (OSError, TimeoutError) as exc:
+                raise ConfigError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        yield client.get_executor(pure=False)
+
+
+def iter_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Iterable[str] = ()) -> Iterator[list[dict]]:
+    """Run the sweep, yielding the rows of each (seed, Δ) group as soon as it finishes.
+
+    Closing the generator early (or an exception in the caller) cancels the groups not yet started;
+    the rows already yielded stay valid.
+    """
+    todo = groups(spec, done)
+    own = executor is None
+    pool = default_executor() if own else executor
+    futures = [pool.submit(run_group, g) for g in todo]
+    try:
+        for fut in cf.as_completed(futures):
+            yield fut.result()
+    finally:
+        for fut in futures:
+            fut.cancel()
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Iterable[str] = (),
+              progress: Callable[[int, int, list], None] | None = None,
+              should_stop: Callable[[], bool] | None = None) -> pd.DataFrame:
+    """Run a sweep and return its tidy table (only the cells not in ``done``).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+    executor : concurrent.futures.Executor, optional
+        Where groups run; default :func:`default_executor` (created and shut down here).
+    done : iterable of str
+        Keys (:func:`cell_key`) of finished cells to skip.
+    progress : callable, optional
+        ``progress(cells_finished, cells_to_run, new_rows)`` after every finished group.
+    should_stop : callable, optional
+        Checked after every group; when it returns True the run is cancelled and the finished
+        rows are returned. ``KeyboardInterrupt`` also returns the finished rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell: its parameters (``method``, ``bin_size``, ``level``, ``seed``,
+        ``noise_seed``, ``lags``, ``support``, ``bound``/``radius``, ``iters``, ``calibration``, …),
+        ``sigma2``, ``epsilon`` (chosen calibration) and ``epsilon_<calibration>`` for each,
+        ``relative_error_paper``, ``relative_error`` and the other :class:`~dphawkes_core.metrics.ErrorReport`
+        fields (simulated/known truth) or ``rmse``/``poisson_rmse`` (prediction), ``constraint_ratio``
+        and ``shrunk``, and the timings ``elapsed_s``, ``stats_s``, ``sim_s``.
+        ``frame.attrs["complete"]`` tells whether every requested cell finished.
+    """
+    done = set(done)
+    total = sum(len(g.cells) for g in groups(spec, done))
+    rows: list[dict] = []
+    gen = iter_sweep(spec, executor, done)
+    complete = True
+    try:
+        for new in gen:
+            rows.extend(new)
+            if progress is not None:
+                progress(len(rows), total, new)
+            if should_stop is not None and should_stop() and len(rows) < total:
+                complete = False
+                break
+    except KeyboardInterrupt:
+        complete = False
+    finally:
+        gen.close()
+    frame = tidy(rows)
+    frame.attrs["complete"] = complete and len(rows) == total
+    return frame
+
+
+def tidy(rows: list[dict]) -> pd.DataFrame:
+    """Rows to a table in a fixed order (Δ, method, level, seed), parameters first."""
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    first = ["source", "scenario", "method", "bin_size", "lags", "privacy", "level", "seed", "noise_seed",
+             "sigma2", "epsilon"]
+    cols = first + [c for c in frame.columns if c not in first]
+    frame = frame[cols].sort_values(["bin_size", "method", "level", "seed"], na_position="first", kind="stable")
+    return frame.reset_index(drop=True)
+
+
+def merge_tables(*frames: pd.DataFrame) -> pd.DataFrame:
+    """Concatenate sweep tables, keeping the last row of each cell key."""
+    frames = [f for f in frames if f is not None and not f.empty]
+    if not frames:
+        return pd.DataFrame()
+    joined = pd.concat(frames, ignore_index=True).drop_duplicates("key", keep="last")
+    return tidy(joined.to_dict("records"))
+
+
+def select(frame: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
+    """The rows of ``frame`` that belong to ``spec``'s grid (e.g. from a larger cache)."""
+    keys = {cell_key(spec, c) for c in spec.cells()}
+    if frame.empty:
+        return frame
+    return frame[frame["key"].isin(keys)].reset_index(drop=True)
+
+
+def save_table(frame: pd.DataFrame, path: str | os.PathLike, params: dict | None = None) -> Path:
+    """Write a sweep table to ``.csv`` (parameters in a first comment line) or ``.parquet`` (metadata)."""
+    path = Path(path)
+    meta = json.dumps(params or {}, default=_json_default)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), _PARQUET_KEY: meta.encode()})
+        pq.write_table(table, path)
+    elif path.suffix.lower() == ".csv":
+        with path.open("w", newline="") as fh:
+            fh.write(_HEADER + meta + "\n")
+            frame.to_csv(fh, index=False)
+    else:
+        raise ConfigError(f"save the table as .csv or .parquet, not {path.suffix or 'no extension'!r}")
+    return path
+
+
+def load_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
+    """Read a table written by :func:`save_table`; returns the frame and its parameters."""
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+        meta = (table.schema.metadata or {}).get(_PARQUET_KEY, b"{}")
+        return table.to_pandas(), json.loads(meta)
+    with path.open() as fh:
+        first = fh.readline()
+        params = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}
+        if not first.startswith(_HEADER):
+            fh.seek(0)
+        return pd.read_csv(fh), params
+
+
+def _json_default(obj):
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
