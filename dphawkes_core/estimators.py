@@ -16,15 +16,19 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .bins_design import BinDesign, SparseCounts, bin_design
 from .binning import bin_events, check_bin_size
 from .errors import ConfigError
 from .events import Events
-from .privacy import PrivacyReport, calibrate, constraint_fro_radius, formal_bounds
+from .privacy import (PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius, data_R,
+                      formal_bounds, pgd_clip_sensitivity, ssp_sensitivity)
 from .stats import SufficientStats, check_design_size, sufficient_stats
 
-METHODS = ("cls", "pgd", "cg")
+METHODS = ("cls", "pgd", "cg", "ssp", "pgd-clip")
+FORMAL_ONLY_METHODS = ("ssp", "pgd-clip")
 STEP_RULES = ("theorem", "constant")
 FW_STEP_RULES = ("paper", "classic")
+SSP_STABILISERS = ("ridge", "psd")
 
 
 @dataclass(frozen=True)
@@ -34,13 +38,15 @@ class FitConfig:
     Attributes
     ----------
     method : str
-        ``cls`` (non-private), ``pgd`` (DP-PGD, Algorithm 1) or ``cg`` (DP-CG, Algorithm 2).
+        ``cls`` (non-private), ``pgd`` (DP-PGD, Algorithm 1), ``cg`` (DP-CG, Algorithm 2), ``ssp``
+        (one noisy release of ``A``, ``b`` then least squares) or ``pgd-clip`` (DP-PGD on the per-bin
+        loss with per-bin gradients clipped at G). ``ssp`` and ``pgd-clip`` need ``calibration="formal"``.
     bin_size : float
         Δ.
     lags : int
         p (use :func:`~dphawkes_core.binning.lags_from_support` for ``p = ⌈s/Δ⌉``).
     bound : float, optional
-        B of the Frobenius constraint ``||H||_F ≤ B`` (``||U||_F ≤ ΔB``), for ``pgd``.
+        B of the Frobenius constraint ``||H||_F ≤ B`` (``||U||_F ≤ ΔB``), for ``pgd`` and ``pgd-clip``.
     radius : float, optional
         r of the nuclear-norm constraint ``||U||_* ≤ r``, for ``cg``.
     iters : int
@@ -61,6 +67,13 @@ class FitConfig:
         DP-CG step: ``paper`` (μ = 1/(K+2), as Algorithm 2 is written) or ``classic`` (2/(k+2)).
     seed : int
         Seed of the noise generator.
+    clip : float, optional
+        G, the Frobenius norm each per-bin gradient term is clipped to (``pgd-clip``).
+    ridge : float, optional
+        λ added to the noisy ``A`` by ``ssp`` (``None``: the public rule ``λ = 8σ√q``, see
+        :func:`ssp_ridge`).
+    stabiliser : str
+        ``ssp`` post-processing: ``ridge`` (``Â + λI``) or ``psd`` (eigenvalues of ``Â`` floored at λ).
     """
 
     method: str = "cls"
@@ -78,6 +91,9 @@ class FitConfig:
     step_size: float | None = None
     fw_step: str = "paper"
     seed: int = 0
+    clip: float | None = None
+    ridge: float | None = None
+    stabiliser: str = "ridge"
 
     def __post_init__(self):
         check_bin_size(self.bin_size)
@@ -93,6 +109,14 @@ class FitConfig:
             raise ConfigError("a constant step needs a positive step size")
         if self.fw_step not in FW_STEP_RULES:
             raise ConfigError(f"unknown DP-CG step rule {self.fw_step!r}; choose one of {', '.join(FW_STEP_RULES)}")
+        if self.method in FORMAL_ONLY_METHODS and self.calibration != "formal":
+            raise ConfigError(f"method {self.method} has only the formal calibration; choose calibration 'formal'")
+        if self.method == "pgd-clip" and not (self.clip is not None and self.clip > 0):
+            raise ConfigError("pgd-clip needs a positive clip norm G")
+        if self.ridge is not None and not (np.isfinite(self.ridge) and self.ridge >= 0):
+            raise ConfigError(f"the ridge λ must be a number >= 0, got {self.ridge!r}")
+        if self.stabiliser not in SSP_STABILISERS:
+            raise ConfigError(f"unknown SSP stabiliser {self.stabiliser!r}; choose one of {', '.join(SSP_STABILISERS)}")
 
 
 @dataclass(frozen=True)
@@ -202,6 +226,16 @@ def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
 
 def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
     """Calibrate the noise of a private config: σ² (from ε, or as given) and ε under every calibration."""
+    if config.method in FORMAL_ONLY_METHODS:
+        if config.method == "ssp":
+            if config.count_cap is None or stats.count_cap != config.count_cap:
+                raise ConfigError("DP-SSP needs a public count cap C and statistics clipped at it")
+            sens, releases = ssp_sensitivity(stats.dim, stats.lags, stats.n_rows, config.count_cap), 1
+        else:
+            sens, releases = pgd_clip_sensitivity(stats.lags, stats.n_rows, config.clip), config.iters
+        return calibrate_single_sensitivity(
+            config.method, sens, releases, config.calibration, config.dp_delta,
+            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
     return calibrate(
         stats, config.method, config.bin_size, config.bound, config.radius, config.iters,
         config.calibration, config.dp_delta, epsilon=None if config.sigma2 is not None else config.epsilon,
@@ -322,12 +356,28 @@ def _top_singular_outer(G: np.ndarray) -> np.ndarray:
 
 
 def fit_private(stats: SufficientStats, config: FitConfig) -> FitResult:
-    """DP-PGD or DP-CG with noise calibrated by :func:`privacy_report`."""
+    """DP-PGD, DP-CG, DP-SSP or clipped-gradient DP-PGD with noise calibrated by :func:`privacy_report`."""
     start = time.perf_counter()
     report = privacy_report(stats, config)
+    result = run_private(stats, config, report)
+    return replace(result, elapsed_s=time.perf_counter() - start)
+
+
+def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport) -> FitResult:
+    """Run the private estimator of ``config`` with the noise of an already computed ``report``.
+
+    This is the whole mechanism after calibration (used as is by the privacy audit, which calibrates
+    once and runs many seeds).
+    """
+    start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
-    beta = constraint_fro_radius(config.method, config.bin_size, config.bound, config.radius)
-    if config.method == "pgd":
+    if config.method == "ssp":
+        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng)
+        history = [paper_loss(U, stats)]
+    elif config.method == "pgd-clip":
+        U, history, info = _run_pgd_clip_config(stats, config, report, rng)
+    elif config.method == "pgd":
+        beta = constraint_fro_radius(config.method, config.bin_size, config.bound, config.radius)
         k = np.arange(1, config.iters + 1)
         if config.step == "constant":
             steps = np.full(config.iters, float(config.step_size))
@@ -350,6 +400,122 @@ def fit_private(stats: SufficientStats, config: FitConfig) -> FitResult:
     )
 
 
+# --- DP-SSP: one Gaussian release of (A, b), then least squares as post-processing ------------------------
+
+SSP_RIDGE_FACTOR = 8.0
+
+
+def ssp_ridge(sigma: float, n_params: int) -> float:
+    """Public default ridge ``λ = 8σ√q`` (q = dp+1): four times the operator norm ``≈ 2σ√q`` of the
+    symmetric noise matrix. Among ``c·σ√q`` with c in 0…16 (and the PSD projection), c = 8 measured best
+    or near best on paper-2d and paper-4d (``docs/privacy.md``). It uses only public numbers (σ, q)."""
+    return float(SSP_RIDGE_FACTOR * sigma * np.sqrt(n_params))
+
+
+def release_statistics(stats: SufficientStats, sigma: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian release of the upper triangle of ``A`` and of ``b`` with noise std σ per entry.
+
+    The lower triangle mirrors the upper one (``Â`` is symmetric); ``A[-1,-1] = 1`` is public and left
+    exact. The ``A`` noise is drawn first, then the ``b`` noise (reproducible by seed).
+    """
+    q = stats.n_params
+    if sigma <= 0:
+        return stats.A.copy(), stats.b.copy()
+    upper = np.triu(sigma * rng.standard_normal((q, q)))
+    noise = upper + np.triu(upper, 1).T
+    noise[-1, -1] = 0.0
+    return stats.A + noise, stats.b + sigma * rng.standard_normal(stats.b.shape)
+
+
+def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabiliser: str,
+            rng: np.random.Generator) -> tuple[np.ndarray, dict]:
+    """DP-SSP: release ``(Â, b̂)`` once, then solve ``θ Ã = b̂`` with the stabilised ``Ã``.
+
+    ``ridge``: ``Ã = Â + λI``; ``psd``: ``Ã`` is ``Â`` with its eigenvalues floored at λ. λ defaults to
+    :func:`ssp_ridge`. With σ = 0 and λ = 0 this is exactly :func:`solve_cls`.
+    """
+    sigma = float(np.sqrt(sigma2))
+    lam = ssp_ridge(sigma, stats.n_params) if ridge is None else float(ridge)
+    A_hat, b_hat = release_statistics(stats, sigma, rng)
+    if stabiliser == "psd":
+        values, vectors = np.linalg.eigh(A_hat)
+        A_tilde = (vectors * np.maximum(values, lam)) @ vectors.T
+    else:
+        A_tilde = A_hat + lam * np.eye(stats.n_params) if lam > 0 else A_hat
+    theta, info = solve_cls(replace(stats, A=A_tilde, b=b_hat))
+    info.update({"ridge": lam, "stabiliser": stabiliser})
+    return theta, info
+
+
+# --- clipped-gradient DP-PGD on the per-bin loss Σ_t ||y_t − U z_t||² / (2N) ----------------------------------
+
+@dataclass(frozen=True)
+class BinnedStats(SufficientStats):
+    """Sufficient statistics that also carry the non-zero bins (needed by per-bin methods: ``pgd-clip``)."""
+
+    counts: SparseCounts | None = None
+
+
+def clipped_gradient(U: np.ndarray, design: BinDesign, clip: float) -> np.ndarray:
+    """``Σ_t clip_G((U z_t − y_t) z_tᵀ) / N`` with all-zero rows grouped into one term.
+
+    A per-bin term is rank one, so its Frobenius norm is ``||U z_t − y_t||·||z_t||``.
+    """
+    d, p = design.dim, design.lags
+    lagged, intercept = U[:, : d * p], U[:, -1]
+    resid = design.z_lagged @ lagged.T + intercept - design.y  # (m, d)
+    norms = np.sqrt(np.sum(resid * resid, axis=1) * design.z_sq_norm)
+    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    weighted = resid * scale[:, None]
+    grad = np.empty_like(U)
+    grad[:, : d * p] = (design.z_lagged_t @ weighted).T
+    grad[:, -1] = weighted.sum(axis=0)
+    zero_norm = float(np.linalg.norm(intercept))  # all-zero rows: term (U e_q − 0) e_qᵀ
+    if design.zero_rows and zero_norm > 0:
+        grad[:, -1] += design.zero_rows * min(1.0, clip / zero_norm) * intercept
+    return grad / design.n_rows
+
+
+def run_pgd_clip(design: BinDesign, stats: SufficientStats, radius_fro: float, clip: float, iters: int,
+                 sigma2: float, steps: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list]:
+    """``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(ĝ(U_k) + ζ_k))`` from ``U_0 = 0`` with ĝ the clipped
+    per-bin gradient; returns ``U_K`` and the paper loss ``L(U_k)`` for ``k = 0..K``."""
+    U = np.zeros_like(stats.b)
+    sigma = float(np.sqrt(sigma2))
+    history = []
+    for k in range(iters):
+        history.append(paper_loss(U, stats))
+        noise = sigma * rng.standard_normal(U.shape) if sigma > 0 else 0.0
+        U = U - steps[k] * (clipped_gradient(U, design, clip) + noise)
+        norm = np.linalg.norm(U)
+        if norm > radius_fro:
+            U *= radius_fro / norm
+    history.append(paper_loss(U, stats))
+    return U, history
+
+
+def per_bin_design(stats: SufficientStats) -> BinDesign:
+    """The informative per-bin rows of statistics computed by :func:`prepare_stats`."""
+    counts = getattr(stats, "counts", None)
+    if counts is None:
+        raise ConfigError("pgd-clip needs the per-bin counts: compute the statistics with prepare_stats")
+    return bin_design(counts, stats.lags)
+
+
+def _run_pgd_clip_config(stats, config, report, rng):
+    design = per_bin_design(stats)
+    beta = constraint_fro_radius("pgd", config.bin_size, config.bound, None)
+    if config.step == "constant":
+        steps = np.full(config.iters, float(config.step_size))
+    else:  # Theorem 2's form with the public gradient bound G in place of L₂
+        steps = beta / np.sqrt(config.clip**2 + stats.dim * stats.n_params * report.sigma2) \
+            / np.sqrt(np.arange(1, config.iters + 1))
+    U, history = run_pgd_clip(design, stats, beta, config.clip, config.iters, report.sigma2, steps, rng)
+    info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta,
+            "clip": config.clip, "informative_rows": design.informative_rows, "zero_rows": design.zero_rows}
+    return U, history, info
+
+
 def fit_stats(stats: SufficientStats, config: FitConfig) -> FitResult:
     """Run the estimator named in ``config`` on precomputed statistics."""
     if stats.lags != config.lags:
@@ -364,14 +530,15 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
 
     Returns
     -------
-    stats : SufficientStats
+    stats : BinnedStats
+        The statistics, carrying the non-zero bins for per-bin methods.
     data_info : dict
         ``n_bins``, ``n_events`` (in the data), ``binned_events``, ``dropped_events``,
         ``clipped_events``, ``skipped_sequences``.
     """
     check_design_size(events.dim, config.lags)
     binned = bin_events(events, config.bin_size, config.count_cap)
-    stats = sufficient_stats(binned, config.lags)
+    stats = binned_stats(binned, config.lags)
     info = {
         "n_bins": binned.n_bins,
         "n_events": events.n_events,
@@ -381,6 +548,13 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         "skipped_sequences": stats.skipped_sequences,
     }
     return stats, info
+
+
+def binned_stats(binned, lags: int) -> BinnedStats:
+    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-zero bins of ``binned``."""
+    stats = sufficient_stats(binned, lags)
+    return BinnedStats(**{f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__},
+                       counts=SparseCounts.from_binned(binned))
 
 
 def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:

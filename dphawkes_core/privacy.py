@@ -295,3 +295,75 @@ def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float
         iters=int(iters),
         note=CALIBRATION_LABELS[calibration],
     )
+
+
+# --- one-shot sufficient-statistics release (DP-SSP) and clipped-gradient DP-PGD ----------------------------
+
+FORMAL_ONLY_NOTE = {
+    "ssp": "formal (public C, d, p, n; one Gaussian release of (A, b))",
+    "pgd-clip": "formal (public clip G, B, p, n; K clipped-gradient releases, exact accounting)",
+}
+
+
+def ssp_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
+    """L2 sensitivity of the DP-SSP release: the upper triangle of ``A`` (without the public intercept
+    entry ``A[-1,-1] = 1``) together with ``b``, under one event added or removed, counts clipped at C.
+
+    With ``X̄ = (X + X')/2`` and the changed count ``X[m, j]``, ``N·ΔA = ±(M̄ + M̄ᵀ)`` where
+    ``M̄ = Σ_{k=1..p} e_{(k-1)d+j} z̄_{m+k}ᵀ`` (distinct rows), so ``||N·ΔA||²_F <= 4 p z̄²`` with
+    ``z̄² = (dp−1)C² + (C−½)² + 1``; its diagonal contributes at most ``4p(C−½)²`` and the upper triangle
+    carries ``(||ΔA||²_F + ||diag ΔA||²)/2``. ``N·Δb = ±(e_j z_mᵀ + Σ_k y_{m+k} e_{(k-1)d+j}ᵀ)`` gives
+    ``||N·Δb||²_F <= z_max² + p d C² + 2 p C²``. Derivation and measured tightness: ``docs/privacy.md``.
+    """
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
+    c, p = float(count_cap), int(lags)
+    zbar_sq = (dim * p - 1) * c * c + (c - 0.5) ** 2 + 1.0
+    a_upper_sq = 2.0 * p * (zbar_sq + (c - 0.5) ** 2)
+    b_sq = (dim * p * c * c + 1.0) + p * dim * c * c + 2.0 * p * c * c
+    return math.sqrt(a_upper_sq + b_sq) / n_rows
+
+
+def pgd_clip_sensitivity(lags: int, n_rows: int, clip: float) -> float:
+    """L2 sensitivity ``2(p+1)G/N`` of the clipped per-bin gradient ``Σ_t clip_G(g_t)/N``.
+
+    One event in bin m changes the target of row m and one lagged entry of rows ``m+1 … m+p``: at most
+    ``p+1`` per-bin terms, each inside the ball of radius G before and after, so each moves by ``<= 2G``.
+    """
+    if clip is None or not clip > 0:
+        raise ConfigError("clipped-gradient DP-PGD needs a positive clip norm G")
+    return 2.0 * (int(lags) + 1) * float(clip) / n_rows
+
+
+def calibrate_single_sensitivity(method: str, sensitivity: float, releases: int, calibration: str,
+                                 dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
+                                 R: float = math.nan) -> PrivacyReport:
+    """σ² for a target ε (or ε for a given σ²) of ``releases`` Gaussian releases with a formal sensitivity.
+
+    For the methods that only have a formal calibration (``ssp``, ``pgd-clip``): the paper modes are
+    reported as ``None``.
+    """
+    if calibration != "formal":
+        raise ConfigError(f"method {method} has only the formal calibration; choose calibration 'formal'")
+    if (epsilon is None) == (sigma2 is None):
+        raise ConfigError("give exactly one of ε (with δ) or σ²")
+    if not (dp_delta is not None and 0 < dp_delta < 1):
+        raise ConfigError(f"δ must be in (0, 1), got {dp_delta!r}")
+    if sigma2 is not None and not (math.isfinite(sigma2) and sigma2 >= 0):
+        raise ConfigError(f"σ² must be a number >= 0, got {sigma2!r}")
+    if sigma2 is None:
+        sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases) ** 2
+    eps = gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases)
+    return PrivacyReport(
+        sigma2=float(sigma2),
+        epsilon=float(epsilon if epsilon is not None else eps),
+        dp_delta=float(dp_delta),
+        calibration="formal",
+        sensitivity=float(sensitivity),
+        R=float(R),
+        epsilon_by_calibration={"paper": None, "tight-paper": None, "formal": eps},
+        sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(sensitivity)},
+        formal=True,
+        iters=int(releases),
+        note=FORMAL_ONLY_NOTE[method],
+    )

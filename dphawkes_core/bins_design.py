@@ -1,0 +1,156 @@
+"""Per-bin design rows for estimators whose update is a sum over bins (clipped-gradient DP-PGD).
+
+The conditional least-squares loss ``Σ_t ||y_t − U z_t||² / (2N)`` is a sum over the ``N = n − p``
+target bins of a series, with ``z_t = [X[t-1], …, X[t-p], 1]`` and ``y_t = X[t]``. For sparse event
+data most bins have no event in ``t−p … t``: their row is ``z_t = e_intercept``, ``y_t = 0``, and all
+their per-bin terms are identical. We therefore keep only the *informative* rows (a non-zero lagged
+entry or a non-zero target), as a sparse matrix, plus the number of all-zero rows; a per-bin update
+then costs ``O(nnz(X)·p·d)`` instead of ``O(n·(dp+1)·d)``.
+
+The counts themselves are kept as :class:`SparseCounts` (the non-zero bins only), which is small enough
+to travel with the sufficient statistics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+
+from .binning import BinnedCounts
+from .errors import ConfigError
+
+MAX_DESIGN_ENTRIES = 60_000_000  # stored lagged entries of the informative rows (~1 GB as CSR + transpose)
+
+
+@dataclass(frozen=True)
+class SparseCounts:
+    """The non-zero bins of every sequence of a :class:`~dphawkes_core.binning.BinnedCounts`.
+
+    Attributes
+    ----------
+    n_bins : tuple of int
+        Number of bins ``n_s`` of each sequence.
+    bins : tuple of numpy.ndarray
+        Sorted indices of the bins with at least one event, per sequence.
+    counts : tuple of numpy.ndarray
+        ``(len(bins_s), d)`` counts at those bins.
+    dim : int
+        d.
+    """
+
+    n_bins: tuple
+    bins: tuple
+    counts: tuple
+    dim: int
+
+    @classmethod
+    def from_binned(cls, binned: BinnedCounts) -> "SparseCounts":
+        """Keep the non-zero rows of every count series."""
+        bins, counts = [], []
+        for x in binned.counts:
+            nz = np.flatnonzero(x.any(axis=1))
+            bins.append(nz)
+            counts.append(np.asarray(x[nz], dtype=np.int64))
+        return cls(tuple(int(x.shape[0]) for x in binned.counts), tuple(bins), tuple(counts), binned.dim)
+
+    @property
+    def n_nonzero(self) -> int:
+        """Number of non-zero (bin, dimension) entries."""
+        return int(sum(np.count_nonzero(c) for c in self.counts))
+
+
+@dataclass(frozen=True)
+class BinDesign:
+    """Informative per-bin rows of the least-squares design, plus the count of all-zero rows.
+
+    Attributes
+    ----------
+    z_lagged : scipy.sparse.csr_matrix
+        ``(m, dp)`` lagged part of the informative rows ``z_t`` (the intercept 1 is implicit).
+    z_lagged_t : scipy.sparse.csr_matrix
+        Its transpose, stored for fast ``Zᵀ W`` products.
+    y : numpy.ndarray
+        ``(m, d)`` targets ``y_t`` of the informative rows.
+    z_sq_norm : numpy.ndarray
+        ``(m,)`` squared norms ``||z_t||²`` including the intercept.
+    zero_rows : int
+        Rows with ``z_t = e_intercept`` and ``y_t = 0`` (identical per-bin terms).
+    n_rows : int
+        ``N``, all rows (informative + all-zero), the divisor of the loss.
+    dim, lags : int
+        d and p.
+    """
+
+    z_lagged: scipy.sparse.csr_matrix
+    z_lagged_t: scipy.sparse.csr_matrix
+    y: np.ndarray
+    z_sq_norm: np.ndarray
+    zero_rows: int
+    n_rows: int
+    dim: int
+    lags: int
+
+    @property
+    def informative_rows(self) -> int:
+        """Number of rows kept explicitly."""
+        return int(self.y.shape[0])
+
+
+def bin_design(counts: SparseCounts, lags: int) -> BinDesign:
+    """Build the informative rows of every sequence with more than ``p`` bins.
+
+    Parameters
+    ----------
+    counts : SparseCounts
+        Non-zero bins of the count series.
+    lags : int
+        p.
+
+    Returns
+    -------
+    BinDesign
+
+    Raises
+    ------
+    ConfigError
+        When no sequence has more than p bins, or the sparse design would be too large.
+    """
+    d, p = counts.dim, int(lags)
+    entries = counts.n_nonzero * p
+    if entries > MAX_DESIGN_ENTRIES:
+        raise ConfigError(f"the per-bin design would hold {entries:,} lagged entries (over {MAX_DESIGN_ENTRIES:,}); "
+                          "use a larger bin size or a shorter support")
+    rows_i, cols_i, vals_i, ys, offset, zero_rows, n_rows = [], [], [], [], 0, 0, 0
+    for n, nz_bins, x in zip(counts.n_bins, counts.bins, counts.counts):
+        if n <= p:
+            continue
+        targets = (nz_bins[:, None] + np.arange(p + 1)).ravel()
+        informative = np.unique(targets[(targets >= p) & (targets < n)])
+        # lagged entries: X[m, j] sits in row t = m + k at column (k-1)d + j, for k = 1..p
+        m_idx, j_idx = np.nonzero(x)
+        m = nz_bins[m_idx]
+        v = x[m_idx, j_idx].astype(float)
+        k = np.arange(1, p + 1)
+        t = (m[:, None] + k).ravel()
+        col = ((k - 1) * d + j_idx[:, None]).ravel()
+        val = np.repeat(v, p)
+        keep = (t >= p) & (t < n)
+        rows_i.append(offset + np.searchsorted(informative, t[keep]))
+        cols_i.append(col[keep])
+        vals_i.append(val[keep])
+        y = np.zeros((informative.size, d))
+        has_target = nz_bins >= p
+        y[np.searchsorted(informative, nz_bins[has_target])] = x[has_target]
+        ys.append(y)
+        offset += informative.size
+        zero_rows += (n - p) - informative.size
+        n_rows += n - p
+    if n_rows == 0:
+        raise ConfigError(f"no sequence is longer than p = {p} bins: use a smaller support or bin size")
+    z = scipy.sparse.csr_matrix(
+        (np.concatenate(vals_i), (np.concatenate(rows_i), np.concatenate(cols_i))), shape=(offset, d * p))
+    z.sum_duplicates()
+    z_sq = np.asarray(z.multiply(z).sum(axis=1)).ravel() + 1.0
+    return BinDesign(z, z.T.tocsr(), np.concatenate(ys), z_sq, int(zero_rows), int(n_rows), d, p)
