@@ -164,8 +164,9 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
                                          marker={"size": 3}, line={"color": _color(label, n_label), "width": 1.5}),
                               row=i + 1, col=j + 1)
     fig.update_layout(title="Kernels h(t): row = affected dimension, column = source",
-                      height=max(320, 230 * d), margin={"t": 70, "b": 40},
-                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+                      height=max(340, 230 * d + 60), margin={"t": 60, "b": 80},
+                      legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container",
+                              "x": 0.5, "xanchor": "center"})
     fig.update_xaxes(title_text="lag t", row=d)
     return fig
 
@@ -183,22 +184,20 @@ def baseline_chart(names, estimates: dict, truth=None) -> go.Figure:
     return fig
 
 
-def loss_curve(histories: dict, reference: float | None = None) -> go.Figure:
+def loss_curve(histories: dict) -> go.Figure:
     """Paper loss ``L(U_k)`` against iteration k for each labelled history (log scale when positive).
 
-    ``reference`` (e.g. the non-private minimum of the loss) is drawn as a dashed horizontal line.
+    The loss ``‖UA − b‖²_F / 2`` is 0 at the exact least-squares solution, so CLS is not drawn as a
+    reference: the curve shows how far the noisy iterates are from solving the normal equations.
     """
     fig = go.Figure()
-    positive = reference is None or reference > 0
+    positive = True
     for n_label, (label, history) in enumerate(histories.items()):
         y = np.asarray(history, float)
         positive &= bool(np.all(y > 0))
         mode = "lines" if y.size > 1 else "markers"
-        fig.add_trace(go.Scatter(x=np.arange(1, y.size + 1), y=y, mode=mode, name=label,
+        fig.add_trace(go.Scatter(x=np.arange(y.size), y=y, mode=mode, name=label,
                                  line={"color": _color(label, n_label)}))
-    if reference is not None:
-        fig.add_hline(y=reference, line_dash="dash", line_color=COLORS["non-private"],
-                      annotation_text="non-private minimum", annotation_position="top right")
     fig.update_layout(title="Loss L(U_k) = ‖U_k A − b‖²_F / 2", xaxis_title="iteration k", yaxis_title="loss",
                       yaxis_type="log" if positive else "linear", height=320, margin={"t": 50, "b": 40})
     return fig

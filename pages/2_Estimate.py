@@ -190,9 +190,8 @@ def main():
                                          dataset.scenario.baseline if dataset.scenario is not None else None),
                           key="baselines")
     with c[1]:
-        histories = {"estimate": result.loss_history} if result.method != "cls" else {"CLS": result.loss_history}
-        ref_loss = reference.loss_history[-1] if reference is not None else None
-        c[1].plotly_chart(loss_curve(histories, ref_loss), key="loss")
+        label = "estimate" if result.method != "cls" else "CLS"
+        c[1].plotly_chart(loss_curve({label: result.loss_history}), key="loss")
     st.subheader("Errors")
     show_metrics(result, reference, truth)
     if result.privacy is not None:

@@ -86,8 +86,8 @@ def test_baseline_and_loss_charts():
     fig = baseline_chart(["1", "2"], {"estimate": [0.2, 0.1]}, truth=(0.25, 0.125))
     assert [tr.name for tr in fig.data] == ["truth", "estimate"]
     np.testing.assert_allclose(np.asarray(fig.data[0].y), [0.25, 0.125])
-    loss = loss_curve({"estimate": [4.0, 2.0, 1.0]}, reference=0.5)
+    loss = loss_curve({"estimate": [4.0, 2.0, 1.0]})
     assert loss.layout.yaxis.type == "log"
-    np.testing.assert_array_equal(np.asarray(loss.data[0].x), [1, 2, 3])
-    assert loss.layout.shapes[0].y0 == 0.5
+    np.testing.assert_array_equal(np.asarray(loss.data[0].x), [0, 1, 2])  # L(U_0) … L(U_K)
+    np.testing.assert_array_equal(np.asarray(loss.data[0].y), [4.0, 2.0, 1.0])
     assert loss_curve({"estimate": [1.0, 0.0]}).layout.yaxis.type == "linear"
