@@ -329,10 +329,10 @@ def _run_group(group: _Group) -> list[dict]:
     radius = spec.radius if spec.radius is not None else ref_nuc
     base = {
         "source": src.label, "scenario": src.scenario.name if src.scenario is not None else "",
-        "simulated": src.simulated, "n_events_requested": src.n_events, "data_events": events.n_events,
+        "simulated": src.simulated, "n_events_requested": _num(src.n_events), "end_time_requested": _num(src.end_time), "data_events": events.n_events,
         "binned_events": data_info["binned_events"], "support": spec.support, "lags": lags,
         "privacy": spec.privacy, "calibration": spec.calibration, "dp_delta": spec.dp_delta,
-        "iters": spec.iters, "count_cap": spec.count_cap, "step": spec.step, "fw_step": spec.fw_step,
+        "iters": spec.iters, "count_cap": _num(spec.count_cap), "step": spec.step, "fw_step": spec.fw_step,
         "truth_fro": ref_fro if truth is not None else math.nan,
         "truth_nuclear_scaled": ref_nuc if truth is not None else math.nan,
         "stats_s": stats_s, "sim_s": sim_s,
@@ -347,6 +347,11 @@ def _run_group(group: _Group) -> list[dict]:
         row.update(_utility_columns(result, truth, split))
         rows.append(row)
     return rows
+
+
+def _num(value) -> float:
+    """``None`` as NaN, so that optional parameters make numeric columns."""
+    return math.nan if value is None else float(value)
 
 
 def _cell_config(spec: SweepSpec, cell: Mapping, lags: int, bound: float, radius: float) -> FitConfig:
@@ -578,7 +583,10 @@ def load_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
         params = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}
         if not first.startswith(_HEADER):
             fh.seek(0)
-        return pd.read_csv(fh), params
+        frame = pd.read_csv(fh)
+    text = frame.select_dtypes(include="object").columns
+    frame[text] = frame[text].fillna("")  # CSV cannot tell an empty text from a missing one
+    return frame, params
 
 
 def _json_default(obj):
