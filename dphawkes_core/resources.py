@@ -3,8 +3,9 @@
 The model counts the dominant operations of the data path (binning: ``n·d`` cells; sufficient
 statistics: ``d²`` FFT cross-correlations of length ``n``; the ``(dp+1)²`` Gram matrix; the
 estimator: a Cholesky solve or ``A²`` in ``(dp+1)³``, ``K`` gradients of ``2 d (dp+1)²`` flops for
-DP-PGD/DP-CG) with deliberately pessimistic per-operation costs, so that the app can warn before
-slow work and refuse sizes that would freeze the page or exhaust memory.
+DP-PGD/DP-CG, ``K`` passes over the ``n × dp`` per-bin design for clipped DP-PGD) with deliberately
+pessimistic per-operation costs, so that the app can warn before slow work and refuse sizes that
+would freeze the page or exhaust memory.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ REFUSE_BYTES = 2 * 2**30
 
 _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged products
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
+_SECONDS_PER_BIN_FLOP = 1e-10  # streaming products over the per-bin design (vectorised, cache friendly)
 _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, padded)
 _BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
 
@@ -80,9 +82,9 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
     lags : int
         p.
     method : str
-        ``cls``, ``pgd`` or ``cg``.
+        ``cls``, ``pgd``, ``cg``, ``ssp`` or ``pgd-clip``.
     iters : int
-        K (ignored for ``cls``).
+        K (ignored for ``cls`` and ``ssp``).
 
     Returns
     -------
@@ -93,9 +95,12 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
     q = d * p + 1
     memory = n * d * _BYTES_PER_BIN_CELL + q * q * _BYTES_PER_GRAM_CELL
     seconds = d * d * n * math.log2(n + 2) * _SECONDS_PER_FFT_UNIT + p * p * d * d * _SECONDS_PER_FLOP
-    seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS) or A² (private methods)
-    if method != "cls":
+    seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP) or A² (iterative methods)
+    if method in ("pgd", "cg"):
         seconds += int(iters) * (2 * d * q * q + 2 * d * d * q) * _SECONDS_PER_FLOP
+    elif method == "pgd-clip":  # per-bin gradients: a dense (n × dp) design, two products per step
+        memory += 2 * n * d * p * 8
+        seconds += int(iters) * 4 * n * d * q * _SECONDS_PER_BIN_FLOP
     if n * d > MAX_BIN_CELLS:
         return CostEstimate(memory, seconds, "refuse",
                             f"{n:,} bins × {d} dimensions is over the {MAX_BIN_CELLS:,}-cell limit: "

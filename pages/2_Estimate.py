@@ -7,7 +7,7 @@ import streamlit as st
 
 from dphawkes_core.binning import lags_from_support, n_bins_for
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FitConfig
+from dphawkes_core.estimators import FORMAL_ONLY_METHODS, FitConfig
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.metrics import compare
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
@@ -16,10 +16,13 @@ from dphawkes_core.resources import estimate_fit_cost
 from ui_common import (config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
                        friendly_error, sidebar_dataset, stats_cached)
 
-METHOD_CODES = {"DP-PGD": "pgd", "DP-CG": "cg", "CLS": "cls"}  # option labels are also the URL values
-METHOD_LABELS = {"pgd": "DP-PGD", "cg": "DP-CG", "cls": "CLS (non-private)"}
+# option labels are also the URL values
+METHOD_CODES = {"DP-PGD": "pgd", "DP-CG": "cg", "DP-SSP": "ssp", "DP-PGD-clip": "pgd-clip", "CLS": "cls"}
+METHOD_LABELS = {code: label for label, code in METHOD_CODES.items()} | {"cls": "CLS (non-private)"}
 METHOD_HELP = {"pgd": "noisy projected gradient descent on ‖H‖_F ≤ B (the paper's Algorithm 1)",
                "cg": "noisy Frank–Wolfe on the nuclear-norm ball ‖U‖_* ≤ r (Algorithm 2)",
+               "ssp": "one noisy release of the statistics A, b, then ridge least squares (formal only, needs C)",
+               "pgd-clip": "DP-PGD on per-bin gradients clipped at G: sensitivity from public G (formal only)",
                "cls": "exact conditional least squares, no privacy"}
 URL = {"bind": "query-params"}
 
@@ -46,28 +49,36 @@ def read_controls():
     method = METHOD_CODES[sb.selectbox("method", list(METHOD_CODES), key="method", **URL)]
     sb.caption(METHOD_HELP[method])
     kwargs = {}
-    if method == "pgd":
+    if method in ("pgd", "pgd-clip"):
         kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=2.0, format="%.4g", key="B", **URL)
-    elif method == "cg":
+    if method == "pgd-clip":
+        kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=1.0, format="%.4g", key="G",
+                                         **URL)
+    if method == "cg":
         kwargs["radius"] = sb.number_input("radius r on ‖U‖_* (U = ΔH)", min_value=1e-6, value=0.5, format="%.4g",
                                            key="r", **URL)
     cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=0, step=1, key="C", **URL,
                               help="every bin count is clipped at C; the formal calibration needs C ≥ 1"))
     kwargs["count_cap"] = cap or None
-    if method != "cls":
+    if method in ("pgd", "cg", "pgd-clip"):
         kwargs["iters"] = int(sb.number_input("iterations K", min_value=1, max_value=100_000, value=1000, step=100,
                                               key="K", **URL))
+    if method != "cls":
         sb.subheader("Privacy")
         mode = sb.radio("noise from", ["ε and δ", "σ² directly"], horizontal=True, key="privacy", **URL)
         if mode == "ε and δ":
             kwargs["epsilon"] = sb.number_input("ε", min_value=1e-6, value=1.0, format="%.4g", key="eps", **URL)
         else:
-            kwargs["sigma2"] = sb.number_input("σ² per gradient entry", min_value=0.0, value=0.01, format="%.4g",
+            kwargs["sigma2"] = sb.number_input("σ² per noisy entry", min_value=0.0, value=0.01, format="%.4g",
                                                key="sigma2", **URL)
         kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=1e-5, format="%.1e",
                                              key="delta", **URL)
-        kwargs["calibration"] = sb.selectbox("calibration", list(CALIBRATIONS), key="calib", **URL)
-        sb.caption(CALIBRATION_LABELS[kwargs["calibration"]])
+        if method in FORMAL_ONLY_METHODS:
+            kwargs["calibration"] = "formal"
+            sb.caption("calibration: formal (the only one this method has)")
+        else:
+            kwargs["calibration"] = sb.selectbox("calibration", list(CALIBRATIONS), key="calib", **URL)
+            sb.caption(CALIBRATION_LABELS[kwargs["calibration"]])
         kwargs["seed"] = int(sb.number_input("noise seed", min_value=0, value=0, step=1, key="seed", **URL))
     return FitConfig(method=method, bin_size=float(bin_size), lags=lags, **kwargs)
 
@@ -118,6 +129,8 @@ def show_privacy(report):
     rows = []
     for name in CALIBRATIONS:
         value = eps.get(name)
+        if value is None and report.calibration != name and name != "formal":
+            continue  # this method has no such calibration
         rows.append({
             "calibration": name,
             "meaning": CALIBRATION_LABELS[name],

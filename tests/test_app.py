@@ -91,14 +91,15 @@ def test_estimate_defaults_match_an_independent_fit():
     assert any("Not a formal guarantee" in w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("method", ["DP-PGD", "DP-CG", "CLS"])
+@pytest.mark.parametrize("method", ["DP-PGD", "DP-CG", "DP-SSP", "DP-PGD-clip", "CLS"])
 @pytest.mark.parametrize("noise", ["ε and δ", "σ² directly"])
 def test_every_method_gives_charts_and_metrics(method, noise):
-    at = open_page("pages/2_Estimate.py")
+    at = open_page("pages/2_Estimate.py", C="3")
     at.selectbox(key="method").set_value(method).run()
     if method != "CLS":
         at.radio(key="privacy").set_value(noise)
-        at.number_input(key="K").set_value(200)
+        if method != "DP-SSP":
+            at.number_input(key="K").set_value(200)
         at.run()
     no_problems(at)
     assert len(figures(at)) == 3  # kernels, baselines, loss
@@ -109,6 +110,15 @@ def test_every_method_gives_charts_and_metrics(method, noise):
     has_privacy = any(df.value.columns[0] == "calibration" for df in at.dataframe)
     assert has_privacy == (method != "CLS")
     assert len(at.get("download_button")) == 2
+    if method in ("DP-SSP", "DP-PGD-clip"):  # formal-only methods: no calibration choice, no caveat
+        assert not any(w.key == "calib" for w in at.selectbox)
+        assert not any("Not a formal guarantee" in w.value for w in at.warning)
+
+
+def test_formal_only_method_without_cap_says_what_is_missing():
+    at = open_page("pages/2_Estimate.py", method="DP-SSP")
+    assert not at.exception
+    assert any("count cap" in e.value for e in at.error)
 
 
 @pytest.mark.parametrize("calibration", ["paper", "tight-paper", "formal"])
