@@ -48,6 +48,7 @@ from .privacy import CALIBRATIONS
 from .simulate import simulate
 
 NON_PRIVATE_METHODS = ("cls",)
+CONSTRAINT_FIELD = {"pgd": "bound", "pgd-clip": "bound", "cg": "radius"}  # others have no radius to compare
 PRIVACY_KINDS = ("sigma2", "epsilon")
 SHRINK_RATIO = 0.5  # constraint radius below this fraction of the truth's norm: estimate shrunk to zero
 MAX_CELLS = 20_000
@@ -159,6 +160,8 @@ class SweepSpec:
         r for CG; ``None``: the truth's ``||ΔH_true||_*`` (or the non-private fit's).
     iters, calibration, dp_delta, count_cap, step, fw_step :
         As in :class:`~dphawkes_core.estimators.FitConfig`.
+    options : tuple of (str, value) pairs
+        Further :class:`~dphawkes_core.estimators.FitConfig` fields for every fit (e.g. ``("clip", 1.0)``).
     """
 
     source: DataSource
@@ -177,9 +180,11 @@ class SweepSpec:
     count_cap: int | None = None
     step: str = "theorem"
     fw_step: str = "paper"
+    options: tuple = ()
 
     def __post_init__(self):
         object.__setattr__(self, "methods", tuple(self.methods))
+        object.__setattr__(self, "options", tuple(sorted((str(k), v) for k, v in dict(self.options).items())))
         object.__setattr__(self, "bin_sizes", tuple(float(x) for x in self.bin_sizes))
         object.__setattr__(self, "levels", tuple(float(x) for x in self.levels))
         unknown = [m for m in self.methods if m not in METHODS]
@@ -198,7 +203,10 @@ class SweepSpec:
         if self.calibration not in CALIBRATIONS:
             raise ConfigError(f"unknown calibration {self.calibration!r}")
         for dt in self.bin_sizes:
-            FitConfig(bin_size=dt, lags=lags_from_support(self.support, dt))
+            lags = lags_from_support(self.support, dt)
+            for method in self.methods:  # FitConfig's own checks, before any work starts
+                _cell_config(self, {"method": method, "bin_size": dt, "level": self.levels[-1], "seed": 0},
+                             lags, self.bound or 1.0, self.radius or 1.0)
         if self.n_cells > MAX_CELLS:
             raise ConfigError(f"the grid has {self.n_cells:,} cells, over the {MAX_CELLS:,} limit")
 
@@ -229,6 +237,7 @@ class SweepSpec:
         out = {k: v for k, v in vars(self).items() if k != "source"}
         out["methods"], out["bin_sizes"], out["levels"] = list(self.methods), list(self.bin_sizes), list(self.levels)
         out["source"] = self.source.describe()
+        out["options"] = dict(self.options)
         return out
 
 
@@ -238,7 +247,7 @@ def cell_key(spec: SweepSpec, cell: Mapping) -> str:
     params = {
         "data": spec.source.fingerprint, "support": spec.support, "iters": spec.iters,
         "bound": spec.bound, "radius": spec.radius, "count_cap": spec.count_cap,
-        "step": spec.step, "fw_step": spec.fw_step,
+        "step": spec.step, "fw_step": spec.fw_step, "options": repr(spec.options),
         "method": cell["method"], "bin_size": float(cell["bin_size"]), "seed": int(cell["seed"]),
         "privacy": spec.privacy if private else None,
         "level": float(cell["level"]) if private else None,
@@ -360,7 +369,7 @@ def _cell_config(spec: SweepSpec, cell: Mapping, lags: int, bound: float, radius
     return FitConfig(
         method=cell["method"], bin_size=cell["bin_size"], lags=lags, bound=bound, radius=radius,
         iters=spec.iters, calibration=spec.calibration, dp_delta=spec.dp_delta, count_cap=spec.count_cap,
-        step=spec.step, fw_step=spec.fw_step,
+        step=spec.step, fw_step=spec.fw_step, **dict(spec.options),
         sigma2=level if private and spec.privacy == "sigma2" else None,
         epsilon=level if private and spec.privacy == "epsilon" else None,
         seed=noise_seed(cell["seed"], cell["bin_size"], cell["method"], level),
@@ -374,10 +383,10 @@ def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -
     or r/||ΔH_true||_* (CG). Below :data:`SHRINK_RATIO` the true model lies far outside the
     constraint set and every estimate is pulled toward zero (``shrunk``).
     """
-    if method in NON_PRIVATE_METHODS:
+    if CONSTRAINT_FIELD.get(method) is None:
         return {"bound": math.nan, "radius": math.nan, "constraint_ratio": math.nan, "shrunk": False,
                 "constraint_source": ""}
-    uses_radius = method == "cg"
+    uses_radius = CONSTRAINT_FIELD[method] == "radius"
     value, scale = (radius, ref_nuc) if uses_radius else (bound, ref_fro)
     given = spec.radius if uses_radius else spec.bound
     ratio = value / scale if scale > 0 else math.inf
@@ -584,7 +593,7 @@ def load_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
         if not first.startswith(_HEADER):
             fh.seek(0)
         frame = pd.read_csv(fh)
-    text = frame.select_dtypes(include="object").columns
+    text = frame.select_dtypes(include=["object", "string"]).columns
     frame[text] = frame[text].fillna("")  # CSV cannot tell an empty text from a missing one
     return frame, params
 

@@ -1,0 +1,94 @@
+"""Plotly figures of sweep tables and paper reproductions (pages Privacy–utility and Reproduce)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .sweep import NON_PRIVATE_METHODS
+
+METRIC_LABELS = {
+    "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
+    "relative_error": "plain relative error ||Ĥ−H||/||H||",
+    "rmse": "held-out next-event-time RMSE",
+}
+ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
+                  "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse"}
+_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def _level_label(privacy: str, level: float) -> str:
+    return f"{'σ²' if privacy == 'sigma2' else 'ε'}={level:g}"
+
+
+def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") -> go.Figure:
+    """Error per privacy level, one panel per Δ, one colour per private method (Figures 2 and 4).
+
+    Dashed line: median of the non-private methods in the table; dotted line: the all-zero estimate
+    (for the RMSE, the constant-rate Poisson reference).
+    """
+    bins = sorted(frame["bin_size"].unique())
+    fig = make_subplots(rows=1, cols=len(bins), subplot_titles=[f"Δ = {b:g}" for b in bins], shared_yaxes=False)
+    private = frame[~frame["method"].isin(NON_PRIVATE_METHODS)]
+    methods = sorted(private["method"].unique())
+    for col, dt in enumerate(bins, start=1):
+        for m_idx, method in enumerate(methods):
+            sub = private[(private.bin_size == dt) & (private.method == method)].sort_values("level")
+            fig.add_trace(go.Box(
+                x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])], y=sub[metric],
+                name=method, legendgroup=method, showlegend=col == 1, marker_color=_COLORS[m_idx % len(_COLORS)],
+                boxpoints="all", jitter=0.3, pointpos=0,
+            ), row=1, col=col)
+        panel = frame[frame.bin_size == dt]
+        for label, value, dash in (
+            ("non-private (median)", panel.loc[panel.method.isin(NON_PRIVATE_METHODS), metric].median(), "dash"),
+            ("all-zero estimate" if metric != "rmse" else "Poisson reference", panel[ZERO_REFERENCE[metric]].median(), "dot"),
+        ):
+            if np.isfinite(value):
+                fig.add_hline(y=value, line_dash=dash, line_color="gray", row=1, col=col,
+                              annotation_text=label, annotation_position="top left", annotation_font_size=10)
+    fig.update_layout(boxmode="group", height=420, margin=dict(t=60, b=40), legend_title_text="method")
+    fig.update_yaxes(title_text=METRIC_LABELS.get(metric, metric), row=1, col=1)
+    return fig
+
+
+def tradeoff_figure(frame: pd.DataFrame, metric: str = "relative_error", epsilon_column: str = "epsilon_paper") -> go.Figure:
+    """Median error vs ε (log axis) per method and Δ, with the interquartile band.
+
+    Cells with infinite ε (σ² = 0, non-private) are left out of the curve; the non-private median is
+    a dashed horizontal line per Δ.
+    """
+    fig = go.Figure()
+    private = frame[~frame["method"].isin(NON_PRIVATE_METHODS)]
+    finite = private[np.isfinite(private[epsilon_column].astype(float))]
+    for idx, ((method, dt), sub) in enumerate(finite.groupby(["method", "bin_size"])):
+        stats = sub.groupby("level").agg(eps=(epsilon_column, "median"), q1=(metric, lambda v: v.quantile(0.25)),
+                                         med=(metric, "median"), q3=(metric, lambda v: v.quantile(0.75)))
+        stats = stats.sort_values("eps")
+        color = _COLORS[idx % len(_COLORS)]
+        name = f"{method}, Δ={dt:g}"
+        fig.add_trace(go.Scatter(x=np.concatenate([stats.eps, stats.eps[::-1]]),
+                                 y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", line=dict(width=0),
+                                 fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False, legendgroup=name))
+        fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
+                                 line=dict(color=color)))
+    for dt, sub in frame[frame["method"].isin(NON_PRIVATE_METHODS)].groupby("bin_size"):
+        fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color="gray",
+                      annotation_text=f"non-private, Δ={dt:g}", annotation_font_size=10)
+    fig.update_xaxes(type="log", title_text=f"ε ({epsilon_column.removeprefix('epsilon_').replace('_', '-')} calibration)")
+    fig.update_yaxes(title_text=f"median {METRIC_LABELS.get(metric, metric)}")
+    fig.update_layout(height=420, margin=dict(t=30, b=40))
+    return fig
+
+
+def kernel_figure(data: dict) -> go.Figure:
+    """True kernel and its estimates at each noise level (Figures 1 and 3)."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=data["true_grid"], y=data["true_values"], name="truth", line=dict(color="black", width=3)))
+    for idx, (label, values) in enumerate(data["curves"].items()):
+        fig.add_trace(go.Scatter(x=data["lag_grid"], y=values, name=label, mode="lines",
+                                 line=dict(color=_COLORS[idx % len(_COLORS)], shape="hv")))
+    fig.update_layout(height=380, margin=dict(t=30, b=40), xaxis_title="lag t", yaxis_title=data["kernel"] + "(t)")
+    return fig
