@@ -5,7 +5,8 @@ target bins of a series, with ``z_t = [X[t-1], …, X[t-p], 1]`` and ``y_t = X[t
 data most bins have no event in ``t−p … t``: their row is ``z_t = e_intercept``, ``y_t = 0``, and all
 their per-bin terms are identical. We therefore keep only the *informative* rows (a non-zero lagged
 entry or a non-zero target), as a sparse matrix, plus the number of all-zero rows; a per-bin update
-then costs ``O(nnz(X)·p·d)`` instead of ``O(n·(dp+1)·d)``.
+then costs ``O(nnz(X)·p·d)`` instead of ``O(n·(dp+1)·d)``. When the informative rows fit densely in
+memory, identical rows (same lagged counts and target) are merged too and carry a multiplicity.
 
 The counts themselves are kept as :class:`SparseCounts` (the non-zero bins only), which is small enough
 to travel with the sufficient statistics.
@@ -22,6 +23,7 @@ from .binning import BinnedCounts
 from .errors import ConfigError
 
 MAX_DESIGN_ENTRIES = 60_000_000  # stored lagged entries of the informative rows (~1 GB as CSR + transpose)
+MAX_DEDUP_CELLS = 30_000_000  # merge identical informative rows when they fit densely in this many cells
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class BinDesign:
         ``(m, d)`` targets ``y_t`` of the informative rows.
     z_sq_norm : numpy.ndarray
         ``(m,)`` squared norms ``||z_t||²`` including the intercept.
+    weight : numpy.ndarray
+        ``(m,)`` multiplicity of each distinct informative row.
     zero_rows : int
         Rows with ``z_t = e_intercept`` and ``y_t = 0`` (identical per-bin terms).
     n_rows : int
@@ -87,6 +91,7 @@ class BinDesign:
     z_lagged_t: scipy.sparse.csr_matrix
     y: np.ndarray
     z_sq_norm: np.ndarray
+    weight: np.ndarray
     zero_rows: int
     n_rows: int
     dim: int
@@ -94,7 +99,12 @@ class BinDesign:
 
     @property
     def informative_rows(self) -> int:
-        """Number of rows kept explicitly."""
+        """Number of informative bins (before merging identical rows)."""
+        return int(self.weight.sum())
+
+    @property
+    def distinct_rows(self) -> int:
+        """Number of rows kept explicitly (after merging identical rows)."""
         return int(self.y.shape[0])
 
 
@@ -152,5 +162,10 @@ def bin_design(counts: SparseCounts, lags: int) -> BinDesign:
     z = scipy.sparse.csr_matrix(
         (np.concatenate(vals_i), (np.concatenate(rows_i), np.concatenate(cols_i))), shape=(offset, d * p))
     z.sum_duplicates()
+    y = np.concatenate(ys)
+    weight = np.ones(offset)
+    if offset * (d * p + d) <= MAX_DEDUP_CELLS:
+        rows, weight = np.unique(np.hstack([z.toarray(), y]), axis=0, return_counts=True)
+        z, y, weight = scipy.sparse.csr_matrix(rows[:, : d * p]), rows[:, d * p:], weight.astype(float)
     z_sq = np.asarray(z.multiply(z).sum(axis=1)).ravel() + 1.0
-    return BinDesign(z, z.T.tocsr(), np.concatenate(ys), z_sq, int(zero_rows), int(n_rows), d, p)
+    return BinDesign(z, z.T.tocsr(), y, z_sq, weight, int(zero_rows), int(n_rows), d, p)

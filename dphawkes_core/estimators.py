@@ -10,6 +10,7 @@ The paper's loss is ``L(U) = ||U ZZᵀ − Y Zᵀ||²_F / (2N²) = ||U A − b||
 from __future__ import annotations
 
 import time
+from functools import cached_property
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -455,9 +456,16 @@ class BinnedStats(SufficientStats):
 
     counts: SparseCounts | None = None
 
+    @cached_property
+    def design(self) -> BinDesign:
+        """The informative per-bin rows (built on first use, then kept)."""
+        if self.counts is None:
+            raise ConfigError("pgd-clip needs the per-bin counts: compute the statistics with prepare_stats")
+        return bin_design(self.counts, self.lags)
+
 
 def clipped_gradient(U: np.ndarray, design: BinDesign, clip: float) -> np.ndarray:
-    """``Σ_t clip_G((U z_t − y_t) z_tᵀ) / N`` with all-zero rows grouped into one term.
+    """``Σ_t clip_G((U z_t − y_t) z_tᵀ) / N`` with identical rows (and all all-zero rows) grouped.
 
     A per-bin term is rank one, so its Frobenius norm is ``||U z_t − y_t||·||z_t||``.
     """
@@ -466,7 +474,7 @@ def clipped_gradient(U: np.ndarray, design: BinDesign, clip: float) -> np.ndarra
     resid = design.z_lagged @ lagged.T + intercept - design.y  # (m, d)
     norms = np.sqrt(np.sum(resid * resid, axis=1) * design.z_sq_norm)
     scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-    weighted = resid * scale[:, None]
+    weighted = resid * (scale * design.weight)[:, None]
     grad = np.empty_like(U)
     grad[:, : d * p] = (design.z_lagged_t @ weighted).T
     grad[:, -1] = weighted.sum(axis=0)
@@ -496,10 +504,9 @@ def run_pgd_clip(design: BinDesign, stats: SufficientStats, radius_fro: float, c
 
 def per_bin_design(stats: SufficientStats) -> BinDesign:
     """The informative per-bin rows of statistics computed by :func:`prepare_stats`."""
-    counts = getattr(stats, "counts", None)
-    if counts is None:
+    if not isinstance(stats, BinnedStats):
         raise ConfigError("pgd-clip needs the per-bin counts: compute the statistics with prepare_stats")
-    return bin_design(counts, stats.lags)
+    return stats.design
 
 
 def _run_pgd_clip_config(stats, config, report, rng):
@@ -512,7 +519,8 @@ def _run_pgd_clip_config(stats, config, report, rng):
             / np.sqrt(np.arange(1, config.iters + 1))
     U, history = run_pgd_clip(design, stats, beta, config.clip, config.iters, report.sigma2, steps, rng)
     info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta,
-            "clip": config.clip, "informative_rows": design.informative_rows, "zero_rows": design.zero_rows}
+            "clip": config.clip, "informative_rows": design.informative_rows,
+            "distinct_rows": design.distinct_rows, "zero_rows": design.zero_rows}
     return U, history, info
 
 
