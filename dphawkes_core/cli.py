@@ -6,7 +6,6 @@ Bad input exits with status 2 and one line on stderr; results are JSON (or CSV) 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from .errors import DPHawkesError
 from .estimators import FW_STEP_RULES, METHODS, STEP_RULES, FitConfig, FitResult, fit
 from .events import Events, load_csv, load_labels, save_csv
 from .kernels import SCENARIOS, get_scenario
-from .metrics import compare
+from .export import fit_payload, to_json
 from .privacy import CALIBRATIONS
 from .simulate import simulate
 
@@ -64,19 +63,11 @@ def _nonnegative_float(text: str) -> float:
 
 
 def _write_json(payload: dict, target: str | None) -> None:
-    text = json.dumps(payload, indent=2, default=_json_default)
+    text = to_json(payload)
     if target in (None, "-"):
         print(text)
     else:
         Path(target).write_text(text + "\n")
-
-
-def _json_default(obj):
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
 def load_events_file(path: str, end_time: float | None = None) -> Events:
@@ -86,34 +77,14 @@ def load_events_file(path: str, end_time: float | None = None) -> Events:
 
 
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None) -> dict:
-    """Machine-readable summary of a fit with every parameter needed to reproduce it."""
-    payload = {
-        "method": result.method,
-        "bin_size": result.bin_size,
-        "lags": result.lags,
-        "support": result.bin_size * result.lags,
-        "dim": result.dim,
-        "dimension_names": list(names),
-        **data_info,
-        "baseline": result.baseline.tolist(),
-        "kernels": result.kernels.tolist(),
-        "lag_grid": result.lag_grid.tolist(),
-        "elapsed_s": result.elapsed_s,
-        "seed": config.seed,
-        "config": {k: v for k, v in vars(config).items()},
-        "solver_info": result.info,
-    }
-    if truth is not None:
-        payload.update(compare(result.H, truth).to_dict())
+    """The app's export payload (:func:`~dphawkes_core.export.fit_payload`) with the headline numbers
+    also at the top level for scripts: data diagnostics, error metrics and the privacy report."""
+    payload = fit_payload(result, config, data_info, names, truth=truth)
+    payload.update(bin_size=result.bin_size, lags=result.lags, dim=result.dim, **data_info)
+    payload.update(payload.get("metrics", {}))
     if result.privacy is not None:
-        payload.update(result.privacy.to_dict())
-        payload.update({
-            "count_cap": config.count_cap,
-            "iters": config.iters,
-            "bound": config.bound,
-            "radius": config.radius,
-            "loss_history": list(result.loss_history),
-        })
+        payload.update(payload["privacy"])
+        payload.update(count_cap=config.count_cap, iters=config.iters, bound=config.bound, radius=config.radius)
     return payload
 
 

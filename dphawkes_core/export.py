@@ -89,8 +89,8 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
 
 
 def to_json(payload: dict) -> str:
-    """Strict, indented JSON text of a :func:`fit_payload`."""
-    return json.dumps(payload, indent=2, allow_nan=False)
+    """Strict, indented JSON text (numpy values converted, non-finite numbers as ``null``)."""
+    return json.dumps(_plain(payload), indent=2, allow_nan=False)
 
 
 def result_table(result: FitResult, names, truth: np.ndarray | None = None) -> pd.DataFrame:

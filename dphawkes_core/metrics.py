@@ -76,3 +76,25 @@ def compare(estimate: np.ndarray, truth: np.ndarray) -> ErrorReport:
         zero_estimate_relative_error=1.0 if np.linalg.norm(truth) > 0 else float("nan"),
         zero_estimate_relative_error_paper=(1.0 / size) if np.linalg.norm(truth) > 0 else float("nan"),
     )
+
+
+SHRINK_WARNING_RATIO = 0.5
+
+
+def constraint_ratio(method: str, reference: np.ndarray, bin_size: float, bound: float | None = None,
+                     radius: float | None = None) -> float | None:
+    """How large the constraint set is compared with a reference estimate (truth, or the CLS fit).
+
+    ``B / ||H_ref||_F`` for ``pgd`` (the ball ``||H||_F <= B``) and ``r / ||Δ H_ref||_*`` for ``cg`` (the
+    ball ``||U||_* <= r``); ``None`` for unconstrained methods. Well below 1 (see
+    ``SHRINK_WARNING_RATIO``), every estimate is pulled toward zero, so private and non-private
+    estimates look alike because both are shrunk — not because the noise is harmless.
+    """
+    reference = np.asarray(reference, dtype=float)
+    if method == "pgd" and bound is not None:
+        norm = float(np.linalg.norm(reference))
+        return bound / norm if norm > 0 else float("inf")
+    if method == "cg" and radius is not None:
+        norm = float(np.linalg.norm(bin_size * reference, "nuc"))
+        return radius / norm if norm > 0 else float("inf")
+    return None

@@ -9,7 +9,7 @@ from dphawkes_core.binning import lags_from_support, n_bins_for
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FORMAL_ONLY_METHODS, FitConfig
 from dphawkes_core.export import fit_payload, to_csv, to_json
-from dphawkes_core.metrics import compare
+from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.resources import estimate_fit_cost
@@ -50,7 +50,7 @@ def read_controls():
     sb.caption(METHOD_HELP[method])
     kwargs = {}
     if method in ("pgd", "pgd-clip"):
-        kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=2.0, format="%.4g", key="B", **URL)
+        kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=0.2, format="%.4g", key="B", **URL)
     if method == "pgd-clip":
         kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=1.0, format="%.4g", key="G",
                                          **URL)
@@ -116,6 +116,18 @@ def show_metrics(result, reference, truth):
     st.caption(f"The paper's metric divides the relative error by d(dp+1) = {truth.size:,}, so it shrinks as p grows "
                "whatever the estimate; an estimate is only useful if its plain relative error is below the "
                "all-zero reference's 1.")
+
+
+def show_shrinkage(config, reference):
+    """Warn when the constraint ball is far smaller than the truth (or the CLS fit, without a truth)."""
+    if reference is None:
+        return
+    ratio = constraint_ratio(config.method, reference, config.bin_size, config.bound, config.radius)
+    if ratio is not None and ratio < SHRINK_WARNING_RATIO:
+        what = "the true H" if dataset.scenario is not None else "the non-private estimate"
+        st.info(f"**Shrinkage:** the constraint is {ratio:.2f}× the size of {what}, so every estimate is pulled "
+                "toward zero. Private and non-private estimates then look alike because both are shrunk — "
+                "not because the noise is harmless. Compare with the all-zero reference above.", icon="🔎")
 
 
 def show_privacy(report):
@@ -207,6 +219,7 @@ def main():
         c[1].plotly_chart(loss_curve({label: result.loss_history}), key="loss")
     st.subheader("Errors")
     show_metrics(result, reference, truth)
+    show_shrinkage(config, truth if truth is not None else (reference.H if reference is not None else None))
     if result.privacy is not None:
         show_privacy(result.privacy)
     st.subheader("Export")

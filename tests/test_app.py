@@ -79,7 +79,7 @@ def test_estimate_defaults_match_an_independent_fit():
     assert row["paper's relative error (÷ d(dp+1))"] == pytest.approx(expected_cls.relative_error / (2 * 101))
     zero = table.set_index("estimate").loc["all-zero reference Ĥ = 0"]
     assert zero["relative error ‖Ĥ−H‖/‖H‖"] == 1.0
-    private, _ = fit(dataset.events, FitConfig(method="pgd", bin_size=0.1, lags=50, bound=2.0, iters=1000,
+    private, _ = fit(dataset.events, FitConfig(method="pgd", bin_size=0.1, lags=50, bound=0.2, iters=1000,
                                               epsilon=1.0, seed=0))
     assert table.set_index("estimate").loc["DP-PGD", "relative error ‖Ĥ−H‖/‖H‖"] == pytest.approx(
         compare(private.H, truth).relative_error)
@@ -292,3 +292,13 @@ def test_empty_data_dir_explains_how_to_set_it(tmp_path, monkeypatch):
     at.radio(key="data_source").set_value("Sample data").run()
     no_problems(at)
     assert any("No data sets found" in i.value for i in at.info)
+
+
+def test_shrinkage_is_flagged_when_the_ball_is_far_below_the_truth():
+    # the paper's B = 0.2 against ||H_true||_F of about 1.1 at Δ = 0.1, s = 5
+    small = open_page("pages/2_Estimate.py")
+    no_problems(small)
+    assert any("Shrinkage" in box.value for box in small.info)
+    large = open_page("pages/2_Estimate.py", B="5")
+    no_problems(large)
+    assert not any("Shrinkage" in box.value for box in large.info)

@@ -36,3 +36,12 @@ def test_papers_metric_shrinks_with_p_for_the_same_plain_error():
 def test_shape_mismatch_is_an_error():
     with pytest.raises(ValueError, match="shape"):
         compare(np.zeros((2, 3)), np.zeros((2, 5)))
+
+
+def test_constraint_ratio_closed_forms():
+    from dphawkes_core.metrics import constraint_ratio
+
+    H = np.array([[3.0, 0.0], [0.0, 4.0]])  # ||H||_F = 5, ||H||_* = 7
+    assert constraint_ratio("pgd", H, 0.1, bound=2.5) == pytest.approx(0.5)
+    assert constraint_ratio("cg", H, 0.1, radius=0.35) == pytest.approx(0.5)  # ||ΔH||_* = 0.7
+    assert constraint_ratio("cls", H, 0.1) is None
