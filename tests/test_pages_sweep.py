@@ -1,0 +1,141 @@
+"""AppTest of the Privacy–utility and Reproduce pages: defaults, a run, cache reuse, bad input."""
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dphawkes_core.datasets import list_samples, load_sample
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.sweep import DataSource, SweepSpec, run_sweep
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = 180
+
+
+@pytest.fixture(autouse=True)
+def clear_caches():
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+class _Page:
+    """Open the app, then switch to a page (the page imports ``ui_common`` from the app's folder)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+
+    def run(self):
+        self.at.run()
+        self.at.switch_page(self.path)
+        return self.at.run()
+
+
+def page(path):
+    return _Page(path)
+
+
+def no_problems(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def small_grid(at, runs=1):
+    at.number_input(key="pu_events").set_value(300)
+    at.text_input(key="pu_levels_sigma2").set_value("0, 1")
+    at.text_input(key="pu_bins").set_value("0.5, 1")
+    at.number_input(key="pu_runs").set_value(runs)
+    at.number_input(key="pu_iters").set_value(30)
+    return at
+
+
+def test_privacy_page_runs_a_sweep_and_reuses_cells():
+    at = page("pages/3_Privacy_utility.py").run()
+    no_problems(at)
+    assert any("Run sweep" in b.label for b in at.button)
+    small_grid(at).run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    store = at.session_state["sweep_store"]
+    # cls + pgd at 2 levels, 2 bin sizes, 1 run.
+    assert len(store) == 6
+    assert len(at.get("plotly_chart")) == 2
+    assert at.dataframe[0].value.shape[0] == 6
+    # The page's table equals the engine run directly with the same grid and seeds.
+    spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=300, label="paper-2d"),
+                     methods=("cls", "pgd"), bin_sizes=(0.5, 1.0), levels=(0.0, 1.0), runs=1, bound=0.2, iters=30)
+    direct = run_sweep(spec, None)
+    assert sorted(store["relative_error"].round(12)) == sorted(direct["relative_error"].round(12))
+    # Widening to 2 runs computes only the 6 new cells.
+    small_grid(at, runs=2).run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    assert len(at.session_state["sweep_store"]) == 12
+    assert at.dataframe[0].value.shape[0] == 12
+    assert any("6 reused" in (p.proto.text or "") for p in at.get("progress"))
+    # The shrink warning is shown: B = 0.2 is far below ||H_true||_F for these Δ.
+    assert any("pulled toward zero" in w.value for w in at.warning)
+
+
+def test_privacy_page_bad_levels_are_a_friendly_error():
+    at = page("pages/3_Privacy_utility.py").run()
+    at.text_input(key="pu_levels_sigma2").set_value("0, lots").run()
+    assert not at.exception
+    assert at.error and "numbers separated by commas" in at.error[0].value
+
+
+def test_privacy_page_on_real_data_uses_prediction_error():
+    samples = {s.name: s for s in list_samples()}
+    if "email_dyad" not in samples:
+        pytest.skip("real data directory not available")
+    opener = page("pages/3_Privacy_utility.py")
+    opener.at.session_state["dataset"] = load_sample(samples["email_dyad"])
+    at = opener.run()
+    at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()
+    at.text_input(key="pu_bins").set_value("24")
+    at.number_input(key="pu_support").set_value(240.0)
+    at.text_input(key="pu_levels_sigma2").set_value("0.1")
+    at.number_input(key="pu_runs").set_value(1)
+    at.number_input(key="pu_iters").set_value(30)
+    at.run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    store = at.session_state["sweep_store"]
+    assert len(store) == 2 and store["rmse"].notna().all() and store["relative_error"].isna().all()
+    assert at.radio(key="pu_metric").value == "rmse" and len(at.radio(key="pu_metric").options) == 1
+
+
+def test_reproduce_page_kernel_figure_and_small_boxplot():
+    at = page("pages/4_Reproduce_paper.py").run()
+    no_problems(at)
+    at.button(key="run_fig1").click().run()
+    no_problems(at)
+    assert any("Verdict" in m.value for m in at.markdown)
+    assert any("pulled toward zero" in w.value for w in at.warning)
+    at.number_input(key="repro_runs").set_value(1).run()
+    at.button(key="run_fig2").click().run()
+    no_problems(at)
+    frame = at.session_state["repro_results"]["fig2"].data["sweep"]
+    assert len(frame) == 3 * (1 + 5)  # 3 Δ × (cls + 5 σ²) × 1 run
+    assert len(at.get("plotly_chart")) == 3  # kernel figure + two boxplot figures
+
+
+def test_reproduce_page_table1_on_small_real_data():
+    if "email_dyad" not in {s.name for s in list_samples()}:
+        pytest.skip("real data directory not available")
+    at = page("pages/4_Reproduce_paper.py").run()
+    at.selectbox(key="t1_data").set_value("email_dyad")
+    at.number_input(key="t1_dt").set_value(24.0)
+    at.number_input(key="t1_s").set_value(240.0)
+    at.number_input(key="t1_runs").set_value(1)
+    at.run()
+    at.button(key="run_table1").click().run()
+    no_problems(at)
+    result = at.session_state["repro_results"]["table1"]
+    assert list(result.table["method"])[:3] == ["Hawkes (CLS, non-private)", "DP-Hawkes-PGD", "DP-Hawkes-CG"]
+    assert any("MIMIC-II" in w.value for w in at.warning)
