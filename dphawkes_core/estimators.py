@@ -473,7 +473,9 @@ def clipped_gradient(U: np.ndarray, design: BinDesign, clip: float) -> np.ndarra
     lagged, intercept = U[:, : d * p], U[:, -1]
     resid = design.z_lagged @ lagged.T + intercept - design.y  # (m, d)
     norms = np.sqrt(np.sum(resid * resid, axis=1) * design.z_sq_norm)
-    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    scale = np.ones_like(norms)
+    over = norms > clip
+    scale[over] = clip / norms[over]
     weighted = resid * (scale * design.weight)[:, None]
     grad = np.empty_like(U)
     grad[:, : d * p] = (design.z_lagged_t @ weighted).T
