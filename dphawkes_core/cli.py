@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--seed", type=int, default=0)
     fitp.add_argument("--json", default="-", help="output JSON file (default: stdout)")
     fitp.set_defaults(func=_cmd_fit)
+
+    from .sweep_cli import add_sweep_parser  # here: sweep_cli reuses this module's argument types
+
+    add_sweep_parser(sub)
     return parser
 
 
