@@ -13,7 +13,7 @@ import numpy as np
 
 from .binning import lags_from_support
 from .errors import DPHawkesError
-from .estimators import FW_STEP_RULES, METHODS, STEP_RULES, FitConfig, FitResult, fit
+from .estimators import FW_STEP_RULES, METHODS, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
 from .events import Events, load_csv, load_labels, save_csv
 from .kernels import SCENARIOS, get_scenario
 from .export import fit_payload, to_json
@@ -100,12 +100,13 @@ def _fit_config(args) -> FitConfig:
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
     if args.method != "cls" and args.epsilon is None and args.sigma2 is None:
         raise UsageError(f"method {args.method} needs --epsilon (with --dp-delta) or --sigma2")
-    iters = args.iters if args.iters is not None else (1000 if args.method == "pgd" else 100)
+    iters = args.iters if args.iters is not None else (1000 if args.method in ("pgd", "pgd-clip") else 100)
     return FitConfig(
         method=args.method, bin_size=args.bin_size, lags=lags, bound=args.bound, radius=args.radius,
         iters=iters, epsilon=args.epsilon, dp_delta=args.dp_delta, sigma2=args.sigma2,
         calibration=args.calibration, count_cap=args.count_cap, step=args.step,
         step_size=args.step_size, fw_step=args.fw_step, seed=args.seed,
+        clip=args.clip, ridge=args.ridge, stabiliser=args.stabiliser,
     )
 
 
@@ -165,12 +166,77 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--scenario", choices=sorted(SCENARIOS), help="compare with this scenario's true kernels")
     fitp.add_argument("--seed", type=int, default=0)
     fitp.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    _add_beyond_fit_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
 
     from .sweep_cli import add_sweep_parser  # here: sweep_cli reuses this module's argument types
 
     add_sweep_parser(sub)
+    _add_audit_parser(sub)
     return parser
+
+
+def _add_beyond_fit_options(fitp) -> None:
+    """Options of the ``ssp`` and ``pgd-clip`` methods (formal calibration only)."""
+    fitp.add_argument("--clip", type=_positive_float, help="G for pgd-clip: per-bin gradient terms clipped to ||.||_F <= G")
+    fitp.add_argument("--ridge", type=_nonnegative_float, help="λ for ssp (default: public rule 8σ√(dp+1))")
+    fitp.add_argument("--stabiliser", choices=SSP_STABILISERS, default="ridge",
+                      help="ssp: ridge = Â + λI, psd = eigenvalues of Â floored at λ")
+
+
+def _add_audit_parser(sub) -> None:
+    """``dphawkes audit``: empirical lower bound on ε for a mechanism on a simulated scenario."""
+    aud = sub.add_parser("audit", help="empirically audit a private method's ε claim on a simulated scenario")
+    aud.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    aud.add_argument("--events", type=_positive_int, default=1000, help="events to simulate (default 1000)")
+    aud.add_argument("--data-seed", type=int, default=1, help="simulation seed (default 1)")
+    aud.add_argument("--bin-size", type=_positive_float, required=True, help="bin size Δ")
+    aud.add_argument("--support", type=_positive_float, required=True, help="kernel support s (p = ⌈s/Δ⌉)")
+    aud.add_argument("--method", choices=[m for m in METHODS if m != "cls"], default="pgd")
+    aud.add_argument("--bound", type=_positive_float, help="B (pgd, pgd-clip; default ||H_true||_F)")
+    aud.add_argument("--radius", type=_positive_float, help="r (cg; default ||ΔH_true||_*)")
+    aud.add_argument("--clip", type=_positive_float, default=1.0, help="G (pgd-clip; default 1)")
+    aud.add_argument("--iters", type=_positive_int, default=100, help="K (default 100)")
+    aud.add_argument("--epsilon", type=_positive_float, default=1.0, help="claimed ε (default 1)")
+    aud.add_argument("--dp-delta", type=_positive_float, default=1e-5, help="δ (default 1e-5)")
+    aud.add_argument("--calibration", choices=CALIBRATIONS, default="formal")
+    aud.add_argument("--count-cap", type=_positive_int, help="public cap C (default: the data's largest bin count)")
+    aud.add_argument("--trials", type=_positive_int, default=2000, help="runs per data set (default 2000)")
+    aud.add_argument("--confidence", type=_positive_float, default=0.95, help="confidence (default 0.95)")
+    aud.add_argument("--broken", action="store_true", help="divide the noise std by --broken-factor (a bug to catch)")
+    aud.add_argument("--broken-factor", type=_positive_float, default=1e6, help="(default 1e6)")
+    aud.add_argument("--seed", type=int, default=0, help="audit seed (neighbour search and noise seeds)")
+    aud.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    aud.set_defaults(func=_cmd_audit)
+
+
+def _cmd_audit(args) -> int:
+    from .audit import AuditConfig, default_count_cap, run_audit
+
+    scenario = get_scenario(args.scenario)
+    events = simulate(scenario, n_events=args.events, seed=args.data_seed)
+    lags = lags_from_support(args.support, args.bin_size)
+    truth = scenario.true_H(args.bin_size, lags)
+    cap = args.count_cap if args.count_cap is not None else default_count_cap(events, args.bin_size)
+    config = FitConfig(
+        method=args.method, bin_size=args.bin_size, lags=lags, iters=args.iters, epsilon=args.epsilon,
+        dp_delta=args.dp_delta, calibration=args.calibration, count_cap=cap,
+        bound=args.bound if args.bound is not None else float(np.linalg.norm(truth)),
+        radius=args.radius if args.radius is not None else float(np.linalg.svd(truth * args.bin_size,
+                                                                                compute_uv=False).sum()),
+        clip=args.clip,
+    )
+    audit = AuditConfig(config, trials=args.trials, confidence=args.confidence,
+                        broken_factor=args.broken_factor if args.broken else None, seed=args.seed)
+    result = run_audit(events, audit, progress=lambda done, total: print(
+        f"\r{done}/{total} trials", end="", file=sys.stderr, flush=True))
+    print(f"\n{result.verdict()}", file=sys.stderr)
+    payload = result.to_dict()
+    payload.update(scenario=args.scenario, events=events.n_events, data_seed=args.data_seed,
+                   bin_size=args.bin_size, lags=lags, iters=args.iters, bound=config.bound,
+                   radius=config.radius, clip=config.clip, count_cap_default=args.count_cap is None)
+    _write_json(payload, args.json)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
