@@ -180,3 +180,26 @@ def test_dask_local_cluster_gives_the_same_table(table):
         remote = run_sweep(_spec(), ex)
     pd.testing.assert_frame_equal(_without_timing(remote), _without_timing(table))
     assert math.isclose(remote["relative_error"].sum(), table["relative_error"].sum())
+
+
+def test_cli_sweep_writes_the_table(tmp_path):
+    from dphawkes_core.cli import main
+
+    out = tmp_path / "sweep.parquet"
+    code = main(["sweep", "--scenario", "paper-2d", "--events", "300", "--bin-size", "0.5", "1", "--sigma2", "0", "1",
+                 "--method", "cls", "pgd", "--bound", "0.2", "--iters", "50", "--runs", "2", "--seed", "5",
+                 "--workers", "2", "--out", str(out)])
+    assert code == 0
+    frame, params = load_table(out)
+    assert params["levels"] == [0.0, 1.0] and params["runs"] == 2
+    expected = run_sweep(_spec(), cf.ThreadPoolExecutor(2))
+    pd.testing.assert_frame_equal(_without_timing(frame), _without_timing(expected), check_dtype=False)
+
+
+def test_cli_sweep_bad_input_is_one_line(capsys):
+    from dphawkes_core.cli import main
+
+    assert main(["sweep", "--scenario", "paper-2d", "--events", "100", "--bin-size", "0.5", "--sigma2", "0",
+                 "--out", "table.txt"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and ".csv or .parquet" in err
