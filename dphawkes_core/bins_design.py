@@ -24,6 +24,7 @@ from .errors import ConfigError
 
 MAX_DESIGN_ENTRIES = 60_000_000  # stored lagged entries of the informative rows (~1 GB as CSR + transpose)
 MAX_DEDUP_CELLS = 30_000_000  # merge identical informative rows when they fit densely in this many cells
+MAX_DENSE_CELLS = 20_000_000  # keep the merged rows as a dense array (faster products) up to this size
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,11 @@ class BinDesign:
 
     Attributes
     ----------
-    z_lagged : scipy.sparse.csr_matrix
-        ``(m, dp)`` lagged part of the informative rows ``z_t`` (the intercept 1 is implicit).
-    z_lagged_t : scipy.sparse.csr_matrix
-        Its transpose, stored for fast ``Zᵀ W`` products.
+    z_lagged : scipy.sparse.csr_matrix or numpy.ndarray
+        ``(m, dp)`` lagged part of the informative rows ``z_t`` (the intercept 1 is implicit); dense
+        when small (``m·dp <= MAX_DENSE_CELLS``).
+    z_lagged_t : scipy.sparse.csr_matrix or numpy.ndarray
+        Its transpose, for fast ``Zᵀ W`` products.
     y : numpy.ndarray
         ``(m, d)`` targets ``y_t`` of the informative rows.
     z_sq_norm : numpy.ndarray
@@ -87,8 +89,8 @@ class BinDesign:
         d and p.
     """
 
-    z_lagged: scipy.sparse.csr_matrix
-    z_lagged_t: scipy.sparse.csr_matrix
+    z_lagged: scipy.sparse.csr_matrix | np.ndarray
+    z_lagged_t: scipy.sparse.csr_matrix | np.ndarray
     y: np.ndarray
     z_sq_norm: np.ndarray
     weight: np.ndarray
@@ -166,6 +168,11 @@ def bin_design(counts: SparseCounts, lags: int) -> BinDesign:
     weight = np.ones(offset)
     if offset * (d * p + d) <= MAX_DEDUP_CELLS:
         rows, weight = np.unique(np.hstack([z.toarray(), y]), axis=0, return_counts=True)
-        z, y, weight = scipy.sparse.csr_matrix(rows[:, : d * p]), rows[:, d * p:], weight.astype(float)
+        y, weight = rows[:, d * p:], weight.astype(float)
+        if rows.shape[0] * d * p <= MAX_DENSE_CELLS:
+            z = np.ascontiguousarray(rows[:, : d * p])
+            z_sq = np.sum(z * z, axis=1) + 1.0
+            return BinDesign(z, np.ascontiguousarray(z.T), y, z_sq, weight, int(zero_rows), int(n_rows), d, p)
+        z = scipy.sparse.csr_matrix(rows[:, : d * p])
     z_sq = np.asarray(z.multiply(z).sum(axis=1)).ravel() + 1.0
     return BinDesign(z, z.T.tocsr(), y, z_sq, weight, int(zero_rows), int(n_rows), d, p)

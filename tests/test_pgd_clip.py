@@ -47,7 +47,7 @@ def series():
 
 def test_grouped_rows_reproduce_the_dense_design(series):
     design = bin_design(SparseCounts.from_binned(_binned(*series)), P)
-    zi = np.hstack([design.z_lagged.toarray(), np.ones((design.distinct_rows, 1))])
+    zi = np.hstack([np.asarray(design.z_lagged.todense() if hasattr(design.z_lagged, "todense") else design.z_lagged), np.ones((design.distinct_rows, 1))])
     w = design.weight
     ref_zz = sum(design_matrix(x, P)[0].T @ design_matrix(x, P)[0] for x in series if x.shape[0] > P)
     ref_yz = sum(design_matrix(x, P)[1].T @ design_matrix(x, P)[0] for x in series if x.shape[0] > P)
@@ -59,8 +59,14 @@ def test_grouped_rows_reproduce_the_dense_design(series):
     assert design.distinct_rows < design.informative_rows < design.n_rows  # grouping happened
 
 
+@pytest.mark.parametrize("storage", ["dense", "sparse merged", "sparse unmerged"])
 @pytest.mark.parametrize("clip", [1e12, 1.0, 0.05])
-def test_clipped_gradient_matches_dense_reference(series, clip):
+def test_clipped_gradient_matches_dense_reference(series, clip, storage, monkeypatch):
+    """Every storage of the grouped rows (dense, sparse, with or without merging) gives the same gradient."""
+    if storage != "dense":
+        monkeypatch.setattr("dphawkes_core.bins_design.MAX_DENSE_CELLS", 0)
+    if storage == "sparse unmerged":
+        monkeypatch.setattr("dphawkes_core.bins_design.MAX_DEDUP_CELLS", 0)
     design = bin_design(SparseCounts.from_binned(_binned(*series)), P)
     U = np.random.default_rng(0).normal(scale=0.3, size=(D, D * P + 1))
     got = clipped_gradient(U, design, clip)
