@@ -64,7 +64,7 @@ def main() -> int:
         results += [reproduce.figure_boxplots("2", args.runs, executor=pool),
                     reproduce.figure_boxplots("4", args.runs, executor=pool)]
     results.append(reproduce.table1())
-    command = "python -m benchmarks.reproduce_paper" + (f" --runs {args.runs}" if args.runs != 10 else "")
+    command = ".venv/bin/python -m benchmarks.reproduce_paper" + (f" --runs {args.runs}" if args.runs != 10 else "")
     text = HEADER.format(command=command, when=time.strftime("%Y-%m-%d"), cpus=os.cpu_count(),
                          py=platform.python_version(), elapsed=time.perf_counter() - start)
     summary = ["| experiment | verdict |", "|---|---|"] + [f"| {r.name} | {r.verdict} |" for r in results]
