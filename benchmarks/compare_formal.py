@@ -1,6 +1,6 @@
 """Utility of the formally private estimators at equal (ε, δ): SSP vs pgd-clip vs DP-PGD vs DP-CG.
 
-Usage: ``python -m benchmarks.compare_formal [--events 10000 100000 1000000] [--seeds 3]``
+Usage: ``python -m benchmarks.compare_formal [--events 10000 100000 1000000] [--seeds 3] [--scenarios paper-4d]``
 
 For each scenario (paper-2d with Δ = 0.5, paper-4d with Δ = 0.25, support 4) and data size it simulates
 one data set, fits the non-private CLS reference and each private method under the **formal**
@@ -43,10 +43,12 @@ def method_configs(truth: np.ndarray, bin_size: float, lags: int, cap: int) -> d
     }
 
 
-def compare_rows(events_list=(10_000, 100_000), seeds: int = 3) -> list[dict]:
+def compare_rows(events_list=(10_000, 100_000), seeds: int = 3, scenarios=None) -> list[dict]:
     """One row per (scenario, events): median plain relative error of every method, plus timings."""
     rows = []
     for name, bin_size in SETTINGS:
+        if scenarios and name not in scenarios:
+            continue
         scenario = get_scenario(name)
         lags = lags_from_support(SUPPORT, bin_size)
         truth = scenario.true_H(bin_size, lags)
@@ -88,9 +90,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--scenarios", nargs="+", choices=[s for s, _ in SETTINGS])
     args = parser.parse_args()
     print(HEADER, flush=True)
-    compare_rows(args.events, args.seeds)
+    compare_rows(args.events, args.seeds, args.scenarios)
 
 
 if __name__ == "__main__":

@@ -90,3 +90,23 @@ def test_cancel_and_bad_config(events, cap):
         AuditConfig(FitConfig(bin_size=DT, lags=P), trials=100)
     with pytest.raises(ConfigError):
         AuditConfig(_fit("ssp", cap), trials=5)
+
+
+def test_audit_page_runs_and_catches_broken():
+    from pathlib import Path
+
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    page = Path(__file__).resolve().parents[1] / "pages" / "5_Privacy_audit.py"
+    at = AppTest.from_file(str(page), default_timeout=120)
+    at.run()
+    at.selectbox(key="au_method").set_value("ssp").run()
+    assert at.selectbox(key="au_calib").options == ["formal"]
+    at.number_input(key="au_trials").set_value(200).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception and at.success and len(at.get("plotly_chart")) == 2
+    at.toggle(key="au_broken").set_value(True).run()
+    at.button(key="au_run").click().run()
+    assert not at.exception and "VIOLATION" in at.error[0].value
