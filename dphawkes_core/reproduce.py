@@ -304,8 +304,7 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
     )
     warnings = [f"The paper's data (MIMIC-II) is not available; this is {dataset} from the data directory.",
                 f"The paper-calibrated ε at σ² = {sigma2:g} is {table.loc[1, 'epsilon_paper']:.3g} (PGD) and "
-                f"{table.loc[2, 'epsilon_paper']:.3g} (CG) — data-dependent and NOT a formal guarantee; σ² = 0.1 "
-                "is very little noise for these statistics.",
+                f"{table.loc[2, 'epsilon_paper']:.3g} (CG) — data-dependent and NOT a formal guarantee.",
                 "B and r are the non-private fit's norms (data-dependent, chosen so the constraint does not shrink)."]
     if base.rmse >= base.poisson_rmse:
         warnings.append("The non-private Hawkes fit does not beat the constant-rate Poisson reference here.")
