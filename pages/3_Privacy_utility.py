@@ -140,9 +140,14 @@ st.subheader("Median error against ε")
 eps_cols = [c for c in view.columns if c.startswith("epsilon_") and view[c].notna().any()]
 eps_col = st.selectbox("ε under calibration", eps_cols, key="pu_eps_col",
                        format_func=lambda c: CALIBRATION_LABELS[c.removeprefix("epsilon_").replace("_", "-")])
-if not eps_col.endswith("formal"):
+finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
+if eps_col and not eps_col.endswith("formal"):
     st.caption("⚠️ This ε uses R computed from the private data: NOT a formal guarantee.")
-st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
+if finite:
+    st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
+else:
+    st.info("No finite ε in the table under this calibration, so there is no curve: σ² = 0 and the non-private "
+            "fit are not private, and the formal ε needs a count cap C ≥ 1.")
 
 st.subheader("Table")
 st.dataframe(view, hide_index=True)

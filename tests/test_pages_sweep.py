@@ -139,3 +139,14 @@ def test_reproduce_page_table1_on_small_real_data():
     result = at.session_state["repro_results"]["table1"]
     assert list(result.table["method"])[:3] == ["Hawkes (CLS, non-private)", "DP-Hawkes-PGD", "DP-Hawkes-CG"]
     assert any("MIMIC-II" in w.value for w in at.warning)
+
+
+def test_privacy_page_without_a_private_level_says_there_is_no_curve():
+    at = page("pages/3_Privacy_utility.py").run()
+    small_grid(at)
+    at.text_input(key="pu_levels_sigma2").set_value("0")  # σ² = 0 only: nothing is private
+    at.run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    assert any("no curve" in box.value for box in at.info)
+    assert len(at.get("plotly_chart")) == 1  # the boxplot only
