@@ -56,9 +56,9 @@ class FormalBounds:
     b_fro_max : float
         ``sup ||b||_F <= y_norm_max · z_norm_max``.
     dA_fro_max : float
-        ``sup ||A' − A||_F`` over neighbours: ``p · sqrt(2 z_norm_max² + 2C²) / N``.
+        ``sup ||A' − A||_F`` over neighbours: ``√p (2 z_norm_max + 1) / N``.
     db_fro_max : float
-        ``sup ||b' − b||_F`` over neighbours: ``(z_norm_max + p · y_norm_max) / N``.
+        ``sup ||b' − b||_F`` over neighbours: ``(z_norm_max + √p · y_norm_max) / N``.
     """
 
     z_norm_max: float
@@ -98,8 +98,8 @@ def formal_bounds(dim: int, lags: int, n_rows: int, count_cap: int) -> FormalBou
         y_norm_max=y_max,
         A_op_max=z_max**2,
         b_fro_max=y_max * z_max,
-        dA_fro_max=lags * math.sqrt(2 * z_max**2 + 2 * c * c) / n_rows,
-        db_fro_max=(z_max + lags * y_max) / n_rows,
+        dA_fro_max=math.sqrt(lags) * (2 * z_max + 1) / n_rows,
+        db_fro_max=(z_max + math.sqrt(lags) * y_max) / n_rows,
     )
 
 
