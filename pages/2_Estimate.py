@@ -7,7 +7,7 @@ import streamlit as st
 
 from dphawkes_core.binning import lags_from_support, n_bins_for
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, FitConfig
+from dphawkes_core.estimators import FORMAL_ONLY_METHODS, SSP_STABILISERS, FitConfig
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
@@ -54,6 +54,12 @@ def read_controls():
     if method == "pgd-clip":
         kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=1.0, format="%.4g", key="G",
                                          **URL)
+    if method == "ssp":
+        kwargs["stabiliser"] = sb.selectbox("stabiliser of the noisy A", list(SSP_STABILISERS), key="stab", **URL,
+                                            help="ridge: Â + λI; psd: eigenvalues of Â floored at λ")
+        ridge = sb.number_input("ridge λ (0 = public default 8σ√(dp+1))", min_value=0.0, value=0.0, format="%.4g",
+                                key="ridge", **URL)
+        kwargs["ridge"] = ridge or None
     if method == "cg":
         kwargs["radius"] = sb.number_input("radius r on ‖U‖_* (U = ΔH)", min_value=1e-6, value=0.5, format="%.4g",
                                            key="r", **URL)

@@ -302,3 +302,17 @@ def test_shrinkage_is_flagged_when_the_ball_is_far_below_the_truth():
     large = open_page("pages/2_Estimate.py", B="5")
     no_problems(large)
     assert not any("Shrinkage" in box.value for box in large.info)
+
+
+def test_ssp_stabiliser_and_ridge_reach_the_fit():
+    at = open_page("pages/2_Estimate.py", C="3", method="DP-SSP")
+    at.radio(key="privacy").set_value("σ² directly")
+    at.selectbox(key="stab").set_value("psd")
+    at.number_input(key="ridge").set_value(0.5)
+    at.run()
+    no_problems(at)
+    dataset = default_dataset()
+    expected, _ = fit(dataset.events, FitConfig(method="ssp", bin_size=0.1, lags=50, count_cap=3, sigma2=0.01,
+                                                calibration="formal", stabiliser="psd", ridge=0.5))
+    shown = metrics_table(at).set_index("estimate").loc["DP-SSP", "relative error ‖Ĥ−H‖/‖H‖"]
+    assert shown == pytest.approx(compare(expected.H, dataset.scenario.true_H(0.1, 50)).relative_error, rel=1e-9)
