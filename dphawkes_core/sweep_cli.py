@@ -49,7 +49,7 @@ def add_sweep_parser(sub) -> None:
     est.add_argument("--radius", type=_positive_float, help="CG radius r (default: the truth's ||ΔH||_*)")
     est.add_argument("--iters", type=_positive_int, default=1000, help="iterations K")
     est.add_argument("--calibration", choices=CALIBRATIONS, default="paper")
-    est.add_argument("--delta", type=float, default=1e-5, help="δ")
+    est.add_argument("--dp-delta", "--delta", dest="delta", type=float, default=1e-5, help="δ (as in fit)")
     est.add_argument("--count-cap", type=_positive_int, help="public count cap C (formal calibration)")
     est.add_argument("--clip", type=_positive_float, help="clip norm G of pgd-clip")
     run = sw.add_argument_group("execution")
