@@ -150,6 +150,16 @@ def paper_sensitivity(method: str, bin_size: float, constraint: float, R: float)
     return 2 * (2 * bin_size * constraint * R)
 
 
+def _check_privacy_inputs(epsilon: float | None, sigma2: float | None, dp_delta: float) -> None:
+    """Exactly one of ε or σ², a valid δ, and a σ² that is a number >= 0."""
+    if (epsilon is None) == (sigma2 is None):
+        raise ConfigError("give exactly one of ε (with δ) or σ²")
+    if not (dp_delta is not None and 0 < dp_delta < 1):
+        raise ConfigError(f"δ must be in (0, 1), got {dp_delta!r}")
+    if sigma2 is not None and not (math.isfinite(sigma2) and sigma2 >= 0):
+        raise ConfigError(f"σ² must be a number >= 0, got {sigma2!r}")
+
+
 def _check_eps_delta(epsilon: float, delta: float) -> None:
     if not (epsilon is not None and math.isfinite(epsilon) and epsilon > 0):
         raise ConfigError(f"ε must be a positive number, got {epsilon!r}")
@@ -251,12 +261,7 @@ def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float
     """
     if calibration not in CALIBRATIONS:
         raise ConfigError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATIONS)}")
-    if (epsilon is None) == (sigma2 is None):
-        raise ConfigError("give exactly one of ε (with δ) or σ²")
-    if not (dp_delta is not None and 0 < dp_delta < 1):
-        raise ConfigError(f"δ must be in (0, 1), got {dp_delta!r}")
-    if sigma2 is not None and not (math.isfinite(sigma2) and sigma2 >= 0):
-        raise ConfigError(f"σ² must be a number >= 0, got {sigma2!r}")
+    _check_privacy_inputs(epsilon, sigma2, dp_delta)
     if count_cap is not None and stats.count_cap != count_cap:
         raise ConfigError(f"the statistics were clipped at C = {stats.count_cap}, not at the requested C = {count_cap}")
     beta = constraint_fro_radius(method, bin_size, bound, radius)
@@ -345,12 +350,7 @@ def calibrate_single_sensitivity(method: str, sensitivity: float, releases: int,
     """
     if calibration != "formal":
         raise ConfigError(f"method {method} has only the formal calibration; choose calibration 'formal'")
-    if (epsilon is None) == (sigma2 is None):
-        raise ConfigError("give exactly one of ε (with δ) or σ²")
-    if not (dp_delta is not None and 0 < dp_delta < 1):
-        raise ConfigError(f"δ must be in (0, 1), got {dp_delta!r}")
-    if sigma2 is not None and not (math.isfinite(sigma2) and sigma2 >= 0):
-        raise ConfigError(f"σ² must be a number >= 0, got {sigma2!r}")
+    _check_privacy_inputs(epsilon, sigma2, dp_delta)
     if sigma2 is None:
         sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases) ** 2
     eps = gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases)
