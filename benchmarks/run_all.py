@@ -1,20 +1,35 @@
 """Run every ``benchmarks/bench_*.py`` module and print one table of targets.
 
 Each module exposes ``rows() -> list[dict]`` with keys ``benchmark``, ``measured``, ``target`` and
-``met`` (bool). The process exits non-zero when a target is missed.
+``met`` (bool). Every module runs in a fresh Python process, so one benchmark's imports, threads and
+caches (e.g. the app benchmark's Streamlit runtime) cannot slow down or clutter another. The process
+exits non-zero when a target is missed.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+MARKER = "BENCHMARK-ROWS:"
+
+
+def run_one(name: str) -> None:
+    """Child mode: run one module and print its rows as one JSON line after ``MARKER``."""
+    module = importlib.import_module(f"benchmarks.{name}")
+    print(MARKER + json.dumps(module.rows()), flush=True)
+
 
 def main() -> int:
     """Run the benchmarks given on the command line (module names) or all of them."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        run_one(sys.argv[2])
+        return 0
     package_dir = Path(__file__).parent
     names = sys.argv[1:] or sorted(
         m.name for m in pkgutil.iter_modules([str(package_dir)]) if m.name.startswith("bench_")
@@ -22,8 +37,14 @@ def main() -> int:
     all_rows = []
     for name in names:
         start = time.perf_counter()
-        module = importlib.import_module(f"benchmarks.{name}")
-        rows = module.rows()
+        proc = subprocess.run([sys.executable, "-m", "benchmarks.run_all", "--one", name],
+                              capture_output=True, text=True, cwd=package_dir.parent)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
+        if proc.returncode != 0 or not lines:
+            print(f"# {name}: FAILED (exit {proc.returncode})\n{proc.stderr[-2000:]}", flush=True)
+            all_rows.append({"benchmark": name, "measured": "failed", "target": "runs", "met": False})
+            continue
+        rows = json.loads(lines[-1][len(MARKER):])
         print(f"# {name}: {time.perf_counter() - start:.1f} s", flush=True)
         for row in rows:
             print(f"  {row['benchmark']:<62} {row['measured']:<34} target {row['target']:<22} "
