@@ -133,7 +133,7 @@ def show_shrinkage(config, reference):
         what = "the true H" if dataset.scenario is not None else "the non-private estimate"
         st.info(f"**Shrinkage:** the constraint is {ratio:.2f}× the size of {what}, so every estimate is pulled "
                 "toward zero. Private and non-private estimates then look alike because both are shrunk — "
-                "not because the noise is harmless. Compare with the all-zero reference above.", icon="🔎")
+                "not because the noise is harmless. Compare with the all-zero reference above.", icon=":material/info:")
 
 
 def show_privacy(report):
