@@ -21,7 +21,7 @@ import numpy as np
 from dphawkes_core.binning import bin_events, lags_from_support
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.metrics import compare
+from dphawkes_core.metrics import compare, constraint_scale
 from dphawkes_core.simulate import simulate
 
 SETTINGS = (("paper-2d", 0.5), ("paper-4d", 0.25))
@@ -33,8 +33,7 @@ def method_configs(truth: np.ndarray, bin_size: float, lags: int, cap: int) -> d
     """The private configurations compared (formal calibration, equal ε and δ)."""
     common = dict(bin_size=bin_size, lags=lags, count_cap=cap, calibration="formal", epsilon=EPSILON,
                   dp_delta=DELTA)
-    bound = float(np.linalg.norm(truth))
-    radius = float(np.linalg.svd(truth * bin_size, compute_uv=False).sum())
+    bound, radius = constraint_scale(truth, bin_size)
     return {
         "ssp": FitConfig(method="ssp", **common),
         "pgd-clip": FitConfig(method="pgd-clip", bound=bound, clip=1.0, iters=1000, **common),

@@ -17,6 +17,7 @@ from .estimators import FW_STEP_RULES, METHODS, SSP_STABILISERS, STEP_RULES, Fit
 from .events import Events, load_csv, load_labels, save_csv
 from .kernels import SCENARIOS, get_scenario
 from .export import fit_payload, to_json
+from .metrics import constraint_scale
 from .privacy import CALIBRATIONS
 from .simulate import simulate
 
@@ -218,12 +219,12 @@ def _cmd_audit(args) -> int:
     lags = lags_from_support(args.support, args.bin_size)
     truth = scenario.true_H(args.bin_size, lags)
     cap = args.count_cap if args.count_cap is not None else default_count_cap(events, args.bin_size)
+    oracle_bound, oracle_radius = constraint_scale(truth, args.bin_size)
     config = FitConfig(
         method=args.method, bin_size=args.bin_size, lags=lags, iters=args.iters, epsilon=args.epsilon,
         dp_delta=args.dp_delta, calibration=args.calibration, count_cap=cap,
-        bound=args.bound if args.bound is not None else float(np.linalg.norm(truth)),
-        radius=args.radius if args.radius is not None else float(np.linalg.svd(truth * args.bin_size,
-                                                                                compute_uv=False).sum()),
+        bound=args.bound if args.bound is not None else oracle_bound,
+        radius=args.radius if args.radius is not None else oracle_radius,
         clip=args.clip,
     )
     audit = AuditConfig(config, trials=args.trials, confidence=args.confidence,

@@ -81,6 +81,15 @@ def compare(estimate: np.ndarray, truth: np.ndarray) -> ErrorReport:
 SHRINK_WARNING_RATIO = 0.5
 
 
+def constraint_scale(H: np.ndarray, bin_size: float) -> tuple[float, float]:
+    """``(||H||_F, ||Δ H||_*)``: the natural sizes of DP-PGD's bound B and DP-CG's radius r for ``H``.
+
+    With ``H = H_true`` these are the "oracle" constraint sizes (the truth on the boundary).
+    """
+    H = np.asarray(H, dtype=float)
+    return float(np.linalg.norm(H)), float(bin_size * np.linalg.norm(H, "nuc"))
+
+
 def constraint_ratio(method: str, reference: np.ndarray, bin_size: float, bound: float | None = None,
                      radius: float | None = None) -> float | None:
     """How large the constraint set is compared with a reference estimate (truth, or the CLS fit).
@@ -90,11 +99,9 @@ def constraint_ratio(method: str, reference: np.ndarray, bin_size: float, bound:
     ``SHRINK_WARNING_RATIO``), every estimate is pulled toward zero, so private and non-private
     estimates look alike because both are shrunk — not because the noise is harmless.
     """
-    reference = np.asarray(reference, dtype=float)
+    fro, nuclear = constraint_scale(reference, bin_size)
     if method == "pgd" and bound is not None:
-        norm = float(np.linalg.norm(reference))
-        return bound / norm if norm > 0 else float("inf")
+        return bound / fro if fro > 0 else float("inf")
     if method == "cg" and radius is not None:
-        norm = float(np.linalg.norm(bin_size * reference, "nuc"))
-        return radius / norm if norm > 0 else float("inf")
+        return radius / nuclear if nuclear > 0 else float("inf")
     return None

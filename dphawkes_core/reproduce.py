@@ -27,7 +27,7 @@ from .datasets import list_samples, load_sample
 from .errors import ConfigError
 from .estimators import FitConfig, fit_stats, prepare_stats
 from .kernels import get_scenario
-from .metrics import compare
+from .metrics import compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
 from .simulate import simulate
 from .sweep import SHRINK_RATIO, DataSource, SweepSpec, run_sweep
@@ -96,7 +96,7 @@ class ClaimResult:
 def _constraint(method: str, bound, truth: np.ndarray, bin_size: float) -> dict:
     if method == "pgd":
         return {"bound": bound}
-    return {"radius": float(bin_size * np.linalg.norm(truth, "nuc"))}
+    return {"radius": constraint_scale(truth, bin_size)[1]}
 
 
 def _shrink_warning(ratio: float, label: str) -> list[str]:
@@ -279,7 +279,7 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
     lags = lags_from_support(support, bin_size)
     stats, _ = prepare_stats(split.train, FitConfig(bin_size=bin_size, lags=lags))
     cls = fit_stats(stats, FitConfig(bin_size=bin_size, lags=lags))
-    bound, radius = float(np.linalg.norm(cls.H)), float(bin_size * np.linalg.norm(cls.H, "nuc"))
+    bound, radius = constraint_scale(cls.H, bin_size)
     base = evaluate_prediction(cls.kernels, cls.baseline, bin_size, split)
     rows = [{"method": "Hawkes (CLS, non-private)", "rmse": base.rmse, "rmse_sd": 0.0, "epsilon_paper": np.inf}]
     for method, iters, label in (("pgd", 1000, "DP-Hawkes-PGD"), ("cg", 100, "DP-Hawkes-CG")):

@@ -42,7 +42,7 @@ from .errors import ConfigError
 from .estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats
 from .events import Events
 from .kernels import Scenario
-from .metrics import compare
+from .metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
 from .privacy import CALIBRATIONS
 from .simulate import simulate
@@ -50,7 +50,7 @@ from .simulate import simulate
 NON_PRIVATE_METHODS = ("cls",)
 CONSTRAINT_FIELD = {"pgd": "bound", "pgd-clip": "bound", "cg": "radius"}  # others have no radius to compare
 PRIVACY_KINDS = ("sigma2", "epsilon")
-SHRINK_RATIO = 0.5  # constraint radius below this fraction of the truth's norm: estimate shrunk to zero
+SHRINK_RATIO = SHRINK_WARNING_RATIO  # constraint radius below this fraction of the truth's norm: shrunk to zero
 MAX_CELLS = 20_000
 _HEADER = "# dphawkes-sweep "
 _PARQUET_KEY = b"dphawkes_sweep"
@@ -289,10 +289,6 @@ def _simulated(scenario: Scenario, n_events, end_time, seed: int) -> tuple[Event
     return events, time.perf_counter() - start
 
 
-def _constraint_scale(H: np.ndarray, bin_size: float) -> tuple[float, float]:
-    """``||H||_F`` (the B scale) and ``||ΔH||_*`` (the r scale)."""
-    return float(np.linalg.norm(H)), float(bin_size * np.linalg.norm(H, "nuc"))
-
 
 def run_group(group: _Group) -> list[dict]:
     """Run every cell of one group on one shared data set and one set of statistics.
@@ -333,7 +329,7 @@ def _run_group(group: _Group) -> list[dict]:
         truth = None
         reference = fit_stats(stats, FitConfig(bin_size=dt, lags=lags)).H
         constraint_source = "non-private fit (data-dependent, not private)"
-    ref_fro, ref_nuc = _constraint_scale(reference, dt)
+    ref_fro, ref_nuc = constraint_scale(reference, dt)
     bound = spec.bound if spec.bound is not None else ref_fro
     radius = spec.radius if spec.radius is not None else ref_nuc
     base = {

@@ -1,11 +1,11 @@
 """Privacy audit page: check a mechanism's ε claim from the outside, on the current data set."""
 
-import numpy as np
 import streamlit as st
 
 from dphawkes_core.audit import AuditConfig, default_count_cap, prepare_audit
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.metrics import constraint_scale
 from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig
 from dphawkes_core.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
@@ -44,17 +44,16 @@ def read_controls() -> AuditConfig:
     cap = int(c[3].number_input("count cap C", min_value=1, value=default_count_cap(events, bin_size),
                                 key="au_cap", help="default: the data's largest bin count (nothing clipped)"))
     truth = dataset.scenario.true_H(bin_size, lags) if dataset.scenario is not None else None
+    oracle_b, oracle_r = constraint_scale(truth, bin_size) if truth is not None else (1.0, 0.5)
     c = st.columns(4)
     kwargs = {}
     if method in ("pgd", "pgd-clip"):
-        default_b = float(np.linalg.norm(truth)) if truth is not None else 1.0
-        kwargs["bound"] = c[0].number_input("bound B on ‖H‖_F", min_value=1e-6, value=default_b, format="%.4g",
+        kwargs["bound"] = c[0].number_input("bound B on ‖H‖_F", min_value=1e-6, value=oracle_b, format="%.4g",
                                             key="au_B")
     if method == "pgd-clip":
         kwargs["clip"] = c[1].number_input("clip G", min_value=1e-6, value=1.0, format="%.4g", key="au_G")
     if method == "cg":
-        default_r = float(np.linalg.svd(truth * bin_size, compute_uv=False).sum()) if truth is not None else 0.5
-        kwargs["radius"] = c[0].number_input("radius r on ‖U‖_*", min_value=1e-6, value=default_r, format="%.4g",
+        kwargs["radius"] = c[0].number_input("radius r on ‖U‖_*", min_value=1e-6, value=oracle_r, format="%.4g",
                                              key="au_r")
     trials = int(c[2].number_input("trials per data set", min_value=20, max_value=100_000, value=1000, step=100,
                                    key="au_trials"))

@@ -7,7 +7,6 @@ Streamlit exception box appears. Saves a screenshot under the test's tmp dir; wi
 """
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
