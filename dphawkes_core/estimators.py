@@ -298,12 +298,11 @@ def _noise(rng: np.random.Generator, sigma: float, shape: tuple) -> np.ndarray |
     return sigma * rng.standard_normal(shape).T if sigma > 0 else 0.0
 
 
-def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: float,
-               steps: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list]:
-    """Algorithm 1: ``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(∇L(U_k) + ζ_k))`` from ``U_0 = 0``.
-
-    Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``.
-    """
+def _noisy_first_order(stats: SufficientStats, iters: int, sigma2: float, rng: np.random.Generator,
+                       update) -> tuple[np.ndarray, list]:
+    """The loop both paper algorithms share, from ``U_0 = 0``: at step k release the noisy gradient
+    ``∇L(U_k) + ζ_k`` (the only access to the data) and let ``update(k, Uᵀ, noisy gradientᵀ)`` return
+    ``U_{k+1}ᵀ``. Returns ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``."""
     A2, bAt, bb = _descent_operators(stats)
     Ut = np.zeros_like(stats.b.T)
     sigma = float(np.sqrt(sigma2))
@@ -311,13 +310,24 @@ def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: fl
     for k in range(iters):
         A2Ut = A2(Ut)
         history.append(_loss_from(Ut, A2Ut, bAt, bb))
-        Ut = Ut - steps[k] * (A2Ut - bAt + _noise(rng, sigma, stats.b.shape))
-        norm = np.linalg.norm(Ut)
-        if norm > radius_fro:
-            Ut *= radius_fro / norm
+        Ut = update(k, Ut, A2Ut - bAt + _noise(rng, sigma, stats.b.shape))
     U = Ut.T.copy()
     history.append(paper_loss(U, stats))
     return U, history
+
+
+def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: float,
+               steps: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list]:
+    """Algorithm 1: ``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(∇L(U_k) + ζ_k))`` from ``U_0 = 0``.
+
+    Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``.
+    """
+    def projected_step(k, Ut, noisy_t):
+        Ut = Ut - steps[k] * noisy_t
+        norm = np.linalg.norm(Ut)
+        return Ut * (radius_fro / norm) if norm > radius_fro else Ut
+
+    return _noisy_first_order(stats, iters, sigma2, rng, projected_step)
 
 
 def run_dp_cg(stats: SufficientStats, radius: float, iters: int, sigma2: float, step_rule: str,
@@ -328,20 +338,12 @@ def run_dp_cg(stats: SufficientStats, radius: float, iters: int, sigma2: float, 
     the noisy gradient. Step ``μ = 1/(K+2)`` as Algorithm 2 is written (``paper``) or ``2/(k+2)``
     (``classic``).
     """
-    A2, bAt, bb = _descent_operators(stats)
-    Ut = np.zeros_like(stats.b.T)
-    sigma = float(np.sqrt(sigma2))
-    history = []
-    for k in range(iters):
-        A2Ut = A2(Ut)
-        history.append(_loss_from(Ut, A2Ut, bAt, bb))
-        noisy = (A2Ut - bAt + _noise(rng, sigma, stats.b.shape)).T
-        vertex = -radius * _top_singular_outer(noisy)
+    def frank_wolfe_step(k, Ut, noisy_t):
+        vertex = -radius * _top_singular_outer(noisy_t.T)
         mu = 1.0 / (iters + 2) if step_rule == "paper" else 2.0 / (k + 2)
-        Ut = (1 - mu) * Ut + mu * vertex.T
-    U = Ut.T.copy()
-    history.append(paper_loss(U, stats))
-    return U, history
+        return (1 - mu) * Ut + mu * vertex.T
+
+    return _noisy_first_order(stats, iters, sigma2, rng, frank_wolfe_step)
 
 
 def _top_singular_outer(G: np.ndarray) -> np.ndarray:
