@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
+from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.datasets import default_dataset
@@ -17,24 +17,13 @@ ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60
 
 
-@pytest.fixture(autouse=True)
-def clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def open_page(path: str = "app.py", **query) -> AppTest:
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
     at.query_params.update(query)
     return at.run()
-
-
-def no_problems(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def figures(at: AppTest) -> list[dict]:

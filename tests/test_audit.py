@@ -92,13 +92,12 @@ def test_cancel_and_bad_config(events, cap):
         AuditConfig(_fit("ssp", cap), trials=5)
 
 
+@pytest.mark.usefixtures("clear_streamlit_caches")
 def test_audit_page_runs_and_catches_broken():
     from pathlib import Path
 
-    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    st.cache_data.clear()
     page = Path(__file__).resolve().parents[1] / "pages" / "5_Privacy_audit.py"
     at = AppTest.from_file(str(page), default_timeout=120)
     at.run()

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.datasets import list_samples, load_sample
@@ -14,13 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 180
 
 
-@pytest.fixture(autouse=True)
-def clear_caches():
-    st.cache_data.clear()
-    st.cache_resource.clear()
-    yield
-    st.cache_data.clear()
-    st.cache_resource.clear()
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 class _Page:
@@ -38,11 +32,6 @@ class _Page:
 
 def page(path):
     return _Page(path)
-
-
-def no_problems(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def small_grid(at, runs=1):

@@ -1,0 +1,20 @@
+"""Fixtures shared by the AppTest modules."""
+
+import pytest
+import streamlit as st
+
+
+@pytest.fixture
+def clear_streamlit_caches():
+    """``st.cache_data`` is process-global: start and end every app test with empty caches."""
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def no_problems(at) -> None:
+    """An AppTest run without uncaught exceptions and without error boxes."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
