@@ -158,7 +158,9 @@ def show_privacy(report):
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="privacy_table")
     if report.formal:
-        st.success("Formal (ε, δ)-DP: the noise is calibrated from public bounds only (count cap C, B or r, d, p, n).")
+        st.success("Formal (ε, δ)-DP for one event: the noise is calibrated from public bounds only (count cap C, "
+                   "B or r, d, p, n). The observation window, and so n, is treated as public — as in the paper's "
+                   "privacy unit; for a real release fix it in advance rather than taking the last event's time.")
     else:
         st.warning("**Not a formal guarantee.** The paper's calibration computes R from the private data, so the "
                    "noise level itself depends on the data. Choose the *formal* calibration (with a count cap C) "
