@@ -51,6 +51,8 @@ def section(key: str, title: str, runner, draw=None, header: bool = True) -> Non
     store = st.session_state.setdefault(RESULTS, {})
     if header:
         st.header(title)
+    if key not in store:
+        st.markdown(f"**The paper claims:** “{reproduce.CLAIMS[key.removeprefix('fig')]}.”")
     if st.button(f"Run {title.split(':')[0]}", key=f"run_{key}"):
         try:
             store[key] = runner()

@@ -102,6 +102,8 @@ def test_privacy_page_on_real_data_uses_prediction_error():
 def test_reproduce_page_kernel_figure_and_small_boxplot():
     at = page("pages/4_Reproduce_paper.py").run()
     no_problems(at)
+    # every claim is printed before anything runs
+    assert sum("The paper claims" in m.value for m in at.markdown) == 4 + bool(list_samples())
     at.button(key="run_fig1").click().run()
     no_problems(at)
     assert any("Verdict" in m.value for m in at.markdown)
