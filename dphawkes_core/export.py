@@ -21,6 +21,13 @@ from .metrics import compare
 
 FORMAT_VERSION = 1
 
+PRIVATE_FIELDS = ("baseline", "kernels")
+RELEASE_NOTE = (
+    "Only 'baseline' and 'kernels' (the estimate) are covered by the privacy report. Everything else "
+    "computed from the data — loss_history, data_info (event, dropped and clipped counts), R, solver_info, "
+    "metrics — is a diagnostic for the analyst and is NOT private: do not publish it with the estimate."
+)
+
 
 def _plain(value):
     """Recursively turn numpy values, dataclasses and non-finite floats into JSON-safe values."""
@@ -85,6 +92,9 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
     }
     if truth is not None:
         payload["metrics"] = compare(result.H, truth).to_dict()
+    if result.privacy is not None:
+        payload["private_fields"] = list(PRIVATE_FIELDS)
+        payload["release_note"] = RELEASE_NOTE
     return _plain(payload)
 
 

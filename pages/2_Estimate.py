@@ -225,6 +225,9 @@ def main():
     with c[1]:
         label = "estimate" if result.method != "cls" else "CLS"
         c[1].plotly_chart(loss_curve({label: result.loss_history}), key="loss")
+        if result.privacy is not None:
+            c[1].caption("The loss is the exact objective on the raw data: a diagnostic for you, not part of the "
+                         "private release (only the estimate is).")
     st.subheader("Errors")
     show_metrics(result, reference, truth)
     show_shrinkage(config, truth if truth is not None else (reference.H if reference is not None else None))

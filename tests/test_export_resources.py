@@ -113,3 +113,20 @@ def test_builder_rejects_bad_input():
         build_scenario([0.1] * 7, [["zero"] * 7] * 7, [[{}] * 7] * 7)
     with pytest.raises(ConfigError, match="2×2"):
         build_scenario([0.1, 0.1], [["zero"]], [[{}]])
+
+
+def test_private_payload_says_what_is_private():
+    from dphawkes_core.datasets import default_dataset
+    from dphawkes_core.estimators import FitConfig, fit
+    from dphawkes_core.export import PRIVATE_FIELDS, fit_payload
+
+    data = default_dataset()
+    for method, extra in (("cls", {}), ("pgd", {"bound": 0.2, "sigma2": 0.1, "iters": 5})):
+        config = FitConfig(method=method, bin_size=0.5, lags=4, **extra)
+        result, info = fit(data.events, config)
+        payload = fit_payload(result, config, info, data.events.names)
+        if method == "cls":
+            assert "release_note" not in payload
+        else:
+            assert payload["private_fields"] == list(PRIVATE_FIELDS)
+            assert "NOT private" in payload["release_note"] and "loss_history" in payload["release_note"]
