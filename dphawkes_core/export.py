@@ -24,8 +24,9 @@ FORMAT_VERSION = 1
 PRIVATE_FIELDS = ("baseline", "kernels")
 RELEASE_NOTE = (
     "Only 'baseline' and 'kernels' (the estimate) are covered by the privacy report. Everything else "
-    "computed from the data — loss_history, data_info (event, dropped and clipped counts), R, solver_info, "
-    "metrics — is a diagnostic for the analyst and is NOT private: do not publish it with the estimate."
+    "computed from the data — loss_history, data_info (event, dropped and clipped counts), R and the "
+    "paper-mode ε and σ² that use it, solver_info, metrics — is a diagnostic for the analyst and is NOT "
+    "private: do not publish it with the estimate."
 )
 
 
