@@ -33,34 +33,28 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _positive_float(text: str) -> float:
+def _parse_number(text: str, cast, acceptable, requirement: str):
+    """argparse type: ``cast(text)`` that must be finite and satisfy ``acceptable``."""
     try:
-        value = float(text)
+        value = cast(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not np.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a {'whole number' if cast is int else 'number'}") from None
+    if not (np.isfinite(value) and acceptable(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {requirement}")
     return value
+
+
+def _positive_float(text: str) -> float:
+    return _parse_number(text, float, lambda v: v > 0, "a positive number")
 
 
 def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
+    return _parse_number(text, int, lambda v: v >= 1, "at least 1")
 
 
 def _nonnegative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not np.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a number >= 0")
-    return value
+    return _parse_number(text, float, lambda v: v >= 0, "a number >= 0")
 
 
 def _write_json(payload: dict, target: str | None) -> None:
