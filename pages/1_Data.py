@@ -87,13 +87,19 @@ def simulate_section():
     if cost.level != "ok":
         (st.error if cost.refused else st.warning)(cost.reason.capitalize())
     if st.button("Simulate", type="primary", disabled=explosive or cost.refused, key="sim_go"):
-        try:
-            dataset = simulate_cached(repr(scenario), scenario, n_events, end_time, seed)
-        except DPHawkesError as exc:
-            friendly_error(exc)
-            return
-        set_dataset(dataset)
-        st.success(f"Simulated {dataset.events.n_events:,} events.")
+        adopt(lambda: simulate_cached(repr(scenario), scenario, n_events, end_time, seed),
+              lambda d: f"Simulated {d.events.n_events:,} events.")
+
+
+def adopt(make_dataset, success_message) -> None:
+    """Make a data set and make it current; on a problem show it and keep the current one."""
+    try:
+        dataset = make_dataset()
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return
+    set_dataset(dataset)
+    st.success(success_message(dataset))
 
 
 def upload_section(previous):
@@ -140,13 +146,8 @@ def sample_section():
     with st.expander("Provenance", expanded=True):
         st.markdown(info.provenance)
     if st.button("Load this data set", type="primary", key="sample_go"):
-        try:
-            dataset = _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, info)
-        except DPHawkesError as exc:
-            friendly_error(exc)
-            return
-        set_dataset(dataset)
-        st.success(f"Loaded {info.name}.")
+        adopt(lambda: _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, info),
+              lambda d: f"Loaded {info.name}.")
 
 
 def plots_section(dataset):
