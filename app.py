@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui_common import current_dataset, sidebar_dataset
+from ui_common import app_pages, current_dataset, sidebar_dataset
 
 st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon="🔒", layout="wide")
 
@@ -51,11 +51,10 @@ _PAGE_HELP = {
     "1_Data.py": "simulate, upload or open a data set and look at its events and bin counts",
     "2_Estimate.py": "fit the kernels with or without privacy and compare with the truth",
 }
-for page in sorted((Path(__file__).parent / "pages").glob("[0-9]*_*.py")):
-    label = page.stem.split("_", 1)[1].replace("_", " ")
-    st.page_link(f"pages/{page.name}", label=label, icon="➡️")
-    if page.name in _PAGE_HELP:
-        st.caption(_PAGE_HELP[page.name])
+for path, label in app_pages():
+    st.page_link(path, label=label, icon="➡️")
+    if Path(path).name in _PAGE_HELP:
+        st.caption(_PAGE_HELP[Path(path).name])
 
 dataset, _ = current_dataset()
 sidebar_dataset(dataset)

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from dphawkes_core.datasets import Dataset, default_dataset, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 
+APP_DIR = Path(__file__).resolve().parent
 DATASET_KEY = "dataset"
 FINGERPRINT_KEY = "dataset_fingerprint"
 
@@ -122,7 +125,26 @@ def dataset_caption(dataset: Dataset) -> str:
             f"observed time {ev.end_time:.4g}")
 
 
+def app_pages() -> list[tuple[str, str]]:
+    """``(path, label)`` of every page in ``pages/`` (``3_Privacy_utility.py`` -> ``Privacy utility``)."""
+    return [(f"pages/{p.name}", p.stem.split("_", 1)[1].replace("_", " "))
+            for p in sorted((APP_DIR / "pages").glob("[0-9]*_*.py"))]
+
+
+def sidebar_navigation() -> None:
+    """Our own sidebar menu (``client.showSidebarNavigation = false``): the automatic one would call the
+    home page "app", after its file name; ``st.navigation`` would fix that but breaks AppTest here."""
+    try:
+        st.sidebar.page_link("app.py", label="Home", icon=":material/home:")
+        for path, label in app_pages():
+            st.sidebar.page_link(path, label=label)
+    except StreamlitPageNotFoundError:
+        return  # a page run as its own entry point (AppTest of one page): there is no app to link to
+    st.sidebar.divider()
+
+
 def sidebar_dataset(dataset: Dataset) -> None:
-    """Show the current data set in the sidebar."""
+    """The sidebar every page shares: the menu, then the current data set."""
+    sidebar_navigation()
     st.sidebar.markdown("**Current data set**")
     st.sidebar.caption(dataset_caption(dataset))

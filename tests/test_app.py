@@ -45,7 +45,11 @@ def test_home_explains_and_links_to_every_page():
     at = open_page()
     no_problems(at)
     pages = sorted(p.stem.split("_", 1)[1] for p in (ROOT / "pages").glob("[0-9]*_*.py"))
-    assert sorted(link.proto.page for link in at.get("page_link")) == pages
+    assert sorted(link.proto.page for link in at.main.get("page_link")) == pages
+    # the sidebar menu: Home first (not "app", the file name), then every page
+    menu = at.sidebar.get("page_link")
+    assert [link.proto.label for link in menu][0] == "Home"
+    assert sorted(link.proto.page for link in menu[1:]) == pages
     assert any("one event" in m.value.lower() for m in at.markdown)
 
 
