@@ -1,0 +1,160 @@
+"""Configuration and result of a fit, and the names of the estimators and their options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..binning import check_bin_size
+from ..errors import ConfigError
+
+METHODS = ("cls", "pgd", "cg", "ssp", "pgd-clip")
+FORMAL_ONLY_METHODS = ("ssp", "pgd-clip")
+STEP_RULES = ("theorem", "constant")
+FW_STEP_RULES = ("paper", "classic")
+SSP_STABILISERS = ("ridge", "psd")
+
+
+@dataclass(frozen=True)
+class FitConfig:
+    """Everything that defines a fit, so that a result can be reproduced from it.
+
+    Attributes
+    ----------
+    method : str
+        ``cls`` (non-private), ``pgd`` (DP-PGD, Algorithm 1), ``cg`` (DP-CG, Algorithm 2), ``ssp``
+        (one noisy release of ``A``, ``b`` then least squares) or ``pgd-clip`` (DP-PGD on the per-bin
+        loss with per-bin gradients clipped at G). ``ssp`` and ``pgd-clip`` need ``calibration="formal"``.
+    bin_size : float
+        Δ.
+    lags : int
+        p (use :func:`~dphawkes_core.binning.lags_from_support` for ``p = ⌈s/Δ⌉``).
+    bound : float, optional
+        B of the Frobenius constraint ``||H||_F ≤ B`` (``||U||_F ≤ ΔB``), for ``pgd`` and ``pgd-clip``.
+    radius : float, optional
+        r of the nuclear-norm constraint ``||U||_* ≤ r``, for ``cg``.
+    iters : int
+        K, the number of (noisy) gradient steps.
+    epsilon, dp_delta : float, optional
+        Target privacy; the noise is calibrated from them unless ``sigma2`` is given.
+    sigma2 : float, optional
+        Noise variance σ² per gradient entry, given directly (then ε is reported, not targeted).
+    calibration : str
+        ``paper``, ``formal`` or ``tight-paper`` (see :mod:`dphawkes_core.privacy`).
+    count_cap : int, optional
+        Public cap C on each bin count (needed by the formal calibration).
+    step : str
+        ``theorem`` (η_k of Theorem 2) or ``constant``.
+    step_size : float, optional
+        The constant step when ``step == "constant"``.
+    fw_step : str
+        DP-CG step: ``paper`` (μ = 1/(K+2), as Algorithm 2 is written) or ``classic`` (2/(k+2)).
+    seed : int
+        Seed of the noise generator.
+    clip : float, optional
+        G, the Frobenius norm each per-bin gradient term is clipped to (``pgd-clip``).
+    ridge : float, optional
+        λ added to the noisy ``A`` by ``ssp`` (``None``: the public rule ``λ = 8σ√q``, see
+        :func:`ssp_ridge`).
+    stabiliser : str
+        ``ssp`` post-processing: ``ridge`` (``Â + λI``) or ``psd`` (eigenvalues of ``Â`` floored at λ).
+    """
+
+    method: str = "cls"
+    bin_size: float = 0.1
+    lags: int = 50
+    bound: float | None = None
+    radius: float | None = None
+    iters: int = 1000
+    epsilon: float | None = None
+    dp_delta: float = 1e-5
+    sigma2: float | None = None
+    calibration: str = "paper"
+    count_cap: int | None = None
+    step: str = "theorem"
+    step_size: float | None = None
+    fw_step: str = "paper"
+    seed: int = 0
+    clip: float | None = None
+    ridge: float | None = None
+    stabiliser: str = "ridge"
+
+    def __post_init__(self):
+        check_bin_size(self.bin_size)
+        if self.method not in METHODS:
+            raise ConfigError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if int(self.lags) != self.lags or self.lags < 1:
+            raise ConfigError(f"the number of lags p must be a positive integer, got {self.lags!r}")
+        if int(self.iters) != self.iters or self.iters < 1:
+            raise ConfigError(f"the number of iterations K must be a positive integer, got {self.iters!r}")
+        if self.step not in STEP_RULES:
+            raise ConfigError(f"unknown step rule {self.step!r}; choose one of {', '.join(STEP_RULES)}")
+        if self.step == "constant" and not (self.step_size is not None and self.step_size > 0):
+            raise ConfigError("a constant step needs a positive step size")
+        if self.fw_step not in FW_STEP_RULES:
+            raise ConfigError(f"unknown DP-CG step rule {self.fw_step!r}; choose one of {', '.join(FW_STEP_RULES)}")
+        if self.method in FORMAL_ONLY_METHODS and self.calibration != "formal":
+            raise ConfigError(f"method {self.method} has only the formal calibration; choose calibration 'formal'")
+        if self.method == "pgd-clip" and not (self.clip is not None and self.clip > 0):
+            raise ConfigError("pgd-clip needs a positive clip norm G")
+        if self.ridge is not None and not (np.isfinite(self.ridge) and self.ridge >= 0):
+            raise ConfigError(f"the ridge λ must be a number >= 0, got {self.ridge!r}")
+        if self.stabiliser not in SSP_STABILISERS:
+            raise ConfigError(f"unknown SSP stabiliser {self.stabiliser!r}; choose one of {', '.join(SSP_STABILISERS)}")
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """A fitted model and how it was obtained.
+
+    Attributes
+    ----------
+    method : str
+        Estimator name.
+    H : numpy.ndarray
+        ``(d, dp+1)`` estimate ``[H_1 … H_p, η]`` (already divided by Δ).
+    bin_size : float
+        Δ.
+    lags : int
+        p.
+    elapsed_s : float
+        Wall time of the estimator (statistics excluded unless stated by the caller).
+    loss_history : tuple of float
+        Paper loss ``L(U_k)`` per iteration (iterative methods), for a convergence plot.
+    privacy : Any
+        Privacy report of a private method (``None`` for ``cls``).
+    info : dict
+        Extra diagnostics (e.g. condition number, solver used).
+    """
+
+    method: str
+    H: np.ndarray
+    bin_size: float
+    lags: int
+    elapsed_s: float
+    loss_history: tuple = ()
+    privacy: Any = None
+    info: dict = field(default_factory=dict)
+
+    @property
+    def dim(self) -> int:
+        """Number of dimensions d."""
+        return int(self.H.shape[0])
+
+    @property
+    def kernels(self) -> np.ndarray:
+        """``(d, d, p)`` array: ``kernels[i, j, k]`` estimates ``h_ij((k+1)Δ)``."""
+        d, p = self.dim, self.lags
+        return self.H[:, : d * p].reshape(d, p, d).transpose(0, 2, 1)
+
+    @property
+    def baseline(self) -> np.ndarray:
+        """``(d,)`` estimate of the baseline η."""
+        return self.H[:, -1]
+
+    @property
+    def lag_grid(self) -> np.ndarray:
+        """Lag times ``Δ, 2Δ, …, pΔ`` of the kernel estimates."""
+        return self.bin_size * np.arange(1, self.lags + 1)

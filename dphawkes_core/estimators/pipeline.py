@@ -1,0 +1,146 @@
+"""The shared pipeline: bin, compute statistics, calibrate the noise and run the chosen estimator.
+
+Every estimator sees the data only through :class:`~dphawkes_core.stats.SufficientStats`
+(``A = ZZᵀ/N``, ``b = YZᵀ/N``); none ever builds Z.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from ..bins_design import SparseCounts
+from ..binning import bin_events
+from ..errors import ConfigError
+from ..events import Events
+from ..privacy import (PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius, data_R,
+                       pgd_clip_sensitivity, ssp_sensitivity)
+from ..stats import SufficientStats, check_design_size, sufficient_stats
+from .clipped import BinnedStats, run_pgd_clip_config
+from .config import FORMAL_ONLY_METHODS, FitConfig, FitResult
+from .gradient import run_dp_cg, run_dp_pgd, theorem_step_scale
+from .least_squares import fit_cls, paper_loss
+from .ssp import run_ssp
+
+
+def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
+    """Calibrate the noise of a private config: σ² (from ε, or as given) and ε under every calibration."""
+    if config.method in FORMAL_ONLY_METHODS:
+        if config.method == "ssp":
+            if config.count_cap is None or stats.count_cap != config.count_cap:
+                raise ConfigError("DP-SSP needs a public count cap C and statistics clipped at it")
+            sens, releases = ssp_sensitivity(stats.dim, stats.lags, stats.n_rows, config.count_cap), 1
+        else:
+            sens, releases = pgd_clip_sensitivity(stats.lags, stats.n_rows, config.clip), config.iters
+        return calibrate_single_sensitivity(
+            config.method, sens, releases, config.calibration, config.dp_delta,
+            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+    return calibrate(
+        stats, config.method, config.bin_size, config.bound, config.radius, config.iters,
+        config.calibration, config.dp_delta, epsilon=None if config.sigma2 is not None else config.epsilon,
+        sigma2=config.sigma2, count_cap=config.count_cap,
+    )
+
+
+def fit_private(stats: SufficientStats, config: FitConfig) -> FitResult:
+    """DP-PGD, DP-CG, DP-SSP or clipped-gradient DP-PGD with noise calibrated by :func:`privacy_report`."""
+    start = time.perf_counter()
+    report = privacy_report(stats, config)
+    result = run_private(stats, config, report)
+    return replace(result, elapsed_s=time.perf_counter() - start)
+
+
+def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport) -> FitResult:
+    """Run the private estimator of ``config`` with the noise of an already computed ``report``.
+
+    This is the whole mechanism after calibration (used as is by the privacy audit, which calibrates
+    once and runs many seeds).
+    """
+    start = time.perf_counter()
+    rng = np.random.default_rng(config.seed)
+    if config.method == "ssp":
+        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng)
+        history = [paper_loss(U, stats)]
+    elif config.method == "pgd-clip":
+        U, history, info = run_pgd_clip_config(stats, config, report, rng)
+    elif config.method == "pgd":
+        beta = constraint_fro_radius(config.method, config.bin_size, config.bound, config.radius)
+        k = np.arange(1, config.iters + 1)
+        if config.step == "constant":
+            steps = np.full(config.iters, float(config.step_size))
+        else:
+            steps = theorem_step_scale(stats, config, report) / np.sqrt(k)
+        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng)
+        info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta}
+    else:
+        U, history = run_dp_cg(stats, config.radius, config.iters, report.sigma2, config.fw_step, rng)
+        info = {"step_rule": config.fw_step, "constraint_nuclear": config.radius}
+    return FitResult(
+        method=config.method,
+        H=U / config.bin_size,
+        bin_size=config.bin_size,
+        lags=stats.lags,
+        elapsed_s=time.perf_counter() - start,
+        loss_history=tuple(history),
+        privacy=report,
+        info=info,
+    )
+
+
+def fit_stats(stats: SufficientStats, config: FitConfig) -> FitResult:
+    """Run the estimator named in ``config`` on precomputed statistics."""
+    if stats.lags != config.lags:
+        raise ConfigError(f"statistics were computed for p = {stats.lags}, config asks for {config.lags}")
+    if config.method == "cls":
+        return fit_cls(stats, config.bin_size)
+    return fit_private(stats, config)
+
+
+def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:
+    """Bin the events (with the config's count cap) and compute the sufficient statistics.
+
+    Returns
+    -------
+    stats : BinnedStats
+        The statistics, carrying the non-zero bins for per-bin methods.
+    data_info : dict
+        ``n_bins``, ``n_events`` (in the data), ``binned_events``, ``dropped_events``,
+        ``clipped_events``, ``skipped_sequences``.
+    """
+    check_design_size(events.dim, config.lags)
+    binned = bin_events(events, config.bin_size, config.count_cap)
+    stats = binned_stats(binned, config.lags)
+    info = {
+        "n_bins": binned.n_bins,
+        "n_events": events.n_events,
+        "binned_events": binned.n_events,
+        "dropped_events": binned.dropped_events,
+        "clipped_events": binned.clipped_events,
+        "skipped_sequences": stats.skipped_sequences,
+    }
+    return stats, info
+
+
+def binned_stats(binned, lags: int) -> BinnedStats:
+    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-zero bins of ``binned``."""
+    stats = sufficient_stats(binned, lags)
+    return BinnedStats(**{f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__},
+                       counts=SparseCounts.from_binned(binned))
+
+
+def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:
+    """Bin, compute statistics and fit: the whole data path in one call.
+
+    Returns
+    -------
+    result : FitResult
+        ``elapsed_s`` includes binning and statistics.
+    data_info : dict
+        As returned by :func:`prepare_stats`.
+    """
+    start = time.perf_counter()
+    stats, info = prepare_stats(events, config)
+    result = fit_stats(stats, config)
+    return replace(result, elapsed_s=time.perf_counter() - start), info
