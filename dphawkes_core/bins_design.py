@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse
 
 from .binning import BinnedCounts
 from .errors import ConfigError
@@ -129,6 +128,8 @@ def bin_design(counts: SparseCounts, lags: int) -> BinDesign:
     ConfigError
         When no sequence has more than p bins, or the sparse design would be too large.
     """
+    import scipy.sparse  # here: only pgd-clip builds the design (keeps scipy.sparse off the CLS path)
+
     d, p = counts.dim, int(lags)
     entries = counts.n_nonzero * p
     if entries > MAX_DESIGN_ENTRIES:

@@ -8,18 +8,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .binning import lags_from_support
 from .errors import DPHawkesError
 from .estimators import FW_STEP_RULES, METHODS, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
-from .events import Events, load_csv, load_labels, save_csv
 from .kernels import SCENARIOS, get_scenario
-from .export import fit_payload, to_json
 from .metrics import constraint_scale
 from .privacy import CALIBRATIONS
-from .simulate import simulate
+
+if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
+    from .events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
 
 
 class UsageError(DPHawkesError):
@@ -58,6 +59,8 @@ def _nonnegative_float(text: str) -> float:
 
 
 def _write_json(payload: dict, target: str | None) -> None:
+    from .export import to_json
+
     text = to_json(payload)
     if target in (None, "-"):
         print(text)
@@ -67,6 +70,8 @@ def _write_json(payload: dict, target: str | None) -> None:
 
 def load_events_file(path: str, end_time: float | None = None) -> Events:
     """Load an event CSV, with dimension names from a ``labels.csv`` beside it when present."""
+    from .events import load_csv, load_labels
+
     names = load_labels(Path(path).with_name("labels.csv"))
     return load_csv(path, end_time=end_time, names=names)
 
@@ -74,6 +79,8 @@ def load_events_file(path: str, end_time: float | None = None) -> Events:
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None) -> dict:
     """The app's export payload (:func:`~dphawkes_core.export.fit_payload`) with the headline numbers
     also at the top level for scripts: data diagnostics, error metrics and the privacy report."""
+    from .export import fit_payload
+
     payload = fit_payload(result, config, data_info, names, truth=truth)
     payload.update(bin_size=result.bin_size, lags=result.lags, dim=result.dim, **data_info)
     payload.update(payload.get("metrics", {}))
@@ -84,6 +91,9 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
 
 
 def _cmd_simulate(args) -> int:
+    from .events import save_csv
+    from .simulate import simulate
+
     scenario = get_scenario(args.scenario)
     events = simulate(scenario, n_events=args.events, end_time=args.horizon, seed=args.seed)
     save_csv(events, args.out)
@@ -207,6 +217,7 @@ def _add_audit_parser(sub) -> None:
 
 def _cmd_audit(args) -> int:
     from .audit import AuditConfig, default_count_cap, run_audit
+    from .simulate import simulate
 
     scenario = get_scenario(args.scenario)
     events = simulate(scenario, n_events=args.events, seed=args.data_seed)

@@ -14,7 +14,6 @@ import json
 import math
 
 import numpy as np
-import pandas as pd
 
 from .estimators import FitConfig, FitResult
 from .metrics import compare
@@ -111,6 +110,8 @@ def result_table(result: FitResult, names, truth: np.ndarray | None = None) -> p
     ``source`` empty for baselines), ``lag`` (time, empty for baselines), ``estimate`` and, when
     the truth is given, ``truth``.
     """
+    import pandas as pd  # here: the JSON export of a CLI fit does not need pandas
+
     d, p = result.dim, result.lags
     names = list(names)
     kern = result.kernels

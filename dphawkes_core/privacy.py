@@ -28,7 +28,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 
 from .errors import ConfigError
 from .stats import SufficientStats
@@ -110,12 +109,16 @@ def data_R(stats: SufficientStats) -> float:
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int) -> float:
     """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly."""
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
+
     _check_eps_delta(epsilon, delta)
     return sensitivity * math.sqrt(releases) * get_sigma_gaussian(epsilon, delta)
 
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int) -> float:
     """Smallest ε such that ``releases`` Gaussian releases with noise σ and sensitivity S are (ε, δ)-DP."""
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian  # here: 1.3 s import, private fits only
+
     if sigma <= 0:
         return math.inf
     return float(get_epsilon_gaussian(sigma / (sensitivity * math.sqrt(releases)), delta))

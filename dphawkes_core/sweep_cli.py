@@ -16,10 +16,8 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .estimators import METHODS
-from .events import load_csv, load_labels
 from .kernels import SCENARIOS, get_scenario
 from .privacy import CALIBRATIONS
-from .sweep import DataSource, SweepSpec, dask_executor, default_executor, run_sweep, save_table
 
 
 def add_sweep_parser(sub) -> None:
@@ -60,6 +58,9 @@ def add_sweep_parser(sub) -> None:
 
 
 def _source(args) -> DataSource:
+    from .events import load_csv, load_labels  # here (pandas): `dphawkes --help` starts fast
+    from .sweep import DataSource
+
     scenario = get_scenario(args.scenario) if args.scenario else None
     if args.data:
         events = load_csv(args.data, names=load_labels(Path(args.data).with_name("labels.csv")))
@@ -73,6 +74,8 @@ def _source(args) -> DataSource:
 
 
 def _spec(args) -> SweepSpec:
+    from .sweep import SweepSpec  # here (pandas): `dphawkes --help` starts fast
+
     if not str(args.out).lower().endswith((".csv", ".parquet")):
         raise ConfigError("--out must end in .csv or .parquet")
     return SweepSpec(
@@ -87,6 +90,8 @@ def _spec(args) -> SweepSpec:
 
 def cmd_sweep(args) -> int:
     """Run the sweep and write the table; exit 130 (with the finished cells written) on Ctrl-C."""
+    from .sweep import dask_executor, default_executor, run_sweep, save_table
+
     spec = _spec(args)
     executor = dask_executor(args.dask) if args.dask else default_executor(args.workers)
     print(f"sweep: {spec.n_cells} cells", file=sys.stderr)

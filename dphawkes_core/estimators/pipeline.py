@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..bins_design import SparseCounts
 from ..binning import bin_events
 from ..errors import ConfigError
-from ..events import Events
 from ..privacy import (PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius, data_R,
                        pgd_clip_sensitivity, ssp_sensitivity)
 from ..stats import SufficientStats, check_design_size, sufficient_stats
@@ -23,6 +23,9 @@ from .config import FORMAL_ONLY_METHODS, FitConfig, FitResult
 from .gradient import run_dp_cg, run_dp_pgd, theorem_step_scale
 from .least_squares import fit_cls, paper_loss
 from .ssp import run_ssp
+
+if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
+    from ..events import Events
 
 
 def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
