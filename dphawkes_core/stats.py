@@ -13,7 +13,7 @@ How: every block of ``ZZᵀ`` is a lagged cross-product ``Σ_m X[m] X[m-τ]ᵀ``
 from the full range only by at most ``p`` terms at each end. We compute the full-range products
 ``C[τ]`` for ``τ = 0..p`` once — from the sparse non-zero bins when counts are sparse, by FFT
 otherwise (both exact: counts are integers and FFT results are rounded) — and subtract the edge
-terms with cumulative sums, ``O(p² d²)`` work. Short sequences use the dense definition directly.
+terms with cumulative sums, ``O(p² d²)`` work per sequence (:class:`MomentPieces`, :func:`assemble_stats`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .binning import BinnedCounts
 from .errors import ConfigError
 
 MAX_DESIGN_ROWS = 6001  # dp+1: A alone is then 288 MB of float64
-_DENSE_CELLS = 2_000_000  # use the dense definition when (n-p)(dp+1) is at most this
+_DIRECT_LAGGED_CELLS = 100_000  # n(p+1) up to which lagged products are plain per-lag matrix products
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,88 @@ def check_design_size(dim: int, lags: int) -> None:
         )
 
 
+@dataclass(frozen=True)
+class MomentPieces:
+    """Everything ``A``, ``b`` and ``yy`` are made of.
+
+    ``Z Zᵀ`` and ``Y Zᵀ`` are linear in the full-range lagged products ``C[τ] = Σ_m X[m] X[m-τ]ᵀ``
+    (``τ = 0..p``), the total counts ``Σ_m X[m]`` and, per sequence, products of its first ``p`` and
+    last ``p`` rows (the edges where the design's window differs from the full range). Releasing
+    these instead of ``A`` is what the tighter DP-SSP does; :func:`assemble_stats` rebuilds the
+    statistics from them exactly.
+
+    Attributes
+    ----------
+    lagged : numpy.ndarray
+        ``(p+1, d, d)`` ``Σ_s C_s[τ]``.
+    totals : numpy.ndarray
+        ``(d,)`` ``Σ_s Σ_m X_s[m]``.
+    heads : numpy.ndarray
+        ``(S, p, d)`` rows ``X_s[0..p-1]`` of each of the S sequences with more than p bins.
+    tails : numpy.ndarray
+        ``(S, p, d)`` rows ``X_s[n_s-p..n_s-1]``.
+    n_bins : numpy.ndarray
+        ``(S,)`` ``n_s`` (public: the window and Δ fix it).
+    skipped_sequences : int
+        Sequences with ``n_s <= p`` bins (no rows).
+    count_cap : int or None
+        The cap C the counts were clipped at.
+    """
+
+    lagged: np.ndarray
+    totals: np.ndarray
+    heads: np.ndarray
+    tails: np.ndarray
+    n_bins: np.ndarray
+    skipped_sequences: int = 0
+    count_cap: int | None = None
+
+    @property
+    def lags(self) -> int:
+        """p."""
+        return int(self.lagged.shape[0] - 1)
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return int(self.totals.shape[0])
+
+    @property
+    def n_rows(self) -> int:
+        """``N = Σ_s (n_s - p)``."""
+        return int(np.sum(self.n_bins) - self.lags * self.n_bins.size)
+
+
+def moment_pieces(binned: BinnedCounts, lags: int) -> MomentPieces:
+    """Lagged products, totals and edge rows of every sequence of ``binned`` (see :class:`MomentPieces`).
+
+    Raises
+    ------
+    ConfigError
+        When no sequence has more than p bins, or the design would be too large.
+    """
+    d = binned.dim
+    check_design_size(d, lags)
+    lagged = np.zeros((lags + 1, d, d))
+    totals = np.zeros(d)
+    heads, tails, n_bins = [], [], []
+    for x in binned.counts:
+        n = x.shape[0]
+        if n <= lags:
+            continue
+        lagged += lagged_products(x, lags)
+        totals += x.sum(axis=0)
+        heads.append(x[:lags])
+        tails.append(x[n - lags:])
+        n_bins.append(n)
+    if not n_bins:
+        raise ConfigError(
+            f"no sequence is longer than p = {lags} bins: use a smaller support or bin size"
+        )
+    return MomentPieces(lagged, totals, np.array(heads, dtype=float), np.array(tails, dtype=float),
+                        np.array(n_bins, dtype=np.int64), len(binned.counts) - len(n_bins), binned.count_cap)
+
+
 def sufficient_stats(binned: BinnedCounts, lags: int) -> SufficientStats:
     """Compute ``A``, ``b`` (and ``yy``) summed over sequences.
 
@@ -99,30 +181,52 @@ def sufficient_stats(binned: BinnedCounts, lags: int) -> SufficientStats:
     ConfigError
         When no sequence has more than p bins, or the design would be too large.
     """
-    d = binned.dim
-    check_design_size(d, lags)
-    q = d * lags + 1
+    return assemble_stats(moment_pieces(binned, lags))
+
+
+def assemble_stats(pieces: MomentPieces) -> SufficientStats:
+    """``A = ZZᵀ/N``, ``b = YZᵀ/N``, ``yy`` from :class:`MomentPieces` (exact for exact pieces).
+
+    Block ``(k, k+τ)`` of ``ZZᵀ`` sums ``X[m] X[m-τ]ᵀ`` over ``m = p-1-k .. n-2-k`` of every sequence:
+    ``Σ C[τ]`` minus the head rows ``m = τ .. p-2-k`` and the tail rows ``m = n-1-k .. n-1``. The
+    intercept column is the totals minus edge sums; ``YZᵀ`` blocks are ``C[l+1]`` minus head terms.
+    ``O(S p² d²)`` work for S sequences. Noisy pieces give the correspondingly noisy statistics (DP-SSP).
+    """
+    p, d = pieces.lags, pieces.dim
+    heads, tails = pieces.heads, pieces.tails
+    q = d * p + 1
     zz = np.zeros((q, q))
     yz = np.zeros((d, q))
-    yy, rows, skipped = 0.0, 0, 0
-    for x in binned.counts:
-        n = x.shape[0]
-        if n <= lags:
-            skipped += 1
-            continue
-        if n < 2 * lags + 1 or (n - lags) * q <= _DENSE_CELLS:
-            part = _dense_products(x, lags)
-        else:
-            part = _structured_products(x, lags)
-        zz += part[0]
-        yz += part[1]
-        yy += part[2]
-        rows += n - lags
-    if rows == 0:
-        raise ConfigError(
-            f"no sequence is longer than p = {lags} bins: use a smaller support or bin size"
-        )
-    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, lags, skipped, binned.count_cap)
+    blocks = zz[: d * p, : d * p].reshape(p, d, p, d)
+    zero = np.zeros((1, d, d))
+    for tau in range(p):
+        ks = np.arange(p - tau)
+        # head: Σ_{m=τ}^{p-2-k}, as prefix sums over m = τ..p-2
+        head_terms = np.einsum("smi,smj->mij", heads[:, tau:p - 1], heads[:, : p - 1 - tau])
+        head_part = np.concatenate([zero, np.cumsum(head_terms, axis=0)])[p - 1 - ks - tau]
+        # tail: Σ_{m=n-1-k}^{n-1}, as suffix sums over m = n-p+τ..n-1 (tail rows τ..p-1)
+        tail_terms = np.einsum("smi,smj->mij", tails[:, tau:], tails[:, : p - tau])
+        tail_part = np.concatenate([np.cumsum(tail_terms[::-1], axis=0)[::-1], zero])[p - 1 - ks - tau]
+        block = pieces.lagged[tau][None] - head_part - tail_part
+        blocks[ks, :, ks + tau, :] = block
+        if tau:
+            blocks[ks + tau, :, ks, :] = block.transpose(0, 2, 1)
+    head_sum, tail_sum = heads.sum(axis=0), tails.sum(axis=0)
+    head_prefix = np.concatenate([np.zeros((1, d)), np.cumsum(head_sum, axis=0)])  # Σ_{m<r}, r = 0..p
+    tail_suffix = np.cumsum(tail_sum[::-1], axis=0)  # [r-1]: Σ of the last r rows
+    ks = np.arange(p)
+    intercept = pieces.totals - head_prefix[p - 1 - ks] - tail_suffix[ks]  # lag k: m = p-1-k .. n-2-k
+    zz[: d * p, -1] = intercept.ravel()
+    zz[-1, : d * p] = intercept.ravel()
+    rows = pieces.n_rows
+    zz[-1, -1] = rows
+    for lag in range(p):
+        tau = lag + 1
+        head = np.einsum("smi,smj->ij", heads[:, tau:p], heads[:, : p - tau]) if tau < p else 0.0
+        yz[:, lag * d:(lag + 1) * d] = pieces.lagged[tau] - head
+    yz[:, -1] = pieces.totals - head_prefix[p]
+    yy = float(np.trace(pieces.lagged[0]) - np.sum(heads ** 2))
+    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, p, pieces.skipped_sequences, pieces.count_cap)
 
 
 def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
@@ -136,11 +240,6 @@ def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
     return zt, x[lags:]
 
 
-def _dense_products(x: np.ndarray, lags: int):
-    zt, yt = design_matrix(x, lags)
-    return zt.T @ zt, yt.T @ zt, float(np.sum(yt * yt))
-
-
 def lagged_products(x: np.ndarray, max_lag: int) -> np.ndarray:
     """Full-range lagged products ``C[τ] = Σ_{m=τ}^{n-1} X[m] X[m-τ]ᵀ`` for ``τ = 0..max_lag``.
 
@@ -152,12 +251,24 @@ def lagged_products(x: np.ndarray, max_lag: int) -> np.ndarray:
         Shape ``(max_lag+1, d, d)``; ``C[τ][i, j] = Σ_m X[m, i] X[m-τ, j]``.
     """
     n, d = x.shape
+    if n * (max_lag + 1) <= _DIRECT_LAGGED_CELLS:
+        return _lagged_products_direct(x, max_lag)
     nonzero_bins = int(np.count_nonzero(x))
     expected_pairs = nonzero_bins * (1.0 + nonzero_bins * (max_lag + 1) / max(n, 1)) * d
     fft_cost = 4.0 * d * d * n * np.log2(max(n, 2)) + d * n * np.log2(max(n, 2))
     if expected_pairs * 8 < fft_cost:
         return _lagged_products_sparse(x, max_lag)
     return _lagged_products_fft(x, max_lag)
+
+
+def _lagged_products_direct(x: np.ndarray, max_lag: int) -> np.ndarray:
+    """One small product ``X[τ:]ᵀ X[:n-τ]`` per lag: fastest for short series (many-sequence data)."""
+    n, d = x.shape
+    xf = x.astype(float)
+    out = np.zeros((max_lag + 1, d, d))
+    for tau in range(min(max_lag, n - 1) + 1):
+        out[tau] = xf[tau:].T @ xf[: n - tau]
+    return out
 
 
 def _lagged_products_sparse(x: np.ndarray, max_lag: int) -> np.ndarray:
@@ -197,49 +308,3 @@ def _lagged_products_fft(x: np.ndarray, max_lag: int) -> np.ndarray:
         corr = np.fft.irfft(spectra[:, i:i + 1] * np.conj(spectra), n=length, axis=0)
         out[:, i, :] = np.rint(corr[: max_lag + 1])
     return out
-
-
-def _structured_products(x: np.ndarray, lags: int):
-    n, d = x.shape
-    p = lags
-    head_x = x[: 2 * p].astype(float)  # rows 0..2p-1
-    tail_x = x[n - 2 * p:].astype(float)  # rows n-2p..n-1
-    c = lagged_products(x, p)  # τ = 0..p
-    q = d * p + 1
-    zz = np.zeros((q, q))
-    blocks = zz[: d * p, : d * p].reshape(p, d, p, d)
-    for tau in range(p):
-        ks = np.arange(p - tau)
-        # head: Σ_{m=τ}^{p-2-k} X[m] X[m-τ]ᵀ, via cumulative sums over m = τ..p-2
-        head_terms = np.einsum("mi,mj->mij", head_x[tau:p - 1], head_x[: p - 1 - tau])
-        head_cum = np.cumsum(head_terms, axis=0)
-        head_idx = p - 2 - ks - tau  # index into head_cum; < 0 means empty
-        head = np.zeros((ks.size, d, d))
-        valid = head_idx >= 0
-        head[valid] = head_cum[head_idx[valid]]
-        # tail: Σ_{m=n-1-k}^{n-1} X[m] X[m-τ]ᵀ, via suffix sums over m = n-p..n-1
-        tail_terms = np.einsum("mi,mj->mij", tail_x[p:], tail_x[p - tau:2 * p - tau])
-        tail_suffix = np.cumsum(tail_terms[::-1], axis=0)[::-1]
-        tail = tail_suffix[p - 1 - ks]
-        block = c[tau][None] - head - tail  # Block(k, k+τ) for k = 0..p-1-τ
-        blocks[ks, :, ks + tau, :] = block
-        if tau:
-            blocks[ks + tau, :, ks, :] = block.transpose(0, 2, 1)
-    # intercept column: Σ_{m=p-1-k}^{n-2-k} X[m] = total − Σ_{m<p-1-k} − Σ_{m>n-2-k}
-    total = x.sum(axis=0).astype(float)
-    head_prefix = np.concatenate([np.zeros((1, d)), np.cumsum(head_x[:p], axis=0)])  # Σ_{m<r}, r=0..p
-    tail_suffix = np.cumsum(tail_x[::-1], axis=0)  # tail_suffix[r-1] = Σ of the last r rows
-    ks = np.arange(p)
-    sums = total - head_prefix[p - 1 - ks] - tail_suffix[ks]  # last k+1 rows are m > n-2-k
-    zz[: d * p, -1] = sums.ravel()
-    zz[-1, : d * p] = sums.ravel()
-    zz[-1, -1] = n - p
-    # YZᵀ: block l is Σ_{m=p}^{n-1} X[m] X[m-l-1]ᵀ = C[l+1] - Σ_{m=l+1}^{p-1} X[m] X[m-l-1]ᵀ
-    yz = np.zeros((d, q))
-    for lag in range(p):
-        tau = lag + 1
-        head = np.einsum("mi,mj->ij", head_x[tau:p], head_x[: p - tau]) if tau < p else 0.0
-        yz[:, lag * d:(lag + 1) * d] = c[tau] - head
-    yz[:, -1] = total - head_prefix[p]
-    yy = float(np.trace(c[0]) - np.sum(head_x[:p] ** 2))
-    return zz, yz, yy

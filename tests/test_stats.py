@@ -37,18 +37,21 @@ def count_series(kind, n, d, rng):
 
 
 @pytest.mark.parametrize("kind", ["sparse", "dense", "bursty"])
-@pytest.mark.parametrize("n, d, p", [(60, 1, 5), (200, 3, 17), (400, 2, 40), (41, 2, 20)])
-def test_structured_products_equal_dense_definition(kind, n, d, p):
+@pytest.mark.parametrize("n, d, p", [(60, 1, 5), (200, 3, 17), (400, 2, 40), (41, 2, 20), (21, 2, 20),
+                                     (30, 1, 20), (19, 3, 12), (25, 2, 20)])
+def test_assembled_pieces_equal_dense_definition(kind, n, d, p):
+    """Every sequence length from p+1 up (edges overlapping or not) against the paper's dense Z."""
     x = count_series(kind, n, d, np.random.default_rng(n * p + d))
     Z, Y = paper_dense(x, p)
-    zz, yz, yy = st._structured_products(x, p) if n >= 2 * p + 1 else st._dense_products(x, p)
-    scale = max(1.0, np.abs(Z @ Z.T).max())
-    np.testing.assert_allclose(zz, Z @ Z.T, rtol=0, atol=1e-9 * scale)
-    np.testing.assert_allclose(yz, Y @ Z.T, rtol=0, atol=1e-9 * scale)
-    assert yy == pytest.approx(np.sum(Y * Y), rel=1e-12)
+    s = st.assemble_stats(st.moment_pieces(binned(x), p))
+    N = n - p
+    scale = max(1.0, np.abs(Z @ Z.T).max()) / N
+    np.testing.assert_allclose(s.A, Z @ Z.T / N, rtol=0, atol=1e-9 * scale)
+    np.testing.assert_allclose(s.b, Y @ Z.T / N, rtol=0, atol=1e-9 * scale)
+    assert s.yy == pytest.approx(np.sum(Y * Y) / N, rel=1e-12)
 
 
-@pytest.mark.parametrize("path", [st._lagged_products_sparse, st._lagged_products_fft])
+@pytest.mark.parametrize("path", [st._lagged_products_sparse, st._lagged_products_fft, st._lagged_products_direct])
 def test_both_lagged_product_paths_are_exact(path):
     rng = np.random.default_rng(5)
     for kind in ("sparse", "dense", "bursty"):
@@ -57,11 +60,10 @@ def test_both_lagged_product_paths_are_exact(path):
         np.testing.assert_array_equal(path(x, 25), expected)
 
 
-def test_public_function_on_a_long_series_takes_the_structured_path():
+def test_public_function_on_a_long_series_equals_the_dense_definition():
     rng = np.random.default_rng(11)
     x = rng.binomial(2, 0.05, (50_000, 2))
     p = 30
-    assert (x.shape[0] - p) * (2 * p + 1) > st._DENSE_CELLS  # really the structured path
     s = st.sufficient_stats(binned(x), p)
     Z, Y = paper_dense(x, p)
     N = x.shape[0] - p
