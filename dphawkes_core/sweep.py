@@ -24,10 +24,12 @@ import concurrent.futures as cf
 import contextlib
 import functools
 import hashlib
+import importlib.machinery
 import json
 import math
 import multiprocessing
 import os
+import sys
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -454,6 +456,25 @@ def dask_executor(address: str, n_workers: int = 2, processes: bool = True):
         yield client.get_executor(pure=False)
 
 
+@contextlib.contextmanager
+def _main_script_kept_from_workers():
+    """Keep new worker processes from re-running the parent's ``__main__`` file.
+
+    ``multiprocessing`` runs the parent's main script (as ``__mp_main__``) in every spawned or
+    forkserver worker. Under Streamlit ``__main__`` is the page being drawn, so each worker would run
+    the whole page in bare mode (hundreds of "missing ScriptRunContext" warnings) before its first
+    task. The workers only need :mod:`dphawkes_core`: naming the main module ``__main__`` meanwhile
+    makes ``multiprocessing`` skip it.
+    """
+    main = sys.modules["__main__"]
+    saved = main.__dict__.get("__spec__")
+    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
+    try:
+        yield
+    finally:
+        main.__spec__ = saved
+
+
 def iter_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Iterable[str] = ()) -> Iterator[list[dict]]:
     """Run the sweep, yielding the rows of each (seed, Δ) group as soon as it finishes.
 
@@ -463,7 +484,8 @@ def iter_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Itera
     todo = groups(spec, done)
     own = executor is None
     pool = default_executor() if own else executor
-    futures = [pool.submit(run_group, g) for g in todo]
+    with _main_script_kept_from_workers():  # a process pool starts its workers during submit
+        futures = [pool.submit(run_group, g) for g in todo]
     try:
         for fut in cf.as_completed(futures):
             yield fut.result()
