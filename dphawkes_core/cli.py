@@ -115,10 +115,20 @@ def _fit_config(args) -> FitConfig:
     )
 
 
+def _check_window(config: FitConfig, args) -> None:
+    """A formal fit needs a public observation window: without ``--end-time`` exit 2 and say why."""
+    if config.method != "cls" and config.calibration == "formal" and args.end_time is None:
+        raise UsageError("the formal calibration needs a public observation window: pass --end-time T "
+                         "(without it the window ends at the last event, read from the data)")
+
+
 def _cmd_fit(args) -> int:
-    events = load_events_file(args.events_csv, end_time=args.end_time)
     config = _fit_config(args)
+    _check_window(config, args)
+    events = load_events_file(args.events_csv, end_time=args.end_time)
     result, info = fit(events, config)
+    # until Events carry window_stated (numeric times start at 0), a stated --end-time states the window
+    info["window_stated"] = bool(getattr(events, "window_stated", args.end_time is not None))
     truth = None
     if args.scenario:
         scenario = get_scenario(args.scenario)
@@ -128,6 +138,9 @@ def _cmd_fit(args) -> int:
     payload = result_payload(result, config, info, events.names, truth)
     for warning in events.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if config.seed is not None and config.method != "cls":
+        print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
+              file=sys.stderr)
     _write_json(payload, args.json)
     return 0
 
@@ -167,9 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--step-size", type=_positive_float, help="pgd constant step size")
     fitp.add_argument("--fw-step", choices=FW_STEP_RULES, default="paper",
                       help="cg step: paper = 1/(K+2) as in Algorithm 2, classic = 2/(k+2)")
-    fitp.add_argument("--end-time", type=_positive_float, help="observation window end T (default: last event)")
+    fitp.add_argument("--end-time", type=_positive_float,
+                      help="observation window end T (default: last event, read from the data; "
+                           "required by the formal calibration)")
     fitp.add_argument("--scenario", choices=sorted(SCENARIOS), help="compare with this scenario's true kernels")
-    fitp.add_argument("--seed", type=int, default=0)
+    fitp.add_argument("--seed", type=int,
+                      help="noise seed: reproducible noise, NOT a private release (default: OS entropy)")
     fitp.add_argument("--json", default="-", help="output JSON file (default: stdout)")
     _add_beyond_fit_options(fitp)
     fitp.set_defaults(func=_cmd_fit)

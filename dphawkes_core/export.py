@@ -1,9 +1,11 @@
 """Export a fit with every parameter needed to reproduce it: JSON (everything) and CSV (a tidy table).
 
 The JSON holds the fit configuration (method, Δ, p, B or r, K, privacy target or σ², calibration,
-count cap, seed), where the data came from, the estimate (kernels on the lag grid and baselines),
-the privacy report and, when the truth is known, every error metric. Non-finite numbers become
-``null`` so the output is strict JSON.
+count cap, and the seed only when one was set), where the data came from, the estimate (kernels on the
+lag grid and baselines), the privacy report, whether the estimate is a formal release
+(``formal_guarantee`` and ``formal_reasons``, from :func:`~dphawkes_core.privacy.formal_status`) and,
+when the truth is known, every error metric. Non-finite numbers become ``null`` so the output is
+strict JSON. Noise drawn from OS entropy has no seed, so none is exported.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import math
 
 import numpy as np
 
-from .estimators import FitConfig, FitResult
+from .estimators import FitConfig, FitResult, release_status
 from .metrics import compare
 
 FORMAT_VERSION = 1
@@ -50,8 +52,16 @@ def _plain(value):
     return str(value)
 
 
+def config_fields(config: FitConfig) -> dict:
+    """The configuration's fields for export, without ``seed`` when there is none (OS-entropy noise)."""
+    fields = dataclasses.asdict(config)
+    if fields["seed"] is None:
+        del fields["seed"]
+    return fields
+
+
 def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, dataset_params: dict | None = None,
-                truth: np.ndarray | None = None) -> dict:
+                truth: np.ndarray | None = None, data_derived=()) -> dict:
     """Everything about one fit as plain JSON-ready data.
 
     Parameters
@@ -59,15 +69,18 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
     result : FitResult
         The estimate.
     config : FitConfig
-        The configuration that produced it (includes the seed).
+        The configuration that produced it (the seed only when one was set).
     data_info : dict
-        Binning diagnostics from :func:`~dphawkes_core.estimators.prepare_stats`.
+        Binning diagnostics from :func:`~dphawkes_core.estimators.prepare_stats` (with ``window_stated``).
     names : sequence of str
         Dimension names.
     dataset_params : dict, optional
         How the data were obtained (scenario and seed, file name or sample name).
     truth : numpy.ndarray, optional
         ``H_true`` on the same lag grid; adds the error metrics.
+    data_derived : iterable of str
+        Settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``): they void the
+        formal guarantee.
 
     Returns
     -------
@@ -76,8 +89,7 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
     payload = {
         "format_version": FORMAT_VERSION,
         "method": result.method,
-        "config": dataclasses.asdict(config),
-        "seed": config.seed,
+        "config": config_fields(config),
         "support": result.bin_size * result.lags,
         "dataset": dataset_params or {},
         "data_info": data_info,
@@ -90,9 +102,14 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
         "elapsed_s": result.elapsed_s,
         "solver_info": result.info,
     }
+    if config.seed is not None:
+        payload["seed"] = config.seed
+    status = release_status(config, data_info, data_derived)
+    payload.update(status.to_dict())
     if truth is not None:
         payload["metrics"] = compare(result.H, truth).to_dict()
     if result.privacy is not None:
+        payload["privacy"] = dict(result.privacy.to_dict(), **status.to_dict())
         payload["private_fields"] = list(PRIVATE_FIELDS)
         payload["release_note"] = RELEASE_NOTE
     return _plain(payload)
@@ -139,7 +156,7 @@ def result_table(result: FitResult, names, truth: np.ndarray | None = None) -> p
 def to_csv(result: FitResult, config: FitConfig, names, truth: np.ndarray | None = None) -> str:
     """CSV text of :func:`result_table`, preceded by ``# key=value`` lines with the configuration."""
     buffer = io.StringIO()
-    for key, value in dataclasses.asdict(config).items():
+    for key, value in config_fields(config).items():
         buffer.write(f"# {key}={value}\n")
     result_table(result, names, truth).to_csv(buffer, index=False, float_format="%.10g")
     return buffer.getvalue()

@@ -194,7 +194,8 @@ class PrivacyReport:
     sensitivity_by_calibration : dict
         The per-release sensitivity each calibration assumes.
     formal : bool
-        True only for the ``formal`` calibration.
+        True only for the ``formal`` calibration (whether the *release* is formal also depends on the
+        seed, the window and the other settings: :func:`formal_status`).
     iters : int
         Number of noisy releases K.
     note : str
@@ -222,6 +223,79 @@ class PrivacyReport:
             "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
             "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
         }
+
+
+DATA_SETTINGS = {"B": "the bound B", "r": "the radius r", "C": "the count cap C", "T": "the observation window",
+                 "ridge": "the ridge λ"}
+
+
+@dataclass(frozen=True)
+class FormalStatus:
+    """Whether a fit's estimate is a formal (ε, δ)-DP release, and if not, every reason why.
+
+    Attributes
+    ----------
+    formal : bool
+        True only when nothing below applies.
+    reasons : tuple of str
+        Plain-words reasons the guarantee does not hold (empty when ``formal``).
+    """
+
+    formal: bool
+    reasons: tuple[str, ...] = ()
+
+    def label(self) -> str:
+        """One line for display: the guarantee, or "not a formal guarantee: <reasons>"."""
+        if self.formal:
+            return "formal (ε, δ)-DP guarantee"
+        return "not a formal guarantee: " + "; ".join(self.reasons)
+
+    def to_dict(self) -> dict:
+        """``formal_guarantee`` and ``formal_reasons`` for JSON export and tables."""
+        return {"formal_guarantee": self.formal, "formal_reasons": list(self.reasons)}
+
+
+SEEDED_NOISE = "the noise was seeded: reproducible noise, not a private release"
+WINDOW_FROM_DATA = "the window was read from the data"
+
+
+def formal_status(calibration: str | None, *, seed: int | None, window_stated: bool,
+                  data_derived=()) -> FormalStatus:
+    """The one place that decides whether an estimate carries the formal guarantee.
+
+    Parameters
+    ----------
+    calibration : str or None
+        The noise calibration (``None`` for a non-private method).
+    seed : int or None
+        Noise seed; any seed makes the noise reproducible by whoever knows it, so the output is not a
+        private release (``None``: noise from OS entropy).
+    window_stated : bool
+        True when the user stated the observation window (so n is public); False when it was read from
+        the data (e.g. the last event time).
+    data_derived : iterable of str
+        Settings taken from the data rather than stated publicly: keys of :data:`DATA_SETTINGS`
+        (``B``, ``r``, ``C``, ``T``, ``ridge``; ``T`` means the same as ``window_stated=False``).
+
+    Returns
+    -------
+    FormalStatus
+    """
+    unknown = [name for name in data_derived if name not in DATA_SETTINGS]
+    if unknown:
+        raise ConfigError(f"unknown data-derived setting(s) {unknown}; use {', '.join(DATA_SETTINGS)}")
+    reasons = []
+    if calibration is None:
+        reasons.append("the method adds no noise (not private)")
+    elif calibration != "formal":
+        reasons.append(f"the {calibration} calibration computes R from the private data")
+    if seed is not None:
+        reasons.append(SEEDED_NOISE)
+    if not window_stated or "T" in data_derived:
+        reasons.append(WINDOW_FROM_DATA)
+    reasons.extend(f"{DATA_SETTINGS[name]} was taken from the data" for name in dict.fromkeys(data_derived)
+                   if name != "T")
+    return FormalStatus(formal=not reasons, reasons=tuple(reasons))
 
 
 def constraint_fro_radius(method: str, bin_size: float, bound: float | None, radius: float | None) -> float:
@@ -330,6 +404,24 @@ def ssp_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
     a_upper_sq = 2.0 * p * (zbar_sq + (c - 0.5) ** 2)
     b_sq = (dim * p * c * c + 1.0) + p * dim * c * c + 2.0 * p * c * c
     return math.sqrt(a_upper_sq + b_sq) / n_rows
+
+
+def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
+    """L2 sensitivity of the ``lagged`` DP-SSP release (:class:`~dphawkes_core.stats.MomentPieces` / N):
+    ``C[τ]`` for τ = 1..p, the upper triangle of ``C[0]``, the totals and every sequence's first and
+    last p rows, under one event added or removed, counts clipped at C.
+
+    One count ``X[m, j]`` changes by ±1: for τ >= 1, row j of ``C[τ]`` by ``X[m−τ]`` and column j by
+    ``X[m+τ]`` (``2(d+1)C²`` at most in squares, the ``[j, j]`` entry taking both); ``C[0]`` by
+    ``X[m]`` in row and column j, whose upper triangle holds ``(d−1)C²`` off the diagonal and
+    ``(2C−1)²`` on it; one total by 1; at most one head and one tail entry by 1. So
+    ``N·S = sqrt(2p(d+1)C² + (d−1)C² + (2C−1)² + 3)``, about √p below :func:`ssp_sensitivity`.
+    Derivation: ``docs/privacy.md``.
+    """
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
+    c, p, d = float(count_cap), int(lags), int(dim)
+    return math.sqrt(2 * p * (d + 1) * c * c + (d - 1) * c * c + (2 * c - 1) ** 2 + 3.0) / n_rows
 
 
 def pgd_clip_sensitivity(lags: int, n_rows: int, clip: float) -> float:

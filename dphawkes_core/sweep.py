@@ -15,7 +15,10 @@ finished rows of a cancelled run. Finished cells are identified by :func:`cell_k
 
 Seeds: repetition ``r`` uses seed ``spec.seed + r`` for the simulation (a fresh realisation per
 repetition); the noise seed of each cell is a hash of (seed, Δ, method, level), so every cell gets
-fresh, reproducible noise whatever the executor or the order of completion.
+fresh, reproducible noise whatever the executor or the order of completion. Seeded noise makes every
+cell an experiment, not a private release; the ``formal_guarantee`` column says whether the same
+settings, run unseeded, would be one (``formal_reasons`` says why not: calibration, a window read from
+the data, B or r taken from the non-private fit).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from .events import Events
 from .kernels import Scenario
 from .metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
-from .privacy import CALIBRATIONS
+from .privacy import CALIBRATIONS, formal_status
 from .simulate import simulate
 
 NON_PRIVATE_METHODS = ("cls",)
@@ -334,6 +337,9 @@ def _run_group(group: _Group) -> list[dict]:
     ref_fro, ref_nuc = constraint_scale(reference, dt)
     bound = spec.bound if spec.bound is not None else ref_fro
     radius = spec.radius if spec.radius is not None else ref_nuc
+    data_derived = () if truth is not None else tuple(
+        name for name, given in (("B", spec.bound), ("r", spec.radius)) if given is None)
+    window_stated = src.simulated or bool(getattr(src.events, "window_stated", False))
     base = {
         "source": src.label, "scenario": src.scenario.name if src.scenario is not None else "",
         "simulated": src.simulated, "n_events_requested": _num(src.n_events), "end_time_requested": _num(src.end_time), "data_events": events.n_events,
@@ -350,7 +356,7 @@ def _run_group(group: _Group) -> list[dict]:
         result = fit_stats(stats, config)
         row = dict(base, **cell, key=cell_key(spec, cell), noise_seed=config.seed, elapsed_s=result.elapsed_s)
         row.update(_constraint_columns(cell["method"], bound, radius, ref_fro, ref_nuc, spec, constraint_source))
-        row.update(_privacy_columns(result))
+        row.update(_privacy_columns(result, config, window_stated, data_derived))
         row.update(_utility_columns(result, truth, split))
         rows.append(row)
     return rows
@@ -395,14 +401,25 @@ def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -
     }
 
 
-def _privacy_columns(result: FitResult) -> dict:
+def _privacy_columns(result: FitResult, config: FitConfig, window_stated: bool, data_derived: tuple) -> dict:
+    """σ², ε under every calibration, and whether these settings give a formal release.
+
+    ``formal_guarantee``/``formal_reasons`` judge the cell's settings (calibration, window, B and r taken
+    from the data) as :func:`~dphawkes_core.privacy.formal_status` would judge an unseeded fit: the
+    cell's own noise is seeded, as in every experiment here, so no cell is itself a private release.
+    """
+    calibration = None if result.privacy is None else config.calibration
+    used = {"bound": "B", "radius": "r"}.get(CONSTRAINT_FIELD.get(config.method))
+    status = formal_status(calibration, seed=None, window_stated=window_stated,
+                           data_derived=tuple(name for name in data_derived if name == used))
+    labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons)}
     report = result.privacy
     if report is None:
-        return {"sigma2": 0.0, "epsilon": math.inf, "formal_guarantee": False,
+        return {"sigma2": 0.0, "epsilon": math.inf, **labels,
                 **{f"epsilon_{c.replace('-', '_')}": math.inf for c in CALIBRATIONS}}
     eps = {f"epsilon_{c.replace('-', '_')}": (math.nan if report.epsilon_by_calibration.get(c) is None
                                               else float(report.epsilon_by_calibration[c])) for c in CALIBRATIONS}
-    return {"sigma2": report.sigma2, "epsilon": report.epsilon, "formal_guarantee": report.formal, **eps}
+    return {"sigma2": report.sigma2, "epsilon": report.epsilon, **labels, **eps}
 
 
 def _utility_columns(result: FitResult, truth, split) -> dict:

@@ -56,11 +56,17 @@ def test_fit_round_trip_with_truth(simulated, tmp_path, capsys):
     assert payload["relative_error_paper"] == pytest.approx(payload["relative_error"] / (2 * 101))
 
 
+def _window_end(path) -> str:
+    """A public window end at or after the last event (what a user states with --end-time)."""
+    return str(float(np.ceil(load_csv(path).end_time)))
+
+
 def test_private_fit_reports_every_calibration(simulated, tmp_path, capsys):
     out = tmp_path / "pgd.json"
     code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--lags", "10", "--method", "pgd",
                         "--bound", "0.5", "--iters", "50", "--epsilon", "1", "--dp-delta", "1e-5",
-                        "--calibration", "formal", "--count-cap", "4", "--seed", "3", "--json", str(out)], capsys)
+                        "--calibration", "formal", "--count-cap", "4", "--end-time", _window_end(simulated),
+                        "--json", str(out)], capsys)
     assert code == 0, err
     p = json.loads(out.read_text())
     for key in ("sigma2", "epsilon", "dp_delta", "calibration", "sensitivity", "R", "count_cap", "iters",
@@ -116,7 +122,9 @@ BAD_CSV = {
         (["--bin-size", "0.1", "--support", "5", "--method", "pgd", "--epsilon", "1"], "bound B"),
         (["--bin-size", "0.1", "--support", "5", "--method", "pgd", "--bound", "1"], "needs --epsilon"),
         (["--bin-size", "0.1", "--support", "5", "--method", "pgd", "--bound", "1", "--epsilon", "1",
-          "--calibration", "formal"], "count cap"),
+          "--calibration", "formal", "--end-time", "2000"], "count cap"),
+        (["--bin-size", "0.1", "--support", "5", "--method", "ssp", "--count-cap", "3", "--epsilon", "1",
+          "--calibration", "formal"], "public observation window"),
         (["--bin-size", "0.1"], "one of the arguments --support --lags is required"),
     ],
 )

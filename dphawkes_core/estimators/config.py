@@ -15,6 +15,7 @@ FORMAL_ONLY_METHODS = ("ssp", "pgd-clip")
 STEP_RULES = ("theorem", "constant")
 FW_STEP_RULES = ("paper", "classic")
 SSP_STABILISERS = ("ridge", "psd")
+SSP_RELEASES = ("lagged", "full")
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,10 @@ class FitConfig:
         The constant step when ``step == "constant"``.
     fw_step : str
         DP-CG step: ``paper`` (μ = 1/(K+2), as Algorithm 2 is written) or ``classic`` (2/(k+2)).
-    seed : int
-        Seed of the noise generator.
+    seed : int, optional
+        Seed of the noise generator. ``None`` (the default) draws the noise from OS entropy: a private
+        release. A seed makes the noise reproducible by anyone who knows it — for teaching, tests and
+        experiments — so a seeded fit is *not* a private release (:func:`~dphawkes_core.privacy.formal_status`).
     clip : float, optional
         G, the Frobenius norm each per-bin gradient term is clipped to (``pgd-clip``).
     ridge : float, optional
@@ -60,6 +63,13 @@ class FitConfig:
         :func:`ssp_ridge`).
     stabiliser : str
         ``ssp`` post-processing: ``ridge`` (``Â + λI``) or ``psd`` (eigenvalues of ``Â`` floored at λ).
+    ssp_release : str
+        What ``ssp`` releases: ``lagged`` (the lagged cross-products, totals and edge rows; about √p less
+        noise) or ``full`` (the upper triangle of ``A`` and ``b``).
+    ssp_nonnegative : bool
+        ``ssp`` post-processing: kernels and baselines constrained to be ``>= 0`` (no privacy cost).
+    ssp_smoothing : float
+        Public weight s of a roughness penalty across lags, ``λ·s·||second differences of θ||²`` (0: none).
     """
 
     method: str = "cls"
@@ -76,10 +86,13 @@ class FitConfig:
     step: str = "theorem"
     step_size: float | None = None
     fw_step: str = "paper"
-    seed: int = 0
+    seed: int | None = None
     clip: float | None = None
     ridge: float | None = None
     stabiliser: str = "ridge"
+    ssp_release: str = "lagged"
+    ssp_nonnegative: bool = True
+    ssp_smoothing: float = 0.0
 
     def __post_init__(self):
         check_bin_size(self.bin_size)
@@ -103,6 +116,10 @@ class FitConfig:
             raise ConfigError(f"the ridge λ must be a number >= 0, got {self.ridge!r}")
         if self.stabiliser not in SSP_STABILISERS:
             raise ConfigError(f"unknown SSP stabiliser {self.stabiliser!r}; choose one of {', '.join(SSP_STABILISERS)}")
+        if self.ssp_release not in SSP_RELEASES:
+            raise ConfigError(f"unknown SSP release {self.ssp_release!r}; choose one of {', '.join(SSP_RELEASES)}")
+        if not (np.isfinite(self.ssp_smoothing) and self.ssp_smoothing >= 0):
+            raise ConfigError(f"the SSP smoothing weight must be a number >= 0, got {self.ssp_smoothing!r}")
 
 
 @dataclass(frozen=True)

@@ -27,39 +27,37 @@ def theorem_step_scale(stats: SufficientStats, config: FitConfig, report: Privac
     return beta / np.sqrt(lipschitz**2 + stats.dim * stats.n_params * report.sigma2)
 
 
-SINGLE_PRECISION_FROM = 1024  # dp+1 from which the A² product runs in float32
+SINGLE_PRECISION_FROM = 1024  # dp+1 from which a non-formal fit may run the A² product in float32
 
 
-class _HessianProduct:
-    """``Uᵀ ↦ A² Uᵀ``, the only O(q²) work per iteration.
+def hessian_precision(n_params: int, exact: bool) -> str:
+    """``float64``, or ``float32`` when not ``exact`` and ``dp+1 >= SINGLE_PRECISION_FROM``."""
+    return "float32" if not exact and n_params >= SINGLE_PRECISION_FROM else "float64"
 
-    For large designs (``dp+1 >= SINGLE_PRECISION_FROM``) ``A²`` is stored in float32: the product is
-    memory-bound, so this halves its cost, at a relative error of about 1e-7 — far below the
-    statistical error of the estimate, and the iterates themselves stay in float64.
+
+class GradientOperator:
+    """``Uᵀ ↦ (∇L(U)ᵀ, L(U))`` with ``∇L(U)ᵀ = A² Uᵀ − (bA)ᵀ``: the exact gradient DP-PGD and DP-CG
+    release (plus noise) at every step; iterates are kept transposed (``Uᵀ``, ``q × d``).
+
+    ``A² Uᵀ`` is the only O(q²) work per iteration. With ``exact=False`` and ``dp+1 >=
+    SINGLE_PRECISION_FROM`` it runs in float32 (memory-bound, so about half the cost). That is **not**
+    allowed on the formal path: the gradient's large terms cancel, and the float32 rounding error —
+    about 1e-7 of ``||A²|| ||U||``, independent of N — is not covered by the sensitivity, which shrinks
+    like 1/N (measured: change between adversarial neighbours 1.02× the claimed sensitivity at d = 1,
+    p = 1023, C = 3, N ≈ 3·10⁴). The pipeline asks for ``exact=True`` under the formal calibration.
     """
 
-    def __init__(self, A: np.ndarray):
-        A2 = A @ A
-        self.single = A.shape[0] >= SINGLE_PRECISION_FROM
+    def __init__(self, stats: SufficientStats, exact: bool = True):
+        A2 = stats.A @ stats.A
+        self.single = hessian_precision(A2.shape[0], exact) == "float32"
         self.A2 = A2.astype(np.float32) if self.single else A2
+        self.bAt = (stats.b @ stats.A).T.copy()
+        self.bb = float(np.sum(stats.b**2))
 
-    def __call__(self, Ut: np.ndarray) -> np.ndarray:
-        if self.single:
-            return (self.A2 @ Ut.astype(np.float32)).astype(np.float64)
-        return self.A2 @ Ut
-
-
-def _descent_operators(stats: SufficientStats):
-    """``A²·``, ``(bA)ᵀ`` and ``||b||²``: a gradient is then ``(A² Uᵀ − (bA)ᵀ)ᵀ``.
-
-    Iterates are kept transposed (``Uᵀ``, ``q × d``).
-    """
-    return _HessianProduct(stats.A), (stats.b @ stats.A).T.copy(), float(np.sum(stats.b**2))
-
-
-def _loss_from(Ut: np.ndarray, A2Ut: np.ndarray, bAt: np.ndarray, bb: float) -> float:
-    """``||UA − b||²/2`` from products already computed for the gradient."""
-    return 0.5 * float(np.sum(Ut * A2Ut) - 2 * np.sum(Ut * bAt) + bb)
+    def __call__(self, Ut: np.ndarray) -> tuple[np.ndarray, float]:
+        A2Ut = (self.A2 @ Ut.astype(np.float32)).astype(np.float64) if self.single else self.A2 @ Ut
+        loss = 0.5 * float(np.sum(Ut * A2Ut) - 2 * np.sum(Ut * self.bAt) + self.bb)  # ||UA − b||²/2
+        return A2Ut - self.bAt, loss
 
 
 def _noise(rng: np.random.Generator, sigma: float, shape: tuple) -> np.ndarray | float:
@@ -68,51 +66,52 @@ def _noise(rng: np.random.Generator, sigma: float, shape: tuple) -> np.ndarray |
 
 
 def _noisy_first_order(stats: SufficientStats, iters: int, sigma2: float, rng: np.random.Generator,
-                       update) -> tuple[np.ndarray, list]:
+                       update, exact: bool) -> tuple[np.ndarray, list]:
     """The loop both paper algorithms share, from ``U_0 = 0``: at step k release the noisy gradient
     ``∇L(U_k) + ζ_k`` (the only access to the data) and let ``update(k, Uᵀ, noisy gradientᵀ)`` return
     ``U_{k+1}ᵀ``. Returns ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``."""
-    A2, bAt, bb = _descent_operators(stats)
+    gradient = GradientOperator(stats, exact)
     Ut = np.zeros_like(stats.b.T)
     sigma = float(np.sqrt(sigma2))
     history = []
     for k in range(iters):
-        A2Ut = A2(Ut)
-        history.append(_loss_from(Ut, A2Ut, bAt, bb))
-        Ut = update(k, Ut, A2Ut - bAt + _noise(rng, sigma, stats.b.shape))
+        grad_t, loss = gradient(Ut)
+        history.append(loss)
+        Ut = update(k, Ut, grad_t + _noise(rng, sigma, stats.b.shape))
     U = Ut.T.copy()
     history.append(paper_loss(U, stats))
     return U, history
 
 
 def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: float,
-               steps: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list]:
+               steps: np.ndarray, rng: np.random.Generator, exact: bool = True) -> tuple[np.ndarray, list]:
     """Algorithm 1: ``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(∇L(U_k) + ζ_k))`` from ``U_0 = 0``.
 
-    Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``.
+    Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``. ``exact=False`` allows
+    the float32 Hessian product of :class:`GradientOperator` (never on the formal path).
     """
     def projected_step(k, Ut, noisy_t):
         Ut = Ut - steps[k] * noisy_t
         norm = np.linalg.norm(Ut)
         return Ut * (radius_fro / norm) if norm > radius_fro else Ut
 
-    return _noisy_first_order(stats, iters, sigma2, rng, projected_step)
+    return _noisy_first_order(stats, iters, sigma2, rng, projected_step, exact)
 
 
 def run_dp_cg(stats: SufficientStats, radius: float, iters: int, sigma2: float, step_rule: str,
-              rng: np.random.Generator) -> tuple[np.ndarray, list]:
+              rng: np.random.Generator, exact: bool = True) -> tuple[np.ndarray, list]:
     """Algorithm 2 (Frank–Wolfe on ``||U||_* <= r``) with noisy gradients, from ``U_0 = 0``.
 
     The linear minimisation oracle over the nuclear ball is ``−r u₁v₁ᵀ`` for the top singular pair of
     the noisy gradient. Step ``μ = 1/(K+2)`` as Algorithm 2 is written (``paper``) or ``2/(k+2)``
-    (``classic``).
+    (``classic``). ``exact`` as in :func:`run_dp_pgd`.
     """
     def frank_wolfe_step(k, Ut, noisy_t):
         vertex = -radius * _top_singular_outer(noisy_t.T)
         mu = 1.0 / (iters + 2) if step_rule == "paper" else 2.0 / (k + 2)
         return (1 - mu) * Ut + mu * vertex.T
 
-    return _noisy_first_order(stats, iters, sigma2, rng, frank_wolfe_step)
+    return _noisy_first_order(stats, iters, sigma2, rng, frank_wolfe_step, exact)
 
 
 def _top_singular_outer(G: np.ndarray) -> np.ndarray:

@@ -15,12 +15,13 @@ import numpy as np
 from ..bins_design import SparseCounts
 from ..binning import bin_events
 from ..errors import ConfigError
-from ..privacy import (PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius, data_R,
-                       pgd_clip_sensitivity, ssp_sensitivity)
-from ..stats import SufficientStats, check_design_size, sufficient_stats
+from ..privacy import (FormalStatus, PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius,
+                       data_R, formal_status, pgd_clip_sensitivity, ssp_lagged_sensitivity,
+                       ssp_sensitivity)
+from ..stats import SufficientStats, assemble_stats, check_design_size, moment_pieces
 from .clipped import BinnedStats, run_pgd_clip_config
 from .config import FORMAL_ONLY_METHODS, FitConfig, FitResult
-from .gradient import run_dp_cg, run_dp_pgd, theorem_step_scale
+from .gradient import hessian_precision, run_dp_cg, run_dp_pgd, theorem_step_scale
 from .least_squares import fit_cls, paper_loss
 from .ssp import run_ssp
 
@@ -34,7 +35,8 @@ def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
         if config.method == "ssp":
             if config.count_cap is None or stats.count_cap != config.count_cap:
                 raise ConfigError("DP-SSP needs a public count cap C and statistics clipped at it")
-            sens, releases = ssp_sensitivity(stats.dim, stats.lags, stats.n_rows, config.count_cap), 1
+            sensitivity = ssp_lagged_sensitivity if config.ssp_release == "lagged" else ssp_sensitivity
+            sens, releases = sensitivity(stats.dim, stats.lags, stats.n_rows, config.count_cap), 1
         else:
             sens, releases = pgd_clip_sensitivity(stats.lags, stats.n_rows, config.clip), config.iters
         return calibrate_single_sensitivity(
@@ -64,7 +66,8 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
     start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
     if config.method == "ssp":
-        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng)
+        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng, config.ssp_release,
+                          config.ssp_nonnegative, config.ssp_smoothing)
         history = [paper_loss(U, stats)]
     elif config.method == "pgd-clip":
         U, history, info = run_pgd_clip_config(stats, config, report, rng)
@@ -75,11 +78,14 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
             steps = np.full(config.iters, float(config.step_size))
         else:
             steps = theorem_step_scale(stats, config, report) / np.sqrt(k)
-        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng)
+        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng, exact=report.formal)
         info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta}
     else:
-        U, history = run_dp_cg(stats, config.radius, config.iters, report.sigma2, config.fw_step, rng)
+        U, history = run_dp_cg(stats, config.radius, config.iters, report.sigma2, config.fw_step, rng,
+                               exact=report.formal)
         info = {"step_rule": config.fw_step, "constraint_nuclear": config.radius}
+    if config.method in ("pgd", "cg"):  # float64 on the formal path: rounding is not in the sensitivity
+        info["hessian_precision"] = hessian_precision(stats.n_params, exact=report.formal)
     return FitResult(
         method=config.method,
         H=U / config.bin_size,
@@ -101,6 +107,15 @@ def fit_stats(stats: SufficientStats, config: FitConfig) -> FitResult:
     return fit_private(stats, config)
 
 
+def release_status(config: FitConfig, data_info: dict, data_derived=()) -> FormalStatus:
+    """Whether a fit of ``config`` on data described by ``data_info`` (from :func:`prepare_stats`) is a
+    formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.formal_status` from the calibration, the
+    seed, the window and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
+    calibration = None if config.method == "cls" else config.calibration
+    return formal_status(calibration, seed=config.seed, window_stated=bool(data_info.get("window_stated", False)),
+                         data_derived=data_derived)
+
+
 def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:
     """Bin the events (with the config's count cap) and compute the sufficient statistics.
 
@@ -110,7 +125,8 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         The statistics, carrying the non-zero bins for per-bin methods.
     data_info : dict
         ``n_bins``, ``n_events`` (in the data), ``binned_events``, ``dropped_events``,
-        ``clipped_events``, ``skipped_sequences``.
+        ``clipped_events``, ``skipped_sequences`` and ``window_stated`` (whether the user stated the
+        observation window, which the formal guarantee needs: :func:`release_status`).
     """
     check_design_size(events.dim, config.lags)
     binned = bin_events(events, config.bin_size, config.count_cap)
@@ -122,15 +138,18 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         "dropped_events": binned.dropped_events,
         "clipped_events": binned.clipped_events,
         "skipped_sequences": stats.skipped_sequences,
+        "window_stated": bool(getattr(events, "window_stated", False)),
     }
     return stats, info
 
 
 def binned_stats(binned, lags: int) -> BinnedStats:
-    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-zero bins of ``binned``."""
-    stats = sufficient_stats(binned, lags)
+    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-zero bins of ``binned`` and the moment
+    pieces the statistics were assembled from."""
+    pieces = moment_pieces(binned, lags)
+    stats = assemble_stats(pieces)
     return BinnedStats(**{f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__},
-                       counts=SparseCounts.from_binned(binned))
+                       counts=SparseCounts.from_binned(binned), pieces=pieces)
 
 
 def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:
