@@ -1,43 +1,56 @@
-"""Validated multivariate event sequences and their CSV format.
+"""Validated multivariate event sequences and how they are read (CSV and Parquet).
 
-The CSV format is ``time,dimension`` with an optional ``sequence`` column for several
-independent sequences (each observed on its own window ``[0, T_s]``). ``dimension`` is either an
-integer ``0..d-1`` or a label; labels are mapped to indices in sorted order.
+Columns: ``time,dimension`` with an optional ``sequence`` (several independent sequences) and optional
+per-sequence window columns ``start``/``end``. ``time`` holds numbers or ISO-8601 datetimes (one kind per
+file). ``dimension`` holds integers ``0..d-1`` when every value is an integer; otherwise every value is a
+label and labels are mapped to indices in sorted order.
+
+Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
+statistics never see epoch offsets. The window is *stated* when the user gives its end (and its start,
+unless the times are plain numbers starting at 0); otherwise it is read from the data (start 0 or the
+first event, end = last event) and ``window_stated`` is False. Events outside a stated window are dropped
+and counted in ``outside_window``.
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import BinaryIO, Callable, Sequence
 
 import numpy as np
 import pandas as pd
 
+from . import timeaxis
 from .errors import DataError
 
 MAX_DIMENSIONS = 50
 MAX_FILE_BYTES = 200 * 1024 * 1024
 REQUIRED_COLUMNS = ("time", "dimension")
-OPTIONAL_COLUMNS = ("sequence",)
+OPTIONAL_COLUMNS = ("sequence", "start", "end")
+EXPECTED = "expected columns time,dimension[,sequence][,start,end]"
 
 
 @dataclass(frozen=True)
 class EventSequence:
-    """One realisation of a d-variate point process on the window ``[0, end_time]``.
+    """One realisation of a d-variate point process on its window ``[0, end_time]`` (relative times).
 
     Attributes
     ----------
     times : tuple of numpy.ndarray
-        ``times[j]`` holds the sorted event times of dimension ``j``.
+        ``times[j]`` holds the sorted event times of dimension ``j``, relative to the window start.
     end_time : float
-        End ``T`` of the observation window.
+        Length ``T`` of the observation window.
+    start_time : float
+        The window start on the input's own time axis (after unit conversion), for display and export.
     """
 
     times: tuple[np.ndarray, ...]
     end_time: float
+    start_time: float = 0.0
 
     @property
     def n_events(self) -> int:
@@ -56,12 +69,24 @@ class Events:
     names : tuple of str
         One name per dimension.
     warnings : tuple of str
-        Non-fatal findings of validation (e.g. a dimension without events).
+        Non-fatal findings of validation (e.g. a dimension without events, dropped events).
+    window_stated : bool
+        True only when the user stated every observation window (a public window).
+    outside_window : int
+        Events dropped because they lie outside a stated window.
+    time_unit : str
+        Unit of the time axis (``"s"``, ``"min"``, ``"h"``, ``"d"``), ``""`` when unknown.
+    time_kind : str
+        ``"number"`` or ``"datetime"``: what the input's time column held.
     """
 
     sequences: tuple[EventSequence, ...]
     names: tuple[str, ...]
     warnings: tuple[str, ...] = field(default=())
+    window_stated: bool = False
+    outside_window: int = 0
+    time_unit: str = ""
+    time_kind: str = "number"
 
     @property
     def dim(self) -> int:
@@ -80,7 +105,7 @@ class Events:
 
     @property
     def end_time(self) -> float:
-        """Total observed time (sum of the sequences' windows)."""
+        """Total observed time (sum of the sequences' window lengths)."""
         return float(sum(s.end_time for s in self.sequences))
 
     def counts_per_dimension(self) -> np.ndarray:
@@ -88,6 +113,28 @@ class Events:
         return np.array(
             [sum(len(s.times[j]) for s in self.sequences) for j in range(self.dim)], dtype=np.int64
         )
+
+    def window_text(self) -> str:
+        """The observation window in words, e.g. ``[0, 3652 d] (stated)``."""
+        unit = f" {self.time_unit}" if self.time_unit else ""
+        how = "stated" if self.window_stated else "read from the data — not a formal guarantee"
+        if self.n_sequences > 1:
+            return f"{self.n_sequences:,} windows, {self.end_time:.6g}{unit} long in all ({how})"
+        seq = self.sequences[0]
+        start = timeaxis.format_instant(seq.start_time, self.time_kind, self.time_unit)
+        end = timeaxis.format_instant(seq.start_time + seq.end_time, self.time_kind, self.time_unit)
+        return f"[{start}, {end}], length {seq.end_time:.6g}{unit} ({how})"
+
+    def describe(self) -> str:
+        """What was read, in one line: dimensions, events, sequences, window and dropped events."""
+        parts = [f"{self.dim} dimension{'s' if self.dim != 1 else ''}: {', '.join(self.names)}",
+                 f"{self.n_events:,} event{'s' if self.n_events != 1 else ''}"]
+        if self.n_sequences > 1:
+            parts.append(f"{self.n_sequences:,} sequences")
+        parts.append(("" if self.n_sequences > 1 else "window ") + self.window_text())
+        if self.outside_window:
+            parts.append(f"{self.outside_window:,} outside the window dropped")
+        return "; ".join(parts)
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy table with columns ``sequence, time, dimension`` sorted by sequence and time."""
@@ -106,14 +153,15 @@ def from_arrays(
     end_time: float | None = None,
     names: Sequence[str] | None = None,
 ) -> Events:
-    """Build a one-sequence :class:`Events` from per-dimension time arrays.
+    """Build a one-sequence :class:`Events` from per-dimension relative time arrays (window ``[0, T]``).
 
     Parameters
     ----------
     times : sequence of array-like
-        ``times[j]`` are the event times of dimension ``j`` (any order).
+        ``times[j]`` are the event times of dimension ``j`` (any order, from 0).
     end_time : float, optional
-        Window end T; defaults to the last event time.
+        Window end T, which states the window (events after it are dropped and counted);
+        defaults to the last event time (window read from the data).
     names : sequence of str, optional
         Dimension names; defaults to ``"0" .. "d-1"``.
 
@@ -122,36 +170,50 @@ def from_arrays(
     Events
         The validated data set.
     """
-    arrays = [np.sort(np.asarray(t, dtype=float).ravel()) for t in times]
+    arrays = [np.asarray(t, dtype=float).ravel() for t in times]
     names = tuple(str(n) for n in names) if names is not None else tuple(str(j) for j in range(len(arrays)))
     if len(names) != len(arrays):
         raise DataError(f"{len(names)} names given for {len(arrays)} dimensions")
-    return _validated([arrays], [end_time], names)
+    _check_dim_count(len(names))
+    if not arrays:
+        raise DataError("no dimensions given")
+    values = np.concatenate(arrays)
+    dims = np.repeat(np.arange(len(arrays)), [a.size for a in arrays])
+    columns = {"time": values, "dimension": dims}
+    return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, relative_numbers=True)
 
 
 def load_csv(
     source: str | os.PathLike | bytes | BinaryIO,
-    end_time: float | None = None,
+    end_time: float | str | None = None,
     names: Sequence[str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    *,
+    start_time: float | str | None = None,
+    time_unit: str | None = None,
 ) -> Events:
-    """Read and validate an event CSV (``time,dimension[,sequence]``).
+    """Read and validate an event CSV (``time,dimension[,sequence][,start,end]``).
 
     Parameters
     ----------
     source : path, bytes or binary file
-        The CSV file or its content.
-    end_time : float, optional
-        Window end T applied to every sequence; defaults to each sequence's last event time.
+        The CSV file or its content (UTF-8 text).
+    end_time, start_time : float or str, optional
+        The observation window applied to every sequence, on the time column's axis (numbers, or
+        ISO-8601 datetimes when the column holds datetimes). Events outside are dropped and counted.
+        Without them the window comes from ``start``/``end`` columns or from the data.
     names : sequence of str, optional
         Dimension names for integer dimensions (e.g. from a ``labels.csv``).
     max_bytes : int
         Files larger than this are refused before parsing.
+    time_unit : {"s", "min", "h", "d"}, optional
+        Unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) and datetimes
+        as seconds since the window start, both divided by the unit.
 
     Returns
     -------
     Events
-        The validated data set.
+        The validated data set, times relative to each window start.
 
     Raises
     ------
@@ -159,41 +221,55 @@ def load_csv(
         With a one-line message naming the row and column at fault.
     """
     raw = _read_bytes(source, max_bytes)
-    if not raw.strip():
-        raise DataError("the file is empty: expected a header 'time,dimension[,sequence]' and rows")
-    try:
-        frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False)
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"not a readable CSV file: {first}") from None
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
-    _check_columns(frame.columns)
-    if frame.empty:
-        raise DataError("the file has a header but no event rows")
-    times = _parse_times(frame["time"])
-    dims, dim_names = _parse_dimensions(frame["dimension"], names)
-    if "sequence" in frame.columns:
-        seq_labels = frame["sequence"].str.strip()
-        bad = seq_labels == ""
-        if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise DataError(f"row {row + 2}, column 'sequence': empty value")
-        seq_codes, seq_uniques = pd.factorize(seq_labels, sort=False)
+    header = _csv_header(raw)
+    columns, reread_time = _csv_columns(raw, header)
+    return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
+                                time_unit=time_unit, time_text=reread_time)
+
+
+def load_parquet(
+    source: str | os.PathLike | bytes | BinaryIO,
+    end_time: float | str | None = None,
+    names: Sequence[str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    start_time: float | str | None = None,
+    time_unit: str | None = None,
+) -> Events:
+    """Read and validate an event Parquet file with the columns and keywords of :func:`load_csv`.
+
+    The file is read one row group at a time. ``time`` may be a number, a timestamp or ISO-8601 text
+    column; float times are used as stored (a window start is subtracted in float64).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if isinstance(source, (str, os.PathLike)):
+        _check_size(Path(source), max_bytes)
+        handle = source
     else:
-        seq_codes = np.zeros(len(frame), dtype=np.int64)
-        seq_uniques = [0]
-    per_sequence = []
-    for s in range(len(seq_uniques)):
-        mask = seq_codes == s
-        per_sequence.append([np.sort(times[mask & (dims == j)]) for j in range(len(dim_names))])
-    return _validated(per_sequence, [end_time] * len(per_sequence), dim_names)
+        handle = pa.BufferReader(_read_bytes(source, max_bytes))
+    try:
+        parquet = pq.ParquetFile(handle)
+        header = [str(c).strip().lower() for c in parquet.schema_arrow.names]
+        _check_columns(header)
+        groups = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
+    table = pa.concat_tables(groups) if groups else parquet.schema_arrow.empty_table()
+    if table.num_rows == 0:
+        raise DataError("the file has no event rows")
+    table = table.rename_columns(header)
+    columns = {name: _arrow_values(table.column(name)) for name in header}
+    return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
+                                time_unit=time_unit)
 
 
 def save_csv(events: Events, path: str | os.PathLike | io.TextIOBase) -> None:
     """Write events as ``time,dimension`` (plus ``sequence`` when there are several sequences).
 
-    Dimension labels are written as integers; names round-trip through ``labels.csv`` style
-    metadata only, so pass them again to :func:`load_csv`.
+    Times are written relative to the window start. Dimension labels are written as integers; names
+    round-trip through ``labels.csv`` style metadata only, so pass them again to :func:`load_csv`.
     """
     frame = events.to_frame()
     columns = ["sequence", "time", "dimension"] if events.n_sequences > 1 else ["time", "dimension"]
@@ -212,6 +288,9 @@ def load_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
     return tuple(str(x) for x in frame["label"])
 
 
+# --- reading ---------------------------------------------------------------------------------------
+
+
 def _read_bytes(source, max_bytes: int) -> bytes:
     if isinstance(source, (bytes, bytearray)):
         raw = bytes(source)
@@ -221,70 +300,361 @@ def _read_bytes(source, max_bytes: int) -> bytes:
             raw = raw.encode()
     else:
         path = Path(source)
-        if not path.is_file():
-            raise DataError(f"no such file: {path}")
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
+        _check_size(path, max_bytes)
         raw = path.read_bytes()
     if len(raw) > max_bytes:
         raise DataError(f"file is over the {max_bytes / 2**20:.0f} MiB limit")
     return raw
 
 
+def _check_size(path: Path, max_bytes: int) -> None:
+    if not path.is_file():
+        raise DataError(f"no such file: {path}")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
+
+
+def _csv_header(raw: bytes) -> list[str]:
+    """The normalised column names; refuses empty files and files that are not UTF-8 text."""
+    if not raw[:65536].strip():
+        raise DataError("the file is empty: expected a header 'time,dimension[,sequence]' and rows")
+    try:
+        text_head = raw[:65536].decode("utf-8") if len(raw) > 65536 else raw.decode("utf-8")
+        if len(raw) > 65536:
+            raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < 65536 - 4 or len(raw) <= 65536:
+            raise DataError(f"not a text CSV file: byte 0x{raw[exc.start]:02x} at position {exc.start} is not "
+                            "UTF-8 text") from None
+        text_head = raw[:exc.start].decode("utf-8")
+    if "\x00" in text_head:
+        raise DataError("not a text CSV file: it contains NUL bytes (a binary file?)")
+    first_line = text_head.lstrip("\ufeff").splitlines()[0] if text_head.strip() else ""
+    header = [c.strip().lower() for c in next(csv.reader([first_line]), [])]
+    _check_columns(header)
+    return header
+
+
+def _csv_columns(raw: bytes, header: list[str]) -> tuple[dict, Callable[[], pd.Series]]:
+    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    text_types = {c: pa.string() for c in ("start", "end") if c in header}
+
+    def read(include=None, types=None):
+        return pacsv.read_csv(
+            io.BytesIO(raw),
+            read_options=pacsv.ReadOptions(column_names=header, skip_rows=1),
+            convert_options=pacsv.ConvertOptions(column_types=types or text_types, include_columns=include,
+                                                 null_values=[], strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False),
+        )
+
+    def reread_time() -> pd.Series:
+        return _text(read(["time"], {"time": pa.string()}).column("time"))
+
+    try:
+        table = read()
+    except pa.ArrowInvalid:
+        return _csv_text_columns(raw, header), None
+    if table.num_rows == 0:
+        raise DataError("the file has a header but no event rows")
+    return {name: _arrow_values(table.column(name)) for name in header}, reread_time
+
+
+def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
+    """Slow diagnostic read (every cell as text) for files the typed reader refused."""
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
+                            encoding="utf-8-sig")
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"not a readable CSV file: {_first_line(exc)}") from None
+    if frame.empty:
+        raise DataError("the file has a header but no event rows")
+    frame.columns = header
+    return {name: frame[name].astype(str) for name in header}
+
+
+def _arrow_values(column):
+    """An Arrow column as text (``pandas.Series`` of str) or typed NumPy values (numbers, datetime64)."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return column.to_numpy()
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        return column.cast(pa.timestamp("ns", tz=getattr(kind, "tz", None))).to_numpy().astype("datetime64[ns]")
+    return _text(column.cast(pa.string()))
+
+
+def _text(column) -> pd.Series:
+    return pd.Series(column.to_numpy(zero_copy_only=False), dtype=object).astype(str)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _check_columns(columns: Sequence[str]) -> None:
     allowed = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     extra = [c for c in columns if c not in allowed]
-    expected = "expected columns time,dimension[,sequence]"
     if missing:
-        raise DataError(f"missing column {', '.join(repr(c) for c in missing)}; {expected}")
+        raise DataError(f"missing column {', '.join(repr(c) for c in missing)}; {EXPECTED}")
     if extra:
-        raise DataError(f"unexpected column {', '.join(repr(c) for c in extra)}; {expected}")
+        raise DataError(f"unexpected column {', '.join(repr(c) for c in extra)}; {EXPECTED}")
     if len(set(columns)) != len(columns):
-        raise DataError(f"duplicate column names; {expected}")
+        raise DataError(f"duplicate column names; {EXPECTED}")
 
 
-def _parse_times(column: pd.Series) -> np.ndarray:
-    values = pd.to_numeric(column.str.strip(), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise DataError(
-            f"row {row + 2}, column 'time': {column.iloc[row]!r} is not a finite number"
-        )
-    negative = values < 0
-    if negative.any():
-        row = int(np.flatnonzero(negative)[0])
-        raise DataError(f"row {row + 2}, column 'time': negative time {values[row]:g} (times start at 0)")
-    return values
+# --- validation and assembly -----------------------------------------------------------------------
 
 
-def _parse_dimensions(column: pd.Series, names: Sequence[str] | None) -> tuple[np.ndarray, tuple[str, ...]]:
+def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=None, start_time=None,
+                         time_unit=None, time_text: Callable[[], pd.Series] | None = None,
+                         relative_numbers: bool = False) -> Events:
+    """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
+
+    ``time_text`` returns the time column as text on demand (exact decimal arithmetic when a window
+    start is subtracted); ``relative_numbers`` turns off the timestamp detection for numbers.
+    """
+    n_rows = len(columns["time"])
+    if n_rows == 0:
+        raise DataError("the data contain no events")
+    seconds = timeaxis.unit_seconds(time_unit)
+    times = _time_values(columns["time"], "time", first_row)
+    dims, dim_names, notes = _parse_dimensions(columns["dimension"], names, first_row)
+    seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
+    starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
+    ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
+    epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
+                  and times.values.min() >= timeaxis.EPOCH_LIKE)
+    from_data_start = times.kind == "datetime" or epoch_like
+    first_time = float(times.values.min())
+    if times.kind == "number" and (from_data_start or any(s is not None for s in starts)):
+        if isinstance(columns["time"], pd.Series):
+            time_text = lambda: columns["time"]  # noqa: E731 - the text is already at hand
+        times = _exact_numbers(times, time_text, [b for b in (*starts, *ends) if b is not None])
+    start_ticks = _bound_ticks(starts, times, "start time")
+    end_ticks = _bound_ticks(ends, times, "end time")
+    _check_order(start_ticks, end_ticks, natural_zero=not from_data_start)
+    t = times.values
+    start_row = _start_per_row(start_ticks, t, seq_codes, n_seq, natural_zero=not from_data_start)
+    if not from_data_start and all(s is None for s in starts):
+        negative = t < 0
+        if negative.any():
+            row = int(np.flatnonzero(negative)[0])
+            raise DataError(f"row {row + first_row}, column 'time': negative time {t[row]:g} (times start at 0; "
+                            "give a start time for another origin)")
+    keep = _inside_window(t, start_row, end_ticks, seq_codes, check_start=any(s is not None for s in starts))
+    outside = 0 if keep is None else int(n_rows - np.count_nonzero(keep))
+    if keep is not None:
+        t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]
+    rel = timeaxis.relative(t, start_row, times.ticks_per_unit, seconds)
+    sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), start_row, seq_codes,
+                          end_ticks, times, seconds)
+    stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
+    warnings = list(notes)
+    if epoch_like:
+        warnings.append(f"the times look like timestamps (first {first_time:.10g}): each window starts at its "
+                        "first event, read from the data; give a start time to state it")
+    if outside:
+        warnings.append(f"{outside:,} event{'s' if outside != 1 else ''} outside the stated window "
+                        f"{'were' if outside != 1 else 'was'} dropped")
+    return _validated(sequences, dim_names, warnings, window_stated=stated, outside_window=outside,
+                      time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind)
+
+
+def _time_values(values, column: str, first_row: int) -> timeaxis.TimeValues:
+    if isinstance(values, pd.Series):
+        return timeaxis.parse_column(values, None, column, first_row)
+    return timeaxis.parse_column(None, np.asarray(values), column, first_row)
+
+
+def _exact_numbers(times: timeaxis.TimeValues, time_text, bounds) -> timeaxis.TimeValues:
+    """Numeric times as exact decimal ticks when a start is subtracted (floats if not representable)."""
+    text = time_text() if time_text is not None else None
+    if text is None:
+        return times
+    parsed = timeaxis.decimal_ticks(text, tuple(bounds))
+    if parsed is None:
+        return times
+    ticks, per_unit = parsed
+    return timeaxis.TimeValues("number", ticks, per_unit)
+
+
+def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first_row: int) -> list:
+    """One window bound per sequence: the argument, the file's per-sequence column, or None."""
+    if argument is not None and column is not None:
+        raise DataError(f"the file has a '{what}' column and a {what} time was given too: use one of them")
+    if argument is not None:
+        return [argument] * n_seq
+    if column is None:
+        return [None] * n_seq
+    parsed = _time_values(column, what, first_row)
+    cells = column if isinstance(column, pd.Series) else pd.Series(np.asarray(column))
+    if parsed.kind != kind:
+        raise DataError(f"column '{what}' holds {parsed.kind}s but column 'time' holds {kind}s")
+    first = np.full(n_seq, -1)
+    first[seq_codes[::-1]] = np.arange(len(seq_codes))[::-1]
+    differs = parsed.values != parsed.values[first[seq_codes]]
+    if differs.any():
+        row = int(np.flatnonzero(differs)[0])
+        raise DataError(f"row {row + first_row}, column '{what}': {cells.iloc[row]!r} differs from the "
+                        f"sequence's first row ({cells.iloc[first[seq_codes[row]]]!r}); a window is one "
+                        "value per sequence")
+    return [cells.iloc[i].strip() if isinstance(cells.iloc[i], str) else cells.iloc[i] for i in first]
+
+
+def _bound_ticks(bounds: list, times: timeaxis.TimeValues, what: str) -> list:
+    cache = {}
+    out = []
+    for b in bounds:
+        if b is None:
+            out.append(None)
+            continue
+        key = str(b)
+        if key not in cache:
+            cache[key] = timeaxis.scalar_ticks(b, times.kind, times.ticks_per_unit, what)
+        out.append(cache[key])
+    return out
+
+
+def _check_order(start_ticks: list, end_ticks: list, natural_zero: bool) -> None:
+    """Refuse a stated window whose end does not come after its start (0 for plain numbers)."""
+    for start, end in zip(start_ticks, end_ticks):
+        if start is None and natural_zero:
+            start = 0
+        if start is not None and end is not None and not end > start:
+            raise DataError("the window end must come after its start")
+
+
+def _inside_window(t, start_row, end_ticks: list, seq_codes, check_start: bool) -> np.ndarray | None:
+    """Rows inside their sequence's stated window (None: no bound stated, every row is inside)."""
+    known_end = np.array([e is not None for e in end_ticks])
+    if not (check_start or known_end.any()):
+        return None
+    keep = t >= start_row if check_start else np.ones(t.shape, dtype=bool)
+    if known_end.all() and len(end_ticks) == 1:
+        keep &= t <= end_ticks[0]
+    elif known_end.any():
+        end_row = np.array([e if e is not None else 0 for e in end_ticks], dtype=t.dtype)[seq_codes]
+        keep &= ~known_end[seq_codes] | (t <= end_row)
+    return keep
+
+
+def _start_per_row(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_seq: int,
+                   natural_zero: bool) -> np.ndarray:
+    """Each row's window start: stated, 0 (plain numbers) or the sequence's first event."""
+    if natural_zero:
+        natural = np.zeros(n_seq, dtype=t.dtype)
+    elif n_seq == 1:
+        natural = np.array([t.min()], dtype=t.dtype)
+    else:
+        natural = np.full(n_seq, np.iinfo(t.dtype).max if t.dtype.kind == "i" else np.inf, dtype=t.dtype)
+        np.minimum.at(natural, seq_codes, t)
+    starts = np.array([s if s is not None else natural[i] for i, s in enumerate(start_ticks)], dtype=t.dtype)
+    return starts[seq_codes] if n_seq > 1 else np.broadcast_to(starts[0], t.shape)
+
+
+def _assemble(rel, dims, seqs, n_seq: int, d: int, start_row, all_seqs, end_ticks, times, seconds):
+    """Group relative times into sorted per-(sequence, dimension) arrays with each sequence's window."""
+    groups = _sorted_groups(rel, seqs * d + dims, n_seq * d)
+    starts = np.zeros(n_seq, dtype=start_row.dtype)
+    starts[all_seqs] = start_row
+    sequences = []
+    for s in range(n_seq):
+        arrays = tuple(groups[s * d:(s + 1) * d])
+        if end_ticks[s] is not None:
+            length = float(timeaxis.relative(np.array([end_ticks[s]]), starts[s], times.ticks_per_unit, seconds)[0])
+            if not length > 0:
+                raise DataError("the window end must come after its start")
+        else:
+            length = max((float(a[-1]) for a in arrays if a.size), default=0.0)
+        start = float(starts[s]) / (times.ticks_per_unit or 1) / seconds
+        sequences.append(EventSequence(times=arrays, end_time=length, start_time=start))
+    return sequences
+
+
+def _sorted_groups(values: np.ndarray, key: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """``values`` split by ``key`` (0..n_groups-1), each group sorted."""
+    if n_groups <= 8:
+        return [_sorted(values[key == g]) for g in range(n_groups)]
+    small = key.astype(np.uint16) if n_groups <= 2**16 else key
+    order = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
+    edges = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n_groups))])
+    grouped = values[order]
+    return [_sorted(grouped[edges[g]:edges[g + 1]]) for g in range(n_groups)]
+
+
+def _sorted(values: np.ndarray) -> np.ndarray:
+    """``values`` in increasing order (event files are usually sorted already: then no sort)."""
+    return values if np.all(values[1:] >= values[:-1]) else np.sort(values)
+
+
+def _sequence_codes(column, n_rows: int, first_row: int) -> tuple[np.ndarray, int]:
+    if column is None:
+        return np.zeros(n_rows, dtype=np.int64), 1
+    if isinstance(column, pd.Series):
+        labels = column.str.strip()
+        empty = (labels == "").to_numpy()
+        if empty.any():
+            raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'sequence': empty value")
+    else:
+        labels = column
+    codes, uniques = pd.factorize(labels, sort=False)
+    return codes.astype(np.int64), len(uniques)
+
+
+def _parse_dimensions(column, names, first_row: int) -> tuple[np.ndarray, tuple[str, ...], list[str]]:
+    """Integer dimensions ``0..d-1`` when every value is an integer; otherwise labels (sorted)."""
+    if not isinstance(column, pd.Series):
+        values = np.asarray(column)
+        return _integer_dimensions(values, None, names, first_row), _integer_names(values, names), []
     labels = column.str.strip()
-    empty = labels == ""
+    empty = (labels == "").to_numpy()
     if empty.any():
-        row = int(np.flatnonzero(empty.to_numpy())[0])
-        raise DataError(f"row {row + 2}, column 'dimension': empty value")
-    as_number = pd.to_numeric(labels, errors="coerce").to_numpy(dtype=float)
-    if np.isfinite(as_number).all():
-        not_int = (as_number != np.round(as_number)) | (as_number < 0)
-        if not_int.any():
-            row = int(np.flatnonzero(not_int)[0])
-            raise DataError(
-                f"row {row + 2}, column 'dimension': {labels.iloc[row]!r} is not a non-negative integer"
-            )
-        dims = as_number.astype(np.int64)
-        d = int(dims.max()) + 1
-        _check_dim_count(d)
-        if names is not None and len(names) >= d:
-            _check_dim_count(len(names))
-            return dims, tuple(str(n) for n in names)
-        return dims, tuple(str(j) for j in range(d))
+        raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'dimension': empty value")
+    numbers = pd.to_numeric(labels, errors="coerce").to_numpy(dtype=float)
+    numeric = np.isfinite(numbers)
+    if numeric.all():
+        return _integer_dimensions(numbers, labels, names, first_row), _integer_names(numbers, names), []
     uniques = sorted(labels.unique())
     _check_dim_count(len(uniques))
     lookup = {label: j for j, label in enumerate(uniques)}
-    return labels.map(lookup).to_numpy(dtype=np.int64), tuple(uniques)
+    notes = []
+    integer = labels.str.fullmatch(r"\d+").to_numpy()
+    if integer.any():
+        odd = ~integer if integer.sum() * 2 >= len(integer) else integer
+        row = int(np.flatnonzero(odd)[0])
+        kind = "an integer among labels" if integer[row] else "not an integer"
+        notes.append(f"column 'dimension' mixes integers and labels ({labels.iloc[row]!r} on row {row + first_row} "
+                     f"is {kind}), so every value is a label: {len(uniques)} dimensions: {', '.join(uniques)}")
+    return labels.map(lookup).to_numpy(dtype=np.int64), tuple(uniques), notes
+
+
+def _integer_dimensions(values: np.ndarray, labels, names, first_row: int) -> np.ndarray:
+    if values.dtype.kind in "iu":
+        not_int = values < 0
+    else:
+        not_int = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+    if not_int.any():
+        row = int(np.flatnonzero(not_int)[0])
+        shown = labels.iloc[row] if labels is not None else f"{values[row]:g}"
+        raise DataError(f"row {row + first_row}, column 'dimension': {shown!r} is not a non-negative integer")
+    _check_dim_count(int(values.max()) + 1)
+    return values.astype(np.int64)
+
+
+def _integer_names(values: np.ndarray, names) -> tuple[str, ...]:
+    d = int(values.max()) + 1
+    if names is not None and len(names) >= d:
+        _check_dim_count(len(names))
+        return tuple(str(n) for n in names)
+    return tuple(str(j) for j in range(d))
 
 
 def _check_dim_count(d: int) -> None:
@@ -292,33 +662,13 @@ def _check_dim_count(d: int) -> None:
         raise DataError(f"{d} dimensions found; at most {MAX_DIMENSIONS} are supported")
 
 
-def _validated(per_sequence, end_times, names) -> Events:
+def _validated(sequences, names, warnings, **metadata) -> Events:
     d = len(names)
-    _check_dim_count(d)
     if d == 0:
         raise DataError("no dimensions given")
-    sequences = []
-    for arrays, requested_end in zip(per_sequence, end_times):
-        for t in arrays:
-            if t.size and (not np.isfinite(t).all()):
-                raise DataError("event times must be finite numbers")
-            if t.size and t[0] < 0:
-                raise DataError(f"negative event time {t[0]:g} (times start at 0)")
-        last = max((float(t[-1]) for t in arrays if t.size), default=0.0)
-        if requested_end is None:
-            end = last
-        else:
-            end = float(requested_end)
-            if not np.isfinite(end) or end <= 0:
-                raise DataError(f"end time must be a positive number, got {requested_end!r}")
-            if last > end:
-                raise DataError(f"an event at time {last:g} lies after the end time {end:g}")
-        sequences.append(EventSequence(times=tuple(arrays), end_time=end))
-    total = sum(s.n_events for s in sequences)
-    if total == 0:
-        raise DataError("the data contain no events")
-    warnings = []
+    if sum(s.n_events for s in sequences) == 0:
+        raise DataError("the data contain no events" + (" inside the window" if metadata["outside_window"] else ""))
     for j in range(d):
         if sum(len(s.times[j]) for s in sequences) == 0:
             warnings.append(f"dimension {names[j]!r} has no events")
-    return Events(sequences=tuple(sequences), names=tuple(names), warnings=tuple(warnings))
+    return Events(sequences=tuple(sequences), names=tuple(names), warnings=tuple(warnings), **metadata)

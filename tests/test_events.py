@@ -69,6 +69,10 @@ def test_too_many_dimensions_and_size_limit():
         load_csv(b"time,dimension\n1,0\n" * 10, max_bytes=20)
 
 
-def test_end_time_before_last_event_is_refused():
-    with pytest.raises(DataError, match="after the end time"):
+def test_events_after_a_stated_end_time_are_dropped_and_counted():
+    events = load_csv(b"time,dimension\n1,0\n5,0\n4,1\n", end_time=4.0)
+    assert events.outside_window == 1 and events.window_stated
+    assert events.n_events == 2 and events.end_time == 4.0
+    assert any("1 event outside" in w for w in events.warnings)
+    with pytest.raises(DataError, match="no events inside the window"):
         load_csv(b"time,dimension\n5,0\n", end_time=4.0)
