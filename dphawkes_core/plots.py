@@ -8,6 +8,8 @@ at most ``max_columns`` columns. Every reduction is stated in the figure's title
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -22,6 +24,7 @@ COLORS = {
 }
 _PALETTE = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 TRUTH_POINTS = 400
+MAX_GRID_DIM = 6  # a grid of curves stays readable up to 6 × 6; beyond, integrated kernels
 
 
 def _color(label: str, index: int) -> str:
@@ -129,8 +132,26 @@ def bin_heatmap(counts: np.ndarray, bin_size: float, names, max_columns: int = 1
     return fig
 
 
+def short_label(name, width: int = 18, lines: int = 2) -> str:
+    """``name`` wrapped at ``width`` characters on at most ``lines`` lines (HTML line breaks), cut with "…".
+
+    Long dimension names (e.g. "Z0 lat 36.004-37.203N") would overlap their neighbours as one line;
+    the full name stays in the hover text.
+    """
+    parts = textwrap.wrap(str(name), width) or [""]
+    if len(parts) > lines:
+        parts = parts[:lines]
+        parts[-1] = parts[-1][: width - 1] + "…"
+    return "<br>".join(parts)
+
+
 def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario | None = None) -> go.Figure:
     """d×d grid of kernel plots: each estimate on the lag grid, the true kernel when known.
+
+    Columns are labelled once across the top ("from j", the source) and rows once down the right side
+    ("to i", the affected dimension), with long names wrapped; every point's hover text names the full
+    pair. Above :data:`MAX_GRID_DIM` dimensions a grid of curves cannot be read: the figure shows the
+    integrated kernels instead (:func:`kernel_mass_heatmaps`).
 
     Parameters
     ----------
@@ -144,30 +165,85 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     scenario : Scenario, optional
         The true process, drawn as a continuous curve on ``(0, pΔ]``.
     """
-    names = list(names)
+    names = [str(n) for n in names]
     d = len(names)
-    titles = [f"{names[j]} → {names[i]}" for i in range(d) for j in range(d)]
-    fig = make_subplots(rows=d, cols=d, shared_xaxes=True, subplot_titles=titles,
-                        horizontal_spacing=0.06 / max(d - 1, 1) * 2, vertical_spacing=0.12 / max(d, 1) * 2)
+    if d > MAX_GRID_DIM:
+        return kernel_mass_heatmaps(lag_grid, estimates, names, scenario)
+    row_px = 200 if d <= 3 else 150
+    height = d * row_px + 200
+    fig = make_subplots(rows=d, cols=d, shared_xaxes=True, horizontal_spacing=min(0.08, 0.3 / max(d - 1, 1)),
+                        vertical_spacing=24 / height)
     fine = np.linspace(0.0, float(lag_grid[-1]), TRUTH_POINTS + 1)[1:]
     truth = scenario.kernel_values(fine) if scenario is not None else None
     for i in range(d):
         for j in range(d):
             first = i == 0 and j == 0
+            pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
             if truth is not None:
                 fig.add_trace(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
-                                         showlegend=first, line={"color": COLORS["truth"], "width": 2}),
+                                         showlegend=first, line={"color": COLORS["truth"], "width": 2},
+                                         hovertemplate=pair + "<extra>truth</extra>"),
                               row=i + 1, col=j + 1)
             for n_label, (label, values) in enumerate(estimates.items()):
                 fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
-                                         legendgroup=label, showlegend=first,
-                                         marker={"size": 3}, line={"color": _color(label, n_label), "width": 1.5}),
+                                         legendgroup=label, showlegend=first, marker={"size": 3},
+                                         line={"color": _color(label, n_label), "width": 1.5},
+                                         hovertemplate=pair + f"<extra>{label}</extra>"),
                               row=i + 1, col=j + 1)
-    fig.update_layout(title="Kernels h(t): row = affected dimension, column = source",
-                      height=max(340, 230 * d + 60), margin={"t": 60, "b": 80},
+    _label_grid(fig, names)
+    fig.update_layout(title={"text": "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected "
+                                     "dimension i (to)", "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10}},
+                      height=height, margin={"t": 110, "b": 90, "r": 70},
                       legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container",
                               "x": 0.5, "xanchor": "center"})
     fig.update_xaxes(title_text="lag t", row=d)
+    fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
+    fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
+    return fig
+
+
+def _label_grid(fig: go.Figure, names: list) -> None:
+    """Column headers "from j" above the top row, row labels "to i" right of the last column."""
+    d = len(names)
+    for k in range(d):
+        top, right = k + 1, k * d + d  # subplot numbers of (row 1, col k+1) and (row k+1, col d)
+        fig.add_annotation(text="from " + short_label(names[k]), showarrow=False, font={"size": 12},
+                           xref=f"x{_axis_suffix(top)} domain", x=0.5, xanchor="center",
+                           yref=f"y{_axis_suffix(top)} domain", y=1, yanchor="bottom", yshift=4)
+        fig.add_annotation(text="to " + short_label(names[k]), showarrow=False, font={"size": 12}, textangle=90,
+                           xref=f"x{_axis_suffix(right)} domain", x=1, xanchor="left", xshift=6,
+                           yref=f"y{_axis_suffix(right)} domain", y=0.5, yanchor="middle")
+
+
+def _axis_suffix(subplot: int) -> str:
+    return "" if subplot == 1 else str(subplot)
+
+
+def kernel_mass_heatmaps(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario | None = None) -> go.Figure:
+    """Integrated kernels ``Σ_k h_ij(kΔ)·Δ`` (≈ the expected number of events in i triggered by one in j)
+    as one heatmap per estimate (and the truth when known), side by side on one colour scale.
+
+    Used by :func:`kernel_grid` when there are too many dimensions for a grid of curves.
+    """
+    names = [str(n) for n in names]
+    d = len(names)
+    bin_size = float(lag_grid[0])
+    panels = {label: np.asarray(values).sum(axis=2) * bin_size for label, values in estimates.items()}
+    if scenario is not None:
+        panels["truth"] = scenario.kernel_values(np.asarray(lag_grid, float)).sum(axis=2) * bin_size
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(panels), horizontal_spacing=0.04)
+    ticks = names if max(len(n) for n in names) <= 12 else [str(k) for k in range(1, d + 1)]  # full names in hover
+    for col, (label, mass) in enumerate(panels.items(), start=1):
+        fig.add_trace(go.Heatmap(z=mass, x=names, y=names, coloraxis="coloraxis", name=label,
+                                 hovertemplate="from %{x} to %{y}<br>∫h = %{z:.3g}<extra>" + label + "</extra>"),
+                      row=1, col=col)
+    fig.update_xaxes(tickvals=names, ticktext=ticks, tickangle=-60,
+                     title_text="from j (source)" + (", numbered 1…d: hover for names" if ticks is not names else ""))
+    fig.update_yaxes(tickvals=names, ticktext=ticks, autorange="reversed")
+    fig.update_yaxes(title_text="to i (affected)", col=1)
+    fig.update_layout(title=f"Integrated kernels Σ h<sub>ij</sub>(kΔ)·Δ — {d} dimensions are too many for a grid "
+                            "of curves", coloraxis={"colorscale": "RdBu", "cmid": 0, "colorbar": {"title": "∫h"}},
+                      height=260 + 14 * d, margin={"t": 80})
     return fig
 
 

@@ -5,7 +5,8 @@ import pytest
 
 from dphawkes_core.events import from_arrays
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.plots import bin_heatmap, baseline_chart, counting_process, event_raster, kernel_grid, loss_curve
+from dphawkes_core.plots import (baseline_chart, bin_heatmap, counting_process, event_raster, kernel_grid, loss_curve,
+                                 short_label)
 
 
 @pytest.fixture
@@ -91,3 +92,28 @@ def test_baseline_and_loss_charts():
     np.testing.assert_array_equal(np.asarray(loss.data[0].x), [0, 1, 2])  # L(U_0) … L(U_K)
     np.testing.assert_array_equal(np.asarray(loss.data[0].y), [4.0, 2.0, 1.0])
     assert loss_curve({"estimate": [1.0, 0.0]}).layout.yaxis.type == "linear"
+
+
+def test_kernel_grid_labels_rows_and_columns_once_with_full_names_in_hover():
+    names = ["Z0 lat 36.004-37.203N", "Z1 lat 37.203-38.402N", "Z2 lat 38.402-39.601N"]
+    fig = kernel_grid(0.5 * np.arange(1, 5), {"estimate": np.zeros((3, 3, 4))}, names)
+    notes = [a.text for a in fig.layout.annotations]
+    assert len(notes) == 2 * 3  # one header per column and one label per row, no title per cell
+    assert sorted(t for t in notes if t.startswith("from ")) == sorted(f"from {short_label(n)}" for n in names)
+    assert sorted(t for t in notes if t.startswith("to ")) == sorted(f"to {short_label(n)}" for n in names)
+    assert all(len(line) <= 18 for n in names for line in short_label(n).split("<br>"))
+    # cell (i, j) = subplot 3i + j + 1 shows h_ij: its hover names the full pair
+    assert fig.data[3 * 2 + 0].hovertemplate.startswith(f"from {names[0]} to {names[2]}")
+
+
+def test_short_label_wraps_and_cuts_long_names():
+    assert short_label("short") == "short"
+    assert short_label("a rather long dimension name", 10) == "a rather<br>long…"
+
+
+def test_kernel_grid_of_many_dimensions_shows_the_integrated_kernels():
+    d, p = 8, 3
+    est = np.random.default_rng(1).normal(size=(d, d, p))
+    fig = kernel_grid(0.5 * np.arange(1, p + 1), {"estimate": est}, [str(k) for k in range(d)])
+    assert [tr.type for tr in fig.data] == ["heatmap"]
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), est.sum(axis=2) * 0.5)
