@@ -1,4 +1,5 @@
-"""Estimate page: fit the kernels (CLS, DP-PGD, DP-CG) and compare with the truth and the non-private fit."""
+"""Estimate page: start from a preset, fit the kernels with any method, compare with the truth, the
+non-private fit and the other methods at the same ε."""
 
 import math
 
@@ -6,15 +7,17 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.binning import lags_from_support, n_bins_for
+from dphawkes_core.compare import comparison_epsilon, method_row
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, SSP_STABILISERS, FitConfig
+from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS, SSP_STABILISERS, FitConfig, release_status
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
+from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.resources import estimate_fit_cost
-from ui_common import (config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
-                       friendly_error, sidebar_dataset, stats_cached)
+from ui_common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
+                       friendly_error, preset_dataset, set_dataset, sidebar_dataset, stats_cached)
 
 # option labels are also the URL values
 METHOD_CODES = {"DP-PGD": "pgd", "DP-CG": "cg", "DP-SSP": "ssp", "DP-PGD-clip": "pgd-clip", "CLS": "cls"}
@@ -25,12 +28,57 @@ METHOD_HELP = {"pgd": "noisy projected gradient descent on ‖H‖_F ≤ B (the 
                "pgd-clip": "DP-PGD on per-bin gradients clipped at G: sensitivity from public G (formal only)",
                "cls": "exact conditional least squares, no privacy"}
 URL = {"bind": "query-params"}
+CUSTOM = "custom"  # the preset selector's entry for data or settings of the user's own
+PRIVACY_MODES = ("ε and δ", "σ² directly")
+LAG_MODES = ("support s", "lags p")
+
+
+def widget_values(preset: Preset) -> dict:
+    """The sidebar widgets' values (by key) that reproduce ``preset``'s fit."""
+    c = preset.config
+    return {"dt": c.bin_size, "lagmode": "support s", "s": preset.support, "p": c.lags,
+            "method": next(label for label, code in METHOD_CODES.items() if code == c.method),
+            "B": c.bound, "G": c.clip, "stab": c.stabiliser, "ridge": c.ridge or 0.0, "r": c.radius,
+            "C": c.count_cap or 0, "K": c.iters, "privacy": PRIVACY_MODES[c.epsilon is None],
+            "eps": c.epsilon or 1.0, "sigma2": c.sigma2 if c.sigma2 is not None else 0.01, "delta": c.dp_delta,
+            "calib": c.calibration}
+
+
+def apply_preset() -> None:
+    """Selector callback: load the chosen preset's data and put its settings into the widgets."""
+    key = st.session_state["preset"]
+    if key == CUSTOM:
+        return
+    set_dataset(preset_dataset(key))
+    st.session_state.update(widget_values(get_preset(key)))
+
+
+def choose_preset() -> tuple[Preset | None, Preset]:
+    """The preset selector; returns the chosen preset (``None`` for the user's own data or settings) and
+    the preset the widgets' defaults come from (the default one for the user's own)."""
+    wanted = get_preset(st.query_params.get("preset", DEFAULT_PRESET)).key
+    data, _ = current_dataset(wanted)
+    if "preset" not in st.session_state:  # a new visit: the URL's preset if the data are its own
+        match = preset_for(data.params, preferred=wanted)
+        st.session_state["preset"] = match.key if match is not None else CUSTOM
+    titles = {key: p.title for key, p in presets().items()} | {CUSTOM: "Your own data and settings"}
+    key = st.selectbox("Start from", list(titles), format_func=titles.get, key="preset", on_change=apply_preset,
+                       help="a preset sets the data and every fit setting together; change anything afterwards")
+    if key == CUSTOM:
+        if "preset" in st.query_params:
+            del st.query_params["preset"]
+        return None, get_preset(DEFAULT_PRESET)
+    st.query_params["preset"] = key
+    return get_preset(key), get_preset(key)
+
 
 st.set_page_config(page_title="Estimate · dphawkes", page_icon="🔒", layout="wide")
 st.title("Estimate")
+preset, defaults_from = choose_preset()
+DEFAULTS = widget_values(defaults_from)
 dataset, fingerprint = current_dataset()
 sidebar_dataset(dataset)
-dataset_to_url(dataset)
+dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
 
 
@@ -38,54 +86,62 @@ def read_controls():
     """Sidebar widgets -> FitConfig (raises ConfigError on inconsistent values)."""
     sb = st.sidebar
     sb.header("Fit settings")
-    bin_size = sb.number_input("bin size Δ", min_value=1e-4, value=0.1, step=0.05, format="%.4g", key="dt", **URL)
-    lag_mode = sb.radio("memory", ["support s", "lags p"], horizontal=True, key="lagmode", **URL,
+    bin_size = sb.number_input("bin size Δ", min_value=1e-4, value=DEFAULTS["dt"], step=0.05, format="%.4g", key="dt", **URL)
+    lag_mode = sb.radio("memory", LAG_MODES, index=LAG_MODES.index(DEFAULTS["lagmode"]), horizontal=True,
+                        key="lagmode", **URL,
                         help="how far back an event can excite: s in time units, or p = ⌈s/Δ⌉ bins")
     if lag_mode == "support s":
-        support = sb.number_input("support s", min_value=1e-4, value=5.0, step=0.5, format="%.4g", key="s", **URL)
+        support = sb.number_input("support s", min_value=1e-4, value=DEFAULTS["s"], step=0.5, format="%.4g", key="s", **URL)
         lags = lags_from_support(support, bin_size)
     else:
-        lags = int(sb.number_input("lags p", min_value=1, value=50, step=5, key="p", **URL))
-    method = METHOD_CODES[sb.selectbox("method", list(METHOD_CODES), key="method", **URL)]
+        lags = int(sb.number_input("lags p", min_value=1, value=DEFAULTS["p"], step=5, key="p", **URL))
+    method = METHOD_CODES[sb.selectbox("method", list(METHOD_CODES), index=list(METHOD_CODES).index(DEFAULTS["method"]),
+                                       key="method", **URL)]
     sb.caption(METHOD_HELP[method])
     kwargs = {}
     if method in ("pgd", "pgd-clip"):
-        kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=0.2, format="%.4g", key="B", **URL)
+        kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=DEFAULTS["B"], format="%.4g", key="B", **URL)
     if method == "pgd-clip":
-        kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=1.0, format="%.4g", key="G",
+        kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=DEFAULTS["G"], format="%.4g", key="G",
                                          **URL)
     if method == "ssp":
-        kwargs["stabiliser"] = sb.selectbox("stabiliser of the noisy A", list(SSP_STABILISERS), key="stab", **URL,
+        kwargs["stabiliser"] = sb.selectbox("stabiliser of the noisy A", SSP_STABILISERS,
+                                            index=SSP_STABILISERS.index(DEFAULTS["stab"]), key="stab", **URL,
                                             help="ridge: Â + λI; psd: eigenvalues of Â floored at λ")
-        ridge = sb.number_input("ridge λ (0 = public default 8σ√(dp+1))", min_value=0.0, value=0.0, format="%.4g",
-                                key="ridge", **URL)
+        ridge = sb.number_input("ridge λ (0 = public default 8σ√(dp+1))", min_value=0.0, value=DEFAULTS["ridge"],
+                                format="%.4g", key="ridge", **URL)
         kwargs["ridge"] = ridge or None
     if method == "cg":
-        kwargs["radius"] = sb.number_input("radius r on ‖U‖_* (U = ΔH)", min_value=1e-6, value=0.5, format="%.4g",
+        kwargs["radius"] = sb.number_input("radius r on ‖U‖_* (U = ΔH)", min_value=1e-6, value=DEFAULTS["r"], format="%.4g",
                                            key="r", **URL)
-    cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=0, step=1, key="C", **URL,
+    cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=DEFAULTS["C"], step=1, key="C", **URL,
                               help="every bin count is clipped at C; the formal calibration needs C ≥ 1"))
     kwargs["count_cap"] = cap or None
     if method in ("pgd", "cg", "pgd-clip"):
-        kwargs["iters"] = int(sb.number_input("iterations K", min_value=1, max_value=100_000, value=1000, step=100,
+        kwargs["iters"] = int(sb.number_input("iterations K", min_value=1, max_value=100_000, value=DEFAULTS["K"], step=100,
                                               key="K", **URL))
     if method != "cls":
         sb.subheader("Privacy")
-        mode = sb.radio("noise from", ["ε and δ", "σ² directly"], horizontal=True, key="privacy", **URL)
+        mode = sb.radio("noise from", PRIVACY_MODES, index=PRIVACY_MODES.index(DEFAULTS["privacy"]), horizontal=True,
+                        key="privacy", **URL)
         if mode == "ε and δ":
-            kwargs["epsilon"] = sb.number_input("ε", min_value=1e-6, value=1.0, format="%.4g", key="eps", **URL)
+            kwargs["epsilon"] = sb.number_input("ε", min_value=1e-6, value=DEFAULTS["eps"], format="%.4g", key="eps", **URL)
         else:
-            kwargs["sigma2"] = sb.number_input("σ² per noisy entry", min_value=0.0, value=0.01, format="%.4g",
-                                               key="sigma2", **URL)
-        kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=1e-5, format="%.1e",
+            kwargs["sigma2"] = sb.number_input("σ² per noisy entry", min_value=0.0, value=DEFAULTS["sigma2"],
+                                               format="%.4g", key="sigma2", **URL)
+        kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=DEFAULTS["delta"], format="%.1e",
                                              key="delta", **URL)
         if method in FORMAL_ONLY_METHODS:
             kwargs["calibration"] = "formal"
             sb.caption("calibration: formal (the only one this method has)")
         else:
-            kwargs["calibration"] = sb.selectbox("calibration", list(CALIBRATIONS), key="calib", **URL)
+            kwargs["calibration"] = sb.selectbox("calibration", CALIBRATIONS, index=CALIBRATIONS.index(DEFAULTS["calib"]),
+                                                 key="calib", **URL)
             sb.caption(CALIBRATION_LABELS[kwargs["calibration"]])
-        kwargs["seed"] = int(sb.number_input("noise seed", min_value=0, value=0, step=1, key="seed", **URL))
+        seed = sb.number_input("noise seed (empty = fresh noise)", min_value=0, value=None, step=1, key="seed",
+                               help="leave empty for a private release; a seed makes the noise reproducible by "
+                                    "anyone who knows it: not a private release (for teaching and tests)")
+        kwargs["seed"] = None if seed is None else int(seed)
     return FitConfig(method=method, bin_size=float(bin_size), lags=lags, **kwargs)
 
 
@@ -136,8 +192,8 @@ def show_shrinkage(config, reference):
                 "not because the noise is harmless. Compare with the all-zero reference above.", icon=":material/info:")
 
 
-def show_privacy(report):
-    """σ², ε under each calibration and their ratio, with the paper calibration labelled honestly."""
+def show_privacy(report, status):
+    """σ², ε under each calibration and their ratio, with the label of :func:`release_status`."""
     st.subheader("Privacy")
     eps = report.epsilon_by_calibration
     cols = st.columns(3)
@@ -153,20 +209,61 @@ def show_privacy(report):
             "calibration": name,
             "meaning": CALIBRATION_LABELS[name],
             "ε for this σ²": value if value is not None else math.nan,
-            "formal guarantee": "yes" if name == "formal" else "no (data-dependent)",
+            "formal calibration": "yes" if name == "formal" else "no (data-dependent)",
             "ε ÷ ε(paper)": (value / eps["paper"]) if value is not None and eps.get("paper") else math.nan,
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="privacy_table")
-    if report.formal:
+    if status.formal:
         st.success("Formal (ε, δ)-DP for one event: the noise is calibrated from public bounds only (count cap C, "
-                   "B or r, d, p, n). The observation window, and so n, is treated as public — as in the paper's "
-                   "privacy unit; for a real release fix it in advance rather than taking the last event's time.")
+                   "B or r, d, p, n), the observation window was stated, and the noise is fresh.")
     else:
-        st.warning("**Not a formal guarantee.** The paper's calibration computes R from the private data, so the "
-                   "noise level itself depends on the data. Choose the *formal* calibration (with a count cap C) "
-                   "for a guarantee.", icon="⚠️")
+        advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."
+        st.warning(f"**Not a formal guarantee:** {'; '.join(status.reasons)}.{advice}", icon="⚠️")
     if eps.get("formal") is None:
         st.caption("Set a count cap C ≥ 1 to see the formal ε for this σ².")
+
+
+def show_preset(config):
+    """The preset's sentence, and which settings were changed from it (the sentence describes the preset)."""
+    if preset is None:
+        st.caption("Your own data or settings: choose a preset above to start again from a known setting.")
+        return
+    st.info(f"**{preset.title}.** {preset.summary}", icon=":material/lightbulb:")
+    changed = preset.changed_settings(config) + (() if preset.matches_data(dataset.params) else ("the data",))
+    if changed:
+        st.caption(f"You changed {', '.join(changed)}: the sentence above describes the preset as given.")
+
+
+def guarantee_text(row) -> str:
+    """The comparison table's "formal guarantee" cell of one method."""
+    if not row.ran:
+        return row.note
+    return "yes" if row.status.formal else "no: " + "; ".join(row.status.reasons)
+
+
+def show_comparison(stats, data_info, config, result, reference, has_truth):
+    """The chosen fit beside every other method at the same ε, on the same statistics."""
+    st.subheader("The same fit with the other methods")
+    epsilon = comparison_epsilon(config, result, fallback=defaults_from.config.epsilon)
+    if epsilon is None:
+        st.caption("No finite ε to compare the methods at: choose a private method with ε, or σ² > 0.")
+        return
+    include_slow = st.checkbox("also run methods predicted to take over a second", key="cmp_slow")
+    others = tuple(m for m in METHODS if m != config.method)
+    rows = (method_row(result, config, reference, data_info),) + compare_cached(
+        fingerprint, stats, data_info, config_items(config), epsilon, reference, config_items(defaults_from.config),
+        others, include_slow)
+    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else "relative difference from CLS"
+    table = pd.DataFrame([{"method": METHOD_LABELS[r.method] + (" — chosen" if r is rows[0] else ""),
+                           error: r.relative_error, "ε": r.epsilon, "formal guarantee": guarantee_text(r)}
+                          for r in rows]
+                         + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
+                             "formal guarantee": "yes: a constant reveals nothing"}])
+    st.dataframe(table, hide_index=True, key="comparison")
+    st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
+               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {config.count_cap or 'none'}); DP-SSP and "
+               "DP-PGD-clip use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
+               f"method's where it has them, else the public values of '{defaults_from.title}'.")
 
 
 def show_export(result, config, data_info, truth):
@@ -185,6 +282,7 @@ def main():
     except DPHawkesError as exc:
         friendly_error(exc)
         return
+    show_preset(config)
     events = dataset.events
     cost = estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.method,
                              config.iters)
@@ -231,8 +329,10 @@ def main():
     st.subheader("Errors")
     show_metrics(result, reference, truth)
     show_shrinkage(config, truth if truth is not None else (reference.H if reference is not None else None))
+    show_comparison(stats, data_info, config, result,
+                    truth if truth is not None else (reference or result).H, truth is not None)
     if result.privacy is not None:
-        show_privacy(result.privacy)
+        show_privacy(result.privacy, release_status(config, data_info))
     st.subheader("Export")
     show_export(result, config, data_info, truth)
 
