@@ -18,10 +18,12 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from dphawkes_core.datasets import Dataset, default_dataset, simulate_dataset
+from dphawkes_core.compare import compare_methods
+from dphawkes_core.datasets import Dataset, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset
 
 APP_DIR = Path(__file__).resolve().parent
 DATASET_KEY = "dataset"
@@ -40,9 +42,10 @@ def fingerprint(dataset: Dataset) -> str:
     return digest.hexdigest()
 
 
-@st.cache_data(show_spinner="Simulating the default data set…", max_entries=1)
-def _default_dataset() -> Dataset:
-    return default_dataset()
+@st.cache_data(show_spinner="Simulating the preset's data…", max_entries=4)
+def preset_dataset(key: str) -> Dataset:
+    """The simulated data of the preset ``key`` (:mod:`dphawkes_core.presets`), cached."""
+    return get_preset(key).dataset()
 
 
 @st.cache_data(show_spinner="Simulating…", max_entries=8)
@@ -71,10 +74,14 @@ def _dataset_from_url() -> Dataset | None:
         return None
 
 
-def dataset_to_url(dataset: Dataset) -> None:
-    """Put a preset simulation's recipe in the URL (or remove a stale one) so the view can be shared."""
+def dataset_to_url(dataset: Dataset, preset: Preset | None = None) -> None:
+    """Put a simulation's recipe in the URL (or remove a stale one) so the view can be shared.
+
+    Data that are ``preset``'s own need no recipe: ``?preset=…`` already says it.
+    """
     p = dataset.params
-    if dataset.source == "simulated" and p.get("scenario") in SCENARIOS and p.get("n_events") is not None:
+    implied = preset is not None and preset.matches_data(p)
+    if not implied and dataset.source == "simulated" and p.get("scenario") in SCENARIOS and p.get("n_events") is not None:
         st.query_params.update({"data": p["scenario"], "n": str(p["n_events"]), "dseed": str(p["seed"])})
     else:
         for key in ("data", "n", "dseed"):
@@ -82,13 +89,14 @@ def dataset_to_url(dataset: Dataset) -> None:
                 del st.query_params[key]
 
 
-def current_dataset() -> tuple[Dataset, str]:
+def current_dataset(preset_key: str = DEFAULT_PRESET) -> tuple[Dataset, str]:
     """The data set in session state and its fingerprint.
 
-    A new session starts from the preset simulation named in the URL, or the paper's default.
+    A new session starts from the simulation named in the URL, or the data of the preset ``preset_key``
+    (the Estimate page's ``?preset=…``; the default preset elsewhere).
     """
     if DATASET_KEY not in st.session_state:
-        set_dataset(_dataset_from_url() or _default_dataset())
+        set_dataset(_dataset_from_url() or preset_dataset(preset_key))
     if FINGERPRINT_KEY not in st.session_state:
         st.session_state[FINGERPRINT_KEY] = fingerprint(st.session_state[DATASET_KEY])
     return st.session_state[DATASET_KEY], st.session_state[FINGERPRINT_KEY]
@@ -105,6 +113,18 @@ def stats_cached(dataset_fp: str, _events, bin_size: float, lags: int, count_cap
 def fit_cached(dataset_fp: str, _stats, config_items: tuple):
     """Fit on cached statistics; ``config_items`` are the sorted FitConfig fields (the cache key)."""
     return fit_stats(_stats, FitConfig(**dict(config_items)))
+
+
+@st.cache_data(show_spinner="Fitting the other methods at the same ε…", max_entries=16)
+def compare_cached(dataset_fp: str, _stats, data_info: dict, config_items: tuple, epsilon: float, _reference,
+                   public_items: tuple, methods: tuple, include_slow: bool):
+    """:func:`~dphawkes_core.compare.compare_methods`, cached on the dataset and every setting.
+
+    The reference (truth or non-private fit) is determined by the dataset and the config, so it is not
+    part of the key.
+    """
+    return compare_methods(_stats, data_info, FitConfig(**dict(config_items)), epsilon, _reference,
+                           FitConfig(**dict(public_items)), methods, include_slow)
 
 
 def config_items(config: FitConfig) -> tuple:

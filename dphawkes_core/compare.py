@@ -1,0 +1,135 @@
+"""The same fit with the other methods at the same ε: one row per method, for the app's comparison table.
+
+The chosen fit stays as it is; every other method is run on the same statistics (same Δ, p, count cap
+C and data) at the same target ε and δ, with the same calibration when the method has it (DP-SSP and
+clipped DP-PGD only have the formal one) and its public settings (B, r, G, K) from a reference config —
+the preset's. Each row says whether the release is a formal guarantee and, if not, why
+(:func:`~dphawkes_core.estimators.release_status`), or why the method was not run (a missing public
+setting, or a predicted cost over the budget unless slow methods are asked for).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .errors import DPHawkesError
+from .estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig, FitResult, fit_stats, release_status
+from .metrics import compare
+from .privacy import FormalStatus
+from .resources import estimate_fit_cost
+
+COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
+METHOD_SETTINGS = {"pgd": ("bound", "iters"), "cg": ("radius", "iters"), "pgd-clip": ("bound", "clip", "iters"),
+                   "ssp": ("ridge", "stabiliser"), "cls": ()}  # the public settings each method uses
+PUBLIC_SETTINGS = ("bound", "radius", "clip", "iters")  # taken from the reference config for other methods
+
+
+@dataclass(frozen=True)
+class MethodRow:
+    """One method's fit in the comparison.
+
+    Attributes
+    ----------
+    method : str
+        Estimator name.
+    relative_error : float
+        ``||Ĥ − H_ref||_F / ||H_ref||_F`` against the reference (the truth, or the non-private fit when
+        there is no truth); NaN when the method was not run.
+    epsilon : float
+        ε of the fit under its own calibration (``inf`` for the non-private fit, NaN when not run).
+    status : FormalStatus or None
+        Whether the estimate is a formal (ε, δ)-DP release, with the reasons when not; ``None`` when not run.
+    note : str
+        Why the method was not run (empty when it ran).
+    """
+
+    method: str
+    relative_error: float
+    epsilon: float
+    status: FormalStatus | None
+    note: str = ""
+
+    @property
+    def ran(self) -> bool:
+        """True when the method was fitted."""
+        return self.status is not None
+
+
+def comparison_epsilon(config: FitConfig, result: FitResult, fallback: float | None = None) -> float | None:
+    """The ε the other methods are run at: the chosen fit's target ε, else the ε its σ² bought, else
+    ``fallback`` (e.g. when the chosen method is the non-private one); ``None`` when none is finite."""
+    for value in (config.epsilon, result.privacy.epsilon if result.privacy is not None else None, fallback):
+        if value is not None and math.isfinite(value) and value > 0:
+            return float(value)
+    return None
+
+
+def method_config(config: FitConfig, method: str, epsilon: float, public: FitConfig) -> FitConfig:
+    """``config`` with another method at target ``epsilon``: B, r, G and K come from ``config`` when its
+    method uses them, else from ``public``; formal-only methods get the formal calibration."""
+    used = METHOD_SETTINGS[config.method]
+    settings = {name: getattr(config if name in used else public, name) for name in PUBLIC_SETTINGS}
+    calibration = "formal" if method in FORMAL_ONLY_METHODS else config.calibration
+    return replace(config, method=method, epsilon=epsilon, sigma2=None, calibration=calibration, **settings)
+
+
+def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data_info: dict,
+               data_derived=()) -> MethodRow:
+    """The comparison row of a finished fit."""
+    epsilon = math.inf if result.privacy is None else float(result.privacy.epsilon)
+    return MethodRow(result.method, compare(result.H, reference).relative_error, epsilon,
+                     release_status(config, data_info, data_derived))
+
+
+def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, reference: np.ndarray,
+                    public: FitConfig, methods=METHODS, include_slow: bool = False,
+                    data_derived=()) -> tuple[MethodRow, ...]:
+    """Fit each of ``methods`` on ``stats`` at target ``epsilon`` and compare with ``reference``.
+
+    Parameters
+    ----------
+    stats : SufficientStats
+        The chosen fit's statistics (from :func:`~dphawkes_core.estimators.prepare_stats`).
+    data_info : dict
+        Their binning diagnostics (``n_bins``, ``window_stated``, …).
+    config : FitConfig
+        The chosen fit; Δ, p, C, δ, calibration and seed are kept.
+    epsilon : float
+        Target ε of every private fit.
+    reference : numpy.ndarray
+        ``(d, dp+1)`` truth, or the non-private estimate when there is no truth.
+    public : FitConfig
+        Where B, r, G and K come from when ``config`` has none (the preset's public settings).
+    methods : iterable of str
+        Methods to run (the chosen one is normally left out: its row is :func:`method_row`).
+    include_slow : bool
+        Run methods whose predicted cost exceeds :data:`COMPARISON_BUDGET_S` too.
+    data_derived : iterable of str
+        Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`).
+
+    Returns
+    -------
+    tuple of MethodRow
+        In the order of ``methods``.
+    """
+    rows = []
+    for method in methods:
+        other = method_config(config, method, epsilon, public)
+        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, method, other.iters)
+        if not include_slow and cost.seconds > COMPARISON_BUDGET_S:
+            rows.append(_not_run(method, f"skipped: predicted {cost.summary()}"))
+            continue
+        try:
+            result = fit_stats(stats, other)
+        except DPHawkesError as exc:
+            rows.append(_not_run(method, f"not run: {exc}"))
+            continue
+        rows.append(method_row(result, other, reference, data_info, data_derived))
+    return tuple(rows)
+
+
+def _not_run(method: str, note: str) -> MethodRow:
+    return MethodRow(method, math.nan, math.nan, None, note)

@@ -1,0 +1,88 @@
+"""The comparison of methods at the same ε against fits called one by one."""
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from dphawkes_core.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon, method_config
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.metrics import compare
+from dphawkes_core.resources import estimate_fit_cost
+from dphawkes_core.simulate import simulate
+
+SCENARIO = get_scenario("paper-2d")
+PUBLIC = FitConfig(method="ssp", bin_size=0.5, lags=8, bound=1.0, radius=0.5, clip=1.0, iters=200,
+                   count_cap=5, epsilon=1.0, calibration="formal")
+
+
+@pytest.fixture(scope="module")
+def data():
+    events = simulate(SCENARIO, n_events=2000, seed=4)
+    stats, info = prepare_stats(events, FitConfig(bin_size=0.5, lags=8, count_cap=5))
+    return stats, info, SCENARIO.true_H(0.5, 8)
+
+
+def test_rows_equal_the_fits_called_one_by_one(data):
+    stats, info, truth = data
+    chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=2.0, calibration="formal", seed=3)
+    rows = compare_methods(stats, info, chosen, 2.0, truth, PUBLIC, methods=("cls", "pgd", "cg", "pgd-clip"),
+                           include_slow=True)
+    expected = {
+        "cls": FitConfig(method="cls", bin_size=0.5, lags=8, count_cap=5),
+        "pgd": FitConfig(method="pgd", bin_size=0.5, lags=8, count_cap=5, bound=1.0, iters=200, epsilon=2.0,
+                         calibration="formal", seed=3),
+        "cg": FitConfig(method="cg", bin_size=0.5, lags=8, count_cap=5, radius=0.5, iters=200, epsilon=2.0,
+                        calibration="formal", seed=3),
+        "pgd-clip": FitConfig(method="pgd-clip", bin_size=0.5, lags=8, count_cap=5, bound=1.0, clip=1.0, iters=200,
+                              epsilon=2.0, calibration="formal", seed=3),
+    }
+    assert [row.method for row in rows] == list(expected)
+    for row in rows:
+        alone = fit_stats(stats, expected[row.method])
+        assert row.relative_error == pytest.approx(compare(alone.H, truth).relative_error, rel=1e-12)
+        if row.method == "cls":
+            assert row.epsilon == math.inf and not row.status.formal
+        else:
+            assert row.epsilon == pytest.approx(2.0)  # the same ε for every private method
+
+
+def test_paper_calibration_is_kept_but_formal_only_methods_are_formal(data):
+    stats, info, truth = data
+    chosen = FitConfig(method="pgd", bin_size=0.5, lags=8, bound=0.5, iters=100, sigma2=0.01, seed=1)
+    rows = {r.method: r for r in compare_methods(stats, info, chosen, 5.0, truth, PUBLIC, methods=("cg", "ssp"))}
+    assert any("paper calibration" in reason for reason in rows["cg"].status.reasons)
+    # no count cap in the chosen fit: DP-SSP cannot run and says why instead of failing
+    assert not rows["ssp"].ran and "count cap" in rows["ssp"].note
+    assert math.isnan(rows["ssp"].relative_error)
+
+
+def test_slow_methods_are_skipped_unless_asked_for(data):
+    stats, info, truth = data
+    chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=1.0, calibration="formal", seed=0)
+    public = replace(PUBLIC, iters=10**5)
+    cost = estimate_fit_cost(info["n_bins"], stats.dim, stats.lags, "pgd-clip", public.iters)
+    assert cost.seconds > COMPARISON_BUDGET_S
+    (row,) = compare_methods(stats, info, chosen, 1.0, truth, public, methods=("pgd-clip",))
+    assert not row.ran and row.note.startswith("skipped")
+
+
+def test_public_settings_fill_only_what_the_chosen_fit_lacks():
+    chosen = FitConfig(method="pgd", bin_size=0.5, lags=8, bound=3.0, iters=50, epsilon=1.0)
+    other = method_config(chosen, "pgd-clip", 0.5, PUBLIC)
+    assert (other.bound, other.iters, other.clip) == (3.0, 50, 1.0)  # B and K kept, G from the public config
+    assert other.calibration == "formal" and other.epsilon == 0.5 and other.sigma2 is None
+    assert method_config(chosen, "cg", 0.5, PUBLIC).radius == 0.5
+
+
+def test_comparison_epsilon(data):
+    stats, _, _ = data
+    target = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=0.7, calibration="formal", seed=0)
+    assert comparison_epsilon(target, fit_stats(stats, target)) == 0.7
+    given = FitConfig(method="pgd", bin_size=0.5, lags=8, bound=1.0, iters=10, sigma2=1.0, seed=0)
+    result = fit_stats(stats, given)
+    assert comparison_epsilon(given, result) == pytest.approx(result.privacy.epsilon)
+    cls = FitConfig(bin_size=0.5, lags=8)
+    assert comparison_epsilon(cls, fit_stats(stats, cls), fallback=1.0) == 1.0
+    assert comparison_epsilon(cls, fit_stats(stats, cls)) is None

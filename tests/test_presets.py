@@ -1,0 +1,76 @@
+"""Presets: each sentence's claim measured, the paper's settings, and how presets are found and compared."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from dphawkes_core.estimators import fit_stats, prepare_stats
+from dphawkes_core.metrics import compare
+from dphawkes_core.presets import DEFAULT_PRESET, get_preset, preset_for, presets
+from dphawkes_core.reproduce import FIGURES
+
+NOISE_SEEDS = (0, 1, 2)
+
+
+def private_and_cls_errors(key):
+    """Median plain relative error of the preset's fit over three noise draws, and the CLS error."""
+    preset = get_preset(key)
+    dataset = preset.dataset()
+    stats, _ = prepare_stats(dataset.events, preset.config)
+    truth = dataset.scenario.true_H(preset.config.bin_size, preset.config.lags)
+    private = [fit_stats(stats, replace(preset.config, seed=s)) for s in NOISE_SEEDS]
+    cls = fit_stats(stats, replace(preset.config, method="cls"))
+    assert all(r.privacy.calibration == "formal" and r.privacy.epsilon == pytest.approx(1.0) for r in private)
+    return np.median([compare(r.H, truth).relative_error for r in private]), compare(cls.H, truth).relative_error
+
+
+def test_privacy_that_works_is_close_to_the_truth_and_far_below_zero():
+    private, cls = private_and_cls_errors("works")
+    assert private < 0.5  # the all-zero estimate scores 1
+    assert private < 2 * cls
+
+
+def test_small_data_private_fit_is_no_better_than_zero_but_cls_is():
+    private, cls = private_and_cls_errors("small")
+    assert private > 0.9
+    assert cls < 0.7
+
+
+@pytest.mark.parametrize("figure", ["1", "3"])
+def test_paper_figures_use_the_reproduction_settings(figure):
+    preset = get_preset(f"fig{figure}")
+    cfg, config = FIGURES[figure], preset.config
+    assert (preset.scenario, preset.n_events, config.method, config.iters) == (
+        cfg["scenario"], cfg["n_events"], cfg["method"], cfg["iters"])
+    assert config.bin_size == 0.05 and config.lags == 80 and config.calibration == "paper"
+    assert config.bound == 0.2  # the paper's B
+    truth = preset.dataset().scenario.true_H(0.05, 80)
+    nuclear = np.linalg.svd(0.05 * truth, compute_uv=False).sum()
+    assert config.radius == pytest.approx(nuclear)  # the oracle r = ||ΔH_true||_*
+
+
+def test_every_preset_has_a_sentence_and_its_own_data():
+    assert next(iter(presets())) == DEFAULT_PRESET
+    for preset in presets().values():
+        assert preset.summary.endswith(".") and len(preset.summary) < 400
+        dataset = preset.dataset()
+        assert dataset.events.n_events == preset.n_events and preset.matches_data(dataset.params)
+        assert preset.changed_settings(preset.config) == ()
+        assert preset.config.seed is None  # a preset never fixes the noise
+
+
+def test_changed_settings_name_only_what_the_method_uses():
+    works = get_preset("works")
+    assert works.changed_settings(replace(works.config, bound=7.0)) == ()  # DP-SSP has no B
+    assert works.changed_settings(replace(works.config, bin_size=0.25, epsilon=2.0)) == ("Δ", "ε")
+    assert works.changed_settings(replace(works.config, method="pgd", bound=7.0)) == ("method", "B")
+
+
+def test_presets_are_found_from_the_data_and_the_url():
+    assert get_preset("no-such-preset").key == DEFAULT_PRESET
+    thousand = {"scenario": "paper-2d", "n_events": 1000, "end_time": None, "seed": 1}
+    assert preset_for(thousand).key == "fig1"  # Figure 1 and Small data share their data
+    assert preset_for(thousand, preferred="small").key == "small"
+    assert preset_for({**thousand, "seed": 2}) is None
+    assert preset_for({"file": "upload.csv"}) is None
