@@ -24,6 +24,9 @@ from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset
+from dphawkes_core.threads import set_blas_threads
+
+set_blas_threads()  # the server's sessions share the cores: one BLAS thread (dphawkes_core/threads.py)
 
 APP_DIR = Path(__file__).resolve().parent
 DATASET_KEY = "dataset"

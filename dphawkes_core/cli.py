@@ -18,6 +18,7 @@ from .estimators import FW_STEP_RULES, METHODS, SSP_STABILISERS, STEP_RULES, Fit
 from .kernels import SCENARIOS, get_scenario
 from .metrics import constraint_scale
 from .privacy import CALIBRATIONS
+from .threads import set_blas_threads
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
     from .events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
@@ -126,6 +127,7 @@ def _cmd_fit(args) -> int:
     config = _fit_config(args)
     _check_window(config, args)
     events = load_events_file(args.events_csv, end_time=args.end_time)
+    set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     result, info = fit(events, config)
     # until Events carry window_stated (numeric times start at 0), a stated --end-time states the window
     info["window_stated"] = bool(getattr(events, "window_stated", args.end_time is not None))
@@ -250,6 +252,7 @@ def _cmd_audit(args) -> int:
     )
     audit = AuditConfig(config, trials=args.trials, confidence=args.confidence,
                         broken_factor=args.broken_factor if args.broken else None, seed=args.seed)
+    set_blas_threads()
     result = run_audit(events, audit, progress=lambda done, total: print(
         f"\r{done}/{total} trials", end="", file=sys.stderr, flush=True))
     print(f"\n{result.verdict()}", file=sys.stderr)

@@ -51,6 +51,7 @@ from .metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
 from .privacy import CALIBRATIONS, formal_status
 from .simulate import simulate
+from .threads import blas_threads
 
 NON_PRIVATE_METHODS = ("cls",)
 CONSTRAINT_FIELD = {"pgd": "bound", "pgd-clip": "bound", "cg": "radius"}  # others have no radius to compare
@@ -302,16 +303,8 @@ def run_group(group: _Group) -> list[dict]:
     multithreaded BLAS is about ten times slower on this workload, and the executor already runs one
     group per core. Returns one row (dict) per cell; see :func:`run_sweep` for the columns.
     """
-    with _single_threaded_blas():
+    with blas_threads():  # the one BLAS threading policy: dphawkes_core/threads.py
         return _run_group(group)
-
-
-def _single_threaded_blas():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # threadpoolctl comes with tick's scikit-learn dependency
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _run_group(group: _Group) -> list[dict]:

@@ -12,6 +12,8 @@ from ..errors import ConfigError
 
 METHODS = ("cls", "pgd", "cg", "ssp", "pgd-clip")
 FORMAL_ONLY_METHODS = ("ssp", "pgd-clip")
+# the one display name of each method (app pages, figures, tables, reports)
+METHOD_NAMES = {"cls": "CLS", "pgd": "DP-PGD", "cg": "DP-CG", "ssp": "DP-SSP", "pgd-clip": "clipped DP-PGD"}
 STEP_RULES = ("theorem", "constant")
 FW_STEP_RULES = ("paper", "classic")
 SSP_STABILISERS = ("ridge", "psd")

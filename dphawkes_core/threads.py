@@ -1,0 +1,50 @@
+"""BLAS threading policy: every call site runs its linear algebra on one BLAS thread.
+
+The estimators iterate small dense products (``U A`` with ``U`` of shape ``d × (dp+1)``) thousands
+of times; there OpenBLAS' second thread buys nothing when the machine is quiet and costs several
+times the run time as soon as anything else wants the cores (its threads spin and wait for each
+other). Measured on the 2-core machine (``benchmarks/bench_threads.py``; figures in ``docs/load.md``):
+
+* DP-PGD, paper-4d, p = 500, K = 1000: about the same with 1 or 2 threads quiet; with 2 threads
+  17-26 s under load against 4-5 s with 1 (issue 14);
+* clipped-gradient DP-PGD, 10⁵ events: 35 ms per iteration with 1 thread against 150 ms with 2.
+
+So a CLI fit, a sweep worker (one worker per core already), an app page run (the server shares its
+cores between sessions) and a benchmark all use :data:`BLAS_THREADS` = 1. Limits are set with
+threadpoolctl on every BLAS library loaded at the time of the call.
+"""
+
+from __future__ import annotations
+
+from threadpoolctl import threadpool_info, threadpool_limits
+
+BLAS_THREADS = 1
+
+
+def blas_threads(threads: int = BLAS_THREADS) -> threadpool_limits:
+    """Context manager: BLAS libraries loaded so far use ``threads`` threads inside the block.
+
+    For library callers (sweep workers, benchmarks): the previous limits come back on exit.
+    """
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def set_blas_threads(threads: int = BLAS_THREADS) -> None:
+    """Process-wide: BLAS libraries loaded so far use ``threads`` threads from now on (about 1 ms).
+
+    For whole processes that serve one purpose (a CLI command, the app's server, whose sessions run
+    in threads of one process so a per-session context manager would race): call it before the work,
+    again after loading a library that brings its own BLAS.
+    """
+    threadpool_limits(limits=threads, user_api="blas")
+
+
+def blas_settings() -> str:
+    """The BLAS libraries loaded in this process and their thread counts, e.g. ``openblas×2: 1 thread``."""
+    pools = [info for info in threadpool_info() if info["user_api"] == "blas"]
+    if not pools:
+        return "no BLAS loaded"
+    counts = sorted({info["num_threads"] for info in pools})
+    names = sorted({info["internal_api"] for info in pools})
+    threads = "/".join(str(n) for n in counts)
+    return f"{'+'.join(names)}×{len(pools)}: {threads} thread{'s' if counts != [1] else ''}"
