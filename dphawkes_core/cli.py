@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,12 +70,44 @@ def _write_json(payload: dict, target: str | None) -> None:
         Path(target).write_text(text + "\n")
 
 
-def load_events_file(path: str, end_time: float | None = None) -> Events:
-    """Load an event CSV, with dimension names from a ``labels.csv`` beside it when present."""
-    from .events import load_csv, load_labels
+def _time_point(text: str) -> str:
+    """argparse type: a window bound, a number or an ISO-8601 datetime (kept as text: exact decimals)."""
+    text = text.strip()
+    try:
+        if np.isfinite(float(text)):
+            return text
+    except ValueError:
+        try:
+            datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return text
+        except ValueError:
+            pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a number or an ISO-8601 datetime")
+
+
+def add_window_options(parser) -> None:
+    """``--start-time``, ``--end-time`` and ``--time-unit`` of every command that loads an event file."""
+    parser.add_argument("--start-time", type=_time_point,
+                        help="observation window start, on the time column's axis: a number or an ISO-8601 "
+                             "datetime (default: 0 for numbers, else the first event, read from the data)")
+    parser.add_argument("--end-time", type=_time_point,
+                        help="observation window end T, a number or a datetime; events outside the window are "
+                             "dropped and counted (default: last event, read from the data; required by the "
+                             "formal calibration)")
+    parser.add_argument("--time-unit", choices=("s", "min", "h", "d"),
+                        help="unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) "
+                             "and datetimes as seconds since the window start (default: numbers as they are, "
+                             "datetimes in seconds)")
+
+
+def load_events_file(path: str, end_time: str | float | None = None, *, start_time: str | float | None = None,
+                     time_unit: str | None = None) -> Events:
+    """Load an event CSV or Parquet file (by suffix), with dimension names from a ``labels.csv`` beside it."""
+    from .events import load_csv, load_labels, load_parquet
 
     names = load_labels(Path(path).with_name("labels.csv"))
-    return load_csv(path, end_time=end_time, names=names)
+    load = load_parquet if Path(path).suffix.lower() in (".parquet", ".pq") else load_csv
+    return load(path, end_time=end_time, names=names, start_time=start_time, time_unit=time_unit)
 
 
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None) -> dict:
@@ -126,7 +159,8 @@ def _check_window(config: FitConfig, args) -> None:
 def _cmd_fit(args) -> int:
     config = _fit_config(args)
     _check_window(config, args)
-    events = load_events_file(args.events_csv, end_time=args.end_time)
+    events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
+                              time_unit=args.time_unit)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     result, info = fit(events, config)
     # until Events carry window_stated (numeric times start at 0), a stated --end-time states the window
@@ -162,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=_cmd_simulate)
 
     fitp = sub.add_parser("fit", help="fit a Hawkes model to an event CSV")
-    fitp.add_argument("events_csv", help="CSV with columns time,dimension[,sequence]")
+    fitp.add_argument("events_csv", help="CSV or .parquet with columns time,dimension[,sequence][,start,end]")
     fitp.add_argument("--bin-size", type=_positive_float, required=True, help="bin size Δ")
     lag = fitp.add_mutually_exclusive_group(required=True)
     lag.add_argument("--support", type=_positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
@@ -182,9 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--step-size", type=_positive_float, help="pgd constant step size")
     fitp.add_argument("--fw-step", choices=FW_STEP_RULES, default="paper",
                       help="cg step: paper = 1/(K+2) as in Algorithm 2, classic = 2/(k+2)")
-    fitp.add_argument("--end-time", type=_positive_float,
-                      help="observation window end T (default: last event, read from the data; "
-                           "required by the formal calibration)")
+    add_window_options(fitp)
     fitp.add_argument("--scenario", choices=sorted(SCENARIOS), help="compare with this scenario's true kernels")
     fitp.add_argument("--seed", type=int,
                       help="noise seed: reproducible noise, NOT a private release (default: OS entropy)")
