@@ -35,7 +35,7 @@ import os
 import sys
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
@@ -557,6 +557,54 @@ def run_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Iterab
     return frame
 
 
+def size_specs(spec: SweepSpec, sizes: Iterable[int]) -> tuple[SweepSpec, ...]:
+    """``spec`` once per number of events, smallest first: the grid of "how much data does ε need".
+
+    ``spec`` must simulate (its source a scenario); every other setting is kept, so each size is an
+    ordinary sweep whose cells are cached under their own keys (the size is part of the data's
+    fingerprint).
+    """
+    if not spec.source.simulated:
+        raise ConfigError("the data-size sweep simulates every size: give a scenario, not fixed data")
+    sizes = sorted({int(n) for n in sizes})
+    if not sizes or sizes[0] < 1:
+        raise ConfigError("give at least one number of events, each at least 1")
+    return tuple(replace(spec, source=replace(spec.source, n_events=n, end_time=None))
+                 for n in sizes)
+
+
+def run_size_sweep(spec: SweepSpec, sizes: Iterable[int], executor: cf.Executor | None = None,
+                   done: Iterable[str] = (), progress: Callable[[int, int, list], None] | None = None) -> pd.DataFrame:
+    """Run :func:`run_sweep` for every size of :func:`size_specs` on one executor.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        Methods, Δ, privacy levels (typically one ε), runs and settings; its source's size is replaced.
+    sizes : iterable of int
+        Numbers of simulated events.
+    executor, done :
+        As in :func:`run_sweep`.
+    progress : callable, optional
+        ``progress(cells_finished, cells_to_run, new_rows)`` counted over all sizes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of every size (``n_events_requested`` tells them apart), as :func:`run_sweep` returns them.
+    """
+    specs, done = size_specs(spec, sizes), set(done)
+    total = sum(len(g.cells) for s in specs for g in groups(s, done))
+    frames: list[pd.DataFrame] = []
+    with contextlib.ExitStack() as stack:
+        pool = executor if executor is not None else stack.enter_context(default_executor())
+        for one in specs:
+            before = sum(len(f) for f in frames)
+            report = None if progress is None else (lambda n, _, rows, before=before: progress(before + n, total, rows))
+            frames.append(run_sweep(one, pool, done, progress=report))
+    return merge_tables(*frames)
+
+
 def tidy(rows: list[dict]) -> pd.DataFrame:
     """Rows to a table in a fixed order (Δ, method, level, seed), parameters first."""
     frame = pd.DataFrame(rows)
@@ -587,7 +635,8 @@ def select(frame: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
 
 
 def save_table(frame: pd.DataFrame, path: str | os.PathLike, params: dict | None = None) -> Path:
-    """Write a sweep table to ``.csv`` (parameters in a first comment line) or ``.parquet`` (metadata)."""
+    """Write a sweep table to ``.parquet`` (parameters in its metadata) or a plain ``.csv`` (header first,
+    readable by ``pandas.read_csv`` with no options) with the parameters in a sidecar ``<name>.csv.json``."""
     path = Path(path)
     meta = json.dumps(params or {}, default=_json_default)
     if path.suffix.lower() == ".parquet":
@@ -598,12 +647,17 @@ def save_table(frame: pd.DataFrame, path: str | os.PathLike, params: dict | None
         table = table.replace_schema_metadata({**(table.schema.metadata or {}), _PARQUET_KEY: meta.encode()})
         pq.write_table(table, path)
     elif path.suffix.lower() == ".csv":
-        with path.open("w", newline="") as fh:
-            fh.write(_HEADER + meta + "\n")
-            frame.to_csv(fh, index=False)
+        frame.to_csv(path, index=False)
+        sidecar_path(path).write_text(meta + "\n")
     else:
         raise ConfigError(f"save the table as .csv or .parquet, not {path.suffix or 'no extension'!r}")
     return path
+
+
+def sidecar_path(path: str | os.PathLike) -> Path:
+    """Where the parameters of a CSV sweep table go: ``x.csv`` -> ``x.csv.json``."""
+    path = Path(path)
+    return path.with_name(path.name + ".json")
 
 
 def load_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
@@ -617,10 +671,12 @@ def load_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
         return table.to_pandas(), json.loads(meta)
     with path.open() as fh:
         first = fh.readline()
-        params = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}
+        params = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}  # tables before the sidecar
         if not first.startswith(_HEADER):
             fh.seek(0)
         frame = pd.read_csv(fh)
+    if sidecar_path(path).is_file():
+        params = json.loads(sidecar_path(path).read_text())
     text = frame.select_dtypes(include=["object", "string"]).columns
     frame[text] = frame[text].fillna("")  # CSV cannot tell an empty text from a missing one
     return frame, params

@@ -22,7 +22,7 @@ from .privacy import CALIBRATIONS
 
 def add_sweep_parser(sub) -> None:
     """Register the ``sweep`` subcommand on the ``dphawkes`` sub-parsers."""
-    from .cli import _nonnegative_float, _positive_float, _positive_int
+    from .cli import _nonnegative_float, _positive_float, _positive_int, add_window_options
 
     sw = sub.add_parser("sweep", help="privacy-utility sweep over privacy level, bin size, method and seeds")
     data = sw.add_argument_group("data (a scenario simulated afresh per run, or fixed data)")
@@ -31,7 +31,9 @@ def add_sweep_parser(sub) -> None:
     size = data.add_mutually_exclusive_group()
     size.add_argument("--events", type=_positive_int, help="events per simulation")
     size.add_argument("--horizon", type=_positive_float, help="horizon of each simulation")
-    data.add_argument("--data", help="fixed event CSV; without --scenario the metric is held-out prediction RMSE")
+    data.add_argument("--data", help="fixed event CSV or .parquet; without --scenario the metric is held-out "
+                                     "prediction RMSE")
+    add_window_options(data)
     data.add_argument("--train-fraction", type=float, default=0.7, help="training part for the prediction metric")
     grid = sw.add_argument_group("grid")
     grid.add_argument("--bin-size", type=_positive_float, nargs="+", required=True, help="bin sizes Δ")
@@ -58,12 +60,13 @@ def add_sweep_parser(sub) -> None:
 
 
 def _source(args) -> DataSource:
-    from .events import load_csv, load_labels  # here (pandas): `dphawkes --help` starts fast
+    from .cli import load_events_file  # the loader (pandas) imports here: `dphawkes --help` starts fast
     from .sweep import DataSource
 
     scenario = get_scenario(args.scenario) if args.scenario else None
     if args.data:
-        events = load_csv(args.data, names=load_labels(Path(args.data).with_name("labels.csv")))
+        events = load_events_file(args.data, end_time=args.end_time, start_time=args.start_time,
+                                  time_unit=args.time_unit)
         if scenario is not None and scenario.dim != events.dim:
             raise ConfigError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {events.dim}")
         return DataSource(scenario=scenario, events=events, label=Path(args.data).name,
@@ -90,7 +93,7 @@ def _spec(args) -> SweepSpec:
 
 def cmd_sweep(args) -> int:
     """Run the sweep and write the table; exit 130 (with the finished cells written) on Ctrl-C."""
-    from .sweep import dask_executor, default_executor, run_sweep, save_table
+    from .sweep import dask_executor, default_executor, run_sweep, save_table, sidecar_path
 
     spec = _spec(args)
     executor = dask_executor(args.dask) if args.dask else default_executor(args.workers)
@@ -102,7 +105,8 @@ def cmd_sweep(args) -> int:
     with executor as ex:  # both the process pool and the Dask helper are context managers
         frame = run_sweep(spec, ex, progress=progress)
     print("", file=sys.stderr)
-    save_table(frame, args.out, spec.to_dict())
+    path = save_table(frame, args.out, spec.to_dict())
     complete = frame.attrs.get("complete", False)
-    print(f"wrote {len(frame)} cells to {args.out}" + ("" if complete else " (interrupted: partial)"), file=sys.stderr)
+    where = f"{path} (parameters in {sidecar_path(path)})" if path.suffix.lower() == ".csv" else str(path)
+    print(f"wrote {len(frame)} cells to {where}" + ("" if complete else " (interrupted: partial)"), file=sys.stderr)
     return 0 if complete else 130
