@@ -1,0 +1,204 @@
+"""The privacy ledger: exact composition, the budget's refusals, replays, persistence and corruption."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from dphawkes_core.estimators import FitConfig, prepare_stats
+from dphawkes_core.events import from_arrays
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.ledger import (Budget, BudgetExceeded, DataLedger, LedgerBook, LedgerError, LedgerKey, Mechanism,
+                                  compose_epsilon, data_fingerprint, gaussian_mechanism, metered_fit)
+from dphawkes_core.privacy import SEEDED_NOISE
+from dphawkes_core.simulate import simulate
+
+DELTA = 1e-5
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """ε of a μ-GDP mechanism at δ, from Balle & Wang's δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) (scipy only)."""
+    def excess(eps):
+        return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) - delta
+    return brentq(excess, 0.0, 500.0, xtol=1e-12)
+
+
+def pld_accountant_epsilon(events, delta: float) -> float:
+    """dp-accounting's own PLD accountant, composing each event as it is (the reference)."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import PLDAccountant
+
+    accountant = PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(dp_event.ComposedDpEvent(list(events)))
+    return accountant.get_epsilon(delta)
+
+
+# --- composition ---------------------------------------------------------------------------------------------
+
+HETEROGENEOUS = (Mechanism("gaussian", 40.0, 100), Mechanism("gaussian", 3.0, 1), Mechanism("gaussian", 8.0, 5))
+
+
+def test_heterogeneous_gaussians_compose_to_gdp_mu():
+    mu = math.sqrt(sum(m.releases / m.parameter**2 for m in HETEROGENEOUS))
+    assert compose_epsilon(HETEROGENEOUS, DELTA) == pytest.approx(gdp_epsilon(mu, DELTA), rel=1e-6)
+
+
+def test_heterogeneous_gaussians_match_dp_accountings_pld_accountant():
+    from dp_accounting import dp_event
+
+    reference = pld_accountant_epsilon(
+        [dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(m.parameter), m.releases) for m in HETEROGENEOUS],
+        DELTA)
+    ours = compose_epsilon(HETEROGENEOUS, DELTA)
+    assert ours <= reference  # the PLD is a pessimistic discretisation of the exact value
+    assert ours == pytest.approx(reference, rel=0.01)
+
+
+def test_mixed_gaussian_and_laplace_match_dp_accountings_pld_accountant():
+    from dp_accounting import dp_event
+
+    mixed = HETEROGENEOUS + (Mechanism("laplace", 10.0, 1), Mechanism("laplace", 25.0, 3))
+    events = [dp_event.SelfComposedDpEvent(
+        dp_event.GaussianDpEvent(m.parameter) if m.kind == "gaussian" else dp_event.LaplaceDpEvent(m.parameter),
+        m.releases) for m in mixed]
+    assert compose_epsilon(mixed, DELTA) == pytest.approx(pld_accountant_epsilon(events, DELTA), rel=0.01)
+
+
+def test_pure_step_composes_between_the_larger_part_and_the_sum():
+    gauss, pure = Mechanism("gaussian", 5.0), Mechanism("pure", 0.2)
+    alone = compose_epsilon([gauss], DELTA)
+    assert compose_epsilon([pure], DELTA) == pytest.approx(0.2, abs=2e-3)
+    both = compose_epsilon([gauss, pure], DELTA)
+    assert alone < both <= alone + 0.2 + 2e-3
+
+
+def test_a_fit_calibrated_to_epsilon_spends_that_epsilon(ssp_data):
+    book, key, stats, info = ssp_data
+    fit = metered_fit(book, key, stats, ssp_config(epsilon=0.7), info)
+    assert fit.entry.formal
+    assert fit.ledger.spent() == pytest.approx(0.7, rel=1e-6)
+
+
+# --- budget --------------------------------------------------------------------------------------------------
+
+
+def test_the_51st_release_past_the_budget_is_refused(tmp_path):
+    book, key = LedgerBook(tmp_path / "ledger.json"), LedgerKey("f" * 64)
+    z = 30.0  # each release alone: ε ≈ 0.15; fifty compose to μ = √50/z
+    book.open(key, Budget(gdp_epsilon(math.sqrt(50.5) / z, DELTA), DELTA))
+    one = (Mechanism("gaussian", z),)
+    for i in range(50):
+        book.release(key, f"request {i}", dict, label=f"release {i}", formal=True, mechanisms=one)
+    before = (tmp_path / "ledger.json").read_text()
+    with pytest.raises(BudgetExceeded) as refusal:
+        book.release(key, "request 50", dict, label="release 50", formal=True, mechanisms=one)
+    message = str(refusal.value)
+    assert "\n" not in message and "remaining" in message and "refused" in message
+    ledger = book.get(key)
+    assert len(ledger.entries) == 50 and (tmp_path / "ledger.json").read_text() == before
+    assert ledger.spent() == pytest.approx(gdp_epsilon(math.sqrt(50) / z, DELTA), rel=1e-6)
+    assert ledger.naive_sum() > 3 * ledger.spent()  # what summing would have claimed
+
+
+def test_remaining_is_the_largest_release_that_still_fits(tmp_path):
+    ledger = DataLedger(LedgerKey("a" * 64), Budget(2.0, DELTA),
+                        entries=())
+    book, key = LedgerBook(tmp_path / "l.json"), ledger.key
+    book.open(key, ledger.budget)
+    book.release(key, "r0", dict, label="first", formal=True, mechanisms=(Mechanism("gaussian", 4.0, 3),))
+    ledger = book.get(key)
+    limit = ledger.remaining()
+    assert limit > ledger.budget.epsilon - ledger.spent()  # composition is sub-additive
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+
+    fits = Mechanism("gaussian", get_sigma_gaussian(limit * 0.999, DELTA))
+    too_big = Mechanism("gaussian", get_sigma_gaussian(limit * 1.01, DELTA))
+    ledger.check([fits])
+    with pytest.raises(BudgetExceeded):
+        ledger.check([too_big])
+
+
+def test_a_budget_below_what_was_spent_is_refused_and_public_data_are_not_metered(tmp_path):
+    book, key = LedgerBook(tmp_path / "l.json"), LedgerKey("b" * 64)
+    book.release(key, "r", dict, label="x", formal=True, mechanisms=(gaussian_mechanism(2.0, 1.0),))
+    with pytest.raises(BudgetExceeded, match="below the ε already spent"):
+        book.open(key, Budget(0.5, DELTA))
+    public = book.open(key, public=True)
+    public.check([Mechanism("gaussian", 0.01, 1000)])  # no refusal: nothing is metered on public data
+
+
+# --- releases through the ledger -----------------------------------------------------------------------------
+
+
+def ssp_config(**changes) -> FitConfig:
+    settings = dict(method="ssp", bin_size=0.5, lags=4, epsilon=1.0, calibration="formal", count_cap=5)
+    return FitConfig(**(settings | changes))
+
+
+@pytest.fixture
+def ssp_data(tmp_path):
+    events = simulate(get_scenario("paper-2d"), n_events=1500, seed=3)
+    stats, info = prepare_stats(events, ssp_config())
+    return LedgerBook(tmp_path / "ledger.json"), LedgerKey(data_fingerprint(events)), stats, info
+
+
+def test_a_repeated_identical_view_costs_nothing(ssp_data):
+    book, key, stats, info = ssp_data
+    first = metered_fit(book, key, stats, ssp_config(), info)
+    again = metered_fit(book, key, stats, ssp_config(), info)
+    assert not first.replayed and again.replayed
+    np.testing.assert_array_equal(again.result.H, first.result.H)  # no new noise was drawn
+    assert len(again.ledger.entries) == 1 and again.ledger.spent() == pytest.approx(first.ledger.spent())
+    other = metered_fit(book, key, stats, ssp_config(epsilon=0.5), info)  # new settings: a new release
+    assert not other.replayed and other.ledger.spent() > first.ledger.spent()
+    assert not np.array_equal(other.result.H, first.result.H)
+
+
+def test_a_seeded_fit_is_recorded_but_not_metered(ssp_data):
+    book, key, stats, info = ssp_data
+    seeded = metered_fit(book, key, stats, ssp_config(seed=1), info)
+    assert not seeded.entry.formal and SEEDED_NOISE in seeded.entry.reasons
+    assert seeded.ledger.spent() == 0 and len(seeded.ledger.unmetered) == 1
+
+
+def test_the_ledger_survives_a_restart(ssp_data):
+    book, key, stats, info = ssp_data
+    first = metered_fit(book, key, stats, ssp_config(), info)
+    reopened = LedgerBook(book.path)  # a new process reads the same file
+    ledger = reopened.get(key)
+    assert ledger.entries == first.ledger.entries and ledger.budget == first.ledger.budget
+    again = metered_fit(reopened, key, stats, ssp_config(), info)
+    assert again.replayed
+    np.testing.assert_array_equal(again.result.H, first.result.H)
+    assert again.result.privacy == first.result.privacy
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: text[: len(text) // 2],  # truncated
+    lambda text: text.replace('"formal": true', '"formal": false', 1),  # edited: checksum fails
+    lambda text: json.dumps({"format": "something else"}),
+])
+def test_a_corrupted_ledger_is_reported_never_reset(ssp_data, damage):
+    book, key, stats, info = ssp_data
+    metered_fit(book, key, stats, ssp_config(), info)
+    damaged = damage(book.path.read_text())
+    book.path.write_text(damaged)
+    with pytest.raises(LedgerError, match="corrupted") as report:
+        book.get(key)
+    assert "\n" not in str(report.value)
+    with pytest.raises(LedgerError):
+        metered_fit(book, key, stats, ssp_config(epsilon=0.3), info)
+    assert book.path.read_text() == damaged  # nothing was written over it
+
+
+def test_fingerprint_changes_with_one_event_but_not_with_names():
+    times = [np.array([0.5, 1.5, 2.0]), np.array([0.7])]
+    base = from_arrays(times, end_time=3.0, names=["a", "b"])
+    renamed = from_arrays(times, end_time=3.0, names=["x", "y"])
+    moved = from_arrays([np.array([0.5, 1.5, 2.1]), np.array([0.7])], end_time=3.0, names=["a", "b"])
+    longer = from_arrays(times, end_time=4.0, names=["a", "b"])
+    assert data_fingerprint(base) == data_fingerprint(renamed)
+    assert len({data_fingerprint(base), data_fingerprint(moved), data_fingerprint(longer)}) == 3
