@@ -66,7 +66,8 @@ def simulate(
     Returns
     -------
     Events
-        One sequence with dimension names ``"1" .. "d"``.
+        One sequence with dimension names ``"1" .. "d"``, its window ``[0, horizon]`` stated
+        (``window_stated``): the simulation fixes it, no data are read to find it.
     """
     from tick.hawkes import SimuHawkes
 

@@ -17,6 +17,15 @@ def test_same_seed_same_events_different_seed_different_events():
     assert a.n_events == 300
 
 
+@pytest.mark.parametrize("size", [{"n_events": 200}, {"end_time": 50.0}])
+def test_simulated_data_carry_their_stated_window(size):
+    events = simulate(get_scenario("paper-2d"), seed=2, **size)
+    assert events.window_stated and events.outside_window == 0
+    assert events.sequences[0].start_time == 0.0
+    last = max(t[-1] for t in events.sequences[0].times)
+    assert last <= events.end_time == size.get("end_time", last)
+
+
 @pytest.mark.parametrize("name", ["paper-2d", "paper-4d"])
 def test_empirical_rate_matches_stationary_rate(name):
     sc = get_scenario(name)
