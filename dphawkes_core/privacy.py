@@ -414,14 +414,16 @@ def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> 
     One count ``X[m, j]`` changes by ±1: for τ >= 1, row j of ``C[τ]`` by ``X[m−τ]`` and column j by
     ``X[m+τ]`` (``2(d+1)C²`` at most in squares, the ``[j, j]`` entry taking both); ``C[0]`` by
     ``X[m]`` in row and column j, whose upper triangle holds ``(d−1)C²`` off the diagonal and
-    ``(2C−1)²`` on it; one total by 1; at most one head and one tail entry by 1. So
-    ``N·S = sqrt(2p(d+1)C² + (d−1)C² + (2C−1)² + 3)``, about √p below :func:`ssp_sensitivity`.
+    ``(2C−1)²`` on it; one total by 1. A head (or tail) entry changes by 1 only when ``m`` is among the
+    first (last) p bins, and then ``X[m−τ]`` (``X[m+τ]``) is missing for at least one τ, which removes at
+    least ``(d+2)C² >= 3`` from the ``C[τ]`` part. So ``N·S = sqrt(2p(d+1)C² + (d−1)C² + (2C−1)² + 1)``,
+    attained by a middle bin with every count at C, about √p below :func:`ssp_sensitivity`.
     Derivation: ``docs/privacy.md``.
     """
     if count_cap is None or count_cap < 1:
         raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
     c, p, d = float(count_cap), int(lags), int(dim)
-    return math.sqrt(2 * p * (d + 1) * c * c + (d - 1) * c * c + (2 * c - 1) ** 2 + 3.0) / n_rows
+    return math.sqrt(2 * p * (d + 1) * c * c + (d - 1) * c * c + (2 * c - 1) ** 2 + 1.0) / n_rows
 
 
 def pgd_clip_sensitivity(lags: int, n_rows: int, clip: float) -> float:

@@ -1,4 +1,5 @@
-"""DP-SSP: exactness at σ = 0, the release's sensitivity bound, calibration and reproducibility."""
+"""DP-SSP: exactness at σ = 0, both releases' sensitivity bounds, post-processing, calibration and
+reproducibility."""
 
 import math
 
@@ -9,8 +10,10 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dphawkes_core.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
-from dphawkes_core.privacy import formal_bounds, ssp_sensitivity
-from dphawkes_core.stats import design_matrix
+from dphawkes_core.estimators.ssp import (release_pieces, roughness_matrix, shrink_edges, solve_nonnegative,
+                                          ssp_ridge)
+from dphawkes_core.privacy import formal_bounds, ssp_lagged_sensitivity, ssp_sensitivity
+from dphawkes_core.stats import design_matrix, moment_pieces
 
 D, P, C = 2, 4, 3
 
@@ -46,10 +49,12 @@ def _config(**kw):
     return FitConfig(**{**base, **kw})
 
 
-def test_sigma_zero_is_cls_exactly(stats):
+@pytest.mark.parametrize("release", ["lagged", "full"])
+def test_sigma_zero_is_cls_exactly(stats, release):
     cls = fit_stats(stats, FitConfig(bin_size=0.5, lags=P, count_cap=C))
     for ridge in (None, 0.0):
-        ssp = fit_stats(stats, _config(sigma2=0.0, ridge=ridge))
+        ssp = fit_stats(stats, _config(sigma2=0.0, ridge=ridge, ssp_release=release, ssp_nonnegative=False,
+                                       ssp_smoothing=0.0))
         assert np.array_equal(ssp.H, cls.H)
         assert ssp.privacy.epsilon_by_calibration["formal"] == math.inf
 
@@ -64,9 +69,10 @@ def test_release_is_symmetric_and_keeps_public_intercept(stats):
     assert abs(entries.std() - 0.3) < 0.05 and abs((b_hat - stats.b).std() - 0.3) < 0.1
 
 
-def test_one_release_calibration_matches_analytic_gaussian(stats):
-    result = fit_stats(stats, _config(epsilon=1.0, dp_delta=1e-5))
-    sens = ssp_sensitivity(D, P, stats.n_rows, C)
+@pytest.mark.parametrize("release, sensitivity", [("lagged", ssp_lagged_sensitivity), ("full", ssp_sensitivity)])
+def test_one_release_calibration_matches_analytic_gaussian(stats, release, sensitivity):
+    result = fit_stats(stats, _config(epsilon=1.0, dp_delta=1e-5, ssp_release=release))
+    sens = sensitivity(D, P, stats.n_rows, C)
     assert result.privacy.sensitivity == pytest.approx(sens)
     assert math.sqrt(result.privacy.sigma2) == pytest.approx(sens * get_sigma_gaussian(1.0, 1e-5), rel=1e-9)
     assert result.privacy.iters == 1 and result.privacy.formal
@@ -91,10 +97,11 @@ def test_reproducible_by_seed(stats):
 def test_stabilisers(stats):
     """ridge: θ(Â + λI) = b̂; psd: Ã has no eigenvalue below λ (checked against the released Â)."""
     sigma, lam = 0.05, 0.2
-    theta, info = run_ssp(stats, sigma**2, lam, "ridge", np.random.default_rng(2))
+    options = dict(release="full", nonnegative=False)
+    theta, info = run_ssp(stats, sigma**2, lam, "ridge", np.random.default_rng(2), **options)
     A_hat, b_hat = release_statistics(stats, sigma, np.random.default_rng(2))
     assert np.allclose(theta @ (A_hat + lam * np.eye(stats.n_params)), b_hat, atol=1e-9)
-    theta_psd, _ = run_ssp(stats, sigma**2, lam, "psd", np.random.default_rng(2))
+    theta_psd, _ = run_ssp(stats, sigma**2, lam, "psd", np.random.default_rng(2), **options)
     w, V = np.linalg.eigh(A_hat)
     assert np.allclose(theta_psd @ ((V * np.maximum(w, lam)) @ V.T), b_hat, atol=1e-9)
     assert info["ridge"] == lam
@@ -134,3 +141,112 @@ def test_release_sensitivity_bound_holds_and_is_not_loose():
         assert bound <= formal_bounds(D, P, n_rows, C).statistics_sensitivity()
     print(f"worst measured/bound ratio: {worst:.3f}")
     assert worst > 0.5  # the adversarial all-at-cap neighbours come close to the bound
+
+
+def _lagged_release(x, lags=P, d=D):
+    """The lagged release's vector, from the pieces of one series: C[1..p], the upper triangle of C[0],
+    totals, heads and tails."""
+    pieces = moment_pieces(_binned(x), lags)
+    iu = np.triu_indices(d)
+    return np.concatenate([pieces.lagged[1:].ravel(), pieces.lagged[0][iu], pieces.totals,
+                           pieces.heads.ravel(), pieces.tails.ravel()])
+
+
+def _adversarial_pairs(n, d, lags, cap):
+    """Every count at the cap, one count lowered by one at every bin (edges included) and dimension."""
+    full = np.full((n, d), cap)
+    for m in range(n):
+        for j in range(d):
+            x2 = full.copy()
+            x2[m, j] -= 1
+            yield full, x2
+
+
+@pytest.mark.parametrize("d, lags, cap, n", [(1, 3, 1, 8), (2, 4, 3, 13), (3, 2, 5, 12), (2, 6, 2, 9),
+                                             (4, 3, 4, 7)])
+def test_lagged_release_sensitivity_holds_and_is_attained(d, lags, cap, n):
+    """Adversarial neighbours (all counts at C, the change at every bin and dimension, sequences
+    shorter than 2p included) and random ones: the measured change never exceeds the bound, and the
+    worst one attains it when the sequence has a middle bin (every count at C; n >= 2p+1)."""
+    rng = np.random.default_rng(d * 100 + lags)
+    pairs = list(_adversarial_pairs(n, d, lags, cap))
+    for _ in range(30):
+        x = np.minimum(rng.poisson(rng.uniform(0.2, 3), size=(int(rng.integers(lags + 1, 3 * lags + 4)), d)), cap)
+        m, j = int(rng.integers(0, x.shape[0])), int(rng.integers(0, d))
+        x2 = x.copy()
+        x2[m, j] = x[m, j] - 1 if x[m, j] > 0 else 1
+        pairs.append((x, x2))
+    worst = 0.0
+    for x, x2 in pairs:
+        n_rows = x.shape[0] - lags
+        change = np.linalg.norm(_lagged_release(x, lags, d) - _lagged_release(x2, lags, d)) / n_rows
+        bound = ssp_lagged_sensitivity(d, lags, n_rows, cap)
+        assert change <= bound * (1 + 1e-12)
+        worst = max(worst, change / bound)
+    if n >= 2 * lags + 1:
+        assert worst == pytest.approx(1.0, rel=1e-9)
+    else:  # no middle bin: every change loses some C[τ] terms at an edge
+        assert 0.8 < worst < 1.0
+
+
+def test_lagged_release_is_about_sqrt_p_tighter():
+    for d, lags, cap in ((2, 8, 5), (4, 16, 12), (3, 16, 4)):
+        ratio = ssp_sensitivity(d, lags, 1000, cap) / ssp_lagged_sensitivity(d, lags, 1000, cap)
+        assert 0.7 * math.sqrt(lags) < ratio < 1.3 * math.sqrt(lags)
+
+
+def test_released_pieces_noise_and_symmetry(stats):
+    sigma = 0.7
+    noisy = release_pieces(stats.pieces, sigma, np.random.default_rng(3))
+    assert np.array_equal(noisy.lagged[0], noisy.lagged[0].T)
+    assert np.array_equal(noisy.n_bins, stats.pieces.n_bins)
+    noise = np.concatenate([(noisy.lagged[1:] - stats.pieces.lagged[1:]).ravel(),
+                            (noisy.heads - stats.pieces.heads).ravel(), (noisy.tails - stats.pieces.tails).ravel()])
+    assert abs(noise.std() - sigma) < 0.1
+    assert release_pieces(stats.pieces, 0.0, np.random.default_rng(3)) is stats.pieces
+
+
+def test_shrunk_edges_stay_in_range_and_move_toward_the_mean(stats):
+    pieces = stats.pieces
+    assert shrink_edges(pieces, 0.0) is pieces
+    noisy = release_pieces(pieces, 50.0, np.random.default_rng(4))
+    shrunk = shrink_edges(noisy, 50.0)
+    assert shrunk.heads.min() >= 0 and shrunk.heads.max() <= C and shrunk.tails.max() <= C
+    # heavy noise: the edge rows become (nearly) the released mean count
+    mean = noisy.totals / pieces.n_bins.sum()
+    assert np.allclose(shrunk.heads, np.clip(mean, 0, C), atol=0.05)
+
+
+def test_nonnegative_solution_satisfies_kkt(stats):
+    """θ >= 0 and the KKT conditions of min ½θÃθᵀ − b̂θᵀ: gradient >= 0 where θ = 0, = 0 where θ > 0."""
+    A_hat, b_hat = release_statistics(stats, 0.05, np.random.default_rng(6))
+    A_tilde = A_hat + 0.3 * np.eye(stats.n_params)
+    theta = solve_nonnegative(A_tilde, b_hat)
+    grad = theta @ A_tilde - b_hat
+    assert theta.min() >= 0
+    assert np.all(grad[theta == 0] >= -1e-8)
+    assert np.allclose(grad[theta > 0], 0, atol=1e-8)
+    assert (theta == 0).any()  # the noise pushed some entries below zero: the constraint is active
+
+
+def test_roughness_penalty_is_second_differences():
+    d, lags = 2, 6
+    R = roughness_matrix(d, lags)
+    theta = np.zeros((d, d * lags + 1))
+    k = np.arange(lags)
+    theta[0, 1::d][:lags] = 3 * k - 1  # linear in the lag: no roughness, whatever the intercept
+    theta[0, -1] = 5.0
+    assert np.allclose(theta @ R @ theta.T, 0)
+    theta[1, 0:d * lags:d] = k**2  # second difference 2 at each of the p-2 interior lags
+    assert (theta @ R @ theta.T)[1, 1] == pytest.approx(4 * (lags - 2))
+
+
+def test_default_ridge_rule_uses_public_numbers_only():
+    assert ssp_ridge(0.1, 49, "lagged") == pytest.approx(4 * 0.1 * 7)
+    assert ssp_ridge(0.1, 49, "full") == pytest.approx(8 * 0.1 * 7)
+
+
+def test_default_fit_is_nonnegative_and_smooth(stats):
+    result = fit_stats(stats, _config(epsilon=1.0, seed=1))
+    assert result.H.min() >= 0
+    assert result.info["ssp_release"] == "lagged" and result.info["nonnegative"] and result.info["smoothing"] > 0

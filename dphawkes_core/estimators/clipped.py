@@ -10,15 +10,17 @@ import numpy as np
 from ..bins_design import BinDesign, SparseCounts, bin_design
 from ..errors import ConfigError
 from ..privacy import constraint_fro_radius
-from ..stats import SufficientStats
+from ..stats import MomentPieces, SufficientStats
 from .least_squares import paper_loss
 
 
 @dataclass(frozen=True)
 class BinnedStats(SufficientStats):
-    """Sufficient statistics that also carry the non-zero bins (needed by per-bin methods: ``pgd-clip``)."""
+    """Sufficient statistics that also carry the non-zero bins (needed by per-bin methods: ``pgd-clip``)
+    and the moment pieces they were assembled from (needed by the ``lagged`` DP-SSP release)."""
 
     counts: SparseCounts | None = None
+    pieces: MomentPieces | None = None  # what A, b are made of (the lagged DP-SSP release)
 
     @cached_property
     def design(self) -> BinDesign:

@@ -94,7 +94,7 @@ class FitConfig:
     stabiliser: str = "ridge"
     ssp_release: str = "lagged"
     ssp_nonnegative: bool = True
-    ssp_smoothing: float = 0.0
+    ssp_smoothing: float = 10.0
 
     def __post_init__(self):
         check_bin_size(self.bin_size)
