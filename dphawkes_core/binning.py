@@ -6,6 +6,10 @@ and a time within :data:`EDGE_ULPS` units in the last place of ``t`` below an ed
 absorbs only representation error (``0.3`` written in a file is ``3 × 0.1`` to the user) — never a
 fraction of a bin, whatever the size of ``t/Δ``. Optional clipping of every count at a public cap C makes the per-bin count bounded,
 which the formal privacy calibration needs; the number of events removed by clipping is reported.
+
+The data path keeps only the non-empty bins (:class:`SparseCounts`, from :func:`bin_sparse`): memory
+follows the number of events, not ``T/Δ``. :class:`BinnedCounts` is the dense view for small data
+(plots, the privacy audit, tests), refused above :data:`MAX_DENSE_CELLS` cells.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from .errors import ConfigError
 if TYPE_CHECKING:  # annotations only: binning must not pull in the CSV loader (pandas) at start-up
     from .events import Events
 
-MAX_BIN_CELLS = 40_000_000  # n·d over all sequences: about 320 MB of int64 counts
+MAX_DENSE_CELLS = 40_000_000  # n·d of a dense count array (about 320 MB of int64): dense() refuses more
+_CHUNK = 1 << 21  # events binned at once (bounds the temporaries of bin_index)
 _REL_TOL = 1e-9
 EDGE_ULPS = 4  # times this many ulps (of t) below an edge kΔ are on the edge
 
@@ -98,7 +103,102 @@ def bins_in_window(end_time: float, bin_size: float) -> int:
 
 
 def bin_events(events: Events, bin_size: float, count_cap: int | None = None) -> BinnedCounts:
-    """Bin every sequence into counts, optionally clipping each count at ``count_cap``.
+    """Dense counts of every sequence (small data), optionally clipped at ``count_cap``.
+
+    The same counts as :func:`bin_sparse`, laid out densely; refused (before allocating) when the
+    bins would take more than :data:`MAX_DENSE_CELLS` cells.
+
+    Returns
+    -------
+    BinnedCounts
+        Counts plus the numbers of dropped and clipped events.
+    """
+    check_bin_size(bin_size)
+    check_dense_size(n_bins_for(events, bin_size), events.dim, bin_size)
+    return bin_sparse(events, bin_size, count_cap).dense()
+
+
+def check_dense_size(n_bins: int, dim: int, bin_size: float) -> None:
+    """Refuse dense counts of more than :data:`MAX_DENSE_CELLS` cells (``n·d``)."""
+    if n_bins * dim > MAX_DENSE_CELLS:
+        raise ConfigError(
+            f"bin size {bin_size:g} gives {n_bins:,} bins × {dim} dimensions, over the {MAX_DENSE_CELLS:,}-cell "
+            "limit of a dense count table; use a larger bin size"
+        )
+
+
+@dataclass(frozen=True)
+class SparseCounts:
+    """The non-empty bins of every sequence: ``(bin, dimension, count)`` entries, sorted by bin then dimension.
+
+    Attributes
+    ----------
+    lengths : tuple of int
+        Number of bins ``n_s`` of each sequence.
+    bins, dims, values : tuple of numpy.ndarray
+        Per sequence, int64 entries: ``X_s[bins[i], dims[i]] = values[i] > 0``, every other count 0.
+    dim : int
+        d.
+    bin_size : float
+        Δ.
+    dropped_events, clipped_events : int
+        As in :class:`BinnedCounts`.
+    count_cap : int or None
+        Public per-bin cap C, when clipping was requested.
+    """
+
+    lengths: tuple
+    bins: tuple
+    dims: tuple
+    values: tuple
+    dim: int
+    bin_size: float = 1.0
+    dropped_events: int = 0
+    clipped_events: int = 0
+    count_cap: int | None = None
+
+    @classmethod
+    def from_binned(cls, binned: BinnedCounts) -> "SparseCounts":
+        """The non-zero entries of dense counts."""
+        bins, dims, values = [], [], []
+        for x in binned.counts:
+            k, j = np.nonzero(x)  # row-major: sorted by bin, then dimension
+            bins.append(k.astype(np.int64))
+            dims.append(j.astype(np.int64))
+            values.append(np.asarray(x[k, j], dtype=np.int64))
+        return cls(tuple(int(x.shape[0]) for x in binned.counts), tuple(bins), tuple(dims), tuple(values),
+                   binned.dim, binned.bin_size, binned.dropped_events, binned.clipped_events, binned.count_cap)
+
+    @property
+    def n_bins(self) -> int:
+        """Total number of bins over all sequences."""
+        return int(sum(self.lengths))
+
+    @property
+    def n_events(self) -> int:
+        """Number of events counted in the bins (after dropping and clipping)."""
+        return int(sum(int(v.sum()) for v in self.values))
+
+    @property
+    def n_nonzero(self) -> int:
+        """Number of non-zero (bin, dimension) entries."""
+        return int(sum(v.size for v in self.values))
+
+    def dense(self) -> BinnedCounts:
+        """The dense counts (refused over :data:`MAX_DENSE_CELLS` cells)."""
+        check_dense_size(self.n_bins, self.dim, self.bin_size)
+        counts = []
+        for n, k, j, v in zip(self.lengths, self.bins, self.dims, self.values):
+            x = np.zeros((n, self.dim), dtype=np.int64)
+            x[k, j] = v
+            counts.append(x)
+        return BinnedCounts(tuple(counts), self.bin_size, self.dropped_events, self.clipped_events, self.count_cap)
+
+
+def bin_sparse(events: Events, bin_size: float, count_cap: int | None = None) -> SparseCounts:
+    """Bin every sequence to its non-empty bins, optionally clipping each count at ``count_cap``.
+
+    Memory is ``O(events)`` whatever ``T/Δ``.
 
     Parameters
     ----------
@@ -111,34 +211,69 @@ def bin_events(events: Events, bin_size: float, count_cap: int | None = None) ->
 
     Returns
     -------
-    BinnedCounts
-        Counts plus the numbers of dropped and clipped events.
+    SparseCounts
+        Non-empty bins plus the numbers of dropped and clipped events.
     """
-    total_bins = n_bins_for(events, bin_size)
-    if total_bins * events.dim > MAX_BIN_CELLS:
-        raise ConfigError(
-            f"bin size {bin_size:g} gives {total_bins:,} bins × {events.dim} dimensions, over the "
-            f"{MAX_BIN_CELLS:,} limit; use a larger bin size"
-        )
-    if count_cap is not None and (int(count_cap) != count_cap or count_cap < 1):
-        raise ConfigError(f"count cap C must be a positive integer, got {count_cap!r}")
-    counts, dropped, clipped = [], 0, 0
+    check_bin_size(bin_size)
+    check_count_cap(count_cap)
+    lengths, bins, dims, values, dropped, clipped = [], [], [], [], 0, 0
     for seq in events.sequences:
         n = bins_in_window(seq.end_time, bin_size)
-        flat = []
-        for j, t in enumerate(seq.times):
-            idx = bin_index(t, bin_size)
-            keep = idx < n
-            dropped += int(np.count_nonzero(~keep))
-            flat.append(idx[keep] * events.dim + j)
-        x = np.bincount(np.concatenate(flat), minlength=n * events.dim).reshape(n, events.dim)
+        k, j, v, out = sequence_entries(seq.times, n, bin_size)
         if count_cap is not None:
-            over = x > int(count_cap)
-            if over.any():
-                clipped += int((x[over] - int(count_cap)).sum())
-                x[over] = int(count_cap)
-        counts.append(x)
-    return BinnedCounts(tuple(counts), float(bin_size), dropped, clipped, None if count_cap is None else int(count_cap))
+            clipped += int(np.sum(np.maximum(v - int(count_cap), 0)))
+            v = np.minimum(v, int(count_cap))
+        lengths.append(n)
+        bins.append(k)
+        dims.append(j)
+        values.append(v)
+        dropped += out
+    return SparseCounts(tuple(lengths), tuple(bins), tuple(dims), tuple(values), events.dim, float(bin_size),
+                        dropped, clipped, None if count_cap is None else int(count_cap))
+
+
+def check_count_cap(count_cap) -> None:
+    """Raise :class:`ConfigError` unless the cap is None or a positive integer."""
+    if count_cap is not None and (int(count_cap) != count_cap or count_cap < 1):
+        raise ConfigError(f"count cap C must be a positive integer, got {count_cap!r}")
+
+
+def sequence_entries(times, n_bins: int, bin_size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Non-empty ``(bin, dimension, count)`` entries of one sequence's bins ``0..n_bins-1``.
+
+    Parameters
+    ----------
+    times : sequence of numpy.ndarray
+        ``times[j]``: event times of dimension j (relative to the window start, any order).
+    n_bins : int
+        Bins kept; events in later bins are dropped.
+    bin_size : float
+        Δ.
+
+    Returns
+    -------
+    bins, dims, values : numpy.ndarray
+        int64 entries sorted by bin, then dimension.
+    dropped : int
+        Events at or after bin ``n_bins``.
+    """
+    keys, values, dropped = [], [], 0
+    d = len(times)
+    for j, t in enumerate(times):
+        t = np.asarray(t, dtype=np.float64)
+        idx = np.concatenate([bin_index(t[i:i + _CHUNK], bin_size) for i in range(0, t.size, _CHUNK)]) \
+            if t.size else np.zeros(0, dtype=np.int64)
+        idx = idx[idx < n_bins]
+        dropped += t.size - idx.size
+        if idx.size > 1 and np.any(idx[1:] < idx[:-1]):
+            idx = np.sort(idx)
+        starts = np.flatnonzero(np.concatenate([[True], idx[1:] != idx[:-1]])) if idx.size else idx
+        keys.append(idx[starts] * d + j)
+        values.append(np.diff(np.append(starts, idx.size)))
+    keys, values = np.concatenate(keys), np.concatenate(values).astype(np.int64)
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    return keys // d, keys % d, values, dropped
 
 
 def bin_index(t: np.ndarray, bin_size: float) -> np.ndarray:

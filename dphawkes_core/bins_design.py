@@ -8,8 +8,8 @@ entry or a non-zero target), as a sparse matrix, plus the number of all-zero row
 then costs ``O(nnz(X)·p·d)`` instead of ``O(n·(dp+1)·d)``. When the informative rows fit densely in
 memory, identical rows (same lagged counts and target) are merged too and carry a multiplicity.
 
-The counts themselves are kept as :class:`SparseCounts` (the non-zero bins only), which is small enough
-to travel with the sufficient statistics.
+The counts themselves are kept as :class:`~dphawkes_core.binning.SparseCounts` (the non-empty bins
+only), which is small enough to travel with the sufficient statistics.
 """
 
 from __future__ import annotations
@@ -18,49 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .binning import BinnedCounts
+from .binning import SparseCounts
 from .errors import ConfigError
 
 MAX_DESIGN_ENTRIES = 60_000_000  # stored lagged entries of the informative rows (~1 GB as CSR + transpose)
 MAX_DEDUP_CELLS = 30_000_000  # merge identical informative rows when they fit densely in this many cells
 MAX_DENSE_CELLS = 20_000_000  # keep the merged rows as a dense array (faster products) up to this size
-
-
-@dataclass(frozen=True)
-class SparseCounts:
-    """The non-zero bins of every sequence of a :class:`~dphawkes_core.binning.BinnedCounts`.
-
-    Attributes
-    ----------
-    n_bins : tuple of int
-        Number of bins ``n_s`` of each sequence.
-    bins : tuple of numpy.ndarray
-        Sorted indices of the bins with at least one event, per sequence.
-    counts : tuple of numpy.ndarray
-        ``(len(bins_s), d)`` counts at those bins.
-    dim : int
-        d.
-    """
-
-    n_bins: tuple
-    bins: tuple
-    counts: tuple
-    dim: int
-
-    @classmethod
-    def from_binned(cls, binned: BinnedCounts) -> "SparseCounts":
-        """Keep the non-zero rows of every count series."""
-        bins, counts = [], []
-        for x in binned.counts:
-            nz = np.flatnonzero(x.any(axis=1))
-            bins.append(nz)
-            counts.append(np.asarray(x[nz], dtype=np.int64))
-        return cls(tuple(int(x.shape[0]) for x in binned.counts), tuple(bins), tuple(counts), binned.dim)
-
-    @property
-    def n_nonzero(self) -> int:
-        """Number of non-zero (bin, dimension) entries."""
-        return int(sum(np.count_nonzero(c) for c in self.counts))
 
 
 @dataclass(frozen=True)
@@ -136,15 +99,13 @@ def bin_design(counts: SparseCounts, lags: int) -> BinDesign:
         raise ConfigError(f"the per-bin design would hold {entries:,} lagged entries (over {MAX_DESIGN_ENTRIES:,}); "
                           "use a larger bin size or a shorter support")
     rows_i, cols_i, vals_i, ys, offset, zero_rows, n_rows = [], [], [], [], 0, 0, 0
-    for n, nz_bins, x in zip(counts.n_bins, counts.bins, counts.counts):
+    for n, m, j_idx, v in zip(counts.lengths, counts.bins, counts.dims, counts.values):
         if n <= p:
             continue
-        targets = (nz_bins[:, None] + np.arange(p + 1)).ravel()
+        targets = (m[:, None] + np.arange(p + 1)).ravel()
         informative = np.unique(targets[(targets >= p) & (targets < n)])
         # lagged entries: X[m, j] sits in row t = m + k at column (k-1)d + j, for k = 1..p
-        m_idx, j_idx = np.nonzero(x)
-        m = nz_bins[m_idx]
-        v = x[m_idx, j_idx].astype(float)
+        v = v.astype(float)
         k = np.arange(1, p + 1)
         t = (m[:, None] + k).ravel()
         col = ((k - 1) * d + j_idx[:, None]).ravel()
@@ -154,8 +115,8 @@ def bin_design(counts: SparseCounts, lags: int) -> BinDesign:
         cols_i.append(col[keep])
         vals_i.append(val[keep])
         y = np.zeros((informative.size, d))
-        has_target = nz_bins >= p
-        y[np.searchsorted(informative, nz_bins[has_target])] = x[has_target]
+        has_target = m >= p
+        y[np.searchsorted(informative, m[has_target]), j_idx[has_target]] = v[has_target]
         ys.append(y)
         offset += informative.size
         zero_rows += (n - p) - informative.size

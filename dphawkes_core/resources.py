@@ -1,7 +1,9 @@
 """Predict the memory and time a fit will take from the problem size, before doing any work.
 
-The model counts the dominant operations of the data path (binning: ``n·d`` cells; sufficient
-statistics: ``d²`` FFT cross-correlations of length ``n``; the ``(dp+1)²`` Gram matrix; the
+The model counts the dominant operations of the data path (sufficient statistics: on the sparse path
+binning ``E`` events and enumerating the pairs of non-empty bins at most ``p`` apart, or ``d²`` FFT
+cross-correlations of length ``n`` when the series is short enough to lay out densely, whichever the
+code would choose; the ``(dp+1)²`` Gram matrix; the
 estimator: a Cholesky solve or ``A²`` in ``(dp+1)³``, ``K`` gradients of ``2 d (dp+1)²`` flops for
 DP-PGD/DP-CG, ``K`` passes over the ``n × dp`` per-bin design for clipped DP-PGD) with deliberately
 pessimistic per-operation costs, so that the app can warn before slow work and refuse sizes that
@@ -13,8 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .binning import MAX_BIN_CELLS
-from .stats import MAX_DESIGN_ROWS
+from .stats import MAX_DESIGN_ROWS, MAX_FFT_CELLS
 
 WARN_SECONDS = 5.0
 REFUSE_SECONDS = 120.0
@@ -25,6 +26,9 @@ _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged produc
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
 _SECONDS_PER_BIN_FLOP = 1e-10  # streaming products over the per-bin design (vectorised, cache friendly)
 _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, padded)
+_BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
+_SECONDS_PER_EVENT = 2e-7  # exact bin index, run-length encoding and sort of the entries
+_SECONDS_PER_PAIR = 5e-8  # one pair of non-empty bins at most p apart (vectorised bincount)
 _BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
 
 
@@ -70,7 +74,8 @@ def _fmt_seconds(s: float) -> str:
     return f"{s:.2g} s" if s < 60 else f"{s / 60:.1f} min"
 
 
-def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", iters: int = 1) -> CostEstimate:
+def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", iters: int = 1,
+                      n_events: int | None = None) -> CostEstimate:
     """Predict memory and time of binning, statistics and one fit.
 
     Parameters
@@ -85,26 +90,25 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
         ``cls``, ``pgd``, ``cg``, ``ssp`` or ``pgd-clip``.
     iters : int
         K (ignored for ``cls`` and ``ssp``).
+    n_events : int, optional
+        Number of events E. Without it the statistics are costed as on dense counts (every bin laid out).
 
     Returns
     -------
     CostEstimate
-        With ``level == "refuse"`` over the hard limits (bins, design size, memory, time).
+        With ``level == "refuse"`` over the hard limits (design size, memory, time).
     """
     n, d, p = max(int(n_bins), 1), int(dim), int(lags)
     q = d * p + 1
-    memory = n * d * _BYTES_PER_BIN_CELL + q * q * _BYTES_PER_GRAM_CELL
-    seconds = d * d * n * math.log2(n + 2) * _SECONDS_PER_FFT_UNIT + p * p * d * d * _SECONDS_PER_FLOP
-    seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP) or A² (iterative methods)
+    memory, seconds = _statistics_cost(n, d, p, n_events)
+    memory += q * q * _BYTES_PER_GRAM_CELL
+    seconds += p * p * d * d * _SECONDS_PER_FLOP + q**3 * _SECONDS_PER_FLOP  # edges; Cholesky (CLS, DP-SSP) or A²
     if method in ("pgd", "cg"):
         seconds += int(iters) * (2 * d * q * q + 2 * d * d * q) * _SECONDS_PER_FLOP
-    elif method == "pgd-clip":  # per-bin gradients: a dense (n × dp) design, two products per step
-        memory += 2 * n * d * p * 8
-        seconds += int(iters) * 4 * n * d * q * _SECONDS_PER_BIN_FLOP
-    if n * d > MAX_BIN_CELLS:
-        return CostEstimate(memory, seconds, "refuse",
-                            f"{n:,} bins × {d} dimensions is over the {MAX_BIN_CELLS:,}-cell limit: "
-                            "use a larger bin size Δ")
+    elif method == "pgd-clip":  # per-bin gradients over the informative rows, two products per step
+        rows = float(n) if n_events is None else min(float(n), float(n_events) * (p + 1))
+        memory += 2 * rows * d * p * 8
+        seconds += int(iters) * 4 * rows * d * q * _SECONDS_PER_BIN_FLOP
     if q > MAX_DESIGN_ROWS:
         return CostEstimate(memory, seconds, "refuse",
                             f"d·p+1 = {q:,} parameters per dimension is over the {MAX_DESIGN_ROWS:,} limit: "
@@ -119,6 +123,21 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
                             f"this fit needs {_fmt_bytes(memory)} and {_fmt_seconds(seconds)}; "
                             "a larger Δ, a shorter support or fewer iterations K make it faster")
     return CostEstimate(memory, seconds, "ok")
+
+
+def _statistics_cost(n: int, d: int, p: int, n_events: int | None) -> tuple[float, float]:
+    """Memory and time of binning and the lagged products: the sparse pair enumeration, or the dense FFT
+    when the series may be laid out densely and that is cheaper (the choice :mod:`~dphawkes_core.stats` makes);
+    the dense model alone when the number of events is unknown."""
+    dense = (n * d * _BYTES_PER_BIN_CELL, d * d * n * math.log2(n + 2) * _SECONDS_PER_FFT_UNIT)
+    if n_events is None:
+        return dense
+    events = float(max(int(n_events), 0))
+    pairs = events * (1.0 + events * (p + 1) / n)
+    sparse = (events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_PAIR)
+    if n * d > MAX_FFT_CELLS:
+        return sparse
+    return min(sparse, dense, key=lambda cost: cost[1])
 
 
 def estimate_simulation_cost(expected_events: float, dim: int) -> CostEstimate:

@@ -11,9 +11,11 @@ with ``N = Σ_s (n_s - p)`` summed over independent sequences (each binned on it
 
 How: every block of ``ZZᵀ`` is a lagged cross-product ``Σ_m X[m] X[m-τ]ᵀ`` over a window that differs
 from the full range only by at most ``p`` terms at each end. We compute the full-range products
-``C[τ]`` for ``τ = 0..p`` once — from the sparse non-zero bins when counts are sparse, by FFT
-otherwise (both exact: counts are integers and FFT results are rounded) — and subtract the edge
-terms with cumulative sums, ``O(p² d²)`` work per sequence (:class:`MomentPieces`, :func:`assemble_stats`).
+``C[τ]`` for ``τ = 0..p`` once — by enumerating the pairs of non-empty bins at most ``p`` apart when
+counts are sparse (memory ``O(events)``, whatever ``T/Δ``), by FFT or per-lag products when the series
+is dense and short enough to lay out (all exact: counts are integers and FFT results are rounded) —
+and subtract the edge terms with cumulative sums, ``O(p² d²)`` work per sequence
+(:class:`MomentPieces`, :func:`assemble_stats`).
 """
 
 from __future__ import annotations
@@ -22,11 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .binning import BinnedCounts
+from .binning import BinnedCounts, SparseCounts
 from .errors import ConfigError
 
 MAX_DESIGN_ROWS = 6001  # dp+1: A alone is then 288 MB of float64
 _DIRECT_LAGGED_CELLS = 100_000  # n(p+1) up to which lagged products are plain per-lag matrix products
+MAX_FFT_CELLS = 8_000_000  # n·d up to which a series may be laid out densely for the FFT (~0.4 GB of work arrays)
+_PAIR_CHUNK = 1 << 21  # entries whose later partners are enumerated at once (bounds the temporaries)
 
 
 @dataclass(frozen=True)
@@ -131,34 +135,49 @@ class MomentPieces:
         return int(np.sum(self.n_bins) - self.lags * self.n_bins.size)
 
 
-def moment_pieces(binned: BinnedCounts, lags: int) -> MomentPieces:
+def moment_pieces(binned: BinnedCounts | SparseCounts, lags: int) -> MomentPieces:
     """Lagged products, totals and edge rows of every sequence of ``binned`` (see :class:`MomentPieces`).
+
+    Parameters
+    ----------
+    binned : SparseCounts or BinnedCounts
+        Count series, sparse (the data path) or dense (small data).
+    lags : int
+        p >= 1.
 
     Raises
     ------
     ConfigError
         When no sequence has more than p bins, or the design would be too large.
     """
-    d = binned.dim
+    counts = binned if isinstance(binned, SparseCounts) else SparseCounts.from_binned(binned)
+    d = counts.dim
     check_design_size(d, lags)
     lagged = np.zeros((lags + 1, d, d))
     totals = np.zeros(d)
     heads, tails, n_bins = [], [], []
-    for x in binned.counts:
-        n = x.shape[0]
+    for n, bins, dims, values in zip(counts.lengths, counts.bins, counts.dims, counts.values):
         if n <= lags:
             continue
-        lagged += lagged_products(x, lags)
-        totals += x.sum(axis=0)
-        heads.append(x[:lags])
-        tails.append(x[n - lags:])
+        lagged += lagged_products(bins, dims, values, n, d, lags)
+        totals += np.bincount(dims, weights=values, minlength=d)
+        heads.append(rows_between(bins, dims, values, 0, lags, d))
+        tails.append(rows_between(bins, dims, values, n - lags, n, d))
         n_bins.append(n)
     if not n_bins:
         raise ConfigError(
             f"no sequence is longer than p = {lags} bins: use a smaller support or bin size"
         )
     return MomentPieces(lagged, totals, np.array(heads, dtype=float), np.array(tails, dtype=float),
-                        np.array(n_bins, dtype=np.int64), len(binned.counts) - len(n_bins), binned.count_cap)
+                        np.array(n_bins, dtype=np.int64), len(counts.lengths) - len(n_bins), counts.count_cap)
+
+
+def rows_between(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, first: int, stop: int, dim: int) -> np.ndarray:
+    """Dense rows ``X[first..stop-1]`` (shape ``(stop-first, d)``) of one series' sorted entries."""
+    lo, hi = np.searchsorted(bins, [first, stop])
+    rows = np.zeros((stop - first, dim))
+    rows[bins[lo:hi] - first, dims[lo:hi]] = values[lo:hi]
+    return rows
 
 
 def sufficient_stats(binned: BinnedCounts, lags: int) -> SufficientStats:
@@ -240,25 +259,39 @@ def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
     return zt, x[lags:]
 
 
-def lagged_products(x: np.ndarray, max_lag: int) -> np.ndarray:
-    """Full-range lagged products ``C[τ] = Σ_{m=τ}^{n-1} X[m] X[m-τ]ᵀ`` for ``τ = 0..max_lag``.
+def lagged_products(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, n_bins: int, dim: int,
+                    max_lag: int) -> np.ndarray:
+    """Full-range lagged products ``C[τ] = Σ_{m=τ}^{n-1} X[m] X[m-τ]ᵀ`` for ``τ = 0..max_lag`` of one series.
 
-    Exact for integer counts. Chooses the sparse pair enumeration or the FFT by estimated cost.
+    Exact for integer counts. Enumerates the pairs of non-empty bins at most ``max_lag`` apart, or lays
+    the series out densely for per-lag products or the FFT when that is cheaper and the series is short
+    enough (``n·d`` up to ``MAX_FFT_CELLS``).
+
+    Parameters
+    ----------
+    bins, dims, values : numpy.ndarray
+        The series' non-zero entries ``X[bins[i], dims[i]] = values[i]``, sorted by bin then dimension.
+    n_bins : int
+        n.
+    dim : int
+        d.
+    max_lag : int
+        p.
 
     Returns
     -------
     numpy.ndarray
         Shape ``(max_lag+1, d, d)``; ``C[τ][i, j] = Σ_m X[m, i] X[m-τ, j]``.
     """
-    n, d = x.shape
+    n, d = int(n_bins), int(dim)
     if n * (max_lag + 1) <= _DIRECT_LAGGED_CELLS:
-        return _lagged_products_direct(x, max_lag)
-    nonzero_bins = int(np.count_nonzero(x))
-    expected_pairs = nonzero_bins * (1.0 + nonzero_bins * (max_lag + 1) / max(n, 1)) * d
+        return _lagged_products_direct(rows_between(bins, dims, values, 0, n, d), max_lag)
+    nonzero_bins = np.count_nonzero(np.diff(bins)) + 1 if bins.size else 0
+    expected_pairs = values.size * (1.0 + nonzero_bins * (max_lag + 1) / max(n, 1)) * d
     fft_cost = 4.0 * d * d * n * np.log2(max(n, 2)) + d * n * np.log2(max(n, 2))
-    if expected_pairs * 8 < fft_cost:
-        return _lagged_products_sparse(x, max_lag)
-    return _lagged_products_fft(x, max_lag)
+    if expected_pairs * 8 < fft_cost or n * d > MAX_FFT_CELLS:
+        return _lagged_products_sparse(bins, dims, values, d, max_lag)
+    return _lagged_products_fft(rows_between(bins, dims, values, 0, n, d), max_lag)
 
 
 def _lagged_products_direct(x: np.ndarray, max_lag: int) -> np.ndarray:
@@ -271,30 +304,32 @@ def _lagged_products_direct(x: np.ndarray, max_lag: int) -> np.ndarray:
     return out
 
 
-def _lagged_products_sparse(x: np.ndarray, max_lag: int) -> np.ndarray:
-    n, d = x.shape
-    bins, dims = np.nonzero(x)  # row-major: sorted by bin, then dimension
-    vals = x[bins, dims].astype(float)
-    acc = np.zeros((max_lag + 1) * d * d)
-    # offset 0: every entry with itself (τ = 0, i = j)
-    acc += np.bincount(dims * d + dims, weights=vals * vals, minlength=acc.size)
-    active = np.arange(bins.size - 1)
-    offset = 1
-    while active.size:
-        later = active + offset
-        lag = bins[later] - bins[active]
-        ok = lag <= max_lag
-        active, later, lag = active[ok], later[ok], lag[ok]
-        if not active.size:
-            break
-        w = vals[later] * vals[active]
-        i_late, j_early = dims[later], dims[active]
-        acc += np.bincount(lag * d * d + i_late * d + j_early, weights=w, minlength=acc.size)
-        same = lag == 0  # two dimensions in one bin: the symmetric term too
-        if same.any():
-            acc += np.bincount(j_early[same] * d + i_late[same], weights=w[same], minlength=acc.size)
-        active = active[active + offset + 1 < bins.size]
-        offset += 1
+def _lagged_products_sparse(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, d: int,
+                            max_lag: int) -> np.ndarray:
+    """Every pair of entries at most ``max_lag`` bins apart, found by walking forward one offset at a time
+    (entries sorted by bin): work and memory follow the number of pairs, not the number of bins."""
+    vals = np.asarray(values, dtype=float)
+    size = (max_lag + 1) * d * d
+    acc = np.bincount(dims * d + dims, weights=vals * vals, minlength=size)  # each entry with itself
+    total = bins.size
+    for start in range(0, total - 1, _PAIR_CHUNK):
+        active = np.arange(start, min(start + _PAIR_CHUNK, total - 1))
+        offset = 1
+        while active.size:
+            later = active + offset
+            lag = bins[later] - bins[active]
+            ok = lag <= max_lag  # bins are sorted: once too far, every later offset is too
+            active, later, lag = active[ok], later[ok], lag[ok]
+            if not active.size:
+                break
+            w = vals[later] * vals[active]
+            i_late, j_early = dims[later], dims[active]
+            acc += np.bincount(lag * d * d + i_late * d + j_early, weights=w, minlength=size)
+            same = lag == 0  # two dimensions in one bin: the symmetric term too
+            if same.any():
+                acc += np.bincount(j_early[same] * d + i_late[same], weights=w[same], minlength=size)
+            active = active[active + offset + 1 < total]
+            offset += 1
     return acc.reshape(max_lag + 1, d, d)
 
 

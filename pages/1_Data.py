@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from dphawkes_core.binning import MAX_BIN_CELLS, bin_events, n_bins_for
+from dphawkes_core.binning import bin_events
 from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
 from dphawkes_core.errors import DPHawkesError
@@ -168,12 +168,8 @@ def plots_section(dataset):
         return
     st.plotly_chart(event_raster(one), key="raster")
     st.plotly_chart(counting_process(one), key="counting")
-    if n_bins_for(one, bin_size) * one.dim > MAX_BIN_CELLS:
-        st.error(f"Δ = {bin_size:g} would cut this sequence into more than {MAX_BIN_CELLS // one.dim:,} bins; "
-                 "use a larger Δ.")
-        return
     try:
-        binned = bin_events(one, bin_size)
+        binned = bin_events(one, bin_size)  # refuses (before allocating) a table too large to draw
     except DPHawkesError as exc:
         friendly_error(exc)
         return

@@ -285,7 +285,7 @@ def main():
     show_preset(config)
     events = dataset.events
     cost = estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.method,
-                             config.iters)
+                             config.iters, n_events=events.n_events)
     if cost.refused:
         st.error(f"Not started: {cost.reason}.", icon="⛔")
         return

@@ -76,8 +76,12 @@ def test_cost_grows_with_size_and_refuses_over_limits():
     assert estimate_fit_cost(15_000, 2, 50, "pgd", 10_000).seconds > small.seconds
     too_wide = estimate_fit_cost(15_000, 2, MAX_DESIGN_ROWS, "cls")
     assert too_wide.refused and "use a larger bin size" in too_wide.reason
-    too_many_bins = estimate_fit_cost(10**9, 2, 5, "cls")
-    assert too_many_bins.refused and "bins" in too_many_bins.reason
+    every_bin_full = estimate_fit_cost(10**9, 2, 5, "cls")  # no event count: every bin costed as non-empty
+    assert every_bin_full.refused and "would need" in every_bin_full.reason
+    sparse = estimate_fit_cost(10**9, 2, 5, "cls", n_events=10**6)  # the sparse path: memory follows events
+    assert not sparse.refused and sparse.memory_bytes < 2**30
+    upload = estimate_fit_cost(29_487_968, 2, 50, "cls", n_events=2_900_000)  # issue 11's 49 MB file, Δ = 0.1
+    assert not upload.refused
     slow = estimate_fit_cost(1_000_000, 6, 900, "pgd", 100_000)
     assert slow.refused and slow.seconds > REFUSE_SECONDS
     warn = estimate_fit_cost(5_000_000, 4, 50, "pgd", 1000)  # about 1 GB of bins and FFT work arrays

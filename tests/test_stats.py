@@ -51,8 +51,16 @@ def test_assembled_pieces_equal_dense_definition(kind, n, d, p):
     assert s.yy == pytest.approx(np.sum(Y * Y) / N, rel=1e-12)
 
 
-@pytest.mark.parametrize("path", [st._lagged_products_sparse, st._lagged_products_fft, st._lagged_products_direct])
-def test_both_lagged_product_paths_are_exact(path):
+def entries(x):
+    bins, dims = np.nonzero(x)
+    return bins, dims, x[bins, dims]
+
+
+@pytest.mark.parametrize("path", [lambda x, p: st._lagged_products_sparse(*entries(x), x.shape[1], p),
+                                  st._lagged_products_fft, st._lagged_products_direct,
+                                  lambda x, p: st.lagged_products(*entries(x), *x.shape, p)],
+                         ids=["sparse", "fft", "direct", "chosen"])
+def test_every_lagged_product_path_is_exact(path):
     rng = np.random.default_rng(5)
     for kind in ("sparse", "dense", "bursty"):
         x = count_series(kind, 300, 3, rng)

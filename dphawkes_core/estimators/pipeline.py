@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..bins_design import SparseCounts
-from ..binning import bin_events
+from ..binning import BinnedCounts, SparseCounts, bin_sparse
 from ..errors import ConfigError
 from ..privacy import (FormalStatus, PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius,
                        data_R, formal_status, pgd_clip_sensitivity, ssp_lagged_sensitivity,
@@ -129,7 +128,7 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         observation window, which the formal guarantee needs: :func:`release_status`).
     """
     check_design_size(events.dim, config.lags)
-    binned = bin_events(events, config.bin_size, config.count_cap)
+    binned = bin_sparse(events, config.bin_size, config.count_cap)
     stats = binned_stats(binned, config.lags)
     info = {
         "n_bins": binned.n_bins,
@@ -143,13 +142,14 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
     return stats, info
 
 
-def binned_stats(binned, lags: int) -> BinnedStats:
-    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-zero bins of ``binned`` and the moment
-    pieces the statistics were assembled from."""
-    pieces = moment_pieces(binned, lags)
+def binned_stats(binned: SparseCounts | BinnedCounts, lags: int) -> BinnedStats:
+    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or dense
+    for small data) and the moment pieces the statistics were assembled from."""
+    counts = binned if isinstance(binned, SparseCounts) else SparseCounts.from_binned(binned)
+    pieces = moment_pieces(counts, lags)
     stats = assemble_stats(pieces)
     return BinnedStats(**{f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__},
-                       counts=SparseCounts.from_binned(binned), pieces=pieces)
+                       counts=counts, pieces=pieces)
 
 
 def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:
