@@ -1,7 +1,8 @@
 """Run every ``benchmarks/bench_*.py`` module and print one table of targets.
 
 Each module exposes ``rows() -> list[dict]`` with keys ``benchmark``, ``measured``, ``target`` and
-``met`` (bool). Every module runs in a fresh Python process, so one benchmark's imports, threads and
+``met`` (bool); it runs with the project's BLAS threading policy (one thread, ``dphawkes_core/threads.py``)
+and its header line reports the BLAS settings it ran with. Every module runs in a fresh Python process, so one benchmark's imports, threads and
 caches (e.g. the app benchmark's Streamlit runtime) cannot slow down or clutter another. The process
 exits non-zero when a target is missed.
 """
@@ -20,9 +21,15 @@ MARKER = "BENCHMARK-ROWS:"
 
 
 def run_one(name: str) -> None:
-    """Child mode: run one module and print its rows as one JSON line after ``MARKER``."""
+    """Child mode: run one module under the BLAS policy (``dphawkes_core.threads``) and print its rows
+    and the BLAS thread settings it ran with as one JSON line after ``MARKER``."""
+    from dphawkes_core.threads import blas_settings, blas_threads
+
     module = importlib.import_module(f"benchmarks.{name}")
-    print(MARKER + json.dumps(module.rows()), flush=True)
+    with blas_threads():  # after the module's imports, so every BLAS library it loaded is limited
+        rows = module.rows()
+        settings = blas_settings()
+    print(MARKER + json.dumps({"rows": rows, "blas": settings}), flush=True)
 
 
 def main() -> int:
@@ -44,8 +51,9 @@ def main() -> int:
             print(f"# {name}: FAILED (exit {proc.returncode})\n{proc.stderr[-2000:]}", flush=True)
             all_rows.append({"benchmark": name, "measured": "failed", "target": "runs", "met": False})
             continue
-        rows = json.loads(lines[-1][len(MARKER):])
-        print(f"# {name}: {time.perf_counter() - start:.1f} s", flush=True)
+        child = json.loads(lines[-1][len(MARKER):])
+        rows = child["rows"]
+        print(f"# {name}: {time.perf_counter() - start:.1f} s (BLAS {child['blas']})", flush=True)
         for row in rows:
             print(f"  {row['benchmark']:<62} {row['measured']:<34} target {row['target']:<22} "
                   f"{'MET' if row['met'] else 'MISSED'}", flush=True)
