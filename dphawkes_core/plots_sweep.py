@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .estimators import METHOD_NAMES
 from .sweep import NON_PRIVATE_METHODS
 
 METRIC_LABELS = {
@@ -38,7 +41,8 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
             sub = private[(private.bin_size == dt) & (private.method == method)].sort_values("level")
             fig.add_trace(go.Box(
                 x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])], y=sub[metric],
-                name=method, legendgroup=method, showlegend=col == 1, marker_color=_COLORS[m_idx % len(_COLORS)],
+                name=METHOD_NAMES.get(method, method), legendgroup=method, showlegend=col == 1,
+                marker_color=_COLORS[m_idx % len(_COLORS)],
                 boxpoints="all", jitter=0.3, pointpos=0,
             ), row=1, col=col)
         panel = frame[frame.bin_size == dt]
@@ -68,7 +72,7 @@ def tradeoff_figure(frame: pd.DataFrame, metric: str = "relative_error", epsilon
                                          med=(metric, "median"), q3=(metric, lambda v: v.quantile(0.75)))
         stats = stats.sort_values("eps")
         color = _COLORS[idx % len(_COLORS)]
-        name = f"{method}, Δ={dt:g}"
+        name = f"{METHOD_NAMES.get(method, method)}, Δ={dt:g}"
         fig.add_trace(go.Scatter(x=np.concatenate([stats.eps, stats.eps[::-1]]),
                                  y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", line=dict(width=0),
                                  fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False, legendgroup=name))
@@ -77,10 +81,57 @@ def tradeoff_figure(frame: pd.DataFrame, metric: str = "relative_error", epsilon
     for dt, sub in frame[frame["method"].isin(NON_PRIVATE_METHODS)].groupby("bin_size"):
         fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color="gray",
                       annotation_text=f"non-private, Δ={dt:g}", annotation_font_size=10)
-    fig.update_xaxes(type="log", title_text=f"ε ({epsilon_column.removeprefix('epsilon_').replace('_', '-')} calibration)")
+    ticks = log_ticks(finite[epsilon_column].astype(float))
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
+                     title_text=f"ε ({epsilon_column.removeprefix('epsilon_').replace('_', '-')} calibration)")
     fig.update_yaxes(title_text=f"median {METRIC_LABELS.get(metric, metric)}")
     fig.update_layout(height=420, margin=dict(t=30, b=40))
     return fig
+
+
+def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.Figure:
+    """Median error against the number of events (log axis) per method, with the interquartile band.
+
+    The non-private methods are dashed lines (their error also falls with more data); the all-zero
+    estimate is a dotted horizontal line. Ticks sit at the simulated sizes.
+    """
+    fig = go.Figure()
+    for idx, (method, sub) in enumerate(frame.groupby("method")):
+        stats = sub.groupby("n_events_requested")[metric].quantile([0.25, 0.5, 0.75]).unstack()
+        color = _COLORS[idx % len(_COLORS)]
+        private = method not in NON_PRIVATE_METHODS
+        name = method if private else f"{method} (non-private)"
+        fig.add_trace(go.Scatter(x=np.concatenate([stats.index, stats.index[::-1]]),
+                                 y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself",
+                                 line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip",
+                                 showlegend=False, legendgroup=name))
+        fig.add_trace(go.Scatter(x=stats.index, y=stats[0.5], mode="lines+markers", name=name, legendgroup=name,
+                                 line=dict(color=color, dash="solid" if private else "dash")))
+    zero = frame[ZERO_REFERENCE[metric]].median()
+    if np.isfinite(zero):
+        fig.add_hline(y=zero, line_dash="dot", line_color="gray", annotation_text="all-zero estimate",
+                      annotation_position="top left", annotation_font_size=10)
+    sizes = sorted(frame["n_events_requested"].unique())
+    fig.update_xaxes(type="log", title_text="number of events", tickvals=sizes, ticktext=[f"{n:,.0f}" for n in sizes])
+    fig.update_yaxes(title_text=f"median {METRIC_LABELS.get(metric, metric)}", rangemode="tozero")
+    fig.update_layout(height=420, margin=dict(t=30, b=40), legend_title_text="method")
+    return fig
+
+
+def log_ticks(values) -> list[float]:
+    """Tick values 1 and 3 × 10^k (0.1, 0.3, 1, 3, 10, …) spanning ``values`` (positive, finite), plus one
+    decade either side when they span less than one decade; only decades when there are more than twelve."""
+    values = np.asarray(values, float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size == 0:
+        return []
+    lo, hi = math.floor(math.log10(values.min())), math.ceil(math.log10(values.max()))
+    lo, hi = (lo - 1, hi + 1) if hi - lo < 1 else (lo, hi)
+    ticks = [m * 10.0**e for e in range(lo, hi + 1) for m in (1, 3)]
+    ticks = [t for t in ticks if 10.0**lo <= t <= 10.0**hi]
+    if len(ticks) > 12:
+        ticks = [10.0**e for e in range(lo, hi + 1)]
+    return [float(f"{t:.12g}") for t in ticks]
 
 
 def kernel_figure(data: dict) -> go.Figure:

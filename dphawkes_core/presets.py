@@ -138,9 +138,9 @@ def presets() -> dict[str, Preset]:
         "σ² = 10 — again an ε from the paper's calibration, not a formal guarantee.", sigma2=10.0)
     small = Preset(
         "small", "Small data: why DP needs data",
-        f"The 'Privacy that works' fit on only {SMALL_EVENTS:,} events: the same formal ε = 1 noise now swamps "
-        "the statistics, so the private estimate is no better than the all-zero estimate while the "
-        "non-private fit still is — DP needs data.",
+        f"The 'Privacy that works' fit on only {SMALL_EVENTS:,} events: the same formal ε = 1 guarantee now costs "
+        "much more accuracy — the private error is clearly above the non-private fit's and more than twice "
+        "what 50,000 events give — DP needs data.",
         "paper-2d", SMALL_EVENTS, 1, WORKS_SUPPORT, _works_config())
     return {p.key: p for p in (works, fig1, fig3, small)}
 

@@ -1,4 +1,5 @@
-"""Privacy–utility page: sweep privacy level × Δ × method × runs and plot the trade-off."""
+"""Privacy–utility page: error against the privacy level (privacy level × Δ × method × runs), and error
+against the number of events at one formal ε ("how much data does ε need")."""
 
 import pandas as pd
 import streamlit as st
@@ -6,17 +7,22 @@ import streamlit as st
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS
 from dphawkes_core.kernels import SCENARIOS, get_scenario
-from dphawkes_core.plots_sweep import boxplot_figure, tradeoff_figure
+from dphawkes_core.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
+from dphawkes_core.presets import DEFAULT_PRESET, get_preset
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
-from dphawkes_core.sweep import DataSource, SweepSpec, default_executor, merge_tables, run_sweep, select
+from dphawkes_core.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
+                                 select, size_specs)
 from ui_common import current_dataset, friendly_error, sidebar_dataset
 
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
+WORKS = get_preset(DEFAULT_PRESET).config  # the public settings of "Privacy that works" are the defaults
+MAX_SIZE_EVENTS = 500_000
 
 st.set_page_config(page_title="Privacy–utility · dphawkes", page_icon="🔒", layout="wide")
 st.title("Privacy–utility trade-off")
-st.caption("How much accuracy each unit of privacy costs, per method and bin size Δ. Every run of a "
-           "simulated scenario is a fresh simulation with fresh noise, as in the paper's boxplots.")
+st.caption("How much accuracy each unit of privacy costs, per method and bin size Δ, and how much data a "
+           "given ε needs. Every run of a simulated scenario is a fresh simulation with fresh noise, as in the "
+           "paper's boxplots.")
 
 dataset, _ = current_dataset()
 sidebar_dataset(dataset)
@@ -39,7 +45,7 @@ def source_widgets() -> DataSource:
     if choice == options[0]:
         c1, c2 = st.columns(2)
         name = c1.selectbox("Scenario", list(SCENARIOS), key="pu_scenario")
-        n_events = c2.number_input("events per simulation", 50, 200_000, 1000, step=100, key="pu_events")
+        n_events = c2.number_input("events per simulation", 50, 200_000, 20_000, step=1000, key="pu_events")
         return DataSource(scenario=get_scenario(name), n_events=int(n_events), label=name)
     if dataset.scenario is not None:
         st.caption("Fixed data with known truth: every run changes only the noise; errors are against the truth.")
@@ -52,24 +58,27 @@ def source_widgets() -> DataSource:
 
 def spec_widgets(source: DataSource) -> SweepSpec:
     c1, c2, c3 = st.columns(3)
-    methods = c1.multiselect("Methods", list(METHODS), default=["cls", "pgd"], key="pu_methods",
+    methods = c1.multiselect("Methods", list(METHODS), default=["cls", "ssp", "pgd"], key="pu_methods",
                              help="cls is the non-private reference; ssp and pgd-clip need the formal calibration")
-    privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], key="pu_kind")
+    privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
     kind = "sigma2" if privacy.startswith("σ²") else "epsilon"
-    levels = c2.text_input("levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.5, 1, 2, 8", key=f"pu_levels_{kind}")
-    bins = c3.text_input("bin sizes Δ", "0.05, 0.5", key="pu_bins")
+    levels = c2.text_input("levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}")
+    bins = c3.text_input("bin sizes Δ", f"{WORKS.bin_size:g}", key="pu_bins")
     runs = c3.number_input("runs (seeds)", 1, 100, 3, key="pu_runs")
     with st.expander("Estimator settings"):
         d1, d2, d3, d4 = st.columns(4)
-        support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, 4.0, key="pu_support")
+        support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, get_preset(DEFAULT_PRESET).support,
+                                  key="pu_support")
         iters = d1.number_input("iterations K", 1, 5000, 200, key="pu_iters")
         auto_b = d2.checkbox("B from the truth's ||H||_F (or the non-private fit's)", False, key="pu_auto_b")
-        bound = None if auto_b else d2.number_input("PGD bound B (paper: 0.2)", 1e-6, 1e6, 0.2, format="%.4g", key="pu_b")
-        auto_r = d3.checkbox("r from the truth's ||ΔH||_* (or the non-private fit's)", True, key="pu_auto_r")
-        radius = None if auto_r else d3.number_input("CG radius r", 1e-6, 1e6, 0.3, format="%.4g", key="pu_r")
-        calibration = d4.selectbox("calibration", list(CALIBRATIONS), key="pu_cal",
+        bound = None if auto_b else d2.number_input("PGD bound B (paper: 0.2)", 1e-6, 1e6, WORKS.bound, format="%.4g",
+                                                    key="pu_b")
+        auto_r = d3.checkbox("r from the truth's ||ΔH||_* (or the non-private fit's)", False,
+                             key="pu_auto_r", help="without a truth, r comes from the data: not a formal guarantee")
+        radius = None if auto_r else d3.number_input("CG radius r", 1e-6, 1e6, WORKS.radius, format="%.4g", key="pu_r")
+        calibration = d4.selectbox("calibration", list(CALIBRATIONS), index=CALIBRATIONS.index("formal"), key="pu_cal",
                                    format_func=lambda c: CALIBRATION_LABELS[c])
-        cap = d4.number_input("count cap C (formal; 0 = none)", 0, 10_000, 0, key="pu_cap")
+        cap = d4.number_input("count cap C (formal; 0 = none)", 0, 10_000, WORKS.count_cap, key="pu_cap")
         clip = d4.number_input("pgd-clip clip norm G", 1e-6, 1e6, 1.0, format="%.4g", key="pu_clip")
     if any(m in FORMAL_ONLY_METHODS for m in methods) and calibration != "formal":
         raise DPHawkesError("ssp and pgd-clip have only the formal calibration: choose 'formal' and a count cap")
@@ -81,75 +90,162 @@ def spec_widgets(source: DataSource) -> SweepSpec:
     )
 
 
-def run(spec: SweepSpec) -> None:
+def run_cells(n_cells: int, n_stored: int, execute) -> None:
+    """Run the cells not yet in the session's store with a progress bar; every finished group is stored at
+    once, so a stopped run keeps its results. ``execute(pool, done, progress)`` runs the sweep."""
     store = st.session_state.get(STORE, pd.DataFrame())
     done = set(store["key"]) if not store.empty else set()
-    todo = spec.n_cells - len(select(store, spec))
+    todo = n_cells - n_stored
     if todo == 0:
         st.info("Every cell of this grid was already computed in this session; nothing to run.")
         return
     bar = st.progress(0, text=f"0 of {todo} new cells")
 
     def progress(finished, total, rows):
-        # Keep every finished group at once, so a stopped run keeps its results.
         st.session_state[STORE] = merge_tables(st.session_state.get(STORE, pd.DataFrame()), pd.DataFrame(rows))
         bar.progress(finished / total, text=f"{finished} of {total} new cells")
 
     with default_executor() as pool:
-        run_sweep(spec, pool, done=done, progress=progress)
-    bar.progress(1.0, text=f"done: {todo} new cells, {spec.n_cells - todo} reused")
+        execute(pool, done, progress)
+    bar.progress(1.0, text=f"done: {todo} new cells, {n_cells - todo} reused")
 
 
-try:
-    spec = spec_widgets(source_widgets())
-except DPHawkesError as exc:
-    friendly_error(exc)
-    st.stop()
+def stored(specs) -> pd.DataFrame:
+    """The session's finished cells of ``specs``."""
+    store = st.session_state.get(STORE, pd.DataFrame())
+    return merge_tables(*(select(store, spec) for spec in specs))
 
-st.caption(f"{spec.n_cells} cells (runs × Δ × levels per private method, one per run and Δ for cls).")
-if st.button("Run sweep", type="primary", key="pu_run"):
+
+def tradeoff_section() -> None:
+    """The privacy-level sweep: settings, run, boxplots, the ε curve and the table."""
     try:
-        run(spec)
+        spec = spec_widgets(source_widgets())
     except DPHawkesError as exc:
         friendly_error(exc)
+        return
+    st.caption(f"{spec.n_cells} cells (runs × Δ × levels per private method, one per run and Δ for cls).")
+    if st.button("Run sweep", type="primary", key="pu_run"):
+        try:
+            run_cells(spec.n_cells, len(stored([spec])),
+                      lambda pool, done, progress: run_sweep(spec, pool, done=done, progress=progress))
+        except DPHawkesError as exc:
+            friendly_error(exc)
+    view = stored([spec])
+    if view.empty:
+        st.info("Press **Run sweep** to compute the grid.")
+        return
+    show_tradeoff(spec, view)
 
-view = select(st.session_state.get(STORE, pd.DataFrame()), spec)
-if view.empty:
-    st.info("Press **Run sweep** to compute the grid.")
-    st.stop()
 
-has_truth = view["relative_error"].notna().any()
-metrics = ["relative_error", "relative_error_paper"] if has_truth else ["rmse"]
-metric = st.radio("Error shown", metrics, horizontal=True, key="pu_metric",
-                  format_func=lambda m: {"relative_error": "plain relative error", "rmse": "held-out RMSE",
-                                         "relative_error_paper": "paper's metric (÷ d(dp+1))"}[m])
-if has_truth:
-    st.caption("The paper's metric divides by d(dp+1) and shrinks as p grows whatever the estimate; the "
-               "all-zero estimate scores 1 on the plain relative error (dotted line).")
-if view["shrunk"].any():
-    bad = sorted(view.loc[view["shrunk"], "bin_size"].unique())
-    st.warning("For Δ = " + ", ".join(f"{b:g}" for b in bad) + " the constraint radius (B or r) is less than half "
-               "the truth's norm: every estimate is pulled toward zero, so noise can look harmless.")
-if len(view) < spec.n_cells:
-    st.warning(f"Partial results: {len(view)} of {spec.n_cells} cells finished.")
+def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
+    """Boxplots per Δ, the median error against ε (formal by default) and the table of ``view``."""
+    has_truth = view["relative_error"].notna().any()
+    metrics = ["relative_error", "relative_error_paper"] if has_truth else ["rmse"]
+    metric = st.radio("Error shown", metrics, horizontal=True, key="pu_metric",
+                      format_func=lambda m: {"relative_error": "plain relative error", "rmse": "held-out RMSE",
+                                             "relative_error_paper": "paper's metric (÷ d(dp+1))"}[m])
+    if has_truth:
+        st.caption("The paper's metric divides by d(dp+1) and shrinks as p grows whatever the estimate; the "
+                   "all-zero estimate scores 1 on the plain relative error (dotted line).")
+    if view["shrunk"].any():
+        bad = sorted(view.loc[view["shrunk"], "bin_size"].unique())
+        st.warning("For Δ = " + ", ".join(f"{b:g}" for b in bad) + " the constraint radius (B or r) is less than half "
+                   "the truth's norm: every estimate is pulled toward zero, so noise can look harmless.")
+    if len(view) < spec.n_cells:
+        st.warning(f"Partial results: {len(view)} of {spec.n_cells} cells finished.")
 
-st.subheader("Error per privacy level, one panel per Δ")
-st.plotly_chart(boxplot_figure(view, metric), key="pu_box")
+    st.subheader("Error per privacy level, one panel per Δ")
+    st.plotly_chart(boxplot_figure(view, metric), key="pu_box")
 
-st.subheader("Median error against ε")
-eps_cols = [c for c in view.columns if c.startswith("epsilon_") and view[c].notna().any()]
-eps_col = st.selectbox("ε under calibration", eps_cols, key="pu_eps_col",
-                       format_func=lambda c: CALIBRATION_LABELS[c.removeprefix("epsilon_").replace("_", "-")])
-finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
-if eps_col and not eps_col.endswith("formal"):
-    st.caption("⚠️ This ε uses R computed from the private data: NOT a formal guarantee.")
-if finite:
-    st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
-else:
-    st.info("No finite ε in the table under this calibration, so there is no curve: σ² = 0 and the non-private "
-            "fit are not private, and the formal ε needs a count cap C ≥ 1.")
+    st.subheader("Median error against ε")
+    eps_cols = [c for c in view.columns if c.startswith("epsilon_") and view[c].notna().any()]
+    eps_col = st.selectbox("ε under calibration", eps_cols, key="pu_eps_col",
+                           index=eps_cols.index("epsilon_formal") if "epsilon_formal" in eps_cols else 0,
+                           format_func=lambda c: CALIBRATION_LABELS[c.removeprefix("epsilon_").replace("_", "-")])
+    finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
+    if eps_col and not eps_col.endswith("formal"):
+        st.caption("⚠️ This ε uses R computed from the private data: NOT a formal guarantee.")
+    private_rows = view[view["method"] != "cls"]
+    if eps_col and eps_col.endswith("formal") and not private_rows["formal_guarantee"].astype(bool).all():
+        reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ") if r})
+        st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon="⚠️")
+    st.caption("Every run here uses seeded noise (an experiment, not a private release); `formal_guarantee` says "
+               "whether the same settings, run with fresh noise, would be one.")
+    if finite:
+        st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
+    else:
+        st.info("No finite ε in the table under this calibration, so there is no curve: σ² = 0 and the non-private "
+                "fit are not private, and the formal ε needs a count cap C ≥ 1.")
 
-st.subheader("Table")
-st.dataframe(view, hide_index=True)
-st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "sweep.csv", "text/csv",
-                   key="pu_download")
+    st.subheader("Table")
+    st.dataframe(view, hide_index=True)
+    st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "sweep.csv", "text/csv",
+                       key="pu_download")
+
+
+def size_widgets() -> tuple[SweepSpec, tuple]:
+    """Settings of the data-size view: one ε, the formal calibration, public B, r, G and C."""
+    c1, c2, c3 = st.columns(3)
+    name = c1.selectbox("Scenario", list(SCENARIOS), key="hd_scenario")
+    sizes = parse_numbers(c1.text_input("numbers of events", "1000, 3000, 10000, 30000, 100000", key="hd_sizes"),
+                          "numbers of events")
+    if min(sizes) < 50 or max(sizes) > MAX_SIZE_EVENTS:
+        raise DPHawkesError(f"numbers of events: give sizes between 50 and {MAX_SIZE_EVENTS:,}")
+    epsilon = c2.number_input("ε (formal)", 0.01, 100.0, WORKS.epsilon, format="%.4g", key="hd_eps")
+    methods = c2.multiselect("Methods", list(METHODS), default=["cls", "ssp", "pgd"], key="hd_methods",
+                             help="cls is the non-private reference; every other method at the formal ε")
+    bin_size = c3.number_input("bin size Δ", 1e-3, 1e3, WORKS.bin_size, format="%.4g", key="hd_dt")
+    runs = c3.number_input("runs (seeds)", 1, 20, 3, key="hd_runs")
+    with st.expander("Estimator settings (public)"):
+        d1, d2, d3 = st.columns(3)
+        support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, get_preset(DEFAULT_PRESET).support,
+                                  key="hd_support")
+        iters = d1.number_input("iterations K", 1, 5000, 200, key="hd_iters")
+        cap = d2.number_input("count cap C", 1, 10_000, WORKS.count_cap, key="hd_cap")
+        bound = d2.number_input("PGD bound B", 1e-6, 1e6, WORKS.bound, format="%.4g", key="hd_b")
+        radius = d3.number_input("CG radius r", 1e-6, 1e6, WORKS.radius, format="%.4g", key="hd_r")
+        clip = d3.number_input("pgd-clip clip norm G", 1e-6, 1e6, WORKS.clip, format="%.4g", key="hd_clip")
+    source = DataSource(scenario=get_scenario(name), n_events=int(sizes[0]), label=name)
+    spec = SweepSpec(source, methods=tuple(methods), bin_sizes=(bin_size,), privacy="epsilon", levels=(epsilon,),
+                     runs=int(runs), support=float(support), bound=bound, radius=radius, iters=int(iters),
+                     calibration="formal", count_cap=int(cap), options=(("clip", float(clip)),) if "pgd-clip" in methods else ())
+    return spec, tuple(int(n) for n in sizes)
+
+
+def data_size_section() -> None:
+    """How much data does ε need: error against the number of events at one formal ε, per method."""
+    st.caption("The error of each method against the number of simulated events, at one formal ε (count cap C, "
+               "B, r and G public): where the private curve meets the non-private one, ε costs little.")
+    try:
+        spec, sizes = size_widgets()
+        specs = size_specs(spec, sizes)
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return
+    n_cells = sum(s.n_cells for s in specs)
+    st.caption(f"{n_cells} cells ({len(sizes)} sizes × runs × methods); every run is a fresh simulation.")
+    if st.button("Run the data-size sweep", type="primary", key="hd_run"):
+        try:
+            run_cells(n_cells, len(stored(specs)),
+                      lambda pool, done, progress: run_size_sweep(spec, sizes, pool, done=done, progress=progress))
+        except DPHawkesError as exc:
+            friendly_error(exc)
+    view = stored(specs)
+    if view.empty:
+        st.info("Press **Run the data-size sweep** to compute it.")
+        return
+    if len(view) < n_cells:
+        st.warning(f"Partial results: {len(view)} of {n_cells} cells finished.")
+    st.plotly_chart(data_size_figure(view), key="hd_figure")
+    st.caption(f"Median plain relative error over {spec.runs} run(s), interquartile band shaded; dashed: "
+               "non-private; dotted: the all-zero estimate (error 1). Runs use seeded noise: experiments, not "
+               "private releases.")
+    st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "data_size_sweep.csv",
+                       "text/csv", key="hd_download")
+
+
+tradeoff_tab, size_tab = st.tabs(["Error against ε", "How much data does ε need?"])
+with tradeoff_tab:
+    tradeoff_section()
+with size_tab:
+    data_size_section()

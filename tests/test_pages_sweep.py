@@ -1,5 +1,6 @@
 """AppTest of the Privacy–utility and Reproduce pages: defaults, a run, cache reuse, bad input."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,10 @@ def page(path):
 
 
 def small_grid(at, runs=1):
+    """The paper's σ² grid, small: cls and DP-PGD with B = 0.2, formal calibration with C = 5."""
+    at.radio(key="pu_kind").set_value("σ² (noise variance)").run()
+    at.multiselect(key="pu_methods").set_value(["cls", "pgd"])
+    at.number_input(key="pu_b").set_value(0.2)
     at.number_input(key="pu_events").set_value(300)
     at.text_input(key="pu_levels_sigma2").set_value("0, 1")
     at.text_input(key="pu_bins").set_value("0.5, 1")
@@ -57,7 +62,8 @@ def test_privacy_page_runs_a_sweep_and_reuses_cells():
     assert at.dataframe[0].value.shape[0] == 6
     # The page's table equals the engine run directly with the same grid and seeds.
     spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=300, label="paper-2d"),
-                     methods=("cls", "pgd"), bin_sizes=(0.5, 1.0), levels=(0.0, 1.0), runs=1, bound=0.2, iters=30)
+                     methods=("cls", "pgd"), bin_sizes=(0.5, 1.0), levels=(0.0, 1.0), runs=1, bound=0.2, iters=30,
+                     calibration="formal", count_cap=5)
     direct = run_sweep(spec, None)
     assert sorted(store["relative_error"].round(12)) == sorted(direct["relative_error"].round(12))
     # Widening to 2 runs computes only the 6 new cells.
@@ -73,7 +79,7 @@ def test_privacy_page_runs_a_sweep_and_reuses_cells():
 
 def test_privacy_page_bad_levels_are_a_friendly_error():
     at = page("pages/3_Privacy_utility.py").run()
-    at.text_input(key="pu_levels_sigma2").set_value("0, lots").run()
+    at.text_input(key="pu_levels_epsilon").set_value("1, lots").run()
     assert not at.exception
     assert at.error and "numbers separated by commas" in at.error[0].value
 
@@ -86,6 +92,8 @@ def test_privacy_page_on_real_data_uses_prediction_error():
     opener.at.session_state["dataset"] = load_sample(samples["email_dyad"])
     at = opener.run()
     at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()
+    at.radio(key="pu_kind").set_value("σ² (noise variance)").run()
+    at.multiselect(key="pu_methods").set_value(["cls", "pgd"])
     at.text_input(key="pu_bins").set_value("24")
     at.number_input(key="pu_support").set_value(240.0)
     at.text_input(key="pu_levels_sigma2").set_value("0.1")
@@ -128,7 +136,8 @@ def test_reproduce_page_table1_on_small_real_data():
     at.button(key="run_table1").click().run()
     no_problems(at)
     result = at.session_state["repro_results"]["table1"]
-    assert list(result.table["method"])[:3] == ["Hawkes (CLS, non-private)", "DP-Hawkes-PGD", "DP-Hawkes-CG"]
+    assert list(result.table["method"])[:3] == ["CLS (non-private)", "DP-PGD (the paper's DP-Hawkes-PGD)",
+                                                "DP-CG (the paper's DP-Hawkes-CG)"]
     assert any("MIMIC-II" in w.value for w in at.warning)
 
 
@@ -141,3 +150,61 @@ def test_privacy_page_without_a_private_level_says_there_is_no_curve():
     no_problems(at)
     assert any("no curve" in box.value for box in at.info)
     assert len(at.get("plotly_chart")) == 1  # the boxplot only
+
+
+def test_privacy_page_defaults_formal_epsilon_where_the_curve_moves():
+    at = page("pages/3_Privacy_utility.py").run()
+    no_problems(at)
+    assert at.radio(key="pu_kind").value == "ε (target)"
+    assert at.text_input(key="pu_levels_epsilon").value == "0.1, 0.3, 1, 3, 10"
+    assert at.multiselect(key="pu_methods").value == ["cls", "ssp", "pgd"]
+    assert at.selectbox(key="pu_cal").value == "formal" and at.number_input(key="pu_cap").value == 5
+    assert not at.checkbox(key="pu_auto_b").value and not at.checkbox(key="pu_auto_r").value  # public B, r
+    at.number_input(key="pu_events").set_value(5000)
+    at.text_input(key="pu_levels_epsilon").set_value("0.1, 10")
+    at.number_input(key="pu_runs").set_value(1)
+    at.number_input(key="pu_iters").set_value(30)
+    at.run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    assert at.selectbox(key="pu_eps_col").value == "epsilon_formal"
+    tradeoff = json.loads(at.get("plotly_chart")[1].proto.spec)
+    assert tradeoff["layout"]["xaxis"]["type"] == "log"
+    ssp = at.session_state["sweep_store"].query("method == 'ssp'").set_index("level")["relative_error"]
+    assert ssp[10.0] < ssp[0.1] - 0.2  # the private curve moves with ε
+
+
+def size_view(at):
+    at.text_input(key="hd_sizes").set_value("300, 3000")
+    at.multiselect(key="hd_methods").set_value(["cls", "ssp"])
+    at.number_input(key="hd_runs").set_value(1)
+    return at.run()
+
+
+def test_how_much_data_view_matches_the_sweep_run_size_by_size():
+    at = size_view(page("pages/3_Privacy_utility.py").run())
+    no_problems(at)
+    assert any("Press **Run the data-size sweep**" in i.value for i in at.info)
+    at.button(key="hd_run").click().run()
+    no_problems(at)
+    store = at.session_state["sweep_store"]
+    assert len(store) == 2 * 2 and set(store["n_events_requested"]) == {300, 3000}
+    figure = json.loads(next(c for c in at.get("plotly_chart") if "number of events" in c.proto.spec).proto.spec)
+    assert figure["layout"]["xaxis"]["tickvals"] == [300, 3000]
+    for n in (300, 3000):  # each size is the ordinary sweep of that size, run directly
+        spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=n, label="paper-2d"),
+                         methods=("cls", "ssp"), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0,), runs=1,
+                         support=4.0, bound=1.0, radius=0.5, iters=200, calibration="formal", count_cap=5)
+        direct = run_sweep(spec, None)
+        shown = store[store["n_events_requested"] == n]
+        assert sorted(shown["relative_error"].round(12)) == sorted(direct["relative_error"].round(12))
+    assert not any("Run the data-size sweep" in (p.proto.text or "") for p in at.get("progress"))  # no rerun
+    at.button(key="hd_run").click().run()
+    assert any("nothing to run" in i.value for i in at.info)
+
+
+def test_how_much_data_view_refuses_bad_sizes_in_words():
+    at = page("pages/3_Privacy_utility.py").run()
+    at.text_input(key="hd_sizes").set_value("10, 1000").run()
+    assert not at.exception
+    assert any("Numbers of events: give sizes between 50 and" in e.value for e in at.error)

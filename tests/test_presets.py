@@ -25,16 +25,21 @@ def private_and_cls_errors(key):
     return np.median([compare(r.H, truth).relative_error for r in private]), compare(cls.H, truth).relative_error
 
 
-def test_privacy_that_works_is_close_to_the_truth_and_far_below_zero():
-    private, cls = private_and_cls_errors("works")
+@pytest.fixture(scope="module")
+def works_errors():
+    return private_and_cls_errors("works")
+
+
+def test_privacy_that_works_is_close_to_the_truth_and_far_below_zero(works_errors):
+    private, cls = works_errors
     assert private < 0.5  # the all-zero estimate scores 1
     assert private < 2 * cls
 
 
-def test_small_data_private_fit_is_no_better_than_zero_but_cls_is():
+def test_small_data_costs_clearly_more_accuracy(works_errors):
     private, cls = private_and_cls_errors("small")
-    assert private > 0.9
-    assert cls < 0.7
+    assert private > 1.15 * cls  # clearly above the non-private fit's
+    assert private > 2 * works_errors[0]  # more than twice what 50,000 events give
 
 
 @pytest.mark.parametrize("figure", ["1", "3"])
