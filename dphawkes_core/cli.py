@@ -17,6 +17,7 @@ from .binning import lags_from_support
 from .errors import DPHawkesError
 from .estimators import FW_STEP_RULES, METHODS, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
 from .kernels import SCENARIOS, get_scenario
+from .ledger import DEFAULT_BUDGET_EPSILON
 from .metrics import constraint_scale
 from .privacy import CALIBRATIONS
 from .threads import set_blas_threads
@@ -149,22 +150,23 @@ def _fit_config(args) -> FitConfig:
     )
 
 
-def _check_window(config: FitConfig, args) -> None:
-    """A formal fit needs a public observation window: without ``--end-time`` exit 2 and say why."""
-    if config.method != "cls" and config.calibration == "formal" and args.end_time is None:
-        raise UsageError("the formal calibration needs a public observation window: pass --end-time T "
-                         "(without it the window ends at the last event, read from the data)")
+def _check_window(config: FitConfig, events: Events) -> None:
+    """A formal fit needs a public observation window: without one (``--end-time``, and ``--start-time``
+    for datetimes) exit 2 and say why."""
+    if config.method != "cls" and config.calibration == "formal" and not events.window_stated:
+        raise UsageError("the formal calibration needs a public observation window: pass --end-time "
+                         "(and --start-time for dates); otherwise the window is read from the data")
 
 
 def _cmd_fit(args) -> int:
     config = _fit_config(args)
-    _check_window(config, args)
+    if args.budget is not None and not args.ledger:
+        raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit)
+    _check_window(config, events)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
-    result, info = fit(events, config)
-    # until Events carry window_stated (numeric times start at 0), a stated --end-time states the window
-    info["window_stated"] = bool(getattr(events, "window_stated", args.end_time is not None))
+    result, info, ledger = _ledger_fit(args, events, config) if args.ledger else (*fit(events, config), None)
     truth = None
     if args.scenario:
         scenario = get_scenario(args.scenario)
@@ -172,6 +174,8 @@ def _cmd_fit(args) -> int:
             raise UsageError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {events.dim}")
         truth = scenario.true_H(config.bin_size, config.lags)
     payload = result_payload(result, config, info, events.names, truth)
+    if ledger is not None:
+        payload["ledger"] = ledger
     for warning in events.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if config.seed is not None and config.method != "cls":
@@ -179,6 +183,60 @@ def _cmd_fit(args) -> int:
               file=sys.stderr)
     _write_json(payload, args.json)
     return 0
+
+
+def _ledger_fit(args, events: Events, config: FitConfig) -> tuple[FitResult, dict, dict]:
+    """The fit as a release recorded in the ``--ledger`` file: replayed when already paid for, refused
+    (exit 2) past the data set's budget; prints one line on what the ledger did."""
+    from .estimators import prepare_stats
+    from .ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, metered_fit
+
+    book, key = LedgerBook(args.ledger), LedgerKey(data_fingerprint(events))
+    known = book.get(key)
+    delta = known.budget.delta if known is not None else args.dp_delta
+    budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
+    book.open(key, budget, label=Path(args.events_csv).name)
+    stats, info = prepare_stats(events, config)
+    metered = metered_fit(book, key, stats, config, info)
+    ledger = metered.ledger
+    summary = {"path": str(book.path), "replayed": metered.replayed, "metered": metered.entry.formal,
+               "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
+               "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining()}
+    what = ("replayed from the ledger, no new privacy spent" if metered.replayed
+            else "recorded" if metered.entry.formal else "recorded, not metered (not a formal release)")
+    print(f"ledger: {what}; composed ε spent {summary['spent_epsilon']:.4g} of {ledger.budget.epsilon:.4g} "
+          f"(δ = {ledger.budget.delta:.0e}), remaining: one release of ε ≤ {summary['remaining_epsilon']:.4g}",
+          file=sys.stderr)
+    return metered.result, info, summary
+
+
+def _cmd_ledger_show(args) -> int:
+    from .ledger import LedgerBook
+
+    if not Path(args.path).is_file():
+        raise UsageError(f"no ledger file at {args.path}")
+    ledgers = LedgerBook(args.path).ledgers()
+    _write_json({"path": args.path, "data_sets": [ledger.summary() for ledger in ledgers]}, args.json)
+    return 0
+
+
+def _add_ledger_options(fitp) -> None:
+    """``--ledger`` and ``--budget``: scripted releases on the same data share one budget."""
+    fitp.add_argument("--ledger", help="privacy ledger file (JSON, created if missing): the fit is recorded, an "
+                                       "identical earlier release is replayed, one past the budget is refused")
+    fitp.add_argument("--budget", type=_positive_float,
+                      help=f"total ε of this data set's ledger (default {DEFAULT_BUDGET_EPSILON:g} for a new ledger; "
+                           "needs --ledger)")
+
+
+def _add_ledger_parser(sub) -> None:
+    """``dphawkes ledger show PATH``: every data set's budget, composed ε and releases, as JSON."""
+    ledger = sub.add_parser("ledger", help="inspect a privacy ledger file")
+    actions = ledger.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    show = actions.add_parser("show", help="budget, composed and naively summed ε, and releases per data set (JSON)")
+    show.add_argument("path", help="the ledger file (from fit --ledger)")
+    show.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    show.set_defaults(func=_cmd_ledger_show)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,12 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="noise seed: reproducible noise, NOT a private release (default: OS entropy)")
     fitp.add_argument("--json", default="-", help="output JSON file (default: stdout)")
     _add_beyond_fit_options(fitp)
+    _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
 
     from .sweep_cli import add_sweep_parser  # here: sweep_cli reuses this module's argument types
 
     add_sweep_parser(sub)
     _add_audit_parser(sub)
+    _add_ledger_parser(sub)
     return parser
 
 

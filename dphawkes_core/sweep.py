@@ -332,7 +332,7 @@ def _run_group(group: _Group) -> list[dict]:
     radius = spec.radius if spec.radius is not None else ref_nuc
     data_derived = () if truth is not None else tuple(
         name for name, given in (("B", spec.bound), ("r", spec.radius)) if given is None)
-    window_stated = src.simulated or bool(getattr(src.events, "window_stated", False))
+    window_stated = bool(events.window_stated)
     base = {
         "source": src.label, "scenario": src.scenario.name if src.scenario is not None else "",
         "simulated": src.simulated, "n_events_requested": _num(src.n_events), "end_time_requested": _num(src.end_time), "data_events": events.n_events,

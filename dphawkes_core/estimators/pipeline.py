@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..binning import BinnedCounts, SparseCounts, bin_sparse
+from ..count_cap import AUTO, AutoCap, cap_rng, dp_count_cap
 from ..errors import ConfigError
 from ..privacy import (FormalStatus, PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius,
                        data_R, formal_status, pgd_clip_sensitivity, ssp_lagged_sensitivity,
                        ssp_sensitivity)
-from ..stats import SufficientStats, assemble_stats, check_design_size, moment_pieces
+from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces
 from .clipped import BinnedStats, run_pgd_clip_config
 from .config import FORMAL_ONLY_METHODS, FitConfig, FitResult
 from .gradient import hessian_precision, run_dp_cg, run_dp_pgd, theorem_step_scale
@@ -32,15 +33,17 @@ def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
     """Calibrate the noise of a private config: σ² (from ε, or as given) and ε under every calibration."""
     if config.method in FORMAL_ONLY_METHODS:
         if config.method == "ssp":
-            if config.count_cap is None or stats.count_cap != config.count_cap:
+            auto = config.count_cap == AUTO
+            if config.count_cap is None or stats.count_cap != config.count_cap and not (auto and stats.count_cap):
                 raise ConfigError("DP-SSP needs a public count cap C and statistics clipped at it")
             sensitivity = ssp_lagged_sensitivity if config.ssp_release == "lagged" else ssp_sensitivity
-            sens, releases = sensitivity(stats.dim, stats.lags, stats.n_rows, config.count_cap), 1
+            sens, releases = sensitivity(stats.dim, stats.lags, stats.n_rows, stats.count_cap), 1
         else:
             sens, releases = pgd_clip_sensitivity(stats.lags, stats.n_rows, config.clip), config.iters
         return calibrate_single_sensitivity(
             config.method, sens, releases, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats),
+            auto_cap=(config.count_cap_share, stats.count_cap) if config.count_cap == AUTO else None)
     return calibrate(
         stats, config.method, config.bin_size, config.bound, config.radius, config.iters,
         config.calibration, config.dp_delta, epsilon=None if config.sigma2 is not None else config.epsilon,
@@ -124,11 +127,13 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         The statistics, carrying the non-zero bins for per-bin methods.
     data_info : dict
         ``n_bins``, ``n_events`` (in the data), ``binned_events``, ``dropped_events``,
-        ``clipped_events``, ``skipped_sequences`` and ``window_stated`` (whether the user stated the
-        observation window, which the formal guarantee needs: :func:`release_status`).
+        ``clipped_events``, ``skipped_sequences``, ``window_stated`` (whether the user stated the
+        observation window, which the formal guarantee needs: :func:`release_status`), ``count_cap``
+        (the C the counts were clipped at) and, with ``count_cap="auto"``, ``auto_count_cap``
+        (:meth:`~dphawkes_core.count_cap.AutoCap.to_dict`: the chosen C, the share of ε, the noise std).
     """
     check_design_size(events.dim, config.lags)
-    binned = bin_sparse(events, config.bin_size, config.count_cap)
+    binned, auto_cap = bin_with_cap(events, config)
     stats = binned_stats(binned, config.lags)
     info = {
         "n_bins": binned.n_bins,
@@ -137,16 +142,34 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         "dropped_events": binned.dropped_events,
         "clipped_events": binned.clipped_events,
         "skipped_sequences": stats.skipped_sequences,
-        "window_stated": bool(getattr(events, "window_stated", False)),
+        "window_stated": bool(events.window_stated),
+        "count_cap": binned.count_cap,
     }
+    if auto_cap is not None:
+        info["auto_count_cap"] = auto_cap.to_dict()
     return stats, info
+
+
+def bin_with_cap(events: Events, config: FitConfig) -> tuple[SparseCounts, AutoCap | None]:
+    """Bin the events clipped at the config's cap C; with ``count_cap="auto"``, C is chosen first by
+    :func:`~dphawkes_core.count_cap.dp_count_cap` on the unclipped counts (a share of ε, its own noise)."""
+    if config.count_cap != AUTO:
+        return bin_sparse(events, config.bin_size, config.count_cap), None
+    auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_rng(config.seed),
+                        config.count_cap_share, config.count_cap_max)
+    return bin_sparse(events, config.bin_size, auto.count_cap), auto
 
 
 def binned_stats(binned: SparseCounts | BinnedCounts, lags: int) -> BinnedStats:
     """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or dense
     for small data) and the moment pieces the statistics were assembled from."""
     counts = binned if isinstance(binned, SparseCounts) else SparseCounts.from_binned(binned)
-    pieces = moment_pieces(counts, lags)
+    return pieces_stats(moment_pieces(counts, lags), counts)
+
+
+def pieces_stats(pieces: MomentPieces, counts: SparseCounts | None = None) -> BinnedStats:
+    """The statistics assembled from ``pieces``, carrying them (and the non-empty bins, when known: a
+    partitioned fit has only the pieces, so pgd-clip cannot run on it)."""
     stats = assemble_stats(pieces)
     return BinnedStats(**{f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__},
                        counts=counts, pieces=pieces)
