@@ -202,3 +202,61 @@ def test_fingerprint_changes_with_one_event_but_not_with_names():
     longer = from_arrays(times, end_time=4.0, names=["a", "b"])
     assert data_fingerprint(base) == data_fingerprint(renamed)
     assert len({data_fingerprint(base), data_fingerprint(moved), data_fingerprint(longer)}) == 3
+
+
+# --- command line --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def events_csv(tmp_path):
+    from dphawkes_core.events import save_csv
+
+    path = tmp_path / "events.csv"
+    save_csv(simulate(get_scenario("paper-2d"), n_events=1500, seed=4), path)
+    return path
+
+
+def run_cli(capsys, *argv):
+    from dphawkes_core.cli import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def cli_fit(capsys, events_csv, ledger, *extra, epsilon=1.0):
+    return run_cli(capsys, "fit", events_csv, "--bin-size", 0.5, "--support", 2, "--method", "ssp", "--epsilon",
+                   epsilon, "--calibration", "formal", "--count-cap", 5, "--end-time", 700, "--ledger", ledger, *extra)
+
+
+def test_scripted_releases_share_one_budget(capsys, tmp_path, events_csv):
+    ledger = tmp_path / "ledger.json"
+    status, first, _ = cli_fit(capsys, events_csv, ledger, "--budget", 1.5)
+    assert status == 0 and json.loads(first)["ledger"]["spent_epsilon"] == pytest.approx(1.0, rel=1e-6)
+    status, again, err = cli_fit(capsys, events_csv, ledger)
+    assert status == 0 and json.loads(again)["ledger"]["replayed"] and "no new privacy spent" in err
+    assert json.loads(again)["kernels"] == json.loads(first)["kernels"]
+    status, out, err = cli_fit(capsys, events_csv, ledger, epsilon=1.2)  # 1 and 1.2 compose to 1.6 > 1.5
+    assert status == 2 and out == "" and err.count("\n") == 1 and "refused" in err and "remaining" in err
+    status, shown, _ = run_cli(capsys, "ledger", "show", ledger)
+    (data_set,) = json.loads(shown)["data_sets"]
+    assert data_set["metered_releases"] == 1 and data_set["budget_epsilon"] == 1.5
+    assert data_set["spent_epsilon"] == pytest.approx(1.0, rel=1e-6)
+
+
+@pytest.mark.parametrize("argv", [
+    ("ledger", "show", "{missing}"),
+    ("ledger", "show", "{corrupted}"),
+    ("ledger",),
+])
+def test_ledger_show_bad_input_is_one_line_exit_2(capsys, tmp_path, argv):
+    corrupted = tmp_path / "corrupted.json"
+    corrupted.write_text('{"format": "dphawkes-ledger", "version": 1, "ledgers": [')
+    paths = {"missing": tmp_path / "missing.json", "corrupted": corrupted}
+    status, out, err = run_cli(capsys, *(a.format(**paths) for a in argv))
+    assert status == 2 and out == "" and err.count("\n") == 1 and err.startswith("error:")
+
+
+def test_budget_without_a_ledger_is_refused(capsys, events_csv):
+    status, _, err = run_cli(capsys, "fit", events_csv, "--bin-size", 0.5, "--support", 2, "--budget", 3)
+    assert status == 2 and "--ledger" in err and err.count("\n") == 1
