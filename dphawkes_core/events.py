@@ -19,7 +19,7 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Callable, Sequence
+from typing import BinaryIO, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,7 @@ MAX_FILE_BYTES = 200 * 1024 * 1024
 REQUIRED_COLUMNS = ("time", "dimension")
 OPTIONAL_COLUMNS = ("sequence", "start", "end")
 EXPECTED = "expected columns time,dimension[,sequence][,start,end]"
+HEAD_BYTES = 65536  # the header and the text check read this much
 
 
 @dataclass(frozen=True)
@@ -220,11 +221,11 @@ def load_csv(
     DataError
         With a one-line message naming the row and column at fault.
     """
-    raw = _read_bytes(source, max_bytes)
-    header = _csv_header(raw)
-    columns, reread_time = _csv_columns(raw, header)
+    source = _csv_input(source, max_bytes)
+    header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source))
+    columns = _csv_columns(source, header)
     return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
-                                time_unit=time_unit, time_text=reread_time)
+                                time_unit=time_unit)
 
 
 def load_parquet(
@@ -239,7 +240,7 @@ def load_parquet(
     """Read and validate an event Parquet file with the columns and keywords of :func:`load_csv`.
 
     The file is read one row group at a time. ``time`` may be a number, a timestamp or ISO-8601 text
-    column; float times are used as stored (a window start is subtracted in float64).
+    column.
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -307,6 +308,20 @@ def _read_bytes(source, max_bytes: int) -> bytes:
     return raw
 
 
+def _csv_input(source, max_bytes: int) -> bytes | Path:
+    """A CSV's bytes, or its path (size checked) so that the parser reads the file itself."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        _check_size(path, max_bytes)
+        return path
+    return _read_bytes(source, max_bytes)
+
+
+def _file_head(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(HEAD_BYTES)
+
+
 def _check_size(path: Path, max_bytes: int) -> None:
     if not path.is_file():
         raise DataError(f"no such file: {path}")
@@ -315,19 +330,16 @@ def _check_size(path: Path, max_bytes: int) -> None:
         raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
 
 
-def _csv_header(raw: bytes) -> list[str]:
-    """The normalised column names; refuses empty files and files that are not UTF-8 text."""
-    if not raw[:65536].strip():
+def _csv_header(head: bytes) -> list[str]:
+    """The normalised column names from the file's first bytes; refuses empty and non-UTF-8 files."""
+    if not head.strip():
         raise DataError("the file is empty: expected a header 'time,dimension[,sequence]' and rows")
     try:
-        text_head = raw[:65536].decode("utf-8") if len(raw) > 65536 else raw.decode("utf-8")
-        if len(raw) > 65536:
-            raw.decode("utf-8")
+        text_head = head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start < 65536 - 4 or len(raw) <= 65536:
-            raise DataError(f"not a text CSV file: byte 0x{raw[exc.start]:02x} at position {exc.start} is not "
-                            "UTF-8 text") from None
-        text_head = raw[:exc.start].decode("utf-8")
+        if len(head) < HEAD_BYTES or exc.start < HEAD_BYTES - 4:  # not just a character cut at the end
+            raise _not_text(exc) from None
+        text_head = head[:exc.start].decode("utf-8")
     if "\x00" in text_head:
         raise DataError("not a text CSV file: it contains NUL bytes (a binary file?)")
     first_line = text_head.lstrip("\ufeff").splitlines()[0] if text_head.strip() else ""
@@ -336,32 +348,30 @@ def _csv_header(raw: bytes) -> list[str]:
     return header
 
 
-def _csv_columns(raw: bytes, header: list[str]) -> tuple[dict, Callable[[], pd.Series]]:
+def _not_text(exc: UnicodeDecodeError) -> DataError:
+    return DataError(f"not a text CSV file: byte 0x{exc.object[exc.start]:02x} at position {exc.start} is not "
+                     "UTF-8 text")
+
+
+def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
     """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     text_types = {c: pa.string() for c in ("start", "end") if c in header}
 
-    def read(include=None, types=None):
-        return pacsv.read_csv(
-            io.BytesIO(raw),
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(source) if isinstance(source, bytes) else str(source),
             read_options=pacsv.ReadOptions(column_names=header, skip_rows=1),
-            convert_options=pacsv.ConvertOptions(column_types=types or text_types, include_columns=include,
-                                                 null_values=[], strings_can_be_null=False,
+            convert_options=pacsv.ConvertOptions(column_types=text_types, null_values=[], strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
         )
-
-    def reread_time() -> pd.Series:
-        return _text(read(["time"], {"time": pa.string()}).column("time"))
-
-    try:
-        table = read()
-    except pa.ArrowInvalid:
-        return _csv_text_columns(raw, header), None
-    if table.num_rows == 0:
-        raise DataError("the file has a header but no event rows")
-    return {name: _arrow_values(table.column(name)) for name in header}, reread_time
+        if table.num_rows == 0:
+            raise DataError("the file has a header but no event rows")
+        return {name: _arrow_values(table.column(name)) for name in header}
+    except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
+        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
 
 
 def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
@@ -369,7 +379,9 @@ def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
                             encoding="utf-8-sig")
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
+        raise _not_text(exc) from None
+    except (pd.errors.ParserError, ValueError) as exc:
         raise DataError(f"not a readable CSV file: {_first_line(exc)}") from None
     if frame.empty:
         raise DataError("the file has a header but no event rows")
@@ -414,12 +426,10 @@ def _check_columns(columns: Sequence[str]) -> None:
 
 
 def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=None, start_time=None,
-                         time_unit=None, time_text: Callable[[], pd.Series] | None = None,
-                         relative_numbers: bool = False) -> Events:
+                         time_unit=None, relative_numbers: bool = False) -> Events:
     """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
 
-    ``time_text`` returns the time column as text on demand (exact decimal arithmetic when a window
-    start is subtracted); ``relative_numbers`` turns off the timestamp detection for numbers.
+    ``relative_numbers`` turns off the timestamp detection for numbers.
     """
     n_rows = len(columns["time"])
     if n_rows == 0:
@@ -435,14 +445,13 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     from_data_start = times.kind == "datetime" or epoch_like
     first_time = float(times.values.min())
     if times.kind == "number" and (from_data_start or any(s is not None for s in starts)):
-        if isinstance(columns["time"], pd.Series):
-            time_text = lambda: columns["time"]  # noqa: E731 - the text is already at hand
-        times = _exact_numbers(times, time_text, [b for b in (*starts, *ends) if b is not None])
+        times = _exact_numbers(times, [b for b in (*starts, *ends) if b is not None])
     start_ticks = _bound_ticks(starts, times, "start time")
     end_ticks = _bound_ticks(ends, times, "end time")
     _check_order(start_ticks, end_ticks, natural_zero=not from_data_start)
     t = times.values
-    start_row = _start_per_row(start_ticks, t, seq_codes, n_seq, natural_zero=not from_data_start)
+    window_starts = _window_starts(start_ticks, t, seq_codes, n_seq, natural_zero=not from_data_start)
+    start_row = window_starts[seq_codes] if n_seq > 1 else np.broadcast_to(window_starts[0], t.shape)
     if not from_data_start and all(s is None for s in starts):
         negative = t < 0
         if negative.any():
@@ -454,7 +463,7 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     if keep is not None:
         t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]
     rel = timeaxis.relative(t, start_row, times.ticks_per_unit, seconds)
-    sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), start_row, seq_codes,
+    sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), window_starts,
                           end_ticks, times, seconds)
     stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
     warnings = list(notes)
@@ -474,12 +483,9 @@ def _time_values(values, column: str, first_row: int) -> timeaxis.TimeValues:
     return timeaxis.parse_column(None, np.asarray(values), column, first_row)
 
 
-def _exact_numbers(times: timeaxis.TimeValues, time_text, bounds) -> timeaxis.TimeValues:
+def _exact_numbers(times: timeaxis.TimeValues, bounds) -> timeaxis.TimeValues:
     """Numeric times as exact decimal ticks when a start is subtracted (floats if not representable)."""
-    text = time_text() if time_text is not None else None
-    if text is None:
-        return times
-    parsed = timeaxis.decimal_ticks(text, tuple(bounds))
+    parsed = timeaxis.decimal_ticks(times.values, tuple(bounds))
     if parsed is None:
         return times
     ticks, per_unit = parsed
@@ -546,9 +552,9 @@ def _inside_window(t, start_row, end_ticks: list, seq_codes, check_start: bool) 
     return keep
 
 
-def _start_per_row(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_seq: int,
+def _window_starts(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_seq: int,
                    natural_zero: bool) -> np.ndarray:
-    """Each row's window start: stated, 0 (plain numbers) or the sequence's first event."""
+    """Each sequence's window start: stated, 0 (plain numbers) or the sequence's first event."""
     if natural_zero:
         natural = np.zeros(n_seq, dtype=t.dtype)
     elif n_seq == 1:
@@ -556,15 +562,12 @@ def _start_per_row(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_se
     else:
         natural = np.full(n_seq, np.iinfo(t.dtype).max if t.dtype.kind == "i" else np.inf, dtype=t.dtype)
         np.minimum.at(natural, seq_codes, t)
-    starts = np.array([s if s is not None else natural[i] for i, s in enumerate(start_ticks)], dtype=t.dtype)
-    return starts[seq_codes] if n_seq > 1 else np.broadcast_to(starts[0], t.shape)
+    return np.array([s if s is not None else natural[i] for i, s in enumerate(start_ticks)], dtype=t.dtype)
 
 
-def _assemble(rel, dims, seqs, n_seq: int, d: int, start_row, all_seqs, end_ticks, times, seconds):
+def _assemble(rel, dims, seqs, n_seq: int, d: int, starts, end_ticks, times, seconds):
     """Group relative times into sorted per-(sequence, dimension) arrays with each sequence's window."""
-    groups = _sorted_groups(rel, seqs * d + dims, n_seq * d)
-    starts = np.zeros(n_seq, dtype=start_row.dtype)
-    starts[all_seqs] = start_row
+    groups = _sorted_groups(rel, seqs * d + dims if n_seq > 1 else dims, n_seq * d)
     sequences = []
     for s in range(n_seq):
         arrays = tuple(groups[s * d:(s + 1) * d])
@@ -581,10 +584,10 @@ def _assemble(rel, dims, seqs, n_seq: int, d: int, start_row, all_seqs, end_tick
 
 def _sorted_groups(values: np.ndarray, key: np.ndarray, n_groups: int) -> list[np.ndarray]:
     """``values`` split by ``key`` (0..n_groups-1), each group sorted."""
-    if n_groups <= 8:
-        return [_sorted(values[key == g]) for g in range(n_groups)]
-    small = key.astype(np.uint16) if n_groups <= 2**16 else key
-    order = np.argsort(small, kind="stable")  # radix sort for 16-bit keys
+    if n_groups == 1:
+        return [_sorted(values)]
+    small = key.astype(np.uint8 if n_groups <= 2**8 else np.uint16) if n_groups <= 2**16 else key
+    order = np.argsort(small, kind="stable")  # radix sort for 8- and 16-bit keys
     edges = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n_groups))])
     grouped = values[order]
     return [_sorted(grouped[edges[g]:edges[g + 1]]) for g in range(n_groups)]

@@ -26,6 +26,7 @@ NS_PER_SECOND = 1_000_000_000
 EPOCH_LIKE = 1e8  # numbers from here on (1973 in Unix seconds) are read as timestamps, not as relative times
 MAX_DECIMALS = 9
 _MAX_EXACT = 2**53
+_MAX_RECOVERABLE = 2**51  # |x| * 10**k up to here: x's float and the product err by under half a tick
 
 
 @dataclass(frozen=True)
@@ -104,28 +105,35 @@ def parse_column(text: pd.Series | None, typed: np.ndarray | None, column: str, 
     return TimeValues("datetime", stamps.to_numpy(dtype="datetime64[ns]").view(np.int64), NS_PER_SECOND)
 
 
-def decimal_ticks(text: pd.Series, extra: tuple[str, ...] = ()) -> tuple[np.ndarray, int] | None:
-    """Decimal numbers as exact int64 ticks of ``10**-k`` (k = most decimals in ``text`` and ``extra``).
+def decimal_ticks(values: np.ndarray, extra: tuple = ()) -> tuple[np.ndarray, int] | None:
+    """Numbers written with k decimals as exact int64 ticks of ``10**-k``, recovered from their floats.
 
-    Returns None when some value has an exponent, more than ``MAX_DECIMALS`` decimals or too many
-    digits for int64; the caller then works in floats.
+    A float parsed from a decimal with k digits after the point is the correctly rounded value of
+    ``m / 10**k``. While ``|x| * 10**k <= 2**51`` that ``m`` is unique and ``rint(x * 10**k)`` finds it;
+    k is the smallest number of decimals (at least those of the window bounds in ``extra``) for which
+    every value is recovered exactly (``m / 10**k == x``).
+
+    Returns
+    -------
+    (numpy.ndarray, int) or None
+        The ticks and ``10**k``; None when no k up to ``MAX_DECIMALS`` fits (the caller then works in
+        floats), e.g. numbers written with 17 significant digits.
     """
-    cells = text.str.strip()
-    if not cells.str.fullmatch(r"[+-]?\d*\.?\d*").all():
-        return None
-    point = cells.str.find(".")
-    decimals = np.where(point.to_numpy() < 0, 0, cells.str.len().to_numpy() - point.to_numpy() - 1)
     extra_decimals = [_decimals(e) for e in extra]
     if any(e is None for e in extra_decimals):
         return None
-    k = int(max([decimals.max(initial=0), *extra_decimals]))
-    if k > MAX_DECIMALS:
-        return None
-    digits = cells.str.replace(".", "", regex=False) + pd.Series(["0" * (k - int(n)) for n in decimals],
-                                                                  index=cells.index)
-    if digits.str.lstrip("+-").str.len().max() > 18:
-        return None
-    return pd.to_numeric(digits).to_numpy(dtype=np.int64), 10**k
+    biggest = max([float(np.abs(values).max(initial=0.0)), *(abs(float(_number(e, "bound"))) for e in extra)])
+    sample = values[:: max(1, values.size // 1000)]
+    for k in range(max(extra_decimals, default=0), MAX_DECIMALS + 1):
+        scale = 10**k
+        if biggest * scale > _MAX_RECOVERABLE:
+            return None
+        if not np.array_equal(np.rint(sample * scale) / scale, sample):
+            continue
+        ticks = np.rint(values * scale)
+        if np.array_equal(ticks / scale, values):
+            return ticks.astype(np.int64), scale
+    return None
 
 
 def scalar_ticks(value, kind: str, ticks_per_unit: int, what: str):

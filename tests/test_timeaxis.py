@@ -129,6 +129,7 @@ def test_per_sequence_windows_from_start_and_end_columns():
         (_csv([(1, 0)]), {"start_time": 2, "end_time": 2}, "after its start"),
         (b"\xb8\x9f\x00\x01\x02random", {}, "not a text CSV file"),
         (b"time,dimension\n1,0\n\x00\x00", {}, "not a text CSV file"),
+        (b"time,dimension\n" + b"1.5,0\n" * 20000 + b"2,\xb8\n", {}, "not a text CSV file: byte 0xb8 at position"),
     ],
 )
 def test_bad_time_input_gives_one_line_errors(content, kwargs, fragment):
