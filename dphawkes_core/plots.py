@@ -264,16 +264,20 @@ def loss_curve(histories: dict) -> go.Figure:
     """Paper loss ``L(U_k)`` against iteration k for each labelled history (log scale when positive).
 
     The loss ``‖UA − b‖²_F / 2`` is 0 at the exact least-squares solution, so CLS is not drawn as a
-    reference: the curve shows how far the noisy iterates are from solving the normal equations.
+    reference: the curve shows how far the noisy iterates are from solving the normal equations. Only
+    iterative methods have a curve (see :func:`dphawkes_core.guidance.loss_note` for the others); the
+    x-axis spans iterations 0 … K.
     """
     fig = go.Figure()
     positive = True
+    longest = 1
     for n_label, (label, history) in enumerate(histories.items()):
         y = np.asarray(history, float)
         positive &= bool(np.all(y > 0))
-        mode = "lines" if y.size > 1 else "markers"
-        fig.add_trace(go.Scatter(x=np.arange(y.size), y=y, mode=mode, name=label,
+        longest = max(longest, y.size)
+        fig.add_trace(go.Scatter(x=np.arange(y.size), y=y, mode="lines" if y.size > 1 else "markers", name=label,
                                  line={"color": _color(label, n_label)}))
-    fig.update_layout(title="Loss L(U_k) = ‖U_k A − b‖²_F / 2", xaxis_title="iteration k", yaxis_title="loss",
+    fig.update_layout(title="Loss L(U<sub>k</sub>) = ‖U<sub>k</sub>A − b‖<sup>2</sup><sub>F</sub> / 2",
+                      xaxis={"title": "iteration k", "range": [0, max(longest - 1, 1)]}, yaxis_title="loss",
                       yaxis_type="log" if positive else "linear", height=320, margin={"t": 50, "b": 40})
     return fig

@@ -25,14 +25,18 @@ def audit_distributions(result: AuditResult, bins: int = 60) -> go.Figure:
                   annotation_text="threshold: above → guess D'", annotation_position="top")
     fig.update_layout(
         barmode="overlay",
-        title=f"Mechanism outputs projected on the test direction ({result.scores_d.size} evaluation runs each)",
+        title={"text": "Outputs projected on the test direction<br>"
+                       f"<sup>{result.scores_d.size:,} evaluation runs per data set</sup>"},
         xaxis_title="projected output", yaxis_title="runs", legend={"orientation": "h", "y": -0.2},
+        margin={"t": 80},
     )
     return fig
 
 
 def audit_epsilons(result: AuditResult) -> go.Figure:
-    """Claimed ε under every calibration next to the audited lower bound."""
+    """Claimed ε under every calibration next to the audited lower bound.
+
+    A lower bound of 0 (the test told nothing apart) has no bar: a note in the chart says so."""
     labels, values, colors = [], [], []
     for calibration, eps in result.epsilon_by_calibration.items():
         if eps is None:
@@ -40,11 +44,16 @@ def audit_epsilons(result: AuditResult) -> go.Figure:
         labels.append(f"claimed: {calibration}" + (" (chosen)" if calibration == result.calibration else ""))
         values.append(float(eps) if np.isfinite(eps) else np.nan)
         colors.append("#7f7f7f" if calibration != result.calibration else "#2ca02c")
-    labels.append(f"audited lower bound ({result.confidence:.0%})")
-    values.append(result.epsilon_lower_bound)
-    colors.append(_D_PRIME if result.violated else _D)
+    bound_label = f"audited lower bound ({result.confidence:.0%})"
+    if result.epsilon_lower_bound > 0:
+        labels.append(bound_label)
+        values.append(result.epsilon_lower_bound)
+        colors.append(_D_PRIME if result.violated else _D)
     fig = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=colors,
                            text=[f"{v:.3g}" for v in values], textposition="auto"))
+    if result.epsilon_lower_bound <= 0:
+        fig.add_annotation(text=f"{bound_label}: 0 — the test could not tell D from D′ better than chance",
+                           xref="paper", yref="paper", x=0, y=-0.25, xanchor="left", showarrow=False)
     fig.update_layout(title="ε: claims vs the audited lower bound", xaxis_title="ε",
-                      margin={"l": 10})
+                      margin={"l": 10, "b": 90})
     return fig

@@ -25,7 +25,7 @@ import pandas as pd
 from .binning import lags_from_support
 from .datasets import list_samples, load_sample
 from .errors import ConfigError
-from .estimators import FitConfig, fit_stats, prepare_stats
+from .estimators import METHOD_NAMES, FitConfig, fit_stats, prepare_stats
 from .kernels import get_scenario
 from .metrics import compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
@@ -112,6 +112,23 @@ def _constraint(method: str, bound, truth: np.ndarray, bin_size: float) -> dict:
     return {"radius": constraint_scale(truth, bin_size)[1]}
 
 
+COLUMN_NAMES = {  # readable headers for the app's tables (the CSV/JSON keep the short names)
+    "fit": "fit", "method": "method", "sigma2": "σ²", "level": "σ²", "bin_size": "Δ",
+    "kernel_relative_error": "relative error of this kernel", "kernel_norm_ratio": "its norm ÷ the true norm",
+    "relative_error_paper": "paper's relative error (÷ d(dp+1))", "relative_error": "plain relative error",
+    "cls_relative_error": "CLS plain relative error", "epsilon_paper": "ε, paper calibration (not formal)",
+    "rmse": "RMSE", "rmse_sd": "RMSE s.d. over noise seeds",
+}
+
+
+def display_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with readable column names (:data:`COLUMN_NAMES`) and method names, for display."""
+    shown = table.copy()
+    if "fit" in shown:
+        shown["fit"] = shown["fit"].map(lambda m: METHOD_NAMES.get(m, m))
+    return shown.rename(columns=COLUMN_NAMES)
+
+
 def _shrink_warning(ratio: float, label: str) -> list[str]:
     if ratio >= SHRINK_RATIO:
         return []
@@ -146,7 +163,7 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
         config = FitConfig(method=method, bin_size=dt, lags=lags, iters=cfg["iters"], sigma2=s2, seed=n, **constraint)
         result = fit_stats(stats, config)
         h = result.kernels[i, j]
-        curves[f"{method} σ²={s2:g}" if s2 is not None else "non-private CLS"] = h
+        curves[f"{METHOD_NAMES[method]} σ²={s2:g}" if s2 is not None else "non-private CLS"] = h
         err = compare(result.H, truth)
         rows.append({
             "fit": method, "sigma2": 0.0 if s2 is None else s2,
@@ -172,8 +189,9 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
     else:
         ratio = 1.0
     setup = (f"{cfg['scenario']}, {cfg['n_events']} events (seed {seed}), Δ = {dt}, s = {SUPPORT:g} (p = {lags}), "
-             f"{cfg['method'].upper()} K = {cfg['iters']}, "
-             + (f"B = {cfg['bound']}" if cfg["method"] == "pgd" else f"r = ||ΔH_true||_* = {constraint['radius']:.4f} (oracle)"))
+             f"{METHOD_NAMES[cfg['method']]} K = {cfg['iters']}, "
+             + (f"B = {cfg['bound']}" if cfg["method"] == "pgd"
+                else f"r = nuclear norm of the true ΔH = {constraint['radius']:.4f} (oracle)"))
     grid = np.linspace(0, SUPPORT, 401)
     data = {"lag_grid": dt * np.arange(1, lags + 1), "curves": curves, "kernel": name,
             "true_grid": grid, "true_values": scenario.kernel_values(grid)[i, j]}
@@ -254,10 +272,10 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
     for dt, ratio_value in shrunk.items():
         warnings.extend(_shrink_warning(ratio_value, f"Δ = {dt:g}"))
     cfg = FIGURES[figure]
-    constraint = f"B = {cfg['bound']}" if cfg["method"] == "pgd" else "r = ||ΔH_true||_* per Δ (oracle)"
+    constraint = f"B = {cfg['bound']}" if cfg["method"] == "pgd" else "r = nuclear norm of the true ΔH per Δ (oracle)"
     setup = (f"{cfg['scenario']}, {cfg['n_events']} events, {runs} fresh simulations (seeds {seed}..{seed + runs - 1}), "
              f"Δ ∈ {{{', '.join(f'{d:g}' for d in cfg['bin_sizes'])}}}, σ² ∈ {{0, 0.01, 0.1, 1, 10}}, "
-             f"{cfg['method'].upper()} K = {cfg['iters']}, {constraint}, s = {SUPPORT:g}; non-private CLS alongside")
+             f"{METHOD_NAMES[cfg['method']]} K = {cfg['iters']}, {constraint}, s = {SUPPORT:g}; non-private CLS alongside")
     return ClaimResult(f"Figure {figure}", CLAIMS[figure], setup, tuple(checks), tuple(warnings), summary,
                        {"sweep": frame, "method": method})
 
@@ -282,8 +300,9 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
     cls = fit_stats(stats, FitConfig(bin_size=bin_size, lags=lags))
     bound, radius = constraint_scale(cls.H, bin_size)
     base = evaluate_prediction(cls.kernels, cls.baseline, bin_size, split)
-    rows = [{"method": "Hawkes (CLS, non-private)", "rmse": base.rmse, "rmse_sd": 0.0, "epsilon_paper": np.inf}]
-    for method, iters, label in (("pgd", 1000, "DP-Hawkes-PGD"), ("cg", 100, "DP-Hawkes-CG")):
+    rows = [{"method": "CLS (non-private)", "rmse": base.rmse, "rmse_sd": 0.0, "epsilon_paper": np.inf}]
+    for method, iters in (("pgd", 1000), ("cg", 100)):
+        label = f"{METHOD_NAMES[method]} (the paper's DP-Hawkes-{method.upper()})"
         scores, eps = [], []
         for seed in range(runs):
             config = FitConfig(method=method, bin_size=bin_size, lags=lags, bound=bound, radius=radius,

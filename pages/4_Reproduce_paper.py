@@ -37,8 +37,8 @@ def table1_cached(dataset: str, bin_size: float, support: float, fraction: float
 
 
 def show(result) -> None:
+    """What we ran, the verdict and the checks (the claim is printed once, above the Run button)."""
     icon = {"supported": "✅", "partly supported": "🟡", "not supported": "❌"}[result.verdict]
-    st.markdown(f"**The paper:** “{result.claim}.”")
     st.markdown(f"**We ran:** {result.setup}.")
     st.markdown(f"**Verdict: {icon} {result.verdict}**")
     st.dataframe([{"check": c.statement, "measured": c.measured, "supports the claim": "yes" if c.supported else "no"}
@@ -51,8 +51,7 @@ def section(key: str, title: str, runner, draw=None, header: bool = True) -> Non
     store = st.session_state.setdefault(RESULTS, {})
     if header:
         st.header(title)
-    if key not in store:
-        st.markdown(f"**The paper claims:** “{reproduce.CLAIMS[key.removeprefix('fig')]}.”")
+    st.markdown(f"**The paper claims:** “{reproduce.CLAIMS[key.removeprefix('fig')]}.”")
     if st.button(f"Run {title.split(':')[0]}", key=f"run_{key}"):
         try:
             store[key] = runner()
@@ -66,7 +65,7 @@ def section(key: str, title: str, runner, draw=None, header: bool = True) -> Non
 
 def draw_kernels(result):
     st.plotly_chart(kernel_figure(result.data), key=f"fig_{result.name}")
-    st.dataframe(result.table, hide_index=True)
+    st.dataframe(reproduce.display_table(result.table), hide_index=True)
 
 
 def draw_boxplots(result):
@@ -74,20 +73,21 @@ def draw_boxplots(result):
     st.plotly_chart(boxplot_figure(frame, "relative_error_paper"), key=f"box_paper_{result.name}")
     st.caption("The same runs with the plain relative error (the all-zero estimate scores 1):")
     st.plotly_chart(boxplot_figure(frame, "relative_error"), key=f"box_plain_{result.name}")
-    st.dataframe(result.table, hide_index=True)
+    st.dataframe(reproduce.display_table(result.table), hide_index=True)
 
 
-seed = st.number_input("simulation seed (first seed for the boxplots)", 0, 10_000, 1, key="repro_seed")
-section("fig1", "Figure 1: kernel h₁₂ under DP-PGD (paper-2d, B = 0.2, K = 1000)",
-        lambda: kernels_cached("1", int(seed)), draw_kernels)
-section("fig3", "Figure 3: kernel h₂₂ under DP-CG (paper-4d, K = 100)",
-        lambda: kernels_cached("3", int(seed)), draw_kernels)
-
-runs = st.number_input("runs per boxplot (the paper: 10; fewer is faster)", 1, 50, 10, key="repro_runs")
+c1, c2 = st.columns(2)
+seed = c1.number_input("simulation seed (first seed for the boxplots)", 0, 10_000, 1, key="repro_seed")
+runs = c2.number_input("runs per boxplot, Figures 2 and 4 (the paper: 10; fewer is faster)", 1, 50, 10,
+                       key="repro_runs")
 st.caption("Figure 2 is 150 private fits plus 30 non-private ones with their simulations; Figure 4 likewise on "
            "4000-event simulations. Both run in parallel on this machine's cores.")
+section("fig1", "Figure 1: kernel h₁₂ under DP-PGD (paper-2d, B = 0.2, K = 1000)",
+        lambda: kernels_cached("1", int(seed)), draw_kernels)
 section("fig2", "Figure 2: relative error vs σ² and Δ, DP-PGD",
         lambda: boxplots_cached("2", int(runs), int(seed)), draw_boxplots)
+section("fig3", "Figure 3: kernel h₂₂ under DP-CG (paper-4d, K = 100)",
+        lambda: kernels_cached("3", int(seed)), draw_kernels)
 section("fig4", "Figure 4: relative error vs σ² and Δ, DP-CG",
         lambda: boxplots_cached("4", int(runs), int(seed)), draw_boxplots)
 
@@ -108,4 +108,4 @@ else:
         st.markdown(PREDICTION_DOC)
     section("table1", "Table 1: RMSE of CLS, DP-PGD and DP-CG at σ² = 0.1",
             lambda: table1_cached(name, float(bin_size), float(support), float(fraction), int(t1_runs)),
-            lambda r: st.dataframe(r.table, hide_index=True), header=False)
+            lambda r: st.dataframe(reproduce.display_table(r.table), hide_index=True), header=False)

@@ -6,7 +6,7 @@ from dphawkes_core.audit import AuditConfig, default_count_cap, prepare_audit
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.metrics import constraint_scale
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig
+from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, FitConfig
 from dphawkes_core.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from ui_common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
@@ -29,7 +29,7 @@ def read_controls() -> AuditConfig:
     """Widgets -> AuditConfig (raises DPHawkesError on bad values)."""
     events = dataset.events
     c = st.columns(4)
-    method = c[0].selectbox("method", [m for m in METHODS if m != "cls"], key="au_method")
+    method = c[0].selectbox("method", [m for m in METHODS if m != "cls"], key="au_method", format_func=METHOD_NAMES.get)
     bin_size = c[1].number_input("bin size Δ", min_value=1e-3, value=0.5, format="%.4g", key="au_dt")
     support = c[2].number_input("support s", min_value=1e-3, value=5.0, format="%.4g", key="au_s")
     lags = lags_from_support(support, bin_size)
@@ -48,12 +48,14 @@ def read_controls() -> AuditConfig:
     c = st.columns(4)
     kwargs = {}
     if method in ("pgd", "pgd-clip"):
-        kwargs["bound"] = c[0].number_input("bound B on ‖H‖_F", min_value=1e-6, value=oracle_b, format="%.4g",
+        kwargs["bound"] = c[0].number_input("bound B on $\\lVert H \\rVert_F$", min_value=1e-6, value=oracle_b,
+                                            format="%.4g",
                                             key="au_B")
     if method == "pgd-clip":
         kwargs["clip"] = c[1].number_input("clip G", min_value=1e-6, value=1.0, format="%.4g", key="au_G")
     if method == "cg":
-        kwargs["radius"] = c[0].number_input("radius r on ‖U‖_*", min_value=1e-6, value=oracle_r, format="%.4g",
+        kwargs["radius"] = c[0].number_input("radius r on $\\lVert U \\rVert_*$", min_value=1e-6, value=oracle_r,
+                                             format="%.4g",
                                              key="au_r")
     trials = int(c[2].number_input("trials per data set", min_value=20, max_value=100_000, value=1000, step=100,
                                    key="au_trials"))

@@ -10,6 +10,7 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
+from dphawkes_core import reproduce
 from dphawkes_core.datasets import simulate_dataset
 from dphawkes_core.events import from_arrays
 from dphawkes_core.guidance import (count_noun, loss_note, negative_baseline_note, nice_number, support_note,
@@ -123,3 +124,60 @@ def test_ignored_params_are_the_ones_the_widgets_did_not_take():
     assert ignored_params(link, values) == ["method=bogus", "eps=-1", "dt=abc"]
     assert "method=bogus, eps=-1, dt=abc" in ignored_note(ignored_params(link, values))
     assert ignored_note([]) is None
+
+
+# --- text: names, wording, figures ----------------------------------------------------------------------
+
+
+def test_home_page_describes_every_page_and_the_formal_methods():
+    at = open_app_page("app.py")
+    no_problems(at)
+    links = at.main.get("page_link")
+    captions = [c.value for c in at.main.caption]
+    n_pages = len(list((ROOT / "pages").glob("[0-9]*_*.py")))
+    assert len(links) == n_pages
+    descriptions = [c for c in captions if not c.startswith(("Bin counts", "A neighbour", "The noise"))]
+    assert len(descriptions) == n_pages and all(len(c) > 40 for c in descriptions)  # a sentence per page
+    text = " ".join(m.value for m in at.markdown) + " ".join(captions)
+    assert "DP-SSP" in text and "clipped DP-PGD" in text
+    assert all(word in text for word in ("sweep", "Figures 1–4", "neighbouring"))
+
+
+def test_deploy_button_is_hidden():
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["toolbarMode"] in ("minimal", "viewer")
+
+
+def test_audit_page_uses_method_names_and_has_no_empty_bar_at_zero():
+    at = open_app_page("pages/5_Privacy_audit.py")
+    method = at.selectbox(key="au_method")
+    assert [method.format_func(o) for o in method.options] == ["DP-PGD", "DP-CG", "DP-SSP", "clipped DP-PGD"]
+    assert all("_" not in w.label.replace("$", "").split("\\")[0] for w in at.number_input)
+    at.number_input(key="au_trials").set_value(40).run()
+    at.number_input(key="au_K").set_value(5).run()
+    at.button(key="au_run").click().run()
+    no_problems(at)
+    dist, eps = figures(at)
+    title = dist["layout"]["title"]["text"]
+    assert "<br>" in title and len(title.split("<br>")[0]) <= 45  # the long part on its own line
+    bound = at.session_state["audit_result"].epsilon_lower_bound
+    bars = eps["data"][0]["y"]
+    assert any("audited lower bound" in b for b in bars) == (bound > 0)
+    if bound == 0:
+        assert "audited lower bound" in eps["layout"]["annotations"][0]["text"]
+
+
+def test_reproduce_page_in_the_paper_order_with_readable_tables_and_one_claim():
+    at = open_app_page("pages/4_Reproduce_paper.py")
+    no_problems(at)
+    headers = [h.value for h in at.header]
+    assert [h.split(":")[0] for h in headers[:4]] == ["Figure 1", "Figure 2", "Figure 3", "Figure 4"]
+    at.button(key="run_fig1").click().run()
+    no_problems(at)
+    claim = reproduce.CLAIMS["1"]
+    assert sum(claim in m.value for m in at.markdown) == 1
+    table = next(df.value for df in at.dataframe if "σ²" in df.value.columns)
+    assert "relative error of this kernel" in table.columns and "_" not in "".join(table.columns)
+    assert set(table["fit"]) == {"CLS", "DP-PGD"}

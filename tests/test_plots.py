@@ -1,12 +1,14 @@
 """Figure builders: the plotted numbers are the data (or exact reductions of them)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from dphawkes_core.events import from_arrays
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.plots import (baseline_chart, bin_heatmap, counting_process, event_raster, kernel_grid, loss_curve,
                                  short_label)
+from dphawkes_core.plots_sweep import log_ticks, tradeoff_figure
 
 
 @pytest.fixture
@@ -117,3 +119,15 @@ def test_kernel_grid_of_many_dimensions_shows_the_integrated_kernels():
     fig = kernel_grid(0.5 * np.arange(1, p + 1), {"estimate": est}, [str(k) for k in range(d)])
     assert [tr.type for tr in fig.data] == ["heatmap"]
     np.testing.assert_allclose(np.asarray(fig.data[0].z), est.sum(axis=2) * 0.5)
+
+
+def test_epsilon_axis_ticks_are_readable_round_numbers():
+    assert log_ticks([0.5, 1, 2, 8]) == [0.1, 0.3, 1, 3, 10]
+    assert log_ticks([2, 5, 100]) == [1, 3, 10, 30, 100]
+    assert log_ticks([1e-3, 1e6]) == [10.0**e for e in range(-3, 7)]  # only decades when there would be too many
+    frame = pd.DataFrame({"method": ["pgd"] * 4 + ["cls"], "bin_size": [0.5] * 5, "level": [0.5, 1, 2, 8, 0],
+                          "epsilon_paper": [0.5, 1, 2, 8, np.inf], "relative_error": [0.9, 0.7, 0.5, 0.4, 0.3]})
+    fig = tradeoff_figure(frame, "relative_error", "epsilon_paper")
+    assert list(fig.layout.xaxis.tickvals) == [0.1, 0.3, 1, 3, 10]
+    assert list(fig.layout.xaxis.ticktext) == ["0.1", "0.3", "1", "3", "10"]
+    assert fig.data[1].name == "DP-PGD, Δ=0.5"  # the one method naming

@@ -28,7 +28,7 @@ def test_figure1_kernel_curves_and_shrinkage_warning():
     lags = int(np.ceil(reproduce.SUPPORT / reproduce.KERNEL_BIN_SIZE))
     # The truth curve is h12 itself; estimates live on the lag grid.
     np.testing.assert_allclose(res.data["true_values"], truth.kernel_values(res.data["true_grid"])[0, 1])
-    assert set(res.data["curves"]) == {"non-private CLS", "pgd σ²=0", "pgd σ²=0.01", "pgd σ²=10"}
+    assert set(res.data["curves"]) == {"non-private CLS", "DP-PGD σ²=0", "DP-PGD σ²=0.01", "DP-PGD σ²=10"}
     assert all(len(v) == lags for v in res.data["curves"].values())
     # B = 0.2 is far below ||H_true||_F at Δ = 0.05: the warning must be there, and the checks are
     # computed from the table (first check: σ² = 0 error ≤ 0.25).
@@ -36,7 +36,7 @@ def test_figure1_kernel_curves_and_shrinkage_warning():
     assert any("pulled toward zero" in w for w in res.warnings)
     e0 = res.table[(res.table.fit == "pgd") & (res.table.sigma2 == 0)]["kernel_relative_error"].iloc[0]
     assert res.checks[0].supported == (e0 <= 0.25)
-    h = res.data["curves"]["pgd σ²=0"]
+    h = res.data["curves"]["DP-PGD σ²=0"]
     true_h = truth.true_H(0.05, lags)[0, 1:-1:2]
     assert e0 == pytest.approx(np.linalg.norm(h - true_h) / np.linalg.norm(true_h))
 
@@ -86,8 +86,8 @@ def test_table1_on_a_small_real_data_set():
         pytest.skip("real data directory not available")
     res = reproduce.table1("email_dyad", bin_size=24.0, support=240.0, runs=2)
     t = res.table
-    assert list(t.method) == ["Hawkes (CLS, non-private)", "DP-Hawkes-PGD", "DP-Hawkes-CG",
-                              "Poisson reference (constant rate)"]
+    assert list(t.method) == ["CLS (non-private)", "DP-PGD (the paper's DP-Hawkes-PGD)",
+                              "DP-CG (the paper's DP-Hawkes-CG)", "Poisson reference (constant rate)"]
     assert np.all(np.isfinite(t.rmse)) and t.rmse_sd.iloc[1] >= 0
     assert res.checks[0].supported == (t.rmse.iloc[1] <= 1.05 * t.rmse.iloc[0])
 
