@@ -15,7 +15,8 @@ import numpy as np
 
 from .binning import lags_from_support
 from .errors import DPHawkesError
-from .estimators import FW_STEP_RULES, METHODS, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
+from .count_cap import AUTO_CAP_SHARE
+from .estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
 from .kernels import SCENARIOS, get_scenario
 from .ledger import DEFAULT_BUDGET_EPSILON
 from .metrics import constraint_scale
@@ -55,6 +56,15 @@ def _positive_float(text: str) -> float:
 
 def _positive_int(text: str) -> int:
     return _parse_number(text, int, lambda v: v >= 1, "at least 1")
+
+
+def _count_cap(text: str) -> int | str:
+    """``--count-cap``: a positive whole number or ``auto``."""
+    return "auto" if text.strip().lower() == "auto" else _positive_int(text)
+
+
+def _share(text: str) -> float:
+    return _parse_number(text, float, lambda v: 0 < v < 1, "strictly between 0 and 1")
 
 
 def _nonnegative_float(text: str) -> float:
@@ -121,7 +131,8 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
     payload.update(payload.get("metrics", {}))
     if result.privacy is not None:
         payload.update(payload["privacy"])
-        payload.update(count_cap=config.count_cap, iters=config.iters, bound=config.bound, radius=config.radius)
+        payload.update(count_cap=data_info.get("count_cap", config.count_cap), iters=config.iters, bound=config.bound,
+                       radius=config.radius)  # the C used (chosen privately with --count-cap auto)
     return payload
 
 
@@ -146,7 +157,9 @@ def _fit_config(args) -> FitConfig:
         iters=iters, epsilon=args.epsilon, dp_delta=args.dp_delta, sigma2=args.sigma2,
         calibration=args.calibration, count_cap=args.count_cap, step=args.step,
         step_size=args.step_size, fw_step=args.fw_step, seed=args.seed,
-        clip=args.clip, ridge=args.ridge, stabiliser=args.stabiliser,
+        clip=args.clip, ridge=args.ridge, stabiliser=args.stabiliser, ssp_release=args.ssp_release,
+        ssp_nonnegative=not args.ssp_allow_negative, ssp_smoothing=args.ssp_smoothing,
+        count_cap_share=args.count_cap_share,
     )
 
 
@@ -269,7 +282,11 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--dp-delta", type=_positive_float, default=1e-5, help="δ (default 1e-5)")
     fitp.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
                       help="paper: data-dependent, NOT formal; formal: needs --count-cap; tight-paper")
-    fitp.add_argument("--count-cap", type=_positive_int, help="public cap C on each bin count (clips the data)")
+    fitp.add_argument("--count-cap", type=_count_cap,
+                      help="public cap C on each bin count (clips the data), or 'auto' (ssp with --epsilon): "
+                           "spend --count-cap-share of ε on a private choice of C")
+    fitp.add_argument("--count-cap-share", type=_share, default=AUTO_CAP_SHARE,
+                      help=f"share of ε spent by --count-cap auto (default {AUTO_CAP_SHARE:g})")
     fitp.add_argument("--step", choices=STEP_RULES, default="theorem", help="pgd step rule")
     fitp.add_argument("--step-size", type=_positive_float, help="pgd constant step size")
     fitp.add_argument("--fw-step", choices=FW_STEP_RULES, default="paper",
@@ -294,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_beyond_fit_options(fitp) -> None:
     """Options of the ``ssp`` and ``pgd-clip`` methods (formal calibration only)."""
     fitp.add_argument("--clip", type=_positive_float, help="G for pgd-clip: per-bin gradient terms clipped to ||.||_F <= G")
-    fitp.add_argument("--ridge", type=_nonnegative_float, help="λ for ssp (default: public rule 8σ√(dp+1))")
+    fitp.add_argument("--ridge", type=_nonnegative_float,
+                      help="λ for ssp (default: public rule 4σ√(dp+1) lagged, 8σ√(dp+1) full)")
     fitp.add_argument("--stabiliser", choices=SSP_STABILISERS, default="ridge",
                       help="ssp: ridge = Â + λI, psd = eigenvalues of Â floored at λ")
 
@@ -347,6 +365,13 @@ def _cmd_audit(args) -> int:
     set_blas_threads()
     result = run_audit(events, audit, progress=lambda done, total: print(
         f"\r{done}/{total} trials", end="", file=sys.stderr, flush=True))
+    fitp.add_argument("--ssp-release", choices=SSP_RELEASES, default="lagged",
+                      help="ssp: lagged = lagged cross-products and edge rows (default, ~√p less noise); "
+                           "full = upper triangle of A and b")
+    fitp.add_argument("--ssp-smoothing", type=_nonnegative_float, default=10.0,
+                      help="ssp: weight of the roughness penalty across lags, in units of λ (default 10; 0: none)")
+    fitp.add_argument("--ssp-allow-negative", action="store_true",
+                      help="ssp: do not constrain kernels and baselines to be >= 0")
     print(f"\n{result.verdict()}", file=sys.stderr)
     payload = result.to_dict()
     payload.update(scenario=args.scenario, events=events.n_events, data_seed=args.data_seed,

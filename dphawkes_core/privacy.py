@@ -200,6 +200,10 @@ class PrivacyReport:
         Number of noisy releases K.
     note : str
         Plain-words caveat for display.
+    budget_split : dict
+        With an automatic count cap (:mod:`~dphawkes_core.count_cap`): the chosen ``count_cap``, the
+        ``share`` of ε it cost, ``cap_sigma``, ``cap_epsilon`` and ``release_epsilon`` (each release
+        alone at δ) and ``epsilon_total`` (both composed by dp-accounting's PLD accountant). Empty otherwise.
     """
 
     sigma2: float
@@ -213,6 +217,7 @@ class PrivacyReport:
     formal: bool = False
     iters: int = 1
     note: str = ""
+    budget_split: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """Plain dict for JSON export."""
@@ -222,6 +227,7 @@ class PrivacyReport:
             "epsilon_by_calibration": dict(self.epsilon_by_calibration),
             "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
             "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
+            "budget_split": dict(self.budget_split),
         }
 
 
@@ -382,7 +388,7 @@ def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float
 # --- one-shot sufficient-statistics release (DP-SSP) and clipped-gradient DP-PGD ----------------------------
 
 FORMAL_ONLY_NOTE = {
-    "ssp": "formal (public C, d, p, n; one Gaussian release of (A, b))",
+    "ssp": "formal (public C, d, p, n; one Gaussian release of the statistics)",
     "pgd-clip": "formal (public clip G, B, p, n; K clipped-gradient releases, exact accounting)",
 }
 
@@ -437,20 +443,74 @@ def pgd_clip_sensitivity(lags: int, n_rows: int, clip: float) -> float:
     return 2.0 * (int(lags) + 1) * float(clip) / n_rows
 
 
+def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases: int, share: float,
+                      count_cap: int) -> tuple[float, dict]:
+    """Noise std of ``releases`` Gaussian releases of sensitivity S that follow an automatic count cap,
+    so that all of them together are exactly (ε, δ)-DP.
+
+    The cap's release (:mod:`~dphawkes_core.count_cap`: sensitivity 1, noise multiplier
+    ``m_cap = z(share·ε, δ)``) and K releases with multiplier ``m`` compose to one Gaussian mechanism
+    with ``1/m_total² = 1/m_cap² + K/m²`` (μ-GDP adds in squares; Dong, Roth & Su 2019), and
+    ``m_total = z(ε, δ)`` makes the total exactly (ε, δ). The total is checked with dp-accounting's PLD
+    accountant on the two heterogeneous mechanisms (:func:`composed_epsilon`).
+
+    Returns
+    -------
+    sigma : float
+        Noise std per released entry of the main release.
+    budget_split : dict
+        For :attr:`PrivacyReport.budget_split`.
+    """
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
+
+    from .count_cap import cap_noise_sigma
+
+    _check_eps_delta(epsilon, delta)
+    cap_multiplier = cap_noise_sigma(epsilon, delta, share)
+    total_multiplier = get_sigma_gaussian(epsilon, delta)
+    multiplier = math.sqrt(releases) / math.sqrt(1 / total_multiplier**2 - 1 / cap_multiplier**2)
+    split = {
+        "count_cap": int(count_cap), "share": float(share), "cap_sigma": float(cap_multiplier),
+        "cap_epsilon": float(share * epsilon),
+        "release_epsilon": float(get_epsilon_gaussian(multiplier / math.sqrt(releases), delta)),
+        "epsilon_total": composed_epsilon([(cap_multiplier, 1), (multiplier, releases)], delta),
+    }
+    return multiplier * sensitivity, split
+
+
+def composed_epsilon(mechanisms, delta: float) -> float:
+    """ε at δ of Gaussian mechanisms ``(noise multiplier, repetitions)`` composed by dp-accounting's PLD
+    accountant."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.ComposedDpEvent(
+        [dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(float(m)), int(k)) for m, k in mechanisms]))
+    return float(accountant.get_epsilon(delta))
+
+
 def calibrate_single_sensitivity(method: str, sensitivity: float, releases: int, calibration: str,
                                  dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
-                                 R: float = math.nan) -> PrivacyReport:
+                                 R: float = math.nan, auto_cap: tuple[float, int] | None = None) -> PrivacyReport:
     """σ² for a target ε (or ε for a given σ²) of ``releases`` Gaussian releases with a formal sensitivity.
 
     For the methods that only have a formal calibration (``ssp``, ``pgd-clip``): the paper modes are
-    reported as ``None``.
+    reported as ``None``. ``auto_cap = (share, C)``: the count cap C was chosen privately with that
+    share of ε, and the releases get the rest (:func:`compose_count_cap`; needs ε, not σ²).
     """
     if calibration != "formal":
         raise ConfigError(f"method {method} has only the formal calibration; choose calibration 'formal'")
     _check_privacy_inputs(epsilon, sigma2, dp_delta)
-    if sigma2 is None:
+    split = {}
+    if auto_cap is not None:
+        if epsilon is None:
+            raise ConfigError("an automatic count cap spends a share of ε: give ε, not σ²")
+        sigma, split = compose_count_cap(epsilon, dp_delta, sensitivity, releases, *auto_cap)
+        sigma2 = sigma**2
+    elif sigma2 is None:
         sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases) ** 2
-    eps = gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases)
+    eps = split["epsilon_total"] if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases)
     return PrivacyReport(
         sigma2=float(sigma2),
         epsilon=float(epsilon if epsilon is not None else eps),
@@ -462,5 +522,7 @@ def calibrate_single_sensitivity(method: str, sensitivity: float, releases: int,
         sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(sensitivity)},
         formal=True,
         iters=int(releases),
-        note=FORMAL_ONLY_NOTE[method],
+        note=FORMAL_ONLY_NOTE[method] + (f"; count cap C = {split['count_cap']} chosen privately with "
+                                         f"{split['share']:.0%} of ε" if split else ""),
+        budget_split=split,
     )

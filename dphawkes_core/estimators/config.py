@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..binning import check_bin_size
+from ..count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE, check_share
 from ..errors import ConfigError
 
 METHODS = ("cls", "pgd", "cg", "ssp", "pgd-clip")
@@ -46,8 +47,9 @@ class FitConfig:
         Noise variance σ² per gradient entry, given directly (then ε is reported, not targeted).
     calibration : str
         ``paper``, ``formal`` or ``tight-paper`` (see :mod:`dphawkes_core.privacy`).
-    count_cap : int, optional
-        Public cap C on each bin count (needed by the formal calibration).
+    count_cap : int or "auto", optional
+        Public cap C on each bin count (needed by the formal calibration), or ``"auto"`` (``ssp`` with ε):
+        spend ``count_cap_share`` of ε on a private choice of C (:mod:`~dphawkes_core.count_cap`).
     step : str
         ``theorem`` (η_k of Theorem 2) or ``constant``.
     step_size : float, optional
@@ -72,6 +74,10 @@ class FitConfig:
         ``ssp`` post-processing: kernels and baselines constrained to be ``>= 0`` (no privacy cost).
     ssp_smoothing : float
         Public weight s of a roughness penalty across lags, ``λ·s·||second differences of θ||²`` (0: none).
+    count_cap_share : float
+        Share of ε spent on an automatic count cap.
+    count_cap_max : int
+        Public range ``1 … count_cap_max`` searched by an automatic count cap.
     """
 
     method: str = "cls"
@@ -84,7 +90,7 @@ class FitConfig:
     dp_delta: float = 1e-5
     sigma2: float | None = None
     calibration: str = "paper"
-    count_cap: int | None = None
+    count_cap: int | str | None = None
     step: str = "theorem"
     step_size: float | None = None
     fw_step: str = "paper"
@@ -95,6 +101,8 @@ class FitConfig:
     ssp_release: str = "lagged"
     ssp_nonnegative: bool = True
     ssp_smoothing: float = 10.0
+    count_cap_share: float = AUTO_CAP_SHARE
+    count_cap_max: int = AUTO_CAP_MAX
 
     def __post_init__(self):
         check_bin_size(self.bin_size)
@@ -118,10 +126,26 @@ class FitConfig:
             raise ConfigError(f"the ridge λ must be a number >= 0, got {self.ridge!r}")
         if self.stabiliser not in SSP_STABILISERS:
             raise ConfigError(f"unknown SSP stabiliser {self.stabiliser!r}; choose one of {', '.join(SSP_STABILISERS)}")
+        self._check_count_cap()
         if self.ssp_release not in SSP_RELEASES:
             raise ConfigError(f"unknown SSP release {self.ssp_release!r}; choose one of {', '.join(SSP_RELEASES)}")
         if not (np.isfinite(self.ssp_smoothing) and self.ssp_smoothing >= 0):
             raise ConfigError(f"the SSP smoothing weight must be a number >= 0, got {self.ssp_smoothing!r}")
+
+
+    def _check_count_cap(self):
+        if self.count_cap is None:
+            return
+        if self.count_cap != AUTO:
+            if isinstance(self.count_cap, str) or int(self.count_cap) != self.count_cap or self.count_cap < 1:
+                raise ConfigError(f"the count cap C must be a positive integer or 'auto', got {self.count_cap!r}")
+            return
+        if self.method != "ssp" or self.epsilon is None or self.sigma2 is not None:
+            raise ConfigError("an automatic count cap is available for DP-SSP with a target ε (it spends a "
+                              "share of ε); give a public cap C otherwise")
+        check_share(self.count_cap_share)
+        if int(self.count_cap_max) != self.count_cap_max or self.count_cap_max < 1:
+            raise ConfigError(f"the largest automatic count cap must be a positive integer, got {self.count_cap_max!r}")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,136 @@
+"""A count cap C chosen privately from the data (``FitConfig.count_cap = "auto"``).
+
+The formal calibrations need a public cap C on each bin count. When the user has none, a stated share
+of ε (default 5 %) buys one:
+
+1. Release the tail counts ``T[c] = #{(bin, dimension): X ≥ c}`` for ``c = 1 … c_max`` (a public range)
+   with Gaussian noise. One event moves one count from v to v+1, which changes exactly one ``T`` entry
+   (``T[v+1]``) by one: the L2 sensitivity is 1, whatever the data, so the noise std
+   ``σ_cap = z(share·ε, δ)`` depends only on public numbers.
+2. Post-processing: ``N̂ = Σ_c T̂[c]`` estimates the number of events, and C is the smallest ``c >= 1``
+   with ``T̂[c+1] <= max(ρ·N̂, 2σ_cap)`` — the cap that clips at most about a fraction ρ (1 %) of the
+   events, or what the noise can resolve (``c_max`` when no c qualifies). Clipping that hard costs
+   little: on the paper's processes the non-private estimate barely moves, while the release's noise
+   is proportional to C (measured in ``docs/beyond_paper.md``).
+3. The counts are clipped at C and the statistics are released with the rest of the budget; the two
+   Gaussian releases compose exactly (:func:`~dphawkes_core.privacy.compose_count_cap`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .binning import BinnedCounts, SparseCounts
+from .errors import ConfigError
+
+AUTO = "auto"
+AUTO_CAP_SHARE = 0.05  # share of ε spent on the cap
+AUTO_CAP_MAX = 64  # public range c = 1 … c_max of the released tail counts
+AUTO_CAP_CLIPPED_FRACTION = 0.01  # ρ: clip at most about this fraction of the events
+_NOISE_FLOOR = 2.0  # tail counts below this many noise std are not told apart from zero
+_SEED_STREAM = 0xCA9  # the cap's noise is drawn from its own stream of a seeded fit
+
+
+@dataclass(frozen=True)
+class AutoCap:
+    """The privately chosen cap and what it cost.
+
+    Attributes
+    ----------
+    count_cap : int
+        The chosen C.
+    share : float
+        Share of ε spent on it.
+    sigma : float
+        Noise std of each released tail count (sensitivity 1).
+    max_cap : int
+        The public range ``c_max``.
+    clipped_fraction : float
+        The target ρ.
+    """
+
+    count_cap: int
+    share: float
+    sigma: float
+    max_cap: int
+    clipped_fraction: float = AUTO_CAP_CLIPPED_FRACTION
+
+    def to_dict(self) -> dict:
+        """Plain dict for the result info and JSON export."""
+        return {"count_cap": self.count_cap, "share": self.share, "sigma": self.sigma, "max_cap": self.max_cap,
+                "clipped_fraction": self.clipped_fraction}
+
+
+def check_share(share: float) -> None:
+    """The share of ε spent on the cap must lie strictly between 0 and 1."""
+    if not (share is not None and np.isfinite(share) and 0 < share < 1):
+        raise ConfigError(f"the share of ε spent on the count cap must be in (0, 1), got {share!r}")
+
+
+def cap_noise_sigma(epsilon: float, delta: float, share: float) -> float:
+    """Noise std of the tail counts: the Gaussian mechanism of sensitivity 1 at ``(share·ε, δ)``.
+
+    Only public numbers go in.
+    """
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # 1.3 s import: private fits only
+
+    check_share(share)
+    return float(get_sigma_gaussian(share * epsilon, delta))
+
+
+def tail_counts(counts: SparseCounts | BinnedCounts, max_cap: int) -> np.ndarray:
+    """``T[c-1] = #{(sequence, bin, dimension): X >= c}`` for ``c = 1 … max_cap`` (of unclipped counts)."""
+    if isinstance(counts, SparseCounts):
+        values = np.concatenate([np.asarray(v) for v in counts.values]) if counts.values else np.zeros(0)
+    else:
+        values = np.concatenate([x.ravel() for x in counts.counts]) if counts.counts else np.zeros(0)
+    values = np.minimum(values[values > 0].astype(np.int64), max_cap)
+    at_least = np.bincount(values, minlength=max_cap + 1)[::-1].cumsum()[::-1]  # [c] = #{X >= c}
+    return at_least[1:max_cap + 1].astype(float)
+
+
+def choose_cap(noisy_tails: np.ndarray, sigma: float, clipped_fraction: float = AUTO_CAP_CLIPPED_FRACTION) -> int:
+    """Smallest ``c >= 1`` with ``T̂[c+1] <= max(ρ·N̂, 2σ)``, ``N̂ = Σ T̂`` (post-processing only)."""
+    max_cap = noisy_tails.size
+    threshold = max(clipped_fraction * max(float(np.sum(noisy_tails)), 0.0), _NOISE_FLOOR * sigma)
+    for cap in range(1, max_cap):
+        if noisy_tails[cap] <= threshold:  # noisy_tails[cap] is T̂[cap+1]
+            return cap
+    return max_cap
+
+
+def dp_count_cap(counts: SparseCounts | BinnedCounts, epsilon: float, delta: float, rng: np.random.Generator,
+                 share: float = AUTO_CAP_SHARE, max_cap: int = AUTO_CAP_MAX) -> AutoCap:
+    """Choose C from the unclipped ``counts`` with a Gaussian release of the tail counts (module docstring).
+
+    Parameters
+    ----------
+    counts : SparseCounts or BinnedCounts
+        Bin counts, not clipped.
+    epsilon, delta : float
+        The whole budget of the fit; ``share·ε`` is spent here.
+    rng : numpy.random.Generator
+        Noise source (see :func:`cap_rng`).
+    share : float
+        Share of ε spent on the cap.
+    max_cap : int
+        Public range of the released tail counts.
+    """
+    if int(max_cap) != max_cap or max_cap < 1:
+        raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
+    sigma = cap_noise_sigma(epsilon, delta, share)
+    return AutoCap(choose_cap(release_tail_counts(counts, int(max_cap), sigma, rng), sigma), float(share), sigma,
+                   int(max_cap))
+
+
+def release_tail_counts(counts: SparseCounts | BinnedCounts, max_cap: int, sigma: float,
+                        rng: np.random.Generator) -> np.ndarray:
+    """The Gaussian release: :func:`tail_counts` plus noise of std σ on each entry."""
+    return tail_counts(counts, max_cap) + sigma * rng.standard_normal(max_cap)
+
+
+def cap_rng(seed: int | None) -> np.random.Generator:
+    """The cap's noise generator: OS entropy, or a stream of a seeded fit apart from the release's."""
+    return np.random.default_rng(None if seed is None else (int(seed), _SEED_STREAM))

@@ -1,0 +1,169 @@
+"""Automatic count cap: the tail-count release, the choice of C, the exact composition with the
+statistics' release, and the fit/CLI paths."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+from dp_accounting.pld import pld_privacy_accountant
+
+from dphawkes_core.binning import BinnedCounts, SparseCounts
+from dphawkes_core.cli import main
+from dphawkes_core.count_cap import (cap_noise_sigma, cap_rng, choose_cap, dp_count_cap, release_tail_counts,
+                                     tail_counts)
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
+from dphawkes_core.events import from_arrays
+from dphawkes_core.privacy import compose_count_cap, ssp_lagged_sensitivity
+
+
+def _binned(*series, cap=None):
+    return BinnedCounts(tuple(np.asarray(x, dtype=np.int64) for x in series), 0.5, 0, 0, cap)
+
+
+def _brute_tails(series, max_cap):
+    values = np.concatenate([np.asarray(x).ravel() for x in series])
+    return np.array([np.sum(values >= c) for c in range(1, max_cap + 1)], dtype=float)
+
+
+def test_tail_counts_match_a_direct_count_dense_and_sparse():
+    rng = np.random.default_rng(0)
+    series = [rng.poisson(1.5, size=(40, 3)), rng.poisson(4.0, size=(25, 3))]
+    for max_cap in (1, 3, 8, 64):
+        expected = _brute_tails([np.minimum(x, max_cap) for x in series], max_cap)
+        assert np.array_equal(tail_counts(_binned(*series), max_cap), expected)
+        assert np.array_equal(tail_counts(SparseCounts.from_binned(_binned(*series)), max_cap), expected)
+
+
+def test_one_event_changes_one_tail_count_by_one():
+    """Sensitivity 1: adding an event anywhere (including at and above the range) moves one entry by 1."""
+    rng = np.random.default_rng(1)
+    x = rng.poisson(2.0, size=(30, 2))
+    x[3, 1] = 12  # above the range below
+    max_cap = 6
+    base = tail_counts(_binned(x), max_cap)
+    for m in range(x.shape[0]):
+        for j in range(2):
+            x2 = x.copy()
+            x2[m, j] += 1
+            diff = tail_counts(_binned(x2), max_cap) - base
+            assert np.sum(np.abs(diff)) == (1 if x[m, j] < max_cap else 0)
+            if x[m, j] < max_cap:
+                assert diff[x[m, j]] == 1  # T[v+1] moved
+
+
+def test_cap_noise_depends_only_on_public_numbers():
+    """The std is the Gaussian mechanism's at (share·ε, δ) with sensitivity 1 whatever the data, and the
+    same seed adds the same noise to two very different data sets."""
+    small = _binned(np.ones((20, 2), dtype=int))
+    large = _binned(np.random.default_rng(2).poisson(5.0, size=(500, 2)))
+    for data in (small, large):
+        auto = dp_count_cap(data, 1.0, 1e-5, np.random.default_rng(7), share=0.05, max_cap=16)
+        assert auto.sigma == pytest.approx(get_sigma_gaussian(0.05, 1e-5))
+    noise = [release_tail_counts(data, 16, 40.0, np.random.default_rng(7)) - tail_counts(data, 16)
+             for data in (small, large)]
+    assert np.allclose(noise[0], noise[1], atol=1e-9) and 10 < np.std(noise[0]) < 80
+    assert cap_noise_sigma(2.0, 1e-6, 0.1) == pytest.approx(get_sigma_gaussian(0.2, 1e-6))
+
+
+def test_choose_cap_clips_at_most_the_stated_fraction():
+    tails = np.array([9000.0, 1000.0, 130.0, 20.0, 1.0, 0.0, 0.0])  # N = 10151 events
+    assert choose_cap(tails, sigma=1e-3) == 3  # T[4] = 20 <= 1 % of N, T[3] = 130 is not
+    assert choose_cap(tails, sigma=1e-3, clipped_fraction=0.02) == 2
+    assert choose_cap(tails, sigma=100.0) == 2  # the noise floor 2σ = 200 decides
+    assert choose_cap(np.full(5, 1e6), sigma=1.0) == 5  # nothing qualifies: the top of the range
+
+
+def test_chosen_cap_tracks_the_data():
+    rng = np.random.default_rng(3)
+    x = rng.poisson(0.8, size=(20_000, 2))
+    x[::50, 0] = 7  # 2 % of the cells of dimension 0 hold a burst of 7
+    auto = dp_count_cap(_binned(x), 1.0, 1e-5, rng)
+    assert auto.count_cap == 7  # clipping below 7 would clip ~ 400 cells, over 1 % of the events
+
+
+@pytest.mark.parametrize("share, releases", [(0.05, 1), (0.2, 1), (0.05, 50)])
+def test_composition_is_exactly_the_users_budget(share, releases):
+    """The release's noise plus the cap's compose to (ε, δ): dp-accounting's PLD accountant, run here on
+    the two heterogeneous mechanisms, agrees with the reported total and with the target."""
+    eps, delta, sens = 1.0, 1e-5, 0.37
+    sigma, split = compose_count_cap(eps, delta, sens, releases, share, 4)
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.GaussianDpEvent(get_sigma_gaussian(share * eps, delta)))
+    accountant.compose(dp_event.GaussianDpEvent(sigma / sens), releases)
+    pld = accountant.get_epsilon(delta)
+    assert pld == pytest.approx(split["epsilon_total"], rel=1e-9)
+    assert pld == pytest.approx(eps, rel=1e-6)
+    # the release alone is a little cheaper than ε; the cap alone costs share·ε
+    assert split["release_epsilon"] < eps and split["cap_epsilon"] == pytest.approx(share * eps)
+    # with no cap to pay for, the same ε would buy a little less noise
+    assert sigma > sens * math.sqrt(releases) * get_sigma_gaussian(eps, delta)
+
+
+def _times(n=4000, seed=4):
+    rng = np.random.default_rng(seed)
+    return [np.sort(rng.uniform(0, 2000, size=n // 2)) for _ in range(2)]
+
+
+def _events():
+    return from_arrays(_times(), end_time=2000.0)
+
+
+def _auto_config(**kw):
+    base = dict(method="ssp", bin_size=0.5, lags=4, count_cap="auto", calibration="formal", epsilon=1.0,
+                dp_delta=1e-5)
+    return FitConfig(**{**base, **kw})
+
+
+def test_fit_with_auto_cap_reports_the_split():
+    result, info = fit(_events(), _auto_config(seed=5))
+    cap = info["auto_count_cap"]["count_cap"]
+    assert info["count_cap"] == cap >= 1
+    split = result.privacy.budget_split
+    assert split["count_cap"] == cap and split["share"] == 0.05
+    assert split["epsilon_total"] == pytest.approx(1.0, rel=1e-6)
+    assert result.privacy.to_dict()["budget_split"] == split
+    stats, _ = prepare_stats(_events(), _auto_config(seed=5))
+    assert stats.count_cap == cap
+    sens = ssp_lagged_sensitivity(2, 4, stats.n_rows, cap)
+    assert result.privacy.sensitivity == pytest.approx(sens)
+    public = fit_stats(stats, FitConfig(**{**vars(_auto_config()), "count_cap": cap, "seed": 5}))
+    assert result.privacy.sigma2 > public.privacy.sigma2  # the cap's share is paid by the release
+    assert public.privacy.budget_split == {}
+
+
+def test_auto_cap_is_reproducible_by_seed_and_apart_from_the_release_noise():
+    a, b = (fit(_events(), _auto_config(seed=9)) for _ in range(2))
+    assert np.array_equal(a[0].H, b[0].H) and a[1] == b[1]
+    assert not np.array_equal(cap_rng(9).standard_normal(3), np.random.default_rng(9).standard_normal(3))
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(method="pgd", bound=1.0), "DP-SSP"),
+    (dict(epsilon=None, sigma2=1e-4), "target ε"),
+    (dict(count_cap_share=1.0), "share"),
+    (dict(count_cap="big"), "positive integer or 'auto'"),
+    (dict(count_cap=0), "positive integer or 'auto'"),
+])
+def test_bad_auto_settings_are_refused(kw, message):
+    with pytest.raises(ConfigError, match=message):
+        _auto_config(**kw)
+
+
+def test_cli_count_cap_auto(tmp_path, capsys):
+    data = tmp_path / "events.csv"
+    data.write_text("time,dimension\n" + "".join(f"{t},{j}\n" for j, ts in enumerate(_times()) for t in ts))
+    out = tmp_path / "fit.json"
+    code = main(["fit", str(data), "--bin-size", "0.5", "--lags", "4", "--method", "ssp", "--epsilon", "1",
+                 "--calibration", "formal", "--count-cap", "auto", "--end-time", "2000", "--json", str(out)])
+    assert code == 0
+    payload = json.loads(out.read_text())
+    assert payload["count_cap"] == payload["auto_count_cap"]["count_cap"] == payload["budget_split"]["count_cap"]
+    assert payload["config"]["count_cap"] == "auto"
+    code = main(["fit", str(data), "--bin-size", "0.5", "--lags", "4", "--method", "pgd", "--bound", "1",
+                 "--epsilon", "1", "--calibration", "formal", "--count-cap", "auto", "--end-time", "2000"])
+    assert code == 2 and "DP-SSP" in capsys.readouterr().err
+
