@@ -2,17 +2,19 @@
 
 The real data live outside the repository (default ``../shared/data`` next to the repo, override with
 the ``DPHAWKES_DATA_DIR`` environment variable); each sub-folder holds ``events.csv``, optionally
-``labels.csv``, and a ``PROVENANCE.md`` shown to the user.
+``labels.csv``, and a ``PROVENANCE.md`` shown to the user. The windows and time units that the
+provenance notes document are in :data:`DOCUMENTED_WINDOWS`, proposed to the user as the stated window.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataError
-from .events import Events, load_csv, load_labels
+from .events import Events, load_csv, load_labels, load_parquet
 from .kernels import Scenario, get_scenario
 from .simulate import simulate
 
@@ -48,6 +50,40 @@ class Dataset:
     params: dict = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DocumentedWindow:
+    """The observation window and time unit a data set's PROVENANCE.md documents.
+
+    Attributes
+    ----------
+    time_unit : str
+        Unit of the numeric ``time`` column (label only: the numbers are used as they are).
+    start, end : str
+        Window bounds on that axis; ``""`` when the provenance documents none.
+    note : str
+        Where the window comes from, in the provenance's words.
+    """
+
+    time_unit: str
+    start: str = "0"
+    end: str = ""
+    note: str = ""
+
+
+DOCUMENTED_WINDOWS = {
+    "japan_quakes_zones": DocumentedWindow(
+        "d", "0", "3652", "days since 2005-01-01 UTC; the source does not state the query window, [0, 3652) "
+        "(2005-01-01 to 2015-01-01) is the provenance's reasonable assumption"),
+    "mat_quakes_magnitude": DocumentedWindow(
+        "d", "0", "17532", "days since 1976-01-01 UTC; the provenance's natural window [0, 17532) is "
+        "1976-01-01 to 2024-01-01"),
+    "email_dyad": DocumentedWindow(
+        "h", "0", "", "hours since the employee's start date; no window end is documented"),
+    "nyc_taxi": DocumentedWindow(
+        "h", "0", "", "hours since each sequence's first event; no window end is documented"),
+}
+
+
 def default_data_dir() -> Path:
     """The real-data directory: ``$DPHAWKES_DATA_DIR`` or ``<repo>/../shared/data``."""
     configured = os.environ.get(DATA_DIR_ENV)
@@ -61,6 +97,11 @@ class SampleInfo:
     name: str
     events_path: Path
     provenance: str
+
+    @property
+    def documented_window(self) -> DocumentedWindow | None:
+        """The window its provenance documents, if it is one of the known data sets."""
+        return DOCUMENTED_WINDOWS.get(self.name)
 
 
 def list_samples(data_dir: str | os.PathLike | None = None) -> list[SampleInfo]:
@@ -78,16 +119,29 @@ def list_samples(data_dir: str | os.PathLike | None = None) -> list[SampleInfo]:
     return found
 
 
-def load_sample(info: SampleInfo, end_time: float | None = None) -> Dataset:
-    """Load a real data set with its dimension labels and provenance."""
+def load_sample(info: SampleInfo, end_time: float | str | None = None,
+                start_time: float | str | None = None) -> Dataset:
+    """Load a real data set with its dimension labels, provenance and documented time unit.
+
+    Parameters
+    ----------
+    info : SampleInfo
+        The data set.
+    end_time, start_time : float or str, optional
+        The observation window to state (e.g. the documented one); without an end the window is read
+        from the data.
+    """
     names = load_labels(info.events_path.with_name("labels.csv"))
-    events = load_csv(info.events_path, end_time=end_time, names=names)
+    events = load_csv(info.events_path, end_time=end_time, names=names, start_time=start_time)
+    documented = info.documented_window
+    if documented is not None:
+        events = dataclasses.replace(events, time_unit=documented.time_unit)
     return Dataset(
         events=events,
         label=info.name,
         source="sample",
         provenance=info.provenance,
-        params={"sample": info.name, "path": str(info.events_path), "end_time": end_time},
+        params={"sample": info.name, "path": str(info.events_path), "start_time": start_time, "end_time": end_time},
     )
 
 
@@ -110,9 +164,16 @@ def default_dataset() -> Dataset:
     return simulate_dataset(get_scenario("paper-2d"), n_events=1000, seed=1)
 
 
-def upload_dataset(name: str, content: bytes, end_time: float | None = None) -> Dataset:
-    """Validate an uploaded CSV; raises :class:`DataError` with a plain-words message."""
+def upload_dataset(name: str, content: bytes, end_time: float | str | None = None, *,
+                   start_time: float | str | None = None, time_unit: str | None = None) -> Dataset:
+    """Validate an uploaded CSV or Parquet file (by its name's suffix).
+
+    Raises :class:`DataError` with a plain-words message; the window and unit are those of
+    :func:`~dphawkes_core.events.load_csv`.
+    """
     if not content:
         raise DataError("the uploaded file is empty")
-    events = load_csv(content, end_time=end_time)
-    return Dataset(events=events, label=name, source="upload", params={"file": name, "end_time": end_time})
+    load = load_parquet if Path(name).suffix.lower() in (".parquet", ".pq") else load_csv
+    events = load(content, end_time=end_time, start_time=start_time, time_unit=time_unit)
+    return Dataset(events=events, label=name, source="upload",
+                   params={"file": name, "start_time": start_time, "end_time": end_time, "time_unit": time_unit})

@@ -9,6 +9,7 @@ from dphawkes_core.binning import bin_events
 from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
 from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.events import MAX_FILE_BYTES
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.plots import bin_heatmap, counting_process, event_raster
 from dphawkes_core.resources import estimate_simulation_cost
@@ -102,18 +103,46 @@ def adopt(make_dataset, success_message) -> None:
     st.success(success_message(dataset))
 
 
+TIME_UNITS = {"as in the file": None, "seconds (s)": "s", "minutes (min)": "min", "hours (h)": "h",
+              "days (d)": "d"}
+
+
+def window_inputs(prefix: str, start: str = "", end: str = "") -> tuple[str | None, str | None]:
+    """Start and end of the observation window (numbers or ISO-8601 datetimes; blank = from the data)."""
+    c = st.columns(2)
+    start = c[0].text_input("window start", value=start, key=f"{prefix}_start",
+                            help="A number on the time column's axis or an ISO-8601 datetime. Blank: 0 for "
+                                 "numbers, the first event for datetimes (read from the data).")
+    end = c[1].text_input("window end", value=end, key=f"{prefix}_end",
+                          help="Blank: the last event (read from the data). Events outside the window are "
+                               "dropped and counted.")
+    return start.strip() or None, end.strip() or None
+
+
 def upload_section(previous):
-    """CSV upload; a rejected file leaves the previous data set loaded."""
-    st.markdown("CSV columns: `time,dimension` and optionally `sequence` (several independent sequences). "
-                "`dimension` is an integer 0…d−1 or a label.")
-    file = st.file_uploader("Event CSV", type=["csv", "txt"], key="upload_csv")
+    """CSV or Parquet upload with its window and time unit; a rejected file leaves the previous data set loaded."""
+    st.markdown("Columns: `time,dimension`, optionally `sequence` (several independent sequences) and "
+                "`start`/`end` (one window per sequence). `time` holds numbers or ISO-8601 datetimes; "
+                "`dimension` holds integers 0…d−1, or labels (then every value is a label).")
+    limit_mb = st.get_option("server.maxUploadSize")
+    st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting). Bigger data go "
+                "through the command line, which reads CSV or Parquet files itself (up to "
+                f"{MAX_FILE_BYTES // 2**20} MiB per file; Parquet holds the same events in far fewer bytes): "
+                "`dphawkes fit events.parquet --bin-size 0.1 --support 5 --start-time … --end-time …`.")
+    st.markdown("**Observation window** — state it to make the window public (the formal guarantee needs "
+                "that); leave it blank to read it from the data.")
+    start, end = window_inputs("upload")
+    unit = TIME_UNITS[st.selectbox("time unit", list(TIME_UNITS), key="upload_unit",
+                                   help="Convert the time axis: numbers are then read as seconds (e.g. Unix "
+                                        "time), datetimes as seconds since the window start.")]
+    file = st.file_uploader("Event file (CSV or Parquet)", type=["csv", "txt", "parquet"], key="upload_csv")
     if file is None:
         return
-    marker = (file.file_id, file.name, file.size)
+    marker = (file.file_id, file.name, file.size, start, end, unit)
     if st.session_state.get("upload_marker") != marker:
         st.session_state["upload_marker"] = marker
         try:
-            dataset = upload_dataset(file.name, file.getvalue())
+            dataset = upload_dataset(file.name, file.getvalue(), end_time=end, start_time=start, time_unit=unit)
         except DPHawkesError as exc:
             st.session_state["upload_error"] = str(exc)
         else:
@@ -128,8 +157,8 @@ def upload_section(previous):
 
 
 @st.cache_data(show_spinner="Loading the data set…", max_entries=4)
-def _load_sample(name: str, path: str, mtime: float, _info):
-    return load_sample(_info)
+def _load_sample(name: str, path: str, mtime: float, start: str | None, end: str | None, _info):
+    return load_sample(_info, end_time=end, start_time=start)
 
 
 def sample_section():
@@ -145,9 +174,28 @@ def sample_section():
     info = samples[names.index(name)]
     with st.expander("Provenance", expanded=True):
         st.markdown(info.provenance)
+    documented = info.documented_window
+    if documented is not None:
+        st.markdown(f"**Observation window** — proposed from the provenance ({documented.note}); time unit "
+                    f"**{documented.time_unit}**. Clear the end to read the window from the data instead.")
+        start, end = window_inputs(f"sample_{info.name}", documented.start, documented.end)
+    else:
+        st.markdown("**Observation window** — the provenance documents none: state it, or leave it blank to "
+                    "read it from the data.")
+        start, end = window_inputs(f"sample_{info.name}")
     if st.button("Load this data set", type="primary", key="sample_go"):
-        adopt(lambda: _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, info),
+        adopt(lambda: _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, start, end,
+                                   info),
               lambda d: f"Loaded {info.name}.")
+
+
+def window_section(events) -> None:
+    """What was read, and whether the observation window was stated or read from the data."""
+    st.markdown(f"**What was read:** {events.describe()}")
+    if not events.window_stated:
+        st.warning("Window read from the data — not a formal guarantee: where the window ends (or starts) "
+                   "depends on the events themselves, so one more event would change it. State the window "
+                   "where you load the data.", icon="⚠️")
 
 
 def plots_section(dataset):
@@ -188,6 +236,7 @@ else:
 dataset, _ = current_dataset()
 st.divider()
 st.markdown("Current data set: " + dataset_caption(dataset))
+window_section(dataset.events)
 if dataset.provenance and dataset.source == "sample":
     with st.expander("Provenance of the loaded data set"):
         st.markdown(dataset.provenance)
