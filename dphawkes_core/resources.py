@@ -5,8 +5,8 @@ binning ``E`` events and enumerating the pairs of non-empty bins at most ``p`` a
 cross-correlations of length ``n`` when the series is short enough to lay out densely, whichever the
 code would choose; the ``(dp+1)²`` Gram matrix; the
 estimator: a Cholesky solve or ``A²`` in ``(dp+1)³``, ``K`` gradients of ``2 d (dp+1)²`` flops for
-DP-PGD/DP-CG, ``K`` passes over the ``n × dp`` per-bin design for clipped DP-PGD) with deliberately
-pessimistic per-operation costs, so that the app can warn before slow work and refuse sizes that
+DP-PGD/DP-CG, building and ``K`` passes over the informative per-bin rows for clipped DP-PGD) with
+pessimistic per-operation costs (clipped DP-PGD's measured, as its passes dominate), so that the app can warn before slow work and refuse sizes that
 would freeze the page or exhaust memory.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .bins_design import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
 from .stats import MAX_DESIGN_ROWS, MAX_FFT_CELLS
 
 WARN_SECONDS = 5.0
@@ -24,7 +25,13 @@ REFUSE_BYTES = 2 * 2**30
 
 _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged products
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
-_SECONDS_PER_BIN_FLOP = 1e-10  # streaming products over the per-bin design (vectorised, cache friendly)
+# clipped DP-PGD (per informative row: its lagged entries, d dimensions; measured, see _clipped_gradient_cost)
+_SECONDS_PER_DENSE_DESIGN_CELL = 1.5e-9  # both products of one step, per row × lagged column × dimension
+_SECONDS_PER_ROW = 2e-8  # residual, norm and clip factor of one row, per dimension
+_SECONDS_PER_SPARSE_ENTRY = 8e-9  # both sparse products of one step, per stored entry × dimension
+_SECONDS_PER_SPARSE_ROW = 6e-8
+_SECONDS_PER_MERGE_UNIT = 1.2e-8  # merging identical rows (a sort), per cell × log2(rows)
+_SECONDS_PER_SORT_UNIT = 2.8e-8  # assembling the sparse rows, per entry × log2(entries)
 _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, padded)
 _BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
 _SECONDS_PER_EVENT = 2e-7  # exact bin index, run-length encoding and sort of the entries
@@ -105,10 +112,10 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
     seconds += p * p * d * d * _SECONDS_PER_FLOP + q**3 * _SECONDS_PER_FLOP  # edges; Cholesky (CLS, DP-SSP) or A²
     if method in ("pgd", "cg"):
         seconds += int(iters) * (2 * d * q * q + 2 * d * d * q) * _SECONDS_PER_FLOP
-    elif method == "pgd-clip":  # per-bin gradients over the informative rows, two products per step
-        rows = float(n) if n_events is None else min(float(n), float(n_events) * (p + 1))
-        memory += 2 * rows * d * p * 8
-        seconds += int(iters) * 4 * rows * d * q * _SECONDS_PER_BIN_FLOP
+    elif method == "pgd-clip":
+        clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
+        memory += clip_memory
+        seconds += clip_seconds
     if q > MAX_DESIGN_ROWS:
         return CostEstimate(memory, seconds, "refuse",
                             f"d·p+1 = {q:,} parameters per dimension is over the {MAX_DESIGN_ROWS:,} limit: "
@@ -123,6 +130,32 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
                             f"this fit needs {_fmt_bytes(memory)} and {_fmt_seconds(seconds)}; "
                             "a larger Δ, a shorter support or fewer iterations K make it faster")
     return CostEstimate(memory, seconds, "ok")
+
+
+def _clipped_gradient_cost(n: int, d: int, p: int, iters: int, n_events: int | None) -> tuple[float, float]:
+    """Memory and time of clipped DP-PGD: build the informative per-bin rows once, then K passes over them.
+
+    The layout is the one :func:`~dphawkes_core.bins_design.bin_design` chooses: identical rows merged and
+    kept dense when they fit, a sparse matrix of the lagged entries otherwise. The rows are at most one per
+    bin and at most ``p + 1`` per event; without the event count every bin is costed as informative.
+    Calibrated on CPU time with one BLAS thread (``benchmarks/bench_beyond.py`` checks it within 2×).
+    """
+    rows = float(n) if n_events is None else min(float(n), float(n_events) * (p + 1))
+    cells = rows * d * p  # lagged entries of the rows laid out densely
+    entries = cells if n_events is None else min(cells, float(n_events) * p)
+    merged = rows * (d * p + d) <= MAX_DEDUP_CELLS
+    if merged:
+        build = rows * (d * p + d) * math.log2(rows + 2) * _SECONDS_PER_MERGE_UNIT
+    else:
+        build = entries * math.log2(entries + 2) * _SECONDS_PER_SORT_UNIT
+    if merged and cells <= MAX_DENSE_CELLS:
+        memory = 4 * rows * (d * p + d) * 8  # the rows, their transpose, the merge's copy and its sort
+        step = cells * d * _SECONDS_PER_DENSE_DESIGN_CELL + rows * d * _SECONDS_PER_ROW
+    else:
+        memory = 2 * entries * 16 + 4 * rows * d * 8  # CSR and its transpose (value + index), residual work
+        step = entries * d * _SECONDS_PER_SPARSE_ENTRY + rows * d * _SECONDS_PER_SPARSE_ROW
+    step += 2 * d * (d * p + 1) ** 2 * _SECONDS_PER_FLOP  # the loss L(U_k) recorded at every step
+    return memory, build + iters * step
 
 
 def _statistics_cost(n: int, d: int, p: int, n_events: int | None) -> tuple[float, float]:

@@ -16,6 +16,7 @@ from dphawkes_core.events import from_arrays
 from dphawkes_core.guidance import (count_noun, loss_note, negative_baseline_note, nice_number, support_note,
                                     time_scale)
 from dphawkes_core.kernels import get_scenario
+from dphawkes_core.resources import estimate_fit_cost
 from dphawkes_core.url_state import (DataLink, data_params, fallback_note, ignored_note, ignored_params,
                                      parse_data_params)
 
@@ -34,6 +35,13 @@ def open_app_page(path: str, **query) -> AppTest:
         at.switch_page(path)
         at.run()
     return at
+
+
+def open_page(path: str, **query) -> AppTest:
+    """Open ``path`` directly with ``query`` in its URL, as a shared link to that page does."""
+    at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    return at.run()
 
 
 def figures(at: AppTest) -> list[dict]:
@@ -181,3 +189,29 @@ def test_reproduce_page_in_the_paper_order_with_readable_tables_and_one_claim():
     table = next(df.value for df in at.dataframe if "σ²" in df.value.columns)
     assert "relative error of this kernel" in table.columns and "_" not in "".join(table.columns)
     assert set(table["fit"]) == {"CLS", "DP-PGD"}
+
+
+# --- cost model: clipped DP-PGD ---------------------------------------------------------------------------
+
+
+def test_clipped_pgd_cost_follows_the_informative_rows():
+    dense = estimate_fit_cost(15_000, 2, 50, "pgd-clip", 1000, n_events=1000)
+    sparse_data = estimate_fit_cost(15_000, 2, 50, "pgd-clip", 1000, n_events=20)  # ≤ 20·51 rows
+    assert sparse_data.seconds < dense.seconds / 5
+    assert estimate_fit_cost(15_000, 2, 50, "pgd-clip", 2000, n_events=1000).seconds > 1.8 * dense.seconds
+
+
+def test_slow_clipped_pgd_asks_for_confirmation():
+    """Issue 12: K = 1000 on the default data took seconds (36 s under load) but was predicted at 1.2 s."""
+    at = open_page("pages/2_Estimate.py", preset="fig1")  # paper-2d, 1000 events, Δ = 0.1, s = 5
+    assert at.session_state["dataset"].events.n_events == 1000
+    method = at.selectbox(key="method")
+    method.set_value(next(o for o in method.options if "clip" in o.lower())).run()
+    at.number_input(key="C").set_value(3)
+    at.number_input(key="K").set_value(100).run()
+    no_problems(at)
+    assert not any("Heavy fit" in w.value for w in at.warning)
+    at.number_input(key="K").set_value(1000).run()
+    assert not at.exception
+    assert any("Heavy fit" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.checkbox(key="confirm_heavy").value is False and not at.get("plotly_chart")
