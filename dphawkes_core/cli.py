@@ -175,6 +175,8 @@ def _cmd_fit(args) -> int:
     config = _fit_config(args)
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
+    if args.dask or _is_partitioned(args.events_csv):
+        return _cmd_fit_partitioned(args, config)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit)
     _check_window(config, events)
@@ -189,6 +191,7 @@ def _cmd_fit(args) -> int:
     payload = result_payload(result, config, info, events.names, truth)
     if ledger is not None:
         payload["ledger"] = ledger
+    print(f"read: {events.describe()}", file=sys.stderr)
     for warning in events.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if config.seed is not None and config.method != "cls":
@@ -196,6 +199,51 @@ def _cmd_fit(args) -> int:
               file=sys.stderr)
     _write_json(payload, args.json)
     return 0
+
+
+def _is_partitioned(path: str) -> bool:
+    """A glob pattern or a directory names Parquet partitions (a map-reduce fit)."""
+    return any(ch in path for ch in "*?[") or Path(path).is_dir()
+
+
+def _cmd_fit_partitioned(args, config: FitConfig) -> int:
+    """``fit 'events/*.parquet' [--dask local|tcp://HOST:PORT]``: statistics per partition, reduced, then fitted
+    (:mod:`dphawkes_core.distributed`); on a Dask cluster with ``--dask``, else in this process."""
+    import contextlib
+
+    from .distributed import fit_partitions, partition_paths
+    from .events import load_labels
+    from .sweep import dask_executor
+
+    if args.ledger or args.time_unit:
+        raise UsageError("--ledger and --time-unit are not available for a partitioned fit")
+    start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
+    if config.method != "cls" and config.calibration == "formal" and end is None:
+        raise UsageError("the formal calibration needs a public observation window: pass --end-time "
+                         "(otherwise the window is read from the data)")
+    paths = partition_paths(args.events_csv)
+    set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
+    with dask_executor(args.dask) if args.dask else contextlib.nullcontext() as executor:
+        result, info = fit_partitions(paths, config, executor, start_time=start, end_time=end)
+    names = load_labels(Path(paths[0]).with_name("labels.csv"))
+    if names is None or len(names) != result.dim:
+        names = tuple(str(j) for j in range(result.dim))
+    truth = None
+    if args.scenario:
+        scenario = get_scenario(args.scenario)
+        if scenario.dim != result.dim:
+            raise UsageError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {result.dim}")
+        truth = scenario.true_H(config.bin_size, config.lags)
+    _write_json(result_payload(result, config, info, names, truth), args.json)
+    return 0
+
+
+def _window_number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"a partitioned fit reads numeric times: the window bound {text!r} must be a number") \
+            from None
 
 
 def _ledger_fit(args, events: Events, config: FitConfig) -> tuple[FitResult, dict, dict]:
@@ -267,7 +315,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.set_defaults(func=_cmd_simulate)
 
     fitp = sub.add_parser("fit", help="fit a Hawkes model to an event CSV")
-    fitp.add_argument("events_csv", help="CSV or .parquet with columns time,dimension[,sequence][,start,end]")
+    fitp.add_argument("events_csv", help="CSV or .parquet with columns time,dimension[,sequence][,start,end]; "
+                                         "or a directory or quoted glob of Parquet partitions ('events/*.parquet')")
+    fitp.add_argument("--dask", metavar="ADDRESS",
+                      help="compute the statistics of the partitions on Dask: 'local' or tcp://HOST:PORT")
     fitp.add_argument("--bin-size", type=_positive_float, required=True, help="bin size Δ")
     lag = fitp.add_mutually_exclusive_group(required=True)
     lag.add_argument("--support", type=_positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
@@ -315,6 +366,13 @@ def _add_beyond_fit_options(fitp) -> None:
                       help="λ for ssp (default: public rule 4σ√(dp+1) lagged, 8σ√(dp+1) full)")
     fitp.add_argument("--stabiliser", choices=SSP_STABILISERS, default="ridge",
                       help="ssp: ridge = Â + λI, psd = eigenvalues of Â floored at λ")
+    fitp.add_argument("--ssp-release", choices=SSP_RELEASES, default="lagged",
+                      help="ssp: lagged = lagged cross-products and edge rows (default, ~√p less noise); "
+                           "full = upper triangle of A and b")
+    fitp.add_argument("--ssp-smoothing", type=_nonnegative_float, default=10.0,
+                      help="ssp: weight of the roughness penalty across lags, in units of λ (default 10; 0: none)")
+    fitp.add_argument("--ssp-allow-negative", action="store_true",
+                      help="ssp: do not constrain kernels and baselines to be >= 0")
 
 
 def _add_audit_parser(sub) -> None:
@@ -365,13 +423,6 @@ def _cmd_audit(args) -> int:
     set_blas_threads()
     result = run_audit(events, audit, progress=lambda done, total: print(
         f"\r{done}/{total} trials", end="", file=sys.stderr, flush=True))
-    fitp.add_argument("--ssp-release", choices=SSP_RELEASES, default="lagged",
-                      help="ssp: lagged = lagged cross-products and edge rows (default, ~√p less noise); "
-                           "full = upper triangle of A and b")
-    fitp.add_argument("--ssp-smoothing", type=_nonnegative_float, default=10.0,
-                      help="ssp: weight of the roughness penalty across lags, in units of λ (default 10; 0: none)")
-    fitp.add_argument("--ssp-allow-negative", action="store_true",
-                      help="ssp: do not constrain kernels and baselines to be >= 0")
     print(f"\n{result.verdict()}", file=sys.stderr)
     payload = result.to_dict()
     payload.update(scenario=args.scenario, events=events.n_events, data_seed=args.data_seed,

@@ -81,6 +81,9 @@ def test_cli_fit_of_epoch_shifted_data_with_its_window_equals_the_unshifted_fit(
         fits.append(json.loads(capsys.readouterr().out))
     assert fits[0]["kernels"] == fits[1]["kernels"] and fits[0]["baseline"] == fits[1]["baseline"]
     assert fits[0]["n_bins"] == fits[1]["n_bins"] and fits[1]["window_stated"]
+    main(["fit", str(shifted), "--bin-size", "0.1", "--support", "3"])
+    err = capsys.readouterr().err
+    assert "read: 2 dimensions: 0, 1; 600 events; window [1700000004.106, " in err and "read from the data" in err
 
 
 def test_cli_window_flags_refuse_bad_values_in_one_line(tmp_path, capsys):
