@@ -43,7 +43,7 @@ import numpy as np
 
 from .errors import DPHawkesError
 from .estimators import FitConfig, FitResult, fit_stats, privacy_report, release_status, run_private
-from .privacy import PrivacyReport
+from .privacy import FormalStatus, PrivacyReport
 
 if TYPE_CHECKING:
     from .events import Events
@@ -140,17 +140,16 @@ def gaussian_mechanism(sigma: float, sensitivity: float, releases: int = 1, labe
 
 
 def mechanisms_of(report: PrivacyReport) -> tuple[Mechanism, ...]:
-    """What a fit's privacy report says it spent: its noisy releases (σ, sensitivity, K).
-
-    A report that also spent a share of ε elsewhere lists those steps in ``report.mechanisms``
-    (as :class:`Mechanism` or their dicts); they are taken as they are.
-    """
-    extra = tuple(m if isinstance(m, Mechanism) else Mechanism(**m) for m in getattr(report, "mechanisms", ()))
+    """What a fit's privacy report says it spent: its noisy releases (σ, sensitivity, K) and, with an
+    automatic count cap, the cap's own Gaussian release (``budget_split["cap_sigma"]``, sensitivity 1)."""
     if report.sensitivity is None or report.sigma2 <= 0:
         raise BudgetExceeded("refused: σ² = 0 adds no noise, so its ε is infinite")
+    split = getattr(report, "budget_split", None) or {}
+    cap = (Mechanism("gaussian", float(split["cap_sigma"]), 1, "count cap C (noisy tail counts)"),) \
+        if "cap_sigma" in split else ()
     main = gaussian_mechanism(math.sqrt(report.sigma2), report.sensitivity, report.iters,
                               label="noisy statistics" if report.iters == 1 else "noisy gradients")
-    return extra + (main,)
+    return cap + (main,)
 
 
 def compose_epsilon(mechanisms, delta: float) -> float:
@@ -293,14 +292,28 @@ class DataLedger:
         """The entry of an earlier identical release request, if any."""
         return next((e for e in self.entries if e.request == request), None)
 
+    def cost(self, mechanisms) -> tuple[float, float]:
+        """``(ε of these mechanisms alone, composed ε of the ledger with them)`` at the budget's δ."""
+        mechanisms = tuple(mechanisms)
+        return (compose_epsilon(mechanisms, self.budget.delta),
+                compose_epsilon(self.mechanisms() + mechanisms, self.budget.delta))
+
+    def history(self) -> tuple[tuple[Entry, float, float, float], ...]:
+        """Per metered release: ``(entry, its ε alone, composed ε so far, naive sum so far)``."""
+        rows, past, naive = [], (), 0.0
+        for entry in self.metered:
+            past += entry.mechanisms
+            alone = entry.epsilon(self.budget.delta)
+            naive += alone
+            rows.append((entry, alone, compose_epsilon(past, self.budget.delta), naive))
+        return tuple(rows)
+
     def check(self, mechanisms) -> None:
         """Raise :class:`BudgetExceeded` if adding ``mechanisms`` would take the composed ε over budget."""
         if self.public:
             return
-        mechanisms = tuple(mechanisms)
-        after = compose_epsilon(self.mechanisms() + mechanisms, self.budget.delta)
+        alone, after = self.cost(mechanisms)
         if after > self.budget.epsilon:
-            alone = compose_epsilon(mechanisms, self.budget.delta)
             raise BudgetExceeded(
                 f"refused: this release (ε = {alone:.3g} alone) would bring the composed ε of this data set to "
                 f"{after:.3g}, over its budget ε = {self.budget.epsilon:.3g} (δ = {self.budget.delta:.0e}); "
@@ -343,6 +356,12 @@ class DataLedger:
                          "mechanisms": [dataclasses.asdict(m) for m in e.mechanisms], "request": e.request}
                         for e in self.entries],
         }
+
+
+def is_metered(simulated: bool, ledger: DataLedger | None) -> bool:
+    """Whether releases on a data set spend a budget: simulated data are public (no budget) unless their
+    ledger was set to private; any other data (uploaded, real) always are."""
+    return not simulated or (ledger is not None and not ledger.public)
 
 
 @dataclass(frozen=True)
@@ -545,6 +564,39 @@ def release_label(config: FitConfig) -> str:
 
 
 @dataclass(frozen=True)
+class ReleasePlan:
+    """A fit's release before any noise is drawn: its identity, whether it is formal, and what it would spend.
+
+    Attributes
+    ----------
+    request : str
+        :func:`release_request`.
+    label : str
+        :func:`release_label`.
+    status : FormalStatus
+        From :func:`~dphawkes_core.estimators.release_status`.
+    report : PrivacyReport or None
+        The calibrated noise (``None`` for the non-private method); the release uses exactly this.
+    mechanisms : tuple of Mechanism
+        What a formal release spends (empty otherwise: nothing is metered).
+    """
+
+    request: str
+    label: str
+    status: FormalStatus
+    report: PrivacyReport | None
+    mechanisms: tuple[Mechanism, ...]
+
+
+def plan_release(key: LedgerKey, stats, config: FitConfig, data_info: dict, data_derived=()) -> ReleasePlan:
+    """Calibrate ``config`` on ``stats`` and say what releasing it would spend (nothing is drawn)."""
+    status = release_status(config, data_info, data_derived)
+    report = privacy_report(stats, config) if config.method != "cls" else None
+    mechanisms = mechanisms_of(report) if status.formal else ()
+    return ReleasePlan(release_request(key, config), release_label(config), status, report, mechanisms)
+
+
+@dataclass(frozen=True)
 class MeteredFit:
     """A fit answered through a ledger: the result, and whether it came from the ledger instead of new noise."""
 
@@ -555,25 +607,24 @@ class MeteredFit:
 
 
 def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info: dict,
-                data_derived=()) -> MeteredFit:
+                data_derived=(), plan: ReleasePlan | None = None) -> MeteredFit:
     """Fit ``config`` on ``stats`` as a release recorded in ``book``.
 
     A formal release (:func:`~dphawkes_core.estimators.release_status`) is checked against the budget
     before any noise is drawn and refused with :class:`BudgetExceeded` if it would exceed it; any fit
     that is not formal is recorded unmetered, with its reasons. An identical earlier request is
-    returned from the ledger (``replayed``) without running anything.
+    returned from the ledger (``replayed``) without running anything. ``plan``: from
+    :func:`plan_release` on the same arguments, when the caller already has it.
     """
-    status = release_status(config, data_info, data_derived)
-    report = privacy_report(stats, config) if config.method != "cls" else None
-    mechanisms = mechanisms_of(report) if status.formal else ()
+    plan = plan or plan_release(key, stats, config, data_info, data_derived)
 
     def run() -> dict:
         start = time.perf_counter()
-        result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
+        result = run_private(stats, config, plan.report) if plan.report is not None else fit_stats(stats, config)
         return result_record(dataclasses.replace(result, elapsed_s=time.perf_counter() - start))
 
-    answer = book.release(key, release_request(key, config), run, label=release_label(config),
-                          formal=status.formal, reasons=status.reasons, mechanisms=mechanisms)
+    answer = book.release(key, plan.request, run, label=plan.label, formal=plan.status.formal,
+                          reasons=plan.status.reasons, mechanisms=plan.mechanisms)
     return MeteredFit(result_from_record(answer.entry.result), answer.replayed, answer.entry, answer.ledger)
 
 

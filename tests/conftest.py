@@ -4,6 +4,14 @@ import pytest
 import streamlit as st
 
 
+@pytest.fixture(autouse=True)
+def private_ledger_file(tmp_path, monkeypatch):
+    """Every test keeps its privacy ledger in its own tmp dir (never the user's ``~/.dphawkes``)."""
+    path = tmp_path / "ledger.json"
+    monkeypatch.setenv("DPHAWKES_LEDGER", str(path))
+    return path
+
+
 @pytest.fixture
 def clear_streamlit_caches():
     """``st.cache_data`` is process-global: start and end every app test with empty caches."""

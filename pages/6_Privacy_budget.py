@@ -1,0 +1,132 @@
+"""Privacy budget page: the current data set's ledger — each release, its ε, the composed total against
+naive summation — the budget setting, and every data set in the ledger file."""
+
+import pandas as pd
+import streamlit as st
+
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.ledger import Budget
+from dphawkes_core.plots_budget import budget_figure
+from ui_budget import EXPERIMENTS_REFUSED, budget_state, show_budget
+from ui_common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+
+st.set_page_config(page_title="Privacy budget · dphawkes", page_icon="🔒", layout="wide")
+st.title("Privacy budget")
+dataset, fingerprint = current_dataset()
+sidebar_dataset(dataset)
+st.caption("Data: " + dataset_caption(dataset))
+st.markdown(
+    "Every private estimate released on a data set reveals a little about it, and the losses add up: a user "
+    "who re-runs a fit fifty times with fresh noise and averages the estimates has spent fifty releases, "
+    "whatever each one says. So each data set has a **ledger** (kept in a file, so it survives a restart) and "
+    "a **budget**: every formal release is recorded with its noise, the total ε is **composed exactly**, and "
+    "a release that would take the total over the budget is refused. Asking again for a release already made "
+    "(same data, same settings) shows the stored estimate — no new noise, nothing spent.")
+state = budget_state(dataset, fingerprint)
+show_budget(state)
+
+
+def privacy_setting() -> None:
+    """A simulation is public (no budget) unless the user meters it like private data (kept in the ledger)."""
+    if not state.simulated or state.error:
+        return
+    st.session_state["meter_simulation"] = state.metered  # the ledger decides, not a stale widget value
+    st.toggle("Meter this simulated data set as if it were private", key="meter_simulation", on_change=set_metering,
+              help="Simulated data contain nobody's events, so by default they are public — no budget. Meter them "
+                   "to see the budget at work on the Estimate page.")
+
+
+def set_metering() -> None:
+    try:
+        state.book.open(state.key, label=dataset.label, public=not st.session_state["meter_simulation"])
+    except DPHawkesError as exc:
+        friendly_error(exc)
+
+
+def budget_setting() -> None:
+    """The data set's total ε (the budget's δ stays the one every release is composed at)."""
+    ledger = state.current()
+    with st.form("budget_form"):
+        c = st.columns([2, 1])
+        epsilon = c[0].number_input("total ε for this data set", min_value=0.01, value=float(ledger.budget.epsilon),
+                                    format="%.4g", key="budget_epsilon")
+        c[1].caption(f"composed at δ = {ledger.budget.delta:.0e}")
+        if st.form_submit_button("Set the budget"):
+            try:
+                state.book.open(state.key, Budget(float(epsilon), ledger.budget.delta), label=dataset.label)
+            except DPHawkesError as exc:
+                friendly_error(exc)
+                return
+            st.rerun()
+
+
+def releases() -> None:
+    """Each metered release with its ε, the composed total and the naive sum; then what was not metered."""
+    ledger = state.current()
+    history = ledger.history()
+    st.subheader("Releases on this data set")
+    if not history:
+        st.caption("No formal release yet.")
+    else:
+        st.dataframe(pd.DataFrame([{
+            "#": i, "released (UTC)": entry.created, "release": entry.label, "ε alone": alone,
+            "composed ε so far": composed, "naive Σε so far": naive,
+        } for i, (entry, alone, composed, naive) in enumerate(history, start=1)]), hide_index=True, key="releases")
+        _, _, composed, naive = history[-1]
+        st.plotly_chart(budget_figure([row[2] for row in history], [row[3] for row in history],
+                                      ledger.budget.epsilon), key="budget_chart")
+        st.markdown(
+            f"**Composition, with your releases.** Summing gives ε = {naive:.3g} (and would add the δ's too); "
+            f"composing exactly gives ε = {composed:.3g} at δ = {ledger.budget.delta:.0e}. Each release adds "
+            "Gaussian noise, and Gaussian mechanisms compose to one Gaussian mechanism: with noise multipliers "
+            "z₁, z₂, … (noise std over sensitivity, per noisy step) the total is μ-GDP with μ = √(Σ 1/zᵢ²) — the "
+            "squares add, not the ε's — and ε is read off that one mechanism (Google's `dp-accounting`; other "
+            "mechanisms are composed through their privacy loss distributions). That is why the remaining budget "
+            f"(one more release of ε ≤ {ledger.remaining():.3g}) is more than budget − spent.")
+    if ledger.unmetered:
+        st.subheader("Shown without a formal guarantee (not metered)")
+        st.dataframe(pd.DataFrame([{"shown (UTC)": e.created, "output": e.label, "why it is not a formal release":
+                                    "; ".join(e.reasons)} for e in ledger.unmetered]), hide_index=True, key="unmetered")
+        st.caption("These outputs carry no guarantee to compose (seeded noise, a calibration or window read from "
+                   "the data, or no noise at all), so the budget does not count them — and the composed ε above "
+                   "covers the formal releases only. Do not publish them.")
+
+
+def all_data_sets() -> None:
+    """Every data set in the ledger file."""
+    st.subheader("Every data set in the ledger file")
+    try:
+        ledgers = state.book.ledgers()
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return
+    if not ledgers:
+        st.caption("The ledger file holds no data set yet.")
+    else:
+        st.dataframe(pd.DataFrame([{
+            "data set": ledger.label or ledger.key.fingerprint[:12], "privacy unit": ledger.key.unit,
+            "public": ledger.public, "budget ε": ledger.budget.epsilon, "composed ε spent": ledger.spent(),
+            "formal releases": len(ledger.metered), "not metered": len(ledger.unmetered),
+            "current": ledger.key == state.key,
+        } for ledger in ledgers]), hide_index=True, key="ledgers")
+    st.caption(f"Ledger file: `{state.book.path}` (set `DPHAWKES_LEDGER` to use another). It holds a hash of each "
+               "data set's events: keep it with the data, do not publish it. The command line shares it with "
+               "`dphawkes fit … --ledger FILE`; `dphawkes ledger show FILE` prints it as JSON.")
+
+
+privacy_setting()
+if state.error:
+    st.stop()
+if state.metered:
+    budget_setting()
+releases()
+st.subheader("What is metered")
+st.markdown(
+    "* **Metered:** every formal release of an estimate on private data — a fit on the Estimate page, each "
+    "method of its comparison table, and the share of ε a fit spends choosing its own count cap.\n"
+    "* **Not metered, but listed:** fits that are not formal releases — seeded noise (reproducible by anyone "
+    "with the seed), the paper's calibrations (R from the data), a window or setting read from the data, the "
+    "non-private CLS. They carry no guarantee to compose; the ledger shows them apart.\n"
+    "* **Refused on private data:** " + EXPERIMENTS_REFUSED + "\n"
+    "* **Public data:** simulations are public by default — no budget, nothing metered.")
+all_data_sets()

@@ -1,0 +1,129 @@
+"""Streamlit glue for the privacy budget: the current data set's ledger, its display, and metered releases.
+
+The accounting is :mod:`dphawkes_core.ledger`; this module only reads the ledger file, shows the
+remaining budget, and puts a "Release" button in front of a formal release that would spend it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dphawkes_core.datasets import Dataset
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
+                                  default_ledger_path, is_metered, metered_fit, plan_release, result_from_record)
+from ui_common import config_items, fit_cached, friendly_error
+
+BUDGET_PAGE = "pages/6_Privacy_budget.py"
+EXPERIMENTS_REFUSED = ("Sweeps and audits are experiments for simulated or public data: on private data their "
+                       "results (errors against the raw data, thousands of seeded runs) are not private releases, "
+                       "and settings tuned on them would be taken from the data. They are refused here — run "
+                       "them on a simulation instead.")
+
+
+@dataclass(frozen=True)
+class BudgetState:
+    """The current data set's ledger as this run of a page sees it.
+
+    Attributes
+    ----------
+    book : LedgerBook
+        The app's ledger file.
+    key : LedgerKey
+        The data set (event-level unit).
+    simulated : bool
+        Simulated data are public (no budget) unless marked private.
+    ledger : DataLedger or None
+        What the file holds for the data set (``None``: nothing yet).
+    error : str
+        Why the file could not be read (then releases on private data stop).
+    """
+
+    book: LedgerBook
+    key: LedgerKey
+    simulated: bool
+    ledger: DataLedger | None = None
+    error: str = ""
+
+    @property
+    def metered(self) -> bool:
+        """Releases on this data set spend its budget (real or uploaded data, or a simulation marked private)."""
+        return is_metered(self.simulated, self.ledger)
+
+    def current(self) -> DataLedger:
+        """The stored ledger, or the empty one (default budget) a first release would create."""
+        return self.ledger or DataLedger(self.key)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _ledger_key(dataset_fp: str, _dataset: Dataset) -> LedgerKey:
+    return LedgerKey(data_fingerprint(_dataset.events))
+
+
+def budget_state(dataset: Dataset, dataset_fp: str) -> BudgetState:
+    """Read the current data set's ledger from the app's ledger file (a damaged file is an ``error``)."""
+    book, key = LedgerBook(default_ledger_path()), _ledger_key(dataset_fp, dataset)
+    simulated = dataset.source == "simulated"
+    try:
+        return BudgetState(book, key, simulated, book.get(key))
+    except LedgerError as exc:
+        return BudgetState(book, key, simulated, error=str(exc))
+
+
+def show_budget(state: BudgetState) -> None:
+    """One box: the remaining budget of private data, "public — no budget" for a simulation, or the file's error."""
+    if state.error:
+        what = ("simulated data are treated as public meanwhile" if state.simulated
+                else "private releases on this data set are stopped until it is repaired")
+        st.error(f"{state.error[:1].upper()}{state.error[1:]} — {what}.", icon="⚠️")
+        return
+    if not state.metered:
+        st.caption(":material/public: **Simulated data: public — no budget.** Nothing is metered on a simulation; "
+                   "mark it private on the *Privacy budget* page to see the budget at work.")
+        return
+    ledger = state.current()
+    st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "
+            f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) over {len(ledger.metered)} release(s); "
+            f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**. Details and the budget setting: "
+            "*Privacy budget* page.", icon=":material/account_balance_wallet:")
+
+
+def refuse_experiments(state: BudgetState) -> bool:
+    """On private data, say that sweeps and audits are refused and return True (the page then stops them)."""
+    if not (state.metered or (state.error and not state.simulated)):
+        return False
+    st.info(EXPERIMENTS_REFUSED, icon=":material/block:")
+    return True
+
+
+def release_fit(state: BudgetState, dataset_fp: str, stats, config, data_info: dict):
+    """The fit to show: cached on public data; on private data through the ledger (replayed when already
+    paid for, a "Release" button before spending, refused past the budget). ``None`` when nothing is shown."""
+    if not state.metered:
+        return fit_cached(dataset_fp, stats, config_items(config))
+    if state.error:
+        return None
+    try:
+        ledger, plan = state.current(), plan_release(state.key, stats, config, data_info)
+        earlier = ledger.find(plan.request)
+        if earlier is not None:
+            st.caption(":material/replay: Shown again from the ledger: " + (
+                "this release was already paid for — no new noise, no new privacy spent." if earlier.formal
+                else "not metered (" + "; ".join(earlier.reasons) + ")."))
+            return result_from_record(earlier.result)
+        if not plan.status.formal:
+            st.caption("Not metered: " + plan.status.label() + " — the ledger lists it apart from the releases.")
+            return metered_fit(state.book, state.key, stats, config, data_info, plan=plan).result
+        ledger.check(plan.mechanisms)
+        alone, after = ledger.cost(plan.mechanisms)
+        st.info(f"Not released yet: releasing this estimate spends ε = {alone:.3g}, and the composed ε of this "
+                f"data set becomes {after:.3g} of its budget {ledger.budget.epsilon:.3g}.", icon=":material/lock:")
+        if not st.button("Release this estimate", type="primary", key="ledger_release"):
+            return None
+        metered_fit(state.book, state.key, stats, config, data_info, plan=plan)
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return None
+    st.rerun()  # draw the page again: the release now comes from the ledger and the budget box is current
