@@ -118,7 +118,8 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     rows = []
     for method in methods:
         other = method_config(config, method, epsilon, public)
-        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, method, other.iters)
+        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, method, other.iters,
+                                 n_events=data_info["n_events"])
         if not include_slow and cost.seconds > COMPARISON_BUDGET_S:
             rows.append(_not_run(method, f"skipped: predicted {cost.summary()}"))
             continue

@@ -9,9 +9,9 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.datasets import default_dataset
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.metrics import compare
+from dphawkes_core.presets import get_preset
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60
@@ -53,44 +53,109 @@ def test_home_explains_and_links_to_every_page():
     assert any("one event" in m.value.lower() for m in at.markdown)
 
 
-def test_estimate_defaults_match_an_independent_fit():
+METHOD_LABEL = {"pgd": "DP-PGD", "cg": "DP-CG", "ssp": "DP-SSP", "pgd-clip": "DP-PGD-clip", "cls": "CLS"}
+ERROR = "relative error ‖Ĥ−H‖/‖H‖"
+
+
+def comparison_table(at: AppTest):
+    return next(df.value for df in at.dataframe if "formal guarantee" in df.value.columns).set_index("method")
+
+
+def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     at = open_page("pages/2_Estimate.py")
     no_problems(at)
-    assert at.number_input(key="seed").value is None  # fresh noise by default
-    at.number_input(key="seed").set_value(0).run()  # a seed, to compare with an independent fit
+    works = get_preset("works")
+    assert at.selectbox(key="preset").value == "works"
+    assert any(works.summary in box.value for box in at.info)
+    assert at.selectbox(key="method").value == "DP-SSP"
+    assert (at.number_input(key="dt").value, at.number_input(key="s").value) == (0.5, 4.0)
+    assert (at.number_input(key="C").value, at.number_input(key="eps").value) == (5, 1.0)
+    assert at.number_input(key="seed").value is None  # fresh noise by default: a formal release
+    assert any("Formal (ε, δ)-DP" in box.value for box in at.success)
+    at.number_input(key="seed").set_value(0).run()  # a seed, to compare with independent fits
+    no_problems(at)
     assert any("not a private release" in w.value for w in at.warning)
-    assert at.selectbox(key="method").value == "DP-PGD"
-    assert at.number_input(key="dt").value == pytest.approx(0.1)
-    assert at.number_input(key="s").value == pytest.approx(5.0)
-    assert at.number_input(key="K").value == 1000
-    kernels = figures(at)[0]
-    assert len(kernels["data"]) == 4 * 3  # 2×2 cells: truth, estimate, non-private
-    table = metrics_table(at)
-    dataset = default_dataset()
-    truth = dataset.scenario.true_H(0.1, 50)
-    cls, _ = fit(dataset.events, FitConfig(method="cls", bin_size=0.1, lags=50))
-    expected_cls = compare(cls.H, truth)
-    row = table.set_index("estimate").loc["CLS (non-private)"]
-    assert row["relative error ‖Ĥ−H‖/‖H‖"] == pytest.approx(expected_cls.relative_error)
-    assert row["paper's relative error (÷ d(dp+1))"] == pytest.approx(expected_cls.relative_error / (2 * 101))
-    zero = table.set_index("estimate").loc["all-zero reference Ĥ = 0"]
-    assert zero["relative error ‖Ĥ−H‖/‖H‖"] == 1.0
-    private, _ = fit(dataset.events, FitConfig(method="pgd", bin_size=0.1, lags=50, bound=0.2, iters=1000,
-                                              epsilon=1.0, seed=0))
-    assert table.set_index("estimate").loc["DP-PGD", "relative error ‖Ĥ−H‖/‖H‖"] == pytest.approx(
-        compare(private.H, truth).relative_error)
+    dataset = works.dataset()
+    assert at.session_state["dataset"].label == dataset.label
+    truth = dataset.scenario.true_H(0.5, 8)
+    common = dict(bin_size=0.5, lags=8, count_cap=5)
+    cls, _ = fit(dataset.events, FitConfig(method="cls", **common))
+    ssp, _ = fit(dataset.events, FitConfig(method="ssp", epsilon=1.0, calibration="formal", seed=0, **common))
+    table = metrics_table(at).set_index("estimate")
+    assert table.loc["CLS (non-private)", ERROR] == pytest.approx(compare(cls.H, truth).relative_error)
+    assert table.loc["DP-SSP", ERROR] == pytest.approx(compare(ssp.H, truth).relative_error)
+    assert table.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
     # the non-private trace of cell (1, 2) is the independent CLS fit of h12
+    kernels = figures(at)[0]
     nonprivate = [tr for tr in kernels["data"] if tr["name"] == "non-private"]
     np.testing.assert_allclose(decode(nonprivate[1]["y"]), cls.kernels[0, 1], rtol=1e-9, atol=1e-12)
-    # privacy: ε = 1 is the paper-calibrated target and it is labelled as not a formal guarantee
-    assert at.metric[1].value == "1"
-    assert any("Not a formal guarantee" in w.value for w in at.warning)
+    # beside it, the other methods at the same ε with the preset's public B and r
+    comparison = comparison_table(at)
+    assert comparison.loc["DP-SSP — chosen", ERROR] == table.loc["DP-SSP", ERROR]
+    pgd, _ = fit(dataset.events, FitConfig(method="pgd", bound=1.0, iters=1000, epsilon=1.0, calibration="formal",
+                                           seed=0, **common))
+    assert comparison.loc["DP-PGD", ERROR] == pytest.approx(compare(pgd.H, truth).relative_error)
+    assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
+    assert comparison.loc["CLS (non-private)", "formal guarantee"].startswith("no:")
+    assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
+    assert set(comparison.index) == {"DP-SSP — chosen", "CLS (non-private)", "DP-PGD", "DP-CG", "DP-PGD-clip",
+                                     "all-zero reference Ĥ = 0"}
+
+
+@pytest.mark.parametrize("key", ["fig1", "fig3", "small"])
+def test_each_preset_opens_with_its_data_and_settings(key):
+    preset = get_preset(key)
+    at = open_page("pages/2_Estimate.py", preset=key)
+    no_problems(at)
+    config = preset.config
+    assert at.selectbox(key="preset").value == key
+    assert at.session_state["dataset"].label == preset.dataset().label
+    assert any(preset.summary in box.value for box in at.info)
+    assert at.selectbox(key="method").value == METHOD_LABEL[config.method]
+    assert at.number_input(key="dt").value == config.bin_size and at.number_input(key="s").value == preset.support
+    if config.sigma2 is not None:  # the paper's figures give σ² directly, under the paper's calibration
+        assert at.radio(key="privacy").value == "σ² directly"
+        assert at.number_input(key="sigma2").value == config.sigma2
+        assert at.selectbox(key="calib").value == "paper"
+        assert any("Not a formal guarantee" in w.value for w in at.warning)
+    if config.method == "pgd":
+        assert at.number_input(key="B").value == config.bound and at.number_input(key="K").value == config.iters
+    if config.method == "cg":
+        assert at.number_input(key="r").value == config.radius and at.number_input(key="K").value == config.iters
+    comparison = comparison_table(at)
+    assert f"{METHOD_LABEL[config.method]} — chosen" in comparison.index
+    if config.count_cap is None:  # DP-SSP needs a count cap: the table says so instead of failing
+        assert "count cap" in comparison.loc["DP-SSP", "formal guarantee"]
+
+
+def test_choosing_a_preset_sets_data_and_settings_together():
+    at = open_page("pages/2_Estimate.py", preset="small")
+    at.selectbox(key="preset").set_value("fig1").run()
+    no_problems(at)
+    fig1 = get_preset("fig1")
+    assert at.session_state["dataset"].label == fig1.dataset().label
+    assert at.selectbox(key="method").value == "DP-PGD" and at.number_input(key="dt").value == 0.05
+    assert at.radio(key="privacy").value == "σ² directly"
+    at.number_input(key="dt").set_value(0.1).run()
+    no_problems(at)
+    assert any("You changed Δ" in c.value for c in at.caption)
+    at.selectbox(key="preset").set_value("works").run()
+    no_problems(at)
+    assert at.session_state["dataset"].events.n_events == get_preset("works").n_events
+    assert at.selectbox(key="method").value == "DP-SSP" and at.number_input(key="dt").value == 0.5
+    assert not any("You changed" in c.value for c in at.caption)
+
+
+def test_unknown_preset_in_the_url_opens_the_default():
+    at = open_page("pages/2_Estimate.py", preset="no-such-preset", method="CLS")
+    no_problems(at)
+    assert at.selectbox(key="preset").value == "works"
 
 
 @pytest.mark.parametrize("method", ["DP-PGD", "DP-CG", "DP-SSP", "DP-PGD-clip", "CLS"])
 @pytest.mark.parametrize("noise", ["ε and δ", "σ² directly"])
 def test_every_method_gives_charts_and_metrics(method, noise):
-    at = open_page("pages/2_Estimate.py", C="3")
+    at = open_page("pages/2_Estimate.py", preset="small", C="3")
     at.selectbox(key="method").set_value(method).run()
     if method != "CLS":
         at.radio(key="privacy").set_value(noise)
@@ -112,14 +177,14 @@ def test_every_method_gives_charts_and_metrics(method, noise):
 
 
 def test_formal_only_method_without_cap_says_what_is_missing():
-    at = open_page("pages/2_Estimate.py", method="DP-SSP")
+    at = open_page("pages/2_Estimate.py", method="DP-SSP", C="0")
     assert not at.exception
     assert any("count cap" in e.value for e in at.error)
 
 
 @pytest.mark.parametrize("calibration", ["paper", "tight-paper", "formal"])
 def test_calibrations_with_a_count_cap(calibration):
-    at = open_page("pages/2_Estimate.py", K="100", C="3")
+    at = open_page("pages/2_Estimate.py", preset="small", method="DP-PGD", K="100", C="3")
     at.selectbox(key="calib").set_value(calibration).run()
     no_problems(at)
     privacy = next(df.value for df in at.dataframe if df.value.columns[0] == "calibration")
@@ -132,7 +197,7 @@ def test_calibrations_with_a_count_cap(calibration):
 
 
 def test_formal_calibration_without_cap_is_a_friendly_error():
-    at = open_page("pages/2_Estimate.py", calib="formal")
+    at = open_page("pages/2_Estimate.py", preset="fig1", calib="formal")
     assert not at.exception
     assert any("count cap" in e.value for e in at.error)
 
@@ -143,7 +208,7 @@ def test_formal_calibration_without_cap_is_a_friendly_error():
     ({"dt": "2000"}, "no sequence is longer"),  # fewer bins than lags
 ])
 def test_oversized_or_impossible_settings_are_refused_in_words(query, expected):
-    at = open_page("pages/2_Estimate.py", **query)
+    at = open_page("pages/2_Estimate.py", preset="small", **query)
     assert not at.exception
     assert any(expected in e.value.lower() for e in at.error), [e.value for e in at.error]
     assert not at.get("plotly_chart")
@@ -154,13 +219,13 @@ def test_oversized_or_impossible_settings_are_refused_in_words(query, expected):
     {"eps": "0.000001"}, {"method": "DP-CG", "r": "0.000001"}, {"delta": "0.5"},
 ])
 def test_edge_values_run_without_exception(query):
-    at = open_page("pages/2_Estimate.py", **query)
+    at = open_page("pages/2_Estimate.py", **({"preset": "small", "method": "DP-PGD"} | query))
     no_problems(at)
     assert len(figures(at)) == 3
 
 
 def test_heavy_fit_waits_for_confirmation():
-    at = open_page("pages/2_Estimate.py", dt="0.02", s="20", K="2000")
+    at = open_page("pages/2_Estimate.py", preset="small", method="DP-PGD", dt="0.02", s="20", K="2000")
     assert not at.exception
     assert any("Heavy fit" in w.value for w in at.warning)
     assert not at.get("plotly_chart")
@@ -171,6 +236,7 @@ def test_url_reproduces_the_view():
     at = open_page("pages/2_Estimate.py", data="paper-4d", n="400", dseed="2", method="CLS", dt="0.2")
     no_problems(at)
     assert at.session_state["dataset"].label == "paper-4d, 400 events, seed 2"
+    assert at.selectbox(key="preset").value == "custom"  # data of no preset
     assert at.selectbox(key="method").value == "CLS"
     assert at.number_input(key="dt").value == pytest.approx(0.2)
     assert len(figures(at)[0]["data"]) == 16 * 2  # 4×4 cells: truth and CLS
@@ -191,7 +257,8 @@ def test_switching_pages_keeps_the_simulated_dataset():
     assert at.session_state["dataset"].label == label
     at.switch_page("pages/2_Estimate.py").run()
     no_problems(at)
-    assert at.session_state["dataset"].label == label
+    assert at.session_state["dataset"].label == label  # the user's data are kept, not replaced by a preset's
+    assert at.selectbox(key="preset").value == "custom"
     assert len(figures(at)[0]["data"]) == 16 * 3
     at.switch_page("app.py").run()
     at.switch_page("pages/1_Data.py").run()
@@ -291,25 +358,25 @@ def test_empty_data_dir_explains_how_to_set_it(tmp_path, monkeypatch):
 
 
 def test_shrinkage_is_flagged_when_the_ball_is_far_below_the_truth():
-    # the paper's B = 0.2 against ||H_true||_F of about 1.1 at Δ = 0.1, s = 5
-    small = open_page("pages/2_Estimate.py")
+    # Figure 1's B = 0.2 against ||H_true||_F at Δ = 0.05, s = 4
+    small = open_page("pages/2_Estimate.py", preset="fig1")
     no_problems(small)
     assert any("Shrinkage" in box.value for box in small.info)
-    large = open_page("pages/2_Estimate.py", B="5")
+    large = open_page("pages/2_Estimate.py", preset="fig1", B="5")
     no_problems(large)
     assert not any("Shrinkage" in box.value for box in large.info)
 
 
 def test_ssp_stabiliser_and_ridge_reach_the_fit():
-    at = open_page("pages/2_Estimate.py", C="3", method="DP-SSP")
+    at = open_page("pages/2_Estimate.py", preset="small", C="3")
     at.radio(key="privacy").set_value("σ² directly")
     at.selectbox(key="stab").set_value("psd")
     at.number_input(key="ridge").set_value(0.5)
     at.number_input(key="seed").set_value(0)
     at.run()
     no_problems(at)
-    dataset = default_dataset()
-    expected, _ = fit(dataset.events, FitConfig(method="ssp", bin_size=0.1, lags=50, count_cap=3, sigma2=0.01,
+    dataset = get_preset("small").dataset()
+    expected, _ = fit(dataset.events, FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=3, sigma2=0.01,
                                                 calibration="formal", stabiliser="psd", ridge=0.5, seed=0))
-    shown = metrics_table(at).set_index("estimate").loc["DP-SSP", "relative error ‖Ĥ−H‖/‖H‖"]
-    assert shown == pytest.approx(compare(expected.H, dataset.scenario.true_H(0.1, 50)).relative_error, rel=1e-9)
+    shown = metrics_table(at).set_index("estimate").loc["DP-SSP", ERROR]
+    assert shown == pytest.approx(compare(expected.H, dataset.scenario.true_H(0.5, 8)).relative_error, rel=1e-9)
