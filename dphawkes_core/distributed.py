@@ -1,0 +1,398 @@
+"""The sufficient statistics of a partitioned event store as a map-reduce (Dask, or any executor).
+
+The moment pieces (:class:`~dphawkes_core.stats.MomentPieces`) are sums over sequences, and within a
+sequence over its bins, so each partition of the data can be reduced on its own:
+
+* **map** — a partition (a Parquet file with columns ``time, dimension[, sequence]``) is binned on each
+  sequence's global bin grid, and every sequence in it becomes a :class:`Segment`: the lagged products
+  ``C[τ]`` and totals of its (clipped) counts, plus the raw rows of its first and last ``p+1`` non-empty
+  bins;
+* **reduce** — the segments of one sequence are merged in time order (:func:`merge_segments`): their
+  products add, and the pairs of bins that straddle a partition boundary (at most ``p`` apart, so
+  inside the ``p+1``-row edges — the "p-bin overlap") are added by a small dense correction that also
+  re-clips a bin split across two partitions. Each merged sequence yields its heads and tails, and
+  the pieces add over sequences.
+
+The result is exactly the in-process :func:`~dphawkes_core.stats.moment_pieces` (integer counts in
+floating point). Partitions may split the data by sequence, by time, or both; the partitions of one
+sequence must hold disjoint time ranges. Nothing here imports Dask: the caller passes any
+``concurrent.futures``-style executor (:func:`dphawkes_core.sweep.dask_executor` for a cluster).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from .binning import bins_in_window, check_bin_size, check_count_cap, sequence_entries
+from .errors import ConfigError, DataError
+from .stats import MomentPieces, _lagged_products_direct, check_design_size, lagged_products, rows_between
+
+PARTITION_COLUMNS = ("time", "dimension", "sequence")
+PARTITION_SUFFIXES = (".parquet", ".pq")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Observation windows of a partitioned data set, on the time column's own axis.
+
+    Attributes
+    ----------
+    start : float
+        Common window start (times are taken relative to it).
+    ends : dict
+        Window end of each sequence (by its value in the ``sequence`` column).
+    stated : bool
+        True when the user stated the window (a public window); False when the ends were read from the data.
+    dim : int
+        d: one more than the largest dimension index in any partition.
+    """
+
+    start: float
+    ends: dict
+    stated: bool
+    dim: int
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Moment pieces of one sequence's events inside one partition (or several merged).
+
+    Attributes
+    ----------
+    sequence : object
+        The sequence's value in the ``sequence`` column (0 when there is none).
+    n_bins : int
+        The sequence's number of bins ``n_s``.
+    lo, hi : int
+        First non-empty bin and one past the last (global bin indices of the sequence).
+    lagged : numpy.ndarray
+        ``(p+1, d, d)`` lagged products of the clipped counts in ``[lo, hi)``.
+    totals : numpy.ndarray
+        ``(d,)`` sums of the clipped counts.
+    head, tail : numpy.ndarray
+        ``(p+1, d)`` raw (unclipped) rows ``X[lo .. lo+p]`` and ``X[hi-p-1 .. hi-1]``.
+    events, clipped_events, dropped_events : int
+        Events of the segment; events removed by clipping; events after the last bin.
+    count_cap : int or None
+        C.
+    """
+
+    sequence: object
+    n_bins: int
+    lo: int
+    hi: int
+    lagged: np.ndarray
+    totals: np.ndarray
+    head: np.ndarray
+    tail: np.ndarray
+    events: int
+    clipped_events: int
+    dropped_events: int
+    count_cap: int | None
+
+
+def partition_paths(pattern: str) -> list[str]:
+    """The Parquet partitions named by a glob pattern or a directory (sorted).
+
+    Raises
+    ------
+    DataError
+        When nothing matches.
+    """
+    if os.path.isdir(pattern):
+        paths = [str(p) for p in sorted(Path(pattern).iterdir()) if p.suffix.lower() in PARTITION_SUFFIXES]
+    else:
+        paths = sorted(glob.glob(pattern))
+    if not paths:
+        raise DataError(f"no Parquet partitions match {pattern!r}")
+    return paths
+
+
+def read_partition(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times, dimensions and sequence values of one partition (``time, dimension[, sequence]``).
+
+    Raises
+    ------
+    DataError
+        On missing columns, non-numeric times, non-finite times or dimensions that are not integers >= 0.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = Path(path).name
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    columns = {str(c).strip().lower(): c for c in parquet.schema_arrow.names}
+    if "time" not in columns or "dimension" not in columns:
+        raise DataError(f"{name}: expected columns time,dimension[,sequence]")
+    if "start" in columns or "end" in columns:
+        raise DataError(f"{name}: per-sequence start/end columns are not read from partitions; "
+                        "give the window with --start-time/--end-time")
+    wanted = [columns[c] for c in PARTITION_COLUMNS if c in columns]
+    table = parquet.read(columns=wanted)
+    times = _numeric(table.column(columns["time"]), name, "time", float)
+    if not np.all(np.isfinite(times)):
+        raise DataError(f"{name}: the time column holds missing or non-finite values")
+    dims = _numeric(table.column(columns["dimension"]), name, "dimension", float)
+    if dims.size and (not np.all(np.isfinite(dims)) or np.any(dims != np.floor(dims)) or dims.min() < 0):
+        raise DataError(f"{name}: dimensions must be integers 0..d-1 when read from partitions")
+    seqs = (table.column(columns["sequence"]).to_numpy(zero_copy_only=False) if "sequence" in columns
+            else np.zeros(times.size, dtype=np.int64))
+    return times, dims.astype(np.int64), seqs
+
+
+def _numeric(column, name: str, what: str, dtype) -> np.ndarray:
+    import pyarrow as pa
+
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        raise DataError(f"{name}: the {what} column must hold numbers (found {column.type})")
+    return column.to_numpy(zero_copy_only=False).astype(dtype)
+
+
+def scan_partition(path: str) -> tuple[int, dict]:
+    """Pre-pass: the largest dimension index and each sequence's last event time in one partition."""
+    times, dims, seqs = read_partition(path)
+    last = {key: float(times[rows].max()) for key, rows in _by_sequence(seqs)}
+    return (int(dims.max()) if dims.size else -1), last
+
+
+def partition_segments(path: str, window: Window, bin_size: float, lags: int,
+                       count_cap: int | None = None) -> tuple[list[Segment], int]:
+    """Map step: the :class:`Segment` of every sequence in one partition, and its events outside the window."""
+    times, dims, seqs = read_partition(path)
+    segments, outside = [], 0
+    for key, rows in _by_sequence(seqs):
+        end = window.ends[key] - window.start
+        rel, dim = times[rows] - window.start, dims[rows]
+        inside = (rel >= 0) & (rel <= end)
+        outside += int(rows.size - np.count_nonzero(inside))
+        per_dim = [rel[inside & (dim == j)] for j in range(window.dim)]
+        segments.append(segment_of(key, per_dim, bins_in_window(end, bin_size), bin_size, lags, count_cap))
+    return segments, outside
+
+
+def _by_sequence(seqs: np.ndarray) -> list[tuple[object, np.ndarray]]:
+    """``(sequence value, row indices)`` of every sequence in a partition."""
+    keys, inverse = np.unique(seqs, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    groups = np.split(order, np.cumsum(np.bincount(inverse, minlength=keys.size))[:-1])
+    return [(_key(k), rows) for k, rows in zip(keys, groups)]
+
+
+def segment_of(sequence, times, n_bins: int, bin_size: float, lags: int, count_cap: int | None) -> Segment:
+    """The :class:`Segment` of one sequence's events (``times[j]`` relative to its window start)."""
+    d, p = len(times), int(lags)
+    bins, dims, raw, dropped = sequence_entries(times, n_bins, bin_size)
+    values = raw if count_cap is None else np.minimum(raw, int(count_cap))
+    lo, hi = (int(bins[0]), int(bins[-1]) + 1) if bins.size else (0, 0)
+    return Segment(
+        sequence=sequence, n_bins=int(n_bins), lo=lo, hi=hi,
+        lagged=lagged_products(bins - lo, dims, values, hi - lo, d, p),
+        totals=np.bincount(dims, weights=values, minlength=d).astype(float),
+        head=rows_between(bins, dims, raw, lo, lo + p + 1, d),
+        tail=rows_between(bins, dims, raw, hi - p - 1, hi, d),
+        events=int(raw.sum()) + dropped, clipped_events=int((raw - values).sum()), dropped_events=dropped,
+        count_cap=count_cap)
+
+
+def merge_segments(a: Segment, b: Segment) -> Segment:
+    """Merge two segments of one sequence, ``a`` before ``b`` (sharing at most one bin).
+
+    Products and totals add; the pairs within ``p`` bins across the boundary, and the re-clipping of a
+    bin counted in both, are corrected on the dense window ``[a.hi-p-1, b.lo+p+1)`` (at most ``3p+2`` rows).
+    """
+    if not a.events - a.dropped_events:
+        return replace(b, events=a.events + b.events, dropped_events=a.dropped_events + b.dropped_events)
+    if not b.events - b.dropped_events:
+        return replace(a, events=a.events + b.events, dropped_events=a.dropped_events + b.dropped_events)
+    if a.hi > b.lo + 1:
+        raise DataError(f"sequence {a.sequence!r}: partitions overlap in time (bins {b.lo}..{a.hi - 1}); "
+                        "the partitions of a sequence must hold disjoint time ranges")
+    p = a.lagged.shape[0] - 1
+    lagged, totals, clipped = a.lagged + b.lagged, a.totals + b.totals, a.clipped_events + b.clipped_events
+    if b.lo - (a.hi - 1) <= p:  # some bins of a and b are within p of each other
+        start, stop = a.hi - p - 1, b.lo + p + 1
+        rows_a = _placed(a.tail, a.hi - p - 1, start, stop)
+        rows_b = _placed(b.head, b.lo, start, stop)
+        sign_rows = ((1.0, rows_a + rows_b), (-1.0, rows_a), (-1.0, rows_b))
+        for sign, rows in sign_rows:
+            kept = _clip(rows, a.count_cap)
+            lagged = lagged + sign * _lagged_products_direct(kept, p)
+            totals = totals + sign * kept.sum(axis=0)
+            clipped += int(sign * (rows - kept).sum())
+    lo, hi = a.lo, max(a.hi, b.hi)
+    head = _placed(a.head, a.lo, lo, lo + p + 1) + _placed(b.head, b.lo, lo, lo + p + 1)
+    tail = _placed(a.tail, a.hi - p - 1, hi - p - 1, hi) + _placed(b.tail, b.hi - p - 1, hi - p - 1, hi)
+    return replace(a, lo=lo, hi=hi, lagged=lagged, totals=totals, head=head, tail=tail,
+                   events=a.events + b.events, clipped_events=clipped,
+                   dropped_events=a.dropped_events + b.dropped_events)
+
+
+def _placed(rows: np.ndarray, first: int, start: int, stop: int) -> np.ndarray:
+    """``rows`` (the rows from bin ``first`` on) laid into the dense window ``[start, stop)``."""
+    out = np.zeros((stop - start, rows.shape[1]))
+    lo, hi = max(first, start), min(first + rows.shape[0], stop)
+    if lo < hi:
+        out[lo - start:hi - start] = rows[lo - first:hi - first]
+    return out
+
+
+def _clip(rows: np.ndarray, count_cap: int | None) -> np.ndarray:
+    return rows if count_cap is None else np.minimum(rows, count_cap)
+
+
+def reduce_segments(segments, lags: int, count_cap: int | None = None) -> tuple[MomentPieces, dict]:
+    """Reduce step: merge each sequence's segments in time order and sum the pieces over sequences.
+
+    Returns
+    -------
+    pieces : MomentPieces
+        Equal to :func:`~dphawkes_core.stats.moment_pieces` of the whole data.
+    counts : dict
+        ``n_bins``, ``n_events``, ``binned_events``, ``dropped_events``, ``clipped_events``, ``n_sequences``.
+
+    Raises
+    ------
+    ConfigError
+        When no sequence has more than p bins.
+    """
+    by_sequence: dict = {}
+    for seg in segments:
+        by_sequence.setdefault(seg.sequence, []).append(seg)
+    merged = []
+    for key in sorted(by_sequence, key=str):
+        parts = sorted(by_sequence[key], key=lambda s: (s.lo, s.hi))
+        whole = parts[0]
+        for part in parts[1:]:
+            whole = merge_segments(whole, part)
+        merged.append(whole)
+    p = int(lags)
+    long = [s for s in merged if s.n_bins > p]
+    if not long:
+        raise ConfigError(f"no sequence is longer than p = {p} bins: use a smaller support or bin size")
+    heads = np.array([_clip(_placed(s.head, s.lo, 0, p), count_cap) for s in long])
+    tails = np.array([_clip(_placed(s.tail, s.hi - p - 1, s.n_bins - p, s.n_bins), count_cap) for s in long])
+    pieces = MomentPieces(sum(s.lagged for s in long), sum(s.totals for s in long), heads, tails,
+                          np.array([s.n_bins for s in long], dtype=np.int64), len(merged) - len(long), count_cap)
+    counts = {"n_bins": int(sum(s.n_bins for s in merged)), "n_events": int(sum(s.events for s in merged)),
+              "binned_events": int(sum(s.totals.sum() for s in merged)),
+              "dropped_events": int(sum(s.dropped_events for s in merged)),
+              "clipped_events": int(sum(s.clipped_events for s in merged)),
+              "n_sequences": len(merged)}
+    return pieces, counts
+
+
+def partitioned_window(paths, executor=None, start_time: float | None = None,
+                       end_time: float | None = None) -> Window:
+    """The windows of a partitioned data set: ``[start_time, end_time]`` when stated, else from 0 (or the
+    given start) to each sequence's last event (a pre-pass over the partitions)."""
+    scans = list(_map(executor, scan_partition, paths))
+    dim = max(m for m, _ in scans) + 1
+    if dim < 1:
+        raise DataError("the partitions hold no events")
+    last: dict = {}
+    for _, per_seq in scans:
+        for key, t in per_seq.items():
+            last[key] = max(t, last.get(key, -np.inf))
+    start = 0.0 if start_time is None else float(start_time)
+    if end_time is not None:
+        if not float(end_time) > start:
+            raise ConfigError(f"the window end {end_time} is not after its start {start}")
+        return Window(start, {k: float(end_time) for k in last}, True, dim)
+    return Window(start, last, False, dim)
+
+
+def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None = None, executor=None,
+                       start_time: float | None = None, end_time: float | None = None) -> tuple[MomentPieces, dict]:
+    """Moment pieces of the data in Parquet partitions ``paths``, mapped over ``executor``.
+
+    Parameters
+    ----------
+    paths : list of str
+        Parquet files with columns ``time, dimension[, sequence]`` (numeric times and dimensions);
+        the partitions of one sequence must hold disjoint time ranges.
+    bin_size : float
+        Δ.
+    lags : int
+        p.
+    count_cap : int, optional
+        Public per-bin cap C.
+    executor : concurrent.futures.Executor, optional
+        Where the map steps run (e.g. a Dask cluster's executor); in this process when None.
+    start_time, end_time : float, optional
+        The observation window ``[start, end]`` of every sequence (stated: public); by default from 0
+        to each sequence's last event (read from the data).
+
+    Returns
+    -------
+    pieces : MomentPieces
+        Equal to the in-process pieces of the same events.
+    info : dict
+        ``data_info`` as from :func:`~dphawkes_core.estimators.prepare_stats`, plus ``partitions`` and
+        ``outside_window``.
+    """
+    check_bin_size(bin_size)
+    check_count_cap(count_cap)
+    window = partitioned_window(paths, executor, start_time, end_time)
+    check_design_size(window.dim, lags)
+    mapped = list(_map(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
+                                         count_cap=count_cap), paths))
+    pieces, counts = reduce_segments([s for segs, _ in mapped for s in segs], lags, count_cap)
+    outside = sum(o for _, o in mapped)
+    info = {"n_bins": counts["n_bins"], "n_events": counts["n_events"],
+            "binned_events": counts["binned_events"], "dropped_events": counts["dropped_events"],
+            "clipped_events": counts["clipped_events"], "skipped_sequences": pieces.skipped_sequences,
+            "window_stated": window.stated, "outside_window": outside, "partitions": len(paths)}
+    return pieces, info
+
+
+def _map(executor, fn, items):
+    return map(fn, items) if executor is None else executor.map(fn, items)
+
+
+def _key(value):
+    """A sequence value as a plain Python scalar (the same key from every partition)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def fit_partitions(paths, config, executor=None, start_time: float | None = None,
+                   end_time: float | None = None):
+    """Fit ``config`` on Parquet partitions: :func:`partitioned_pieces` mapped over ``executor``, then
+    the estimator on the assembled statistics (in this process).
+
+    Returns
+    -------
+    result : FitResult
+    data_info : dict
+        As from :func:`partitioned_pieces`, with ``count_cap``.
+
+    Raises
+    ------
+    ConfigError
+        For pgd-clip (it needs every non-empty bin, which the reduce step does not gather) and for
+        ``count_cap="auto"`` (its DP quantile needs every bin count).
+    """
+    import time
+
+    from .estimators import fit_stats
+    from .estimators.pipeline import pieces_stats
+
+    if config.method == "pgd-clip":
+        raise ConfigError("pgd-clip needs every non-empty bin, which a partitioned fit does not gather; "
+                          "use cls, pgd, cg or ssp")
+    if isinstance(config.count_cap, str):
+        raise ConfigError("--count-cap auto needs every bin count; give a number for a partitioned fit")
+    start = time.perf_counter()
+    pieces, info = partitioned_pieces(paths, config.bin_size, config.lags, config.count_cap, executor,
+                                      start_time, end_time)
+    result = fit_stats(pieces_stats(pieces), config)
+    info["count_cap"] = config.count_cap
+    return replace(result, elapsed_s=time.perf_counter() - start), info
