@@ -440,41 +440,49 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
     starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
     ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
-    epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
-                  and times.values.min() >= timeaxis.EPOCH_LIKE)
-    from_data_start = times.kind == "datetime" or epoch_like
     first_time = float(times.values.min())
+    epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
+                  and first_time >= timeaxis.EPOCH_LIKE)
+    from_data_start = times.kind == "datetime" or epoch_like
+    if not from_data_start and all(s is None for s in starts):
+        _refuse_negative(times.values, first_row)
     if times.kind == "number" and (from_data_start or any(s is not None for s in starts)):
         times = _exact_numbers(times, [b for b in (*starts, *ends) if b is not None])
-    start_ticks = _bound_ticks(starts, times, "start time")
-    end_ticks = _bound_ticks(ends, times, "end time")
+    start_ticks, end_ticks = _bound_ticks(starts, times, "start time"), _bound_ticks(ends, times, "end time")
     _check_order(start_ticks, end_ticks, natural_zero=not from_data_start)
     t = times.values
     window_starts = _window_starts(start_ticks, t, seq_codes, n_seq, natural_zero=not from_data_start)
     start_row = window_starts[seq_codes] if n_seq > 1 else np.broadcast_to(window_starts[0], t.shape)
-    if not from_data_start and all(s is None for s in starts):
-        negative = t < 0
-        if negative.any():
-            row = int(np.flatnonzero(negative)[0])
-            raise DataError(f"row {row + first_row}, column 'time': negative time {t[row]:g} (times start at 0; "
-                            "give a start time for another origin)")
     keep = _inside_window(t, start_row, end_ticks, seq_codes, check_start=any(s is not None for s in starts))
     outside = 0 if keep is None else int(n_rows - np.count_nonzero(keep))
     if keep is not None:
         t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]
     rel = timeaxis.relative(t, start_row, times.ticks_per_unit, seconds)
-    sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), window_starts,
-                          end_ticks, times, seconds)
+    sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), window_starts, end_ticks, times, seconds)
     stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
-    warnings = list(notes)
-    if epoch_like:
-        warnings.append(f"the times look like timestamps (first {first_time:.10g}): each window starts at its "
-                        "first event, read from the data; give a start time to state it")
-    if outside:
-        warnings.append(f"{outside:,} event{'s' if outside != 1 else ''} outside the stated window "
-                        f"{'were' if outside != 1 else 'was'} dropped")
+    warnings = notes + _window_notes(first_time if epoch_like else None, outside)
     return _validated(sequences, dim_names, warnings, window_stated=stated, outside_window=outside,
                       time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind)
+
+
+def _refuse_negative(t: np.ndarray, first_row: int) -> None:
+    negative = t < 0
+    if negative.any():
+        row = int(np.flatnonzero(negative)[0])
+        raise DataError(f"row {row + first_row}, column 'time': negative time {t[row]:g} (times start at 0; "
+                        "give a start time for another origin)")
+
+
+def _window_notes(epoch_first: float | None, outside: int) -> list[str]:
+    """Warnings about the window: numbers read as timestamps, events dropped outside it."""
+    notes = []
+    if epoch_first is not None:
+        notes.append(f"the times look like timestamps (first {epoch_first:.13g}): each window starts at its "
+                     "first event, read from the data; give a start time to state it")
+    if outside:
+        notes.append(f"{outside:,} event{'s' if outside != 1 else ''} outside the stated window "
+                     f"{'were' if outside != 1 else 'was'} dropped")
+    return notes
 
 
 def _time_values(values, column: str, first_row: int) -> timeaxis.TimeValues:
@@ -516,6 +524,7 @@ def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first
 
 
 def _bound_ticks(bounds: list, times: timeaxis.TimeValues, what: str) -> list:
+    """The bounds on the times' tick (or float) scale, each distinct bound parsed once."""
     cache = {}
     out = []
     for b in bounds:

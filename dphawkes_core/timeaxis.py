@@ -1,8 +1,8 @@
 """Time columns as people have them: numbers or ISO-8601 datetimes, units and observation windows.
 
 A time column is read into :class:`TimeValues`: either exact integer *ticks* (datetimes in
-nanoseconds; decimal numbers scaled by ``10**k`` when a window start must be subtracted) or plain
-floats. Relative times ``t - start`` are then computed in integers and rounded once, so data shifted
+nanoseconds; decimal numbers scaled by ``10**k``, recovered from their floats, when a window start
+must be subtracted) or plain floats. Relative times ``t - start`` are then computed in integers and rounded once, so data shifted
 by an epoch offset (e.g. ``1.7e9`` seconds) with the matching window give exactly the same relative
 times as the unshifted data.
 
@@ -46,11 +46,6 @@ class TimeValues:
     kind: str
     values: np.ndarray
     ticks_per_unit: int = 0
-
-    @property
-    def exact(self) -> bool:
-        """Whether the values are integer ticks (relative times then round once)."""
-        return self.ticks_per_unit > 0
 
 
 def unit_seconds(time_unit: str | None) -> float:
@@ -109,9 +104,10 @@ def decimal_ticks(values: np.ndarray, extra: tuple = ()) -> tuple[np.ndarray, in
     """Numbers written with k decimals as exact int64 ticks of ``10**-k``, recovered from their floats.
 
     A float parsed from a decimal with k digits after the point is the correctly rounded value of
-    ``m / 10**k``. While ``|x| * 10**k <= 2**51`` that ``m`` is unique and ``rint(x * 10**k)`` finds it;
-    k is the smallest number of decimals (at least those of the window bounds in ``extra``) for which
-    every value is recovered exactly (``m / 10**k == x``).
+    ``m / 10**k``. While ``|x| * 10**k <= 2**51`` an ulp of ``x`` is at most half a tick, so only one
+    ``m`` rounds to ``x``; ``rint(x * 10**k)`` finds it, and the check ``m / 10**k == x`` (one correctly
+    rounded division, as when parsing) confirms it. k is the smallest number of decimals (at least those
+    of the window bounds in ``extra``) for which every value passes the check.
 
     Returns
     -------
@@ -156,11 +152,6 @@ def scalar_ticks(value, kind: str, ticks_per_unit: int, what: str):
     if ticks != ticks.to_integral_value():
         raise DataError(f"{what} {value!r} has more decimals than the time column can hold exactly")
     return int(ticks)
-
-
-def bound_decimals(value) -> int | None:
-    """Decimals of a numeric window bound (None for datetimes or exponents)."""
-    return _decimals(value)
 
 
 def relative(values: np.ndarray, start, ticks_per_unit: int, seconds_per_unit: float) -> np.ndarray:
