@@ -12,7 +12,8 @@ from dphawkes_core.estimators import FitConfig, prepare_stats
 from dphawkes_core.events import from_arrays
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.ledger import (Budget, BudgetExceeded, DataLedger, LedgerBook, LedgerError, LedgerKey, Mechanism,
-                                  compose_epsilon, data_fingerprint, gaussian_mechanism, metered_fit)
+                                  compose_epsilon, data_fingerprint, gaussian_mechanism, mechanisms_of,
+                                  metered_fit)
 from dphawkes_core.privacy import SEEDED_NOISE
 from dphawkes_core.simulate import simulate
 
@@ -73,6 +74,15 @@ def test_pure_step_composes_between_the_larger_part_and_the_sum():
     assert compose_epsilon([pure], DELTA) == pytest.approx(0.2, abs=2e-3)
     both = compose_epsilon([gauss, pure], DELTA)
     assert alone < both <= alone + 0.2 + 2e-3
+
+
+def test_an_automatic_count_cap_is_metered_with_the_release():
+    from types import SimpleNamespace
+
+    report = SimpleNamespace(sigma2=0.09, sensitivity=0.1, iters=1, budget_split={"cap_sigma": 20.0})
+    cap, main = mechanisms_of(report)
+    assert (cap.parameter, main.parameter) == (20.0, pytest.approx(3.0))
+    assert compose_epsilon((cap, main), DELTA) == pytest.approx(gdp_epsilon(math.hypot(1 / 20, 1 / 3), DELTA))
 
 
 def test_a_fit_calibrated_to_epsilon_spends_that_epsilon(ssp_data):
