@@ -1,9 +1,11 @@
-"""Default Estimate page render in AppTest: paper-2d, 1000 events, Δ = 0.1, s = 5, DP-PGD K = 1000.
+"""Default Estimate page render in AppTest: the "Privacy that works" preset (paper-2d, 50,000 events,
+Δ = 0.5, s = 4, formal DP-SSP at ε = 1 with C = 5).
 
-Measured with every Streamlit cache cleared (so the render simulates the data, bins them, computes
-the statistics, runs DP-PGD and the CLS reference, and builds every figure), after one warm-up run
-that pays the one-off imports (tick, plotly). A second row times the re-run after changing only the
-noise seed, where the cached statistics are reused.
+Measured with every Streamlit cache cleared (so the render simulates the 50,000 events, bins them,
+computes the statistics, runs DP-SSP, the CLS reference and the comparison with the other methods at
+the same ε, and builds every figure), after one warm-up run that pays the one-off imports (tick,
+plotly, dp-accounting). A second row times the re-run after changing only ε, where the cached data
+and statistics are reused and every method is fitted again.
 """
 
 from __future__ import annotations
@@ -39,15 +41,15 @@ def rows() -> list[dict]:
     renders = [_fresh_render() for _ in range(REPEATS)]
     median = statistics.median(t for t, _ in renders)
     at = renders[-1][1]
-    at.number_input(key="seed").set_value(1)
+    at.number_input(key="eps").set_value(2.0)
     start = time.perf_counter()
     at.run()
     rerun = time.perf_counter() - start
     st.cache_data.clear()
     return [
-        {"benchmark": "app: default Estimate page render (paper-2d, DP-PGD K=1000)",
+        {"benchmark": "app: default Estimate page render (Privacy that works: 50,000 events, DP-SSP + comparison)",
          "measured": f"{median:.2f} s (median of {REPEATS}, caches cleared)",
          "target": f"< {TARGET_S:g} s", "met": median < TARGET_S},
-        {"benchmark": "app: Estimate re-run after changing the noise seed",
+        {"benchmark": "app: Estimate re-run after changing ε (cached statistics, every method refitted)",
          "measured": f"{rerun:.2f} s", "target": f"< {RERUN_TARGET_S:g} s", "met": rerun < RERUN_TARGET_S},
     ]
