@@ -149,3 +149,18 @@ def test_dimension_labels_rule_and_the_note_on_mixed_columns():
     assert any("'7' on row 4 is an integer among labels" in w for w in labels.warnings)
     pure = load_csv(_csv([(1, "buy"), (2, "sell")]))
     assert pure.warnings == ()
+
+
+@pytest.mark.parametrize("decimals, magnitude", [(0, 1e12), (3, 1.7e9), (6, 1.7e9), (9, 1e5)])
+def test_decimal_ticks_recover_the_written_decimals_exactly(decimals, magnitude):
+    from decimal import Decimal
+
+    from dphawkes_core.timeaxis import decimal_ticks
+
+    rng = np.random.default_rng(decimals)
+    text = [f"{v:.{decimals}f}" for v in rng.uniform(0, magnitude, 2000)]
+    ticks, scale = decimal_ticks(np.array(text, dtype=float))
+    assert scale == 10**decimals or all(t.endswith("0") for t in text)
+    expected = [int(Decimal(t) * scale) for t in text]  # exact decimal arithmetic, independent of floats
+    assert ticks.tolist() == expected
+    assert decimal_ticks(np.array([1.7e9 + 1 / 3])) is None  # 17 significant digits: no exact decimal form
