@@ -254,14 +254,13 @@ def load_parquet(
         parquet = pq.ParquetFile(handle)
         header = [str(c).strip().lower() for c in parquet.schema_arrow.names]
         _check_columns(header)
-        groups = [parquet.read_row_group(i) for i in range(parquet.num_row_groups)]
+        groups = [_columns_of(parquet.read_row_group(i).rename_columns(header))
+                  for i in range(parquet.num_row_groups)]
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
-    table = pa.concat_tables(groups) if groups else parquet.schema_arrow.empty_table()
-    if table.num_rows == 0:
+    if sum(len(g["time"]) for g in groups) == 0:
         raise DataError("the file has no event rows")
-    table = table.rename_columns(header)
-    columns = {name: _arrow_values(table.column(name)) for name in header}
+    columns = {name: _concatenated([g[name] for g in groups]) for name in header}
     return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
                                 time_unit=time_unit)
 
@@ -369,7 +368,7 @@ def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
         )
         if table.num_rows == 0:
             raise DataError("the file has a header but no event rows")
-        return {name: _arrow_values(table.column(name)) for name in header}
+        return _columns_of(table)
     except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
         return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
 
@@ -389,6 +388,18 @@ def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
     return {name: frame[name].astype(str) for name in header}
 
 
+def _columns_of(table) -> dict:
+    """Every column of an Arrow table as text or typed NumPy values (see :func:`_arrow_values`)."""
+    return {name: _arrow_values(table.column(name)) for name in table.column_names}
+
+
+def _concatenated(parts: list):
+    """One column from its row-group parts (text Series or NumPy arrays)."""
+    if isinstance(parts[0], pd.Series):
+        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 def _arrow_values(column):
     """An Arrow column as text (``pandas.Series`` of str) or typed NumPy values (numbers, datetime64)."""
     import pyarrow as pa
@@ -402,7 +413,10 @@ def _arrow_values(column):
 
 
 def _text(column) -> pd.Series:
-    return pd.Series(column.to_numpy(zero_copy_only=False), dtype=object).astype(str)
+    """An Arrow text column as strings; missing values become empty strings (reported as empty)."""
+    import pyarrow.compute as pc
+
+    return pd.Series(pc.fill_null(column, "").to_numpy(zero_copy_only=False), dtype=object).astype(str)
 
 
 def _first_line(exc: Exception) -> str:

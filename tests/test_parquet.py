@@ -94,3 +94,13 @@ def test_cli_window_flags_refuse_bad_values_in_one_line(tmp_path, capsys):
     assert "not a number or an ISO-8601 datetime" in err and err.count("\n") == 1
     assert main(["fit", str(path), "--bin-size", "0.1", "--support", "1", "--start-time", "2024-01-01"]) == 2
     assert "holds numbers" in capsys.readouterr().err
+
+
+def test_parquet_missing_values_are_reported_by_row(tmp_path):
+    path = tmp_path / "gaps.parquet"
+    pq.write_table(pa.table({"time": [1.0, 2.0, 3.0], "dimension": ["a", None, "b"]}), path, row_group_size=2)
+    with pytest.raises(DataError, match="row 2, column 'dimension': empty value"):
+        load_parquet(path)
+    pq.write_table(pa.table({"time": [1.0, None], "dimension": [0, 1]}), path)
+    with pytest.raises(DataError, match="row 2, column 'time'.*not a finite number"):
+        load_parquet(path)
