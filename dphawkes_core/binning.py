@@ -184,6 +184,14 @@ class SparseCounts:
         """Number of non-zero (bin, dimension) entries."""
         return int(sum(v.size for v in self.values))
 
+    def grouped(self, sequence: int, group: int) -> np.ndarray:
+        """Counts of one sequence summed over ``group`` consecutive bins: shape ``(⌈n_s/group⌉, d)``
+        (the last group may be shorter); ``O(entries)`` whatever ``n_s``."""
+        rows = -(-self.lengths[sequence] // int(group))
+        cells = (self.bins[sequence] // int(group)) * self.dim + self.dims[sequence]
+        summed = np.bincount(cells, weights=self.values[sequence], minlength=rows * self.dim)
+        return summed.astype(np.int64).reshape(rows, self.dim)
+
     def dense(self) -> BinnedCounts:
         """The dense counts (refused over :data:`MAX_DENSE_CELLS` cells)."""
         check_dense_size(self.n_bins, self.dim, self.bin_size)

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .binning import BinnedCounts, SparseCounts
 from .events import Events
 from .kernels import Scenario
 
@@ -96,13 +97,13 @@ def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) 
     return fig
 
 
-def bin_heatmap(counts: np.ndarray, bin_size: float, names, max_columns: int = 1500) -> go.Figure:
+def bin_heatmap(counts, bin_size: float, names, max_columns: int = 1500) -> go.Figure:
     """Heatmap of bin counts ``X_k[j]`` (dimensions × bins) of one sequence.
 
     Parameters
     ----------
-    counts : numpy.ndarray
-        ``(n, d)`` integer counts.
+    counts : numpy.ndarray or SparseCounts
+        ``(n, d)`` integer counts, or the sparse counts of one sequence (any number of bins).
     bin_size : float
         Δ.
     names : sequence of str
@@ -110,15 +111,11 @@ def bin_heatmap(counts: np.ndarray, bin_size: float, names, max_columns: int = 1
     max_columns : int
         When ``n`` exceeds it, consecutive bins are summed in groups of ``g = ⌈n / max_columns⌉``.
     """
-    counts = np.asarray(counts)
-    n = counts.shape[0]
+    if not isinstance(counts, SparseCounts):
+        counts = SparseCounts.from_binned(BinnedCounts((np.asarray(counts),), bin_size, 0, 0, None))
+    n = counts.lengths[0]
     group = max(1, -(-n // max_columns))
-    if group > 1:
-        usable = (n // group) * group
-        tail = counts[usable:].sum(axis=0, keepdims=True)
-        counts = counts[:usable].reshape(-1, group, counts.shape[1]).sum(axis=1)
-        if n > usable:
-            counts = np.vstack([counts, tail])
+    counts = counts.grouped(0, group)
     starts = bin_size * group * np.arange(counts.shape[0])
     fig = go.Figure(go.Heatmap(
         z=counts.T, x=starts, y=list(names), colorscale="Viridis", colorbar={"title": "count"},

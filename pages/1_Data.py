@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from dphawkes_core.binning import bin_events
+from dphawkes_core.binning import bin_sparse
 from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
 from dphawkes_core.errors import DPHawkesError
@@ -217,11 +217,11 @@ def plots_section(dataset):
     st.plotly_chart(event_raster(one), key="raster")
     st.plotly_chart(counting_process(one), key="counting")
     try:
-        binned = bin_events(one, bin_size)  # refuses (before allocating) a table too large to draw
+        binned = bin_sparse(one, bin_size)  # the non-empty bins: any number of bins can be drawn
     except DPHawkesError as exc:
         friendly_error(exc)
         return
-    st.plotly_chart(bin_heatmap(binned.counts[0], bin_size, one.names), key="heatmap")
+    st.plotly_chart(bin_heatmap(binned, bin_size, one.names), key="heatmap")
 
 
 previous, _ = current_dataset()

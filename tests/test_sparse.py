@@ -107,3 +107,17 @@ def test_pieces_from_sparse_and_dense_counts_are_identical():
     a, b = moment_pieces(bin_sparse(events, 0.1, 3), 12), moment_pieces(bin_events(events, 0.1, 3), 12)
     for field in ("lagged", "totals", "heads", "tails", "n_bins"):
         np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+def test_grouped_counts_and_the_heatmap_at_any_number_of_bins():
+    from dphawkes_core.plots import bin_heatmap
+
+    rng = np.random.default_rng(9)
+    events = from_arrays([np.sort(rng.uniform(0, 100, 300)), np.sort(rng.uniform(0, 100, 200))], end_time=100)
+    sparse, dense = bin_sparse(events, 0.3), bin_events(events, 0.3).counts[0]
+    n = dense.shape[0]  # 333 bins: groups of 7 leave a shorter last group
+    expected = np.array([dense[k:k + 7].sum(axis=0) for k in range(0, n, 7)])
+    np.testing.assert_array_equal(sparse.grouped(0, 7), expected)
+    huge = bin_sparse(from_arrays([[1.0, 2.0, 5e6], [3.0]], end_time=1e7), 0.01)  # 10⁹ bins
+    z = np.asarray(bin_heatmap(huge, 0.01, ["a", "b"]).data[0].z)
+    assert z.shape == (2, 1500) and z.sum() == 4
