@@ -19,10 +19,20 @@ into a function in three ways, reported side by side:
 * ``centred`` — ĥ(t) = H_k on ((k−½)Δ, (k+½)Δ]: the step centred on the lag kΔ it estimates;
 * ``linear``  — ĥ linear between the points (kΔ, H_k) (constant H_1 below Δ).
 
+Besides the raw estimates, two analyses of the gap:
+
+* ``aggregated`` — CLS fitted at a fine Δ (0.01) and averaged over blocks of m lags into a histogram of
+  width w = mΔ on ((k−1)w, kw], the same form as EM's histogram (w = 0.1 ↔ K = 50, w = 0.2 ↔ K = 25);
+* the INAR limit — what CLS converges to for a fixed Δ as the data grow (Kirchner's approximation):
+  α_k/Δ → ∫ h(kΔ + u)(1 − |u|/Δ)/Δ du, the truth averaged with a triangle of half-width Δ around kΔ.
+  Its error is the discretisation bias no amount of data removes; the best step function of width Δ
+  (bin averages of the truth) is the floor of the representation itself.
+
 Simulations (paper-2d, seed 1) and EM fits are cached under ``--cache`` as ``.npz`` files, so a
-re-run only repeats the CLS fits. EM: ``HawkesEM(kernel_support=5, kernel_size=50, max_iter=50,
-tol=1e-6)`` with the bins of width 0.1 (the lag grid of Δ = 0.1, aligned with the box kernels' jumps).
-Timings are single-process wall clock on the machine stated in the output, BLAS at one thread.
+re-run only repeats the CLS fits. EM: ``HawkesEM(kernel_support=5, kernel_size=K, max_iter=50,
+tol=1e-6)``, K = 50 and 25 (histogram bins of width 0.1 and 0.2, aligned with the box kernels' jumps at
+1, 2, 3, 4). Timings are single-process wall clock on the machine stated in the output, BLAS and tick at
+one thread.
 """
 
 from __future__ import annotations
@@ -44,9 +54,11 @@ from dphawkes_core.threads import blas_settings, blas_threads
 
 SUPPORT = 5.0
 GRID_STEP = 1e-3
-EM_KERNEL_SIZE = 50
+EM_KERNEL_SIZES = (50, 25)
 EM_MAX_ITER = 50
 PLACEMENTS = ("step", "centred", "linear")
+FINE_BIN_SIZE = 0.01
+AGGREGATE_WIDTHS = (0.1, 0.2)
 
 
 def fine_grid(support: float = SUPPORT, step: float = GRID_STEP) -> np.ndarray:
@@ -88,16 +100,42 @@ def cached_events(scenario: Scenario, n_events: int, cache: Path) -> Events:
     return events
 
 
-def cached_em(events: Events, n_events: int, t: np.ndarray, cache: Path) -> tuple[np.ndarray, float, int]:
+def aggregate(kernels: np.ndarray, block: int) -> np.ndarray:
+    """Means of ``kernels[i, j, k]`` over blocks of ``block`` consecutive lags (a trailing partial block dropped)."""
+    d, _, p = kernels.shape
+    blocks = p // block
+    return kernels[:, :, : blocks * block].reshape(d, d, blocks, block).mean(axis=3)
+
+
+def inar_limit(scenario: Scenario, bin_size: float, lags: int, nodes: int = 801) -> np.ndarray:
+    """``(d, d, p)``: the truth averaged with a triangle of half-width Δ around each lag kΔ (CLS's limit)."""
+    u = np.linspace(-bin_size, bin_size, nodes)[1:-1]
+    weight = 1.0 - np.abs(u) / bin_size
+    weight /= weight.sum()
+    lag_times = bin_size * np.arange(1, lags + 1)
+    values = scenario.kernel_values((lag_times[:, None] + u[None, :]).ravel())
+    return values.reshape(scenario.dim, scenario.dim, lags, u.size) @ weight
+
+
+def bin_average(scenario: Scenario, bin_size: float, lags: int, nodes: int = 800) -> np.ndarray:
+    """``(d, d, p)``: the truth's mean over each bin ((k−1)Δ, kΔ] (the best step function of width Δ)."""
+    u = (np.arange(nodes) + 0.5) / nodes * bin_size
+    starts = bin_size * np.arange(lags)
+    values = scenario.kernel_values((starts[:, None] + u[None, :]).ravel())
+    return values.reshape(scenario.dim, scenario.dim, lags, nodes).mean(axis=3)
+
+
+def cached_em(events: Events, n_events: int, kernel_size: int, t: np.ndarray,
+              cache: Path) -> tuple[np.ndarray, float, int]:
     """EM's kernel function on ``t``, its fit time (s) and the tick threads used, cached as ``.npz``."""
-    path = cache / f"em_{n_events}_k{EM_KERNEL_SIZE}_it{EM_MAX_ITER}.npz"
+    path = cache / f"em_{n_events}_k{kernel_size}_it{EM_MAX_ITER}.npz"
     if path.exists():
         data = np.load(path)
         return data["values"], float(data["seconds"]), int(data["threads"])
     from tick.hawkes import HawkesEM
 
     threads = 1
-    em = HawkesEM(kernel_support=SUPPORT, kernel_size=EM_KERNEL_SIZE, n_threads=threads, max_iter=EM_MAX_ITER,
+    em = HawkesEM(kernel_support=SUPPORT, kernel_size=kernel_size, n_threads=threads, max_iter=EM_MAX_ITER,
                   tol=1e-6, verbose=False)
     start = time.perf_counter()
     em.fit([np.ascontiguousarray(x, dtype=float) for x in events.sequences[0].times])
@@ -108,23 +146,48 @@ def cached_em(events: Events, n_events: int, t: np.ndarray, cache: Path) -> tupl
     return values, seconds, threads
 
 
-def cls_rows(events: Events, truth: np.ndarray, t: np.ndarray, bin_sizes) -> list[dict]:
-    """One row per Δ: CLS fit time (binning + statistics + solve) and the error under each placement."""
-    rows = []
+def timed_cls(events: Events, bin_size: float):
+    """CLS at Δ with support s: the result and its wall time (binning + statistics + solve)."""
+    config = FitConfig(bin_size=bin_size, lags=lags_from_support(SUPPORT, bin_size))
+    start = time.perf_counter()
+    result, _ = fit(events, config)
+    return result, time.perf_counter() - start
+
+
+def print_cls_table(events: Events, scenario: Scenario, truth: np.ndarray, t: np.ndarray, bin_sizes) -> None:
+    """One row per Δ: the error under each placement, the distance to the INAR limit, the time."""
+    print("| CLS Δ | p | step | centred | linear | ‖Ĥ − INAR limit‖/‖limit‖ | time |\n|---|---|---|---|---|---|---|")
     for delta in bin_sizes:
-        config = FitConfig(bin_size=delta, lags=lags_from_support(SUPPORT, delta))
-        start = time.perf_counter()
-        try:
-            result, _ = fit(events, config)
-        except Exception as exc:  # noqa: BLE001 - a size limit is a finding to report, not a crash
-            rows.append({"delta": delta, "p": config.lags, "seconds": float("nan"), "note": str(exc)[:80]})
-            continue
-        seconds = time.perf_counter() - start
-        row = {"delta": delta, "p": config.lags, "seconds": seconds, "note": ""}
-        for placement in PLACEMENTS:
-            row[placement] = l2_relative_error(binned_kernel_function(result.kernels, delta, t, placement), truth)
-        rows.append(row)
-    return rows
+        result, seconds = timed_cls(events, delta)
+        errors = [l2_relative_error(binned_kernel_function(result.kernels, delta, t, placement), truth)
+                  for placement in PLACEMENTS]
+        limit = inar_limit(scenario, delta, result.lags)
+        to_limit = np.linalg.norm(result.kernels - limit) / np.linalg.norm(limit)
+        print(f"| {delta:g} | {result.lags} | " + " | ".join(f"{e:.4f}" for e in errors)
+              + f" | {to_limit:.4f} | {seconds:.2f} s |", flush=True)
+
+
+def print_aggregated_table(events: Events, truth: np.ndarray, t: np.ndarray) -> None:
+    """CLS at ``FINE_BIN_SIZE`` averaged into histograms of each width in ``AGGREGATE_WIDTHS``."""
+    result, seconds = timed_cls(events, FINE_BIN_SIZE)
+    print(f"| CLS Δ = {FINE_BIN_SIZE:g} aggregated to width w | error (step) | time (fit; averaging is free) |"
+          "\n|---|---|---|")
+    for width in AGGREGATE_WIDTHS:
+        block = round(width / FINE_BIN_SIZE)
+        error = l2_relative_error(binned_kernel_function(aggregate(result.kernels, block), width, t, "step"), truth)
+        print(f"| w = {width:g} | {error:.4f} | {seconds:.2f} s |", flush=True)
+
+
+def print_bias_table(scenario: Scenario, truth: np.ndarray, t: np.ndarray, bin_sizes) -> None:
+    """The error of the INAR limit (no data noise) and of the best step function, per Δ."""
+    print("| Δ | INAR limit as step | as linear | best step of width Δ (bin averages) |\n|---|---|---|---|")
+    for delta in bin_sizes:
+        lags = lags_from_support(SUPPORT, delta)
+        limit = inar_limit(scenario, delta, lags)
+        floor = bin_average(scenario, delta, lags)
+        print(f"| {delta:g} | {l2_relative_error(binned_kernel_function(limit, delta, t, 'step'), truth):.4f} | "
+              f"{l2_relative_error(binned_kernel_function(limit, delta, t, 'linear'), truth):.4f} | "
+              f"{l2_relative_error(binned_kernel_function(floor, delta, t, 'step'), truth):.4f} |")
 
 
 def main() -> None:
@@ -145,19 +208,20 @@ def main() -> None:
               f"midpoint grid step {GRID_STEP:g}")
         for n in args.sizes:
             events = cached_events(scenario, n, args.cache)
-            print(f"\n## {events.n_events} events (T = {events.end_time:.0f})", flush=True)
-            em_path = args.cache / f"em_{n}_k{EM_KERNEL_SIZE}_it{EM_MAX_ITER}.npz"
-            if not args.no_em or em_path.exists():
-                em_values, em_s, threads = cached_em(events, n, t, args.cache)
-                print(f"| HawkesEM (K={EM_KERNEL_SIZE}, {EM_MAX_ITER} iterations, {threads} thread) | "
-                      f"{l2_relative_error(em_values, truth):.4f} | {em_s:.2f} s |", flush=True)
-            print("| CLS Δ | p | step | centred | linear | time |\n|---|---|---|---|---|---|")
-            for row in cls_rows(events, truth, t, args.bin_sizes):
-                if row["note"]:
-                    print(f"| {row['delta']:g} | {row['p']} | – | – | – | {row['note']} |", flush=True)
+            print(f"\n### {events.n_events:,} events (T = {events.end_time:.0f})\n", flush=True)
+            print("| HawkesEM | error | time |\n|---|---|---|")
+            for size in EM_KERNEL_SIZES:
+                if args.no_em and not (args.cache / f"em_{n}_k{size}_it{EM_MAX_ITER}.npz").exists():
                     continue
-                print(f"| {row['delta']:g} | {row['p']} | {row['step']:.4f} | {row['centred']:.4f} | "
-                      f"{row['linear']:.4f} | {row['seconds']:.3f} s |", flush=True)
+                em_values, em_s, threads = cached_em(events, n, size, t, args.cache)
+                print(f"| K = {size} (width {SUPPORT / size:g}), {EM_MAX_ITER} iterations, {threads} thread | "
+                      f"{l2_relative_error(em_values, truth):.4f} | {em_s:.1f} s |", flush=True)
+            print()
+            print_cls_table(events, scenario, truth, t, args.bin_sizes)
+            print()
+            print_aggregated_table(events, truth, t)
+        print("\n### Discretisation bias (no data noise)\n")
+        print_bias_table(scenario, truth, t, args.bin_sizes)
 
 
 if __name__ == "__main__":
