@@ -1,98 +1,178 @@
-"""Utility of the formally private estimators at equal (ε, δ): SSP vs pgd-clip vs DP-PGD vs DP-CG.
+"""Utility of the formally private estimators at equal (ε, δ), and the DP-SSP targets of issue #9.
 
-Usage: ``python -m benchmarks.compare_formal [--events 10000 100000 1000000] [--seeds 3] [--scenarios paper-4d]``
+Usage: ``python -m benchmarks.compare_formal [--events 10000 100000 1000000] [--seeds 3]
+[--scenarios paper-2d exp-3d] [--methods ssp ssp-auto]``
 
-For each scenario (paper-2d with Δ = 0.5, paper-4d with Δ = 0.25, support 4) and data size it simulates
-one data set, fits the non-private CLS reference and each private method under the **formal**
-calibration at ε = 1, δ = 1e−5, and prints the median plain relative error ``||Ĥ − H||_F / ||H||_F``
-over noise seeds (the all-zero estimate scores 1). Choices, the same for every method: count cap C =
-the data's largest bin count (a data-dependent choice made for this comparison only; a real release
-fixes C in advance), B = ``||H_true||_F``, r = ``||ΔH_true||_*`` (oracle constraint sizes, as the paper's
-experiments), K = 1000 (PGD, pgd-clip, theorem step) and 100 (CG, paper step), G = 1, SSP ridge λ = 8σ√q.
+For each scenario (paper-2d with Δ = 0.5, paper-4d with Δ = 0.25, and a 3-d process with exponential
+kernels that is not the paper's, Δ = 0.25; support 4) and data size it simulates one data set on a
+stated window (cached under ``/tmp/dphawkes_compare_cache``), fits the non-private CLS reference and each
+private method under the **formal** calibration at ε = 1, δ = 1e−5, and prints the median plain
+relative error ``||Ĥ − H||_F / ||H||_F`` over noise seeds (the all-zero estimate scores 1).
+
+Methods: ``ssp`` (the default DP-SSP: lagged release, non-negative, smoothed), ``ssp-auto`` (the same
+with ``count_cap="auto"``: 5 % of ε chooses C — the only fully formal column, no setting from the data),
+``ssp-full`` (the DP-SSP before issue #9: full release, ridge 8σ√q, no constraint, no smoothing),
+``pgd-clip``, ``pgd``, ``cg``. Choices, the same for every method but ``ssp-auto``: count cap C = the data's
+largest bin count (a data-dependent choice made for this comparison only), B = ``||H_true||_F``,
+r = ``||ΔH_true||_*`` (oracle constraint sizes, as the paper's experiments), K = 1000 (PGD, pgd-clip,
+theorem step) and 100 (CG, paper step), G = 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 import time
+from pathlib import Path
 
 import numpy as np
 
 from dphawkes_core.binning import bin_events, lags_from_support
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
-from dphawkes_core.kernels import get_scenario
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
+from dphawkes_core.kernels import ExponentialKernel, Scenario, ZeroKernel, get_scenario
 from dphawkes_core.metrics import compare, constraint_scale
 from dphawkes_core.simulate import simulate
 
-SETTINGS = (("paper-2d", 0.5), ("paper-4d", 0.25))
 SUPPORT = 4.0
 EPSILON, DELTA = 1.0, 1e-5
+CACHE = Path("/tmp/dphawkes_compare_cache")
+METHODS = ("ssp", "ssp-auto", "ssp-full", "pgd-clip", "pgd", "cg")
+# issue #9's targets: ("abs", x) means error <= x; ("cls", f) means error <= f × the CLS error
+TARGETS = {("paper-2d", 10_000): ("abs", 0.45), ("paper-2d", 100_000): ("cls", 1.15),
+           ("paper-4d", 100_000): ("abs", 0.50), ("paper-4d", 1_000_000): ("cls", 1.3),
+           # the same kind of targets on a process that is not the paper's
+           ("exp-3d", 10_000): ("abs", 0.50), ("exp-3d", 100_000): ("cls", 1.15),
+           ("exp-3d", 1_000_000): ("cls", 1.15)}
 
 
-def method_configs(truth: np.ndarray, bin_size: float, lags: int, cap: int) -> dict:
+def exp_3d() -> Scenario:
+    """A 3-d process with exponential kernels of different decays and a zero pair, not the paper's."""
+    alpha = ((0.3, 0.1, 0.0), (0.0, 0.2, 0.25), (0.15, 0.0, 0.3))
+    beta = ((1.5, 1.0, 1.0), (1.0, 0.8, 2.0), (1.2, 1.0, 1.0))
+    kernels = tuple(tuple(ExponentialKernel(alpha[i][j], beta[i][j]) if alpha[i][j] else ZeroKernel()
+                          for j in range(3)) for i in range(3))
+    return Scenario(name="exp-3d", baseline=(0.2, 0.1, 0.15), kernels=kernels)
+
+
+SETTINGS = {"paper-2d": (get_scenario("paper-2d"), 0.5), "paper-4d": (get_scenario("paper-4d"), 0.25),
+            "exp-3d": (exp_3d(), 0.25)}
+
+
+def method_configs(truth: np.ndarray, bin_size: float, lags: int, cap: int, methods=METHODS) -> dict:
     """The private configurations compared (formal calibration, equal ε and δ)."""
     common = dict(bin_size=bin_size, lags=lags, count_cap=cap, calibration="formal", epsilon=EPSILON,
                   dp_delta=DELTA)
     bound, radius = constraint_scale(truth, bin_size)
-    return {
+    configs = {
         "ssp": FitConfig(method="ssp", **common),
+        "ssp-auto": FitConfig(method="ssp", **{**common, "count_cap": "auto"}),
+        "ssp-full": FitConfig(method="ssp", ssp_release="full", ssp_nonnegative=False, ssp_smoothing=0.0, **common),
         "pgd-clip": FitConfig(method="pgd-clip", bound=bound, clip=1.0, iters=1000, **common),
         "pgd": FitConfig(method="pgd", bound=bound, iters=1000, **common),
         "cg": FitConfig(method="cg", radius=radius, iters=100, **common),
     }
+    return {m: configs[m] for m in methods}
 
 
-def compare_rows(events_list=(10_000, 100_000), seeds: int = 3, scenarios=None) -> list[dict]:
+def simulated(name: str, n_events: int):
+    """The scenario's events (seed 1), simulated once and cached under :data:`CACHE`; and the seconds
+    the simulation took (0 when cached)."""
+    path = CACHE / f"{name}_{n_events}_seed1.pkl"
+    if path.exists():
+        return pickle.loads(path.read_bytes()), 0.0
+    start = time.perf_counter()
+    events = simulate(SETTINGS[name][0], n_events=n_events, seed=1)
+    elapsed = time.perf_counter() - start
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pickle.dumps(events))
+    return events, elapsed
+
+
+def compare_rows(events_list=(10_000, 100_000), seeds: int = 3, scenarios=None, methods=METHODS) -> list[dict]:
     """One row per (scenario, events): median plain relative error of every method, plus timings."""
     rows = []
-    for name, bin_size in SETTINGS:
+    for name, (scenario, bin_size) in SETTINGS.items():
         if scenarios and name not in scenarios:
             continue
-        scenario = get_scenario(name)
         lags = lags_from_support(SUPPORT, bin_size)
         truth = scenario.true_H(bin_size, lags)
         for n_events in events_list:
-            start = time.perf_counter()
-            events = simulate(scenario, n_events=n_events, seed=1)
-            sim_s = time.perf_counter() - start
+            events, sim_s = simulated(name, n_events)
             cap = max(int(x.max()) for x in bin_events(events, bin_size).counts)
             stats, _ = prepare_stats(events, FitConfig(bin_size=bin_size, lags=lags, count_cap=cap))
             cls = compare(fit_stats(stats, FitConfig(bin_size=bin_size, lags=lags, count_cap=cap)).H, truth)
             row = {"scenario": name, "events": n_events, "bin_size": bin_size, "lags": lags, "count_cap": cap,
                    "cls": cls.relative_error, "simulate_s": sim_s}
-            for method, config in method_configs(truth, bin_size, lags, cap).items():
-                errors, t0 = [], time.perf_counter()
+            for method, config in method_configs(truth, bin_size, lags, cap, methods).items():
+                errors, caps, t0 = [], [], time.perf_counter()
                 for seed in range(seeds):
-                    errors.append(compare(fit_stats(stats, FitConfig(**{**vars(config), "seed": seed})).H,
-                                          truth).relative_error)
+                    seeded = FitConfig(**{**vars(config), "seed": seed})
+                    if config.count_cap == "auto":  # the whole mechanism: the cap is chosen on the data
+                        result, info = fit(events, seeded)
+                        caps.append(info["count_cap"])
+                    else:
+                        result = fit_stats(stats, seeded)
+                    errors.append(compare(result.H, truth).relative_error)
                 row[method] = float(np.median(errors))
                 row[f"{method}_s"] = (time.perf_counter() - t0) / seeds
+                if caps:
+                    row["auto_caps"] = caps
             rows.append(row)
-            print(_line(row), flush=True)
+            print(_line(row, methods), flush=True)
     return rows
 
 
-def _line(row: dict) -> str:
-    methods = ("ssp", "pgd-clip", "pgd", "cg")
+def _line(row: dict, methods) -> str:
     best = min(methods, key=lambda m: row[m])
     cells = " | ".join(f"**{row[m]:.3f}**" if m == best else f"{row[m]:.3f}" for m in methods)
     return (f"| {row['scenario']} | {row['events']:,} | {row['bin_size']:g} / {row['lags']} | {row['count_cap']} | "
             f"{row['cls']:.3f} | {cells} | {row['simulate_s']:.0f} s |")
 
 
-HEADER = ("| scenario | events | Δ / p | C | CLS (non-private) | SSP | pgd-clip | DP-PGD | DP-CG | simulation |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+def header(methods) -> str:
+    """Markdown header of the comparison table."""
+    return (f"| scenario | events | Δ / p | C | CLS (non-private) | {' | '.join(methods)} | simulation |\n"
+            f"|{'---|' * (len(methods) + 6)}")
+
+
+def target_lines(rows: list[dict]) -> list[str]:
+    """The targets table: each target against DP-SSP with the data's C and with the automatic C."""
+    lines = ["| scenario | events | CLS | SSP before #9 | target | SSP (C = data max) | met | SSP (auto C) | auto C | met |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        target = TARGETS.get((row["scenario"], row["events"]))
+        if target is None or "ssp" not in row:
+            continue
+        kind, value = target
+        limit = value if kind == "abs" else value * row["cls"]
+        text = f"≤ {value:g}" if kind == "abs" else f"≤ {value:g} × CLS = {limit:.3f}"
+        cells = [row["scenario"], f"{row['events']:,}", f"{row['cls']:.3f}", _cell(row, "ssp-full"), text,
+                 f"{row['ssp']:.3f}", "yes" if row["ssp"] <= limit else "**no**"]
+        if "ssp-auto" in row:
+            cells += [f"{row['ssp-auto']:.3f}", "/".join(str(c) for c in row["auto_caps"]),
+                      "yes" if row["ssp-auto"] <= limit else "**no**"]
+        else:
+            cells += ["–", "–", "–"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def _cell(row: dict, method: str) -> str:
+    return f"{row[method]:.3f}" if method in row else "–"
 
 
 def main() -> None:
-    """Print the markdown table."""
+    """Print the markdown comparison table, then the targets table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--scenarios", nargs="+", choices=[s for s, _ in SETTINGS])
+    parser.add_argument("--scenarios", nargs="+", choices=list(SETTINGS))
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     args = parser.parse_args()
-    print(HEADER, flush=True)
-    compare_rows(args.events, args.seeds, args.scenarios)
+    print(header(args.methods), flush=True)
+    rows = compare_rows(args.events, args.seeds, args.scenarios, args.methods)
+    print()
+    print("\n".join(target_lines(rows)))
 
 
 if __name__ == "__main__":

@@ -391,7 +391,9 @@ def _add_audit_parser(sub) -> None:
     aud.add_argument("--epsilon", type=_positive_float, default=1.0, help="claimed ε (default 1)")
     aud.add_argument("--dp-delta", type=_positive_float, default=1e-5, help="δ (default 1e-5)")
     aud.add_argument("--calibration", choices=CALIBRATIONS, default="formal")
-    aud.add_argument("--count-cap", type=_positive_int, help="public cap C (default: the data's largest bin count)")
+    aud.add_argument("--count-cap", type=_count_cap,
+                     help="public cap C (default: the data's largest bin count), or 'auto' (ssp): audit the "
+                          "whole mechanism that chooses C privately")
     aud.add_argument("--trials", type=_positive_int, default=2000, help="runs per data set (default 2000)")
     aud.add_argument("--confidence", type=_positive_float, default=0.95, help="confidence (default 0.95)")
     aud.add_argument("--broken", action="store_true", help="divide the noise std by --broken-factor (a bug to catch)")
