@@ -1,7 +1,7 @@
 """Streamlit glue for the privacy budget: the current data set's ledger, its display, and metered releases.
 
 The accounting is :mod:`dphawkes_core.ledger`; this module only reads the ledger file, shows the
-remaining budget, and puts a "Release" button in front of a formal release that would spend it.
+remaining budget, and sends the pages' fits on private data through it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import streamlit as st
 from dphawkes_core.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
-                                  default_ledger_path, is_metered, metered_fit, plan_release, result_from_record)
+                                  default_ledger_path, is_metered, metered_fit)
 from ui_common import config_items, fit_cached, friendly_error
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
@@ -72,22 +72,24 @@ def budget_state(dataset: Dataset, dataset_fp: str) -> BudgetState:
         return BudgetState(book, key, simulated, error=str(exc))
 
 
-def show_budget(state: BudgetState) -> None:
-    """One box: the remaining budget of private data, "public — no budget" for a simulation, or the file's error."""
+def show_budget(state: BudgetState, details: bool = True) -> None:
+    """One box: the remaining budget of private data, "public — no budget" for a simulation, or the file's
+    error; ``details`` points to the Privacy budget page."""
     if state.error:
         what = ("simulated data are treated as public meanwhile" if state.simulated
                 else "private releases on this data set are stopped until it is repaired")
         st.error(f"{state.error[:1].upper()}{state.error[1:]} — {what}.", icon="⚠️")
         return
     if not state.metered:
-        st.caption(":material/public: **Simulated data: public — no budget.** Nothing is metered on a simulation; "
-                   "mark it private on the *Privacy budget* page to see the budget at work.")
+        st.caption(":material/public: **Simulated data: public — no budget.** Nothing is metered on a simulation"
+                   + ("; mark it private on the *Privacy budget* page to see the budget at work." if details else "."))
         return
     ledger = state.current()
     st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "
             f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) over {len(ledger.metered)} release(s); "
-            f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**. Details and the budget setting: "
-            "*Privacy budget* page.", icon=":material/account_balance_wallet:")
+            f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**."
+            + (" Details and the budget setting: *Privacy budget* page." if details else ""),
+            icon=":material/account_balance_wallet:")
 
 
 def refuse_experiments(state: BudgetState) -> bool:
@@ -99,31 +101,20 @@ def refuse_experiments(state: BudgetState) -> bool:
 
 
 def release_fit(state: BudgetState, dataset_fp: str, stats, config, data_info: dict):
-    """The fit to show: cached on public data; on private data through the ledger (replayed when already
-    paid for, a "Release" button before spending, refused past the budget). ``None`` when nothing is shown."""
+    """The fit to show: cached on public data; on private data a release through the ledger — shown again
+    from the ledger when already paid for, refused past the budget. ``None`` when nothing is shown."""
     if not state.metered:
         return fit_cached(dataset_fp, stats, config_items(config))
     if state.error:
         return None
     try:
-        ledger, plan = state.current(), plan_release(state.key, stats, config, data_info)
-        earlier = ledger.find(plan.request)
-        if earlier is not None:
-            st.caption(":material/replay: Shown again from the ledger: " + (
-                "this release was already paid for — no new noise, no new privacy spent." if earlier.formal
-                else "not metered (" + "; ".join(earlier.reasons) + ")."))
-            return result_from_record(earlier.result)
-        if not plan.status.formal:
-            st.caption("Not metered: " + plan.status.label() + " — the ledger lists it apart from the releases.")
-            return metered_fit(state.book, state.key, stats, config, data_info, plan=plan).result
-        ledger.check(plan.mechanisms)
-        alone, after = ledger.cost(plan.mechanisms)
-        st.info(f"Not released yet: releasing this estimate spends ε = {alone:.3g}, and the composed ε of this "
-                f"data set becomes {after:.3g} of its budget {ledger.budget.epsilon:.3g}.", icon=":material/lock:")
-        if not st.button("Release this estimate", type="primary", key="ledger_release"):
-            return None
-        metered_fit(state.book, state.key, stats, config, data_info, plan=plan)
+        metered = metered_fit(state.book, state.key, stats, config, data_info)
     except DPHawkesError as exc:
         friendly_error(exc)
         return None
-    st.rerun()  # draw the page again: the release now comes from the ledger and the budget box is current
+    if metered.entry.formal and not metered.replayed:
+        st.rerun()  # draw the page again: the release now comes from the ledger and the budget box is current
+    st.caption(":material/replay: Shown again from the ledger: already paid for — no new noise, no privacy spent."
+               if metered.entry.formal else "Not metered: " + "; ".join(metered.entry.reasons) +
+               " — the ledger lists it apart from the formal releases.")
+    return metered.result

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from .errors import DPHawkesError
-from .estimators import FitConfig, FitResult, fit_stats, privacy_report, release_status, run_private
+from .estimators import (METHOD_NAMES, FitConfig, FitResult, fit_stats, privacy_report, release_status,
+                         run_private)
 from .privacy import FormalStatus, PrivacyReport
 
 if TYPE_CHECKING:
@@ -560,7 +561,7 @@ def release_label(config: FitConfig) -> str:
     """One line naming a fit's release: method, privacy target, Δ, p."""
     privacy = (f"ε = {config.epsilon:g}" if config.sigma2 is None and config.epsilon is not None
                else f"σ² = {config.sigma2:g}" if config.sigma2 is not None else "no noise")
-    return f"{config.method}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"
+    return f"{METHOD_NAMES.get(config.method, config.method)}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"
 
 
 @dataclass(frozen=True)

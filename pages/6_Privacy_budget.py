@@ -23,7 +23,7 @@ st.markdown(
     "a release that would take the total over the budget is refused. Asking again for a release already made "
     "(same data, same settings) shows the stored estimate — no new noise, nothing spent.")
 state = budget_state(dataset, fingerprint)
-show_budget(state)
+show_budget(state, details=False)
 
 
 def privacy_setting() -> None:
@@ -69,7 +69,7 @@ def releases() -> None:
         st.caption("No formal release yet.")
     else:
         st.dataframe(pd.DataFrame([{
-            "#": i, "released (UTC)": entry.created, "release": entry.label, "ε alone": alone,
+            "#": i, "released (UTC)": entry.created[:19].replace("T", " "), "release": entry.label, "ε alone": alone,
             "composed ε so far": composed, "naive Σε so far": naive,
         } for i, (entry, alone, composed, naive) in enumerate(history, start=1)]), hide_index=True, key="releases")
         _, _, composed, naive = history[-1]
@@ -85,8 +85,9 @@ def releases() -> None:
             f"(one more release of ε ≤ {ledger.remaining():.3g}) is more than budget − spent.")
     if ledger.unmetered:
         st.subheader("Shown without a formal guarantee (not metered)")
-        st.dataframe(pd.DataFrame([{"shown (UTC)": e.created, "output": e.label, "why it is not a formal release":
-                                    "; ".join(e.reasons)} for e in ledger.unmetered]), hide_index=True, key="unmetered")
+        st.dataframe(pd.DataFrame([{"shown (UTC)": e.created[:19].replace("T", " "), "output": e.label,
+                                    "why it is not a formal release": "; ".join(e.reasons)}
+                                   for e in ledger.unmetered]), hide_index=True, key="unmetered")
         st.caption("These outputs carry no guarantee to compose (seeded noise, a calibration or window read from "
                    "the data, or no noise at all), so the budget does not count them — and the composed ε above "
                    "covers the formal releases only. Do not publish them.")

@@ -4,6 +4,15 @@ import pytest
 import streamlit as st
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_ledger_file(tmp_path_factory):
+    """Servers started by module-scoped fixtures (the browser tests) keep their privacy ledger in a tmp dir too."""
+    path = tmp_path_factory.mktemp("ledger") / "ledger.json"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DPHAWKES_LEDGER", str(path))
+        yield path
+
+
 @pytest.fixture(autouse=True)
 def private_ledger_file(tmp_path, monkeypatch):
     """Every test keeps its privacy ledger in its own tmp dir (never the user's ``~/.dphawkes``)."""

@@ -1,0 +1,114 @@
+"""Write docs/budget.png: the Privacy budget page of a simulation metered like private data, in Chromium.
+
+A fresh ledger (in a temporary directory) gets three formal DP-SSP releases and one seeded fit on
+paper-2d (20,000 events, seed 2); ``streamlit run`` serves the app with that ledger and headless
+Debian Chromium (Playwright, never ``playwright install``) opens the page by a link naming the same
+simulation, waits for the chart and saves a palette PNG.
+
+Run: ``.venv/bin/python scripts/budget_screenshot.py`` (takes about a minute).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from dphawkes_core.datasets import simulate_dataset  # noqa: E402
+from dphawkes_core.estimators import prepare_stats  # noqa: E402
+from dphawkes_core.kernels import get_scenario  # noqa: E402
+from dphawkes_core.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint, metered_fit  # noqa: E402
+from dphawkes_core.presets import DEFAULT_PRESET, get_preset  # noqa: E402
+
+SIMULATION = {"data": "paper-2d", "n": 20_000, "dseed": 2}
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IDLE = ("[data-testid='stApp'][data-test-connection-state='CONNECTED']"
+        "[data-test-script-state='notRunning']")
+TARGET = ROOT / "docs" / "budget.png"
+
+
+def fill_ledger(path: Path) -> None:
+    """The simulation metered like private data, with a budget of ε = 3 and four fits."""
+    dataset = simulate_dataset(get_scenario(SIMULATION["data"]), n_events=SIMULATION["n"], seed=SIMULATION["dseed"])
+    book, key = LedgerBook(path), LedgerKey(data_fingerprint(dataset.events))
+    book.open(key, Budget(3.0, 1e-5), label=dataset.label, public=False)
+    config = replace(get_preset(DEFAULT_PRESET).config, count_cap=5)
+    stats, info = prepare_stats(dataset.events, config)
+    for changes in ({}, {"epsilon": 0.5}, {"epsilon": 1.5}, {"seed": 7}):
+        metered_fit(book, key, stats, replace(config, **changes), info)
+
+
+def serve(ledger: Path, log) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free port with ``$DPHAWKES_LEDGER`` set; waits until healthy."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
+         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=os.environ | {LEDGER_ENV: str(ledger)})
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
+                if reply.read().decode().strip() == "ok":
+                    return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("streamlit did not start")
+
+
+def screenshot(url: str, raw: Path) -> None:
+    """Open the Privacy budget page on the simulation and save a full-page screenshot."""
+    from playwright.sync_api import sync_playwright
+
+    query = "&".join(f"{k}={v}" for k, v in SIMULATION.items())
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1300, "height": 2300})
+            page.goto(f"{url}/Privacy_budget?{query}", wait_until="domcontentloaded")
+            page.wait_for_selector(IDLE, timeout=120_000)
+            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", state="visible", timeout=120_000)
+            if page.locator("[data-testid='stException']").count():
+                raise RuntimeError("the page shows an exception")
+            page.screenshot(path=str(raw), full_page=True)
+        finally:
+            browser.close()
+
+
+def main() -> None:
+    from PIL import Image
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ledger, raw = Path(tmp) / "ledger.json", Path(tmp) / "budget.png"
+        fill_ledger(ledger)
+        with open(Path(tmp) / "streamlit.log", "w") as log:
+            proc, url = serve(ledger, log)
+            try:
+                screenshot(url, raw)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
+        image = Image.open(raw).convert("RGB")
+        image = image.crop(image.getbbox())
+        image.thumbnail((1200, 2200))
+        image.quantize(colors=128).save(TARGET, optimize=True)
+    print(f"wrote {TARGET} ({TARGET.stat().st_size // 1024} KB)")
+
+
+if __name__ == "__main__":
+    main()
