@@ -265,23 +265,14 @@ def sequence_entries(times, n_bins: int, bin_size: float) -> tuple[np.ndarray, n
     dropped : int
         Events at or after bin ``n_bins``.
     """
-    keys, values, dropped = [], [], 0
     d = len(times)
-    for j, t in enumerate(times):
-        t = np.asarray(t, dtype=np.float64)
-        idx = np.concatenate([bin_index(t[i:i + _CHUNK], bin_size) for i in range(0, t.size, _CHUNK)]) \
-            if t.size else np.zeros(0, dtype=np.int64)
-        idx = idx[idx < n_bins]
-        dropped += t.size - idx.size
-        if idx.size > 1 and np.any(idx[1:] < idx[:-1]):
-            idx = np.sort(idx)
-        starts = np.flatnonzero(np.concatenate([[True], idx[1:] != idx[:-1]])) if idx.size else idx
-        keys.append(idx[starts] * d + j)
-        values.append(np.diff(np.append(starts, idx.size)))
-    keys, values = np.concatenate(keys), np.concatenate(values).astype(np.int64)
-    order = np.argsort(keys, kind="stable")
-    keys, values = keys[order], values[order]
-    return keys // d, keys % d, values, dropped
+    t = np.concatenate([np.asarray(x, dtype=np.float64).ravel() for x in times])
+    dims = np.repeat(np.arange(d, dtype=np.int64), [len(x) for x in times])
+    idx = np.concatenate([bin_index(t[i:i + _CHUNK], bin_size) for i in range(0, t.size, _CHUNK)]) \
+        if t.size else np.zeros(0, dtype=np.int64)
+    keep = idx < n_bins
+    keys, values = np.unique(idx[keep] * d + dims[keep], return_counts=True)  # sorted by bin, then dimension
+    return keys // d, keys % d, values.astype(np.int64), int(t.size - np.count_nonzero(keep))
 
 
 def bin_index(t: np.ndarray, bin_size: float) -> np.ndarray:
@@ -305,13 +296,16 @@ def bin_index(t: np.ndarray, bin_size: float) -> np.ndarray:
     """
     t = np.asarray(t, dtype=np.float64)
     delta = float(bin_size)
-    tol = EDGE_ULPS * np.spacing(t)
     k = np.floor(t / delta)
-    for _ in range(2):  # the floating quotient is off by at most one; the tolerance by at most one more
-        resid = _exact_residual(t, k, delta)
-        k = np.where(resid + tol < 0, k - 1, k)
-        resid = _exact_residual(t, k, delta)
-        k = np.where(resid + tol >= delta, k + 1, k)
+    shifted = _exact_residual(t, k, delta) + EDGE_ULPS * np.spacing(t)
+    near = np.flatnonzero((shifted < 0) | (shifted >= delta))  # the few times the quotient put in the wrong bin
+    if near.size:
+        tn, kn = t[near], k[near]
+        tol = EDGE_ULPS * np.spacing(tn)
+        for _ in range(2):  # the floating quotient is off by at most one; the tolerance by at most one more
+            kn = np.where(_exact_residual(tn, kn, delta) + tol < 0, kn - 1, kn)
+            kn = np.where(_exact_residual(tn, kn, delta) + tol >= delta, kn + 1, kn)
+        k[near] = kn
     return k.astype(np.int64)
 
 
