@@ -31,7 +31,7 @@ import numpy as np
 
 from .binning import bins_in_window, check_bin_size, check_count_cap, sequence_entries
 from .errors import ConfigError, DataError
-from .stats import MomentPieces, _lagged_products_direct, check_design_size, lagged_products, rows_between
+from .stats import MomentPieces, check_design_size, dense_lagged_products, lagged_products, rows_between
 
 PARTITION_COLUMNS = ("time", "dimension", "sequence")
 PARTITION_SUFFIXES = (".parquet", ".pq")
@@ -225,7 +225,7 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
         sign_rows = ((1.0, rows_a + rows_b), (-1.0, rows_a), (-1.0, rows_b))
         for sign, rows in sign_rows:
             kept = _clip(rows, a.count_cap)
-            lagged = lagged + sign * _lagged_products_direct(kept, p)
+            lagged = lagged + sign * dense_lagged_products(kept, p)
             totals = totals + sign * kept.sum(axis=0)
             clipped += int(sign * (rows - kept).sum())
     lo, hi = a.lo, max(a.hi, b.hi)

@@ -180,12 +180,12 @@ def rows_between(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, first: 
     return rows
 
 
-def sufficient_stats(binned: BinnedCounts, lags: int) -> SufficientStats:
+def sufficient_stats(binned: BinnedCounts | SparseCounts, lags: int) -> SufficientStats:
     """Compute ``A``, ``b`` (and ``yy``) summed over sequences.
 
     Parameters
     ----------
-    binned : BinnedCounts
+    binned : SparseCounts or BinnedCounts
         Count series.
     lags : int
         p >= 1.
@@ -285,7 +285,7 @@ def lagged_products(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, n_bi
     """
     n, d = int(n_bins), int(dim)
     if n * (max_lag + 1) <= _DIRECT_LAGGED_CELLS:
-        return _lagged_products_direct(rows_between(bins, dims, values, 0, n, d), max_lag)
+        return dense_lagged_products(rows_between(bins, dims, values, 0, n, d), max_lag)
     nonzero_bins = np.count_nonzero(np.diff(bins)) + 1 if bins.size else 0
     expected_pairs = values.size * (1.0 + nonzero_bins * (max_lag + 1) / max(n, 1)) * d
     fft_cost = 4.0 * d * d * n * np.log2(max(n, 2)) + d * n * np.log2(max(n, 2))
@@ -294,8 +294,9 @@ def lagged_products(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, n_bi
     return _lagged_products_fft(rows_between(bins, dims, values, 0, n, d), max_lag)
 
 
-def _lagged_products_direct(x: np.ndarray, max_lag: int) -> np.ndarray:
-    """One small product ``X[τ:]ᵀ X[:n-τ]`` per lag: fastest for short series (many-sequence data)."""
+def dense_lagged_products(x: np.ndarray, max_lag: int) -> np.ndarray:
+    """``C[τ]`` of a dense ``(n, d)`` series by one small product ``X[τ:]ᵀ X[:n-τ]`` per lag: fastest for
+    short series (many-sequence data, the boundary windows of a partitioned fit)."""
     n, d = x.shape
     xf = x.astype(float)
     out = np.zeros((max_lag + 1, d, d))

@@ -57,7 +57,7 @@ def entries(x):
 
 
 @pytest.mark.parametrize("path", [lambda x, p: st._lagged_products_sparse(*entries(x), x.shape[1], p),
-                                  st._lagged_products_fft, st._lagged_products_direct,
+                                  st._lagged_products_fft, st.dense_lagged_products,
                                   lambda x, p: st.lagged_products(*entries(x), *x.shape, p)],
                          ids=["sparse", "fft", "direct", "chosen"])
 def test_every_lagged_product_path_is_exact(path):
