@@ -131,6 +131,38 @@ def test_remaining_is_the_largest_release_that_still_fits(tmp_path):
         ledger.check([too_big])
 
 
+def _release_slowly(path, request, z, outcomes):
+    import time
+
+    def run():
+        time.sleep(0.5)  # both processes are inside their release at the same time without the lock
+        return {}
+
+    try:
+        LedgerBook(path).release(LedgerKey("c" * 64), request, run, label=request, formal=True,
+                                 mechanisms=(Mechanism("gaussian", z),))
+        outcomes.put("released")
+    except BudgetExceeded:
+        outcomes.put("refused")
+
+
+def test_concurrent_scripts_cannot_both_slip_under_the_budget(tmp_path):
+    import multiprocessing
+
+    path, z = tmp_path / "shared.json", 4.0
+    compose_epsilon([Mechanism("gaussian", z)], DELTA)  # the accountant is imported once, before the fork
+    LedgerBook(path).open(LedgerKey("c" * 64), Budget(gdp_epsilon(1.2 / z, DELTA), DELTA))  # room for one
+    context = multiprocessing.get_context("fork")
+    outcomes = context.Queue()
+    workers = [context.Process(target=_release_slowly, args=(path, f"script {i}", z, outcomes)) for i in range(2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=60)
+    assert sorted(outcomes.get(timeout=5) for _ in workers) == ["refused", "released"]
+    assert len(LedgerBook(path).get(LedgerKey("c" * 64)).entries) == 1
+
+
 def test_a_budget_below_what_was_spent_is_refused_and_public_data_are_not_metered(tmp_path):
     book, key = LedgerBook(tmp_path / "l.json"), LedgerKey("b" * 64)
     book.release(key, "r", dict, label="x", formal=True, mechanisms=(gaussian_mechanism(2.0, 1.0),))
