@@ -12,8 +12,7 @@ from dphawkes_core.estimators import FitConfig, prepare_stats
 from dphawkes_core.events import from_arrays
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.ledger import (Budget, BudgetExceeded, DataLedger, LedgerBook, LedgerError, LedgerKey, Mechanism,
-                                  compose_epsilon, data_fingerprint, gaussian_mechanism, mechanisms_of,
-                                  metered_fit)
+                                  compose_epsilon, data_fingerprint, gaussian_mechanism, metered_fit)
 from dphawkes_core.privacy import SEEDED_NOISE
 from dphawkes_core.simulate import simulate
 
@@ -76,13 +75,17 @@ def test_pure_step_composes_between_the_larger_part_and_the_sum():
     assert alone < both <= alone + 0.2 + 2e-3
 
 
-def test_an_automatic_count_cap_is_metered_with_the_release():
-    from types import SimpleNamespace
-
-    report = SimpleNamespace(sigma2=0.09, sensitivity=0.1, iters=1, budget_split={"cap_sigma": 20.0})
-    cap, main = mechanisms_of(report)
-    assert (cap.parameter, main.parameter) == (20.0, pytest.approx(3.0))
-    assert compose_epsilon((cap, main), DELTA) == pytest.approx(gdp_epsilon(math.hypot(1 / 20, 1 / 3), DELTA))
+def test_an_automatic_count_cap_is_metered_with_the_release(ssp_data):
+    book, key, _, _ = ssp_data
+    events = simulate(get_scenario("paper-2d"), n_events=1500, seed=3)
+    config = ssp_config(count_cap="auto")
+    stats, info = prepare_stats(events, config)  # the cap's tail counts are released here
+    fit = metered_fit(book, key, stats, config, info)
+    cap, release = fit.entry.mechanisms
+    assert cap.parameter == fit.result.privacy.budget_split["cap_sigma"] and cap.releases == 1
+    mu = math.hypot(1 / cap.parameter, 1 / release.parameter)
+    assert fit.ledger.spent() == pytest.approx(gdp_epsilon(mu, DELTA), rel=1e-6)
+    assert fit.ledger.spent() == pytest.approx(1.0, rel=1e-6)  # the cap's share included, nothing more
 
 
 def test_a_fit_calibrated_to_epsilon_spends_that_epsilon(ssp_data):
