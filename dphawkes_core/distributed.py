@@ -128,20 +128,19 @@ def read_partition(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     name = Path(path).name
     try:
         parquet = pq.ParquetFile(path)
+        columns = {str(c).strip().lower(): c for c in parquet.schema_arrow.names}
+        if "time" not in columns or "dimension" not in columns:
+            raise DataError(f"{name}: expected columns time,dimension[,sequence]")
+        if "start" in columns or "end" in columns:
+            raise DataError(f"{name}: per-sequence start/end columns are not read from partitions; "
+                            "give the window with --start-time/--end-time")
+        table = parquet.read(columns=[columns[c] for c in PARTITION_COLUMNS if c in columns])
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
-    columns = {str(c).strip().lower(): c for c in parquet.schema_arrow.names}
-    if "time" not in columns or "dimension" not in columns:
-        raise DataError(f"{name}: expected columns time,dimension[,sequence]")
-    if "start" in columns or "end" in columns:
-        raise DataError(f"{name}: per-sequence start/end columns are not read from partitions; "
-                        "give the window with --start-time/--end-time")
-    wanted = [columns[c] for c in PARTITION_COLUMNS if c in columns]
-    table = parquet.read(columns=wanted)
-    times = _numeric(table.column(columns["time"]), name, "time", float)
+    times = _numbers(table.column(columns["time"]), name, "time")
     if not np.all(np.isfinite(times)):
         raise DataError(f"{name}: the time column holds missing or non-finite values")
-    dims = _numeric(table.column(columns["dimension"]), name, "dimension", float)
+    dims = _numbers(table.column(columns["dimension"]), name, "dimension")
     if dims.size and (not np.all(np.isfinite(dims)) or np.any(dims != np.floor(dims)) or dims.min() < 0):
         raise DataError(f"{name}: dimensions must be integers 0..d-1 when read from partitions")
     seqs = (table.column(columns["sequence"]).to_numpy(zero_copy_only=False) if "sequence" in columns
@@ -149,12 +148,13 @@ def read_partition(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return times, dims.astype(np.int64), seqs
 
 
-def _numeric(column, name: str, what: str, dtype) -> np.ndarray:
+def _numbers(column, name: str, what: str) -> np.ndarray:
+    """A numeric Arrow column as float64 (missing values as NaN)."""
     import pyarrow as pa
 
     if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
         raise DataError(f"{name}: the {what} column must hold numbers (found {column.type})")
-    return column.to_numpy(zero_copy_only=False).astype(dtype)
+    return column.to_numpy(zero_copy_only=False).astype(np.float64)
 
 
 def scan_partition(path: str) -> tuple[int, dict]:
