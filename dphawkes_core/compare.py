@@ -3,7 +3,8 @@
 The chosen fit stays as it is; every other method is run on the same statistics (same Δ, p, count cap
 C and data) at the same target ε and δ, with the same calibration when the method has it (DP-SSP and
 clipped DP-PGD only have the formal one) and its public settings (B, r, G, K) from a reference config —
-the preset's. Each row says whether the release is a formal guarantee and, if not, why
+the preset's. With an automatic count cap (DP-SSP only), the others are clipped at the C it chose, a
+setting they take from the data. Each row says whether the release is a formal guarantee and, if not, why
 (:func:`~dphawkes_core.estimators.release_status`), or why the method was not run (a missing public
 setting, or a predicted cost over the budget unless slow methods are asked for).
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .count_cap import AUTO
 from .errors import DPHawkesError
 from .estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig, FitResult, fit_stats, release_status
 from .metrics import compare
@@ -108,20 +110,23 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     include_slow : bool
         Run methods whose predicted cost exceeds :data:`COMPARISON_BUDGET_S` too.
     data_derived : iterable of str
-        Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`).
+        Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`); ``C`` is added
+        when ``config`` chose its count cap automatically.
 
     Returns
     -------
     tuple of MethodRow
         In the order of ``methods``.
     """
+    if config.count_cap == AUTO:  # the others are clipped at the C chosen for DP-SSP
+        config, data_derived = replace(config, count_cap=stats.count_cap), (*data_derived, "C")
     rows = []
     for method in methods:
         other = method_config(config, method, epsilon, public)
         cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, method, other.iters,
                                  n_events=data_info["n_events"])
         if not include_slow and cost.seconds > COMPARISON_BUDGET_S:
-            rows.append(_not_run(method, f"skipped: predicted {cost.summary()}"))
+            rows.append(_not_run(method, f"skipped: predicted to take {cost.seconds:.2g} s"))
             continue
         try:
             result = fit_stats(stats, other)

@@ -86,3 +86,15 @@ def test_comparison_epsilon(data):
     cls = FitConfig(bin_size=0.5, lags=8)
     assert comparison_epsilon(cls, fit_stats(stats, cls), fallback=1.0) == 1.0
     assert comparison_epsilon(cls, fit_stats(stats, cls)) is None
+
+
+def test_an_automatic_cap_is_passed_on_as_a_setting_taken_from_the_data():
+    events = simulate(SCENARIO, n_events=2000, seed=4)
+    chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap="auto", epsilon=1.0, calibration="formal",
+                       seed=2)
+    stats, info = prepare_stats(events, chosen)
+    (row,) = compare_methods(stats, info, chosen, 1.0, SCENARIO.true_H(0.5, 8), PUBLIC, methods=("pgd",))
+    alone = fit_stats(stats, FitConfig(method="pgd", bin_size=0.5, lags=8, count_cap=stats.count_cap, bound=1.0,
+                                       iters=200, epsilon=1.0, calibration="formal", seed=2))
+    assert row.relative_error == pytest.approx(compare(alone.H, SCENARIO.true_H(0.5, 8)).relative_error, rel=1e-12)
+    assert any("count cap C" in reason for reason in row.status.reasons)
