@@ -60,6 +60,8 @@ _PAGE_HELP = {
                             "our measurement",
     "5_Privacy_audit.py": "check a privacy claim from the outside: run a mechanism on two neighbouring data "
                           "sets many times and bound its real ε from below",
+    "6_Privacy_budget.py": "every release on a data set counts: its ledger, each release's ε, the total composed "
+                           "exactly against naive summation, and the budget that refuses one release too many",
 }
 for path, label in app_pages():
     st.page_link(path, label=label, icon="➡️")

@@ -9,6 +9,7 @@ from dphawkes_core.metrics import constraint_scale
 from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, FitConfig
 from dphawkes_core.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
+from ui_budget import budget_state, refuse_experiments
 from ui_common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
 
 SESSION, RESULT, STOPPED = "audit_session", "audit_result", "audit_stopped"
@@ -20,9 +21,11 @@ st.caption("Run the private estimator many times on two data sets that differ by
            "moves the output most), try to tell them apart, and turn the test's error rates into a lower bound on "
            "the ε the mechanism really has (Clopper–Pearson, as in Jagielski et al. 2020 / Nasr et al. 2021). "
            "A bound above the claim refutes the claim; a bound below it proves nothing more.")
-dataset, _ = current_dataset()
+dataset, dataset_fp = current_dataset()
 sidebar_dataset(dataset)
 st.caption("Data: " + dataset_caption(dataset))
+if refuse_experiments(budget_state(dataset, dataset_fp)):  # an audit is an experiment: not on private data
+    st.stop()
 
 
 def read_controls() -> AuditConfig:
