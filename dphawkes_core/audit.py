@@ -17,6 +17,21 @@ Recipe (Jagielski et al. 2020, Nasr et al. 2021):
 A lower bound above the claimed ε is a (statistically certain) violation; a lower bound below it is
 consistent with the claim but proves nothing more. The ``broken`` option divides the noise std by a
 factor while still claiming the original ε, to show that such a bug is caught.
+
+Worst-case neighbours (``neighbours="worst-case"``): instead of the natural data, audit the pair built
+from the public bounds alone — every count at the cap C in all n bins of every dimension, and the same
+with one event fewer in the middle bin (so the change enters one target and p regressor rows, each at
+the largest norm the cap allows: the pair of the sensitivity property tests). This is where a
+sensitivity bug shows.
+
+The formal calibration claims more than (ε, δ): K releases of sensitivity S with noise σ are exactly
+``μ``-GDP with ``μ = √K·S/σ`` (Dong, Roth & Su 2019). For a μ-GDP mechanism every test obeys
+``FNR >= Φ(Φ⁻¹(1 − FPR) − μ)``, so the same Clopper–Pearson bounds give ``μ >= Φ⁻¹(1 − FPR_ub) −
+Φ⁻¹(FNR_ub)`` with confidence ``1 − α`` — for any mechanism, Gaussian or not. A lower bound above the
+claimed μ refutes the formal claim; its ε under the Gaussian profile is reported as
+``epsilon_lower_bound_gdp``. This test is far stronger than the pointwise (ε, δ) one at a few thousand
+trials (the pointwise bound needs tail events at rate ~δ to reach the claim); for the paper
+calibrations, which claim only (ε, δ), only the pointwise bound is a refutation.
 """
 
 from __future__ import annotations
@@ -28,13 +43,19 @@ from typing import Callable
 
 import numpy as np
 from scipy.stats import beta as beta_dist
+from scipy.stats import norm
 
 from .binning import BinnedCounts, bin_events
+from .count_cap import AUTO, cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
 from .errors import ConfigError, DPHawkesError
 from .estimators import FitConfig, binned_stats, privacy_report, run_private
+from .estimators.ssp import released_stats
 from .events import Events
+from .privacy import gaussian_epsilon
 
 MAX_TRIALS = 200_000
+NEIGHBOURS = ("natural", "worst-case")
+DIRECTION_PROBES = 32  # common-noise draws that estimate the test direction (mean difference)
 _LDA_MAX_DIM_FRACTION = 0.25  # use the covariance when the output dimension is below this × trials/2
 
 
@@ -60,7 +81,11 @@ class AuditConfig:
     candidates : int
         Random candidate bins tried, on top of the adversarial ones, when searching the neighbour.
     seed : int
-        Seed of the neighbour search and of the trials' noise seeds.
+        Seed of the neighbour search and of the trials' noise seeds. An audit is an experiment, not a
+        release: its seeded noise is what makes it reproducible.
+    neighbours : str
+        ``natural`` (D is the data, D' adds the most revealing event) or ``worst-case`` (the pair built
+        from the public bounds: every count at the cap C; needs a count cap).
     """
 
     fit: FitConfig
@@ -69,6 +94,7 @@ class AuditConfig:
     broken_factor: float | None = None
     candidates: int = 4
     seed: int = 0
+    neighbours: str = "natural"
 
     def __post_init__(self):
         if self.fit.method == "cls":
@@ -79,6 +105,8 @@ class AuditConfig:
             raise ConfigError(f"confidence must be in [0.5, 1), got {self.confidence!r}")
         if self.broken_factor is not None and not self.broken_factor > 1:
             raise ConfigError(f"the broken factor must be > 1, got {self.broken_factor!r}")
+        if self.neighbours not in NEIGHBOURS:
+            raise ConfigError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got {self.neighbours!r}")
 
 
 @dataclass(frozen=True)
@@ -146,18 +174,30 @@ class AuditResult:
     method: str
     count_cap: int | None
     elapsed_s: float = 0.0
+    mu_claimed: float | None = None
+    mu_lower_bound: float = 0.0
+    neighbours: str = "natural"
     extra: dict = field(default_factory=dict)
 
     @property
+    def epsilon_lower_bound_gdp(self) -> float:
+        """ε at δ of the μ-GDP profile with the audited ``mu_lower_bound`` (0 when μ ≤ 0)."""
+        return gaussian_epsilon(1.0 / self.mu_lower_bound, self.dp_delta, 1.0, 1) if self.mu_lower_bound > 0 else 0.0
+
+    @property
     def violated(self) -> bool:
-        """True when the audited lower bound exceeds the claim: the claim is false (at the confidence)."""
-        return self.epsilon_lower_bound > self.epsilon_claimed
+        """True when an audited lower bound exceeds the claim: the claim is false (at the confidence).
+
+        Pointwise (ε, δ) for every calibration; for the formal one (a μ-GDP claim) also μ."""
+        return self.epsilon_lower_bound > self.epsilon_claimed or (
+            self.mu_claimed is not None and self.mu_lower_bound > self.mu_claimed)
 
     def verdict(self) -> str:
         """One plain sentence."""
         conf = f"{self.confidence:.0%}"
         if self.violated:
-            return (f"VIOLATION: with {conf} confidence the mechanism leaks ε ≥ {self.epsilon_lower_bound:.3g}, "
+            leak = max(self.epsilon_lower_bound, self.epsilon_lower_bound_gdp if self.mu_claimed else 0.0)
+            return (f"VIOLATION: with {conf} confidence the mechanism leaks ε ≥ {leak:.3g}, "
                     f"more than the claimed ε = {self.epsilon_claimed:.3g}.")
         return (f"No violation found: the audited lower bound ε ≥ {self.epsilon_lower_bound:.3g} ({conf} confidence) "
                 f"is below the claimed ε = {self.epsilon_claimed:.3g}. An audit can refute a claim, never prove it.")
@@ -177,7 +217,9 @@ class AuditResult:
             "count_cap": self.count_cap, "violated": self.violated, "verdict": self.verdict(),
             "neighbour": {"sequence": n.sequence, "bin": n.bin, "dim": n.dim, "output_shift": n.output_shift,
                           "candidates_tried": n.candidates_tried},
-            "elapsed_s": self.elapsed_s, **self.extra,
+            "elapsed_s": self.elapsed_s, "neighbours": self.neighbours, "mu_claimed": self.mu_claimed,
+            "mu_lower_bound": self.mu_lower_bound, "epsilon_lower_bound_gdp": self.epsilon_lower_bound_gdp,
+            **self.extra,
         }
 
 
@@ -202,6 +244,59 @@ def epsilon_lower_bound(fpr_upper: float, fnr_upper: float, dp_delta: float) -> 
         if num > 0 and b > 0:
             best = max(best, math.log(num / b))
     return best
+
+
+def mu_lower_bound(fpr_upper: float, fnr_upper: float) -> float:
+    """``max(Φ⁻¹(1 − FPR) − Φ⁻¹(FNR), 0)`` from upper bounds on the error rates: the smallest μ for which
+    a μ-GDP mechanism admits a test this good."""
+    if fpr_upper >= 1 or fnr_upper >= 1:
+        return 0.0
+    return max(float(norm.isf(fpr_upper) - norm.ppf(fnr_upper)), 0.0)
+
+
+def claimed_mu(report) -> float | None:
+    """``μ = √K·S/σ`` of a formal report (its exact GDP claim); ``None`` for the paper calibrations."""
+    if not report.formal or not report.sensitivity:
+        return None
+    mu = math.inf if report.sigma2 <= 0 else report.sensitivity * math.sqrt(report.iters) / math.sqrt(report.sigma2)
+    cap_sigma = report.budget_split.get("cap_sigma")  # an automatic count cap's release composes with it
+    return math.hypot(mu, 1.0 / cap_sigma) if cap_sigma else mu
+
+
+def worst_case_fit(method: str, lags: int = 3, count_cap: int = 3, epsilon: float = 4.0) -> FitConfig:
+    """Public settings under which a worst-case audit sees most of a formal method's claimed sensitivity.
+
+    One release (K = 1) from ``U = 0``; a constraint radius so small (``B = r = 10⁻³``) that the
+    U-dependent part of the DP-PGD/DP-CG bound vanishes; a constant step too small to reach the
+    constraint (pgd-clip's estimate is then a linear image of its release); ε = 4 (μ ≈ 0.93), where
+    2000 trials separate μ from 2μ. pgd-clip gets ``p = 1``: at ``U = 0`` its per-bin terms can only
+    turn, and the share of its bound ``2(p+1)G/N`` they reach falls with p (0.41 at p = 1, measured).
+    """
+    tiny = dict(iters=1, step="constant", step_size=1e-12)
+    extra = {"pgd": dict(bound=1e-3, **tiny), "cg": dict(radius=1e-3, iters=1),
+             "pgd-clip": dict(bound=1e-3, clip=1.0, **tiny), "ssp": {}}[method]
+    return FitConfig(method=method, bin_size=1.0, lags=1 if method == "pgd-clip" else lags, count_cap=count_cap,
+                     calibration="formal", epsilon=epsilon, **extra)
+
+
+def worst_case_pair(dim: int, n_bins: int, bin_size: float, count_cap: int, empty_bin: bool = False
+                    ) -> tuple[BinnedCounts, BinnedCounts, tuple[int, int, int]]:
+    """Neighbours from the public bounds: every count at C in all ``n_bins`` bins, and the middle bin of
+    dimension 0 at C − 1 in D and C in D' (the change enters one target row and p regressor rows, each
+    at the largest norm the cap allows; the pair of the sensitivity property tests). With ``empty_bin``
+    that bin goes from 0 to 1 instead: the largest change of per-bin *clipped* gradients at U = 0
+    (pgd-clip), where the direction, not the size, of each term moves. Returns D, D' and the
+    (sequence, bin, dim) of the added event."""
+    if n_bins < 1 or count_cap < 1:
+        raise ConfigError("the worst-case pair needs at least one bin and a count cap C >= 1")
+    d_prime = np.full((n_bins, dim), count_cap, dtype=np.int64)
+    cell = (0, n_bins // 2, 0)
+    if empty_bin:
+        d_prime[cell[1], cell[2]] = 1
+    d = d_prime.copy()
+    d[cell[1], cell[2]] -= 1
+    pair = [BinnedCounts((x,), bin_size, 0, 0, count_cap) for x in (d, d_prime)]
+    return pair[0], pair[1], cell
 
 
 def add_event(binned: BinnedCounts, sequence: int, bin_index: int, dim: int) -> BinnedCounts:
@@ -252,6 +347,7 @@ class AuditSession:
     report_d_prime: object
     neighbour: Neighbour
     claimed: object
+    direction: np.ndarray | None = None
     outputs_d: list = field(default_factory=list)
     outputs_d_prime: list = field(default_factory=list)
     elapsed_s: float = 0.0
@@ -277,7 +373,9 @@ class AuditSession:
         return self.completed
 
     def _run(self, stats, report, seed) -> np.ndarray:
-        return run_private(stats, replace(self.config.fit, seed=int(seed)), report).H.ravel()
+        if isinstance(stats, AutoCapData):
+            return stats.output(int(seed))
+        return observed_output(stats, replace(self.config.fit, seed=int(seed)), report)
 
     def result(self) -> AuditResult:
         """Distinguishing test and lower bound from the trials run (all of them must have run)."""
@@ -286,10 +384,36 @@ class AuditSession:
         return evaluate(np.asarray(self.outputs_d), np.asarray(self.outputs_d_prime), self)
 
 
+def observed_output(stats, fit: FitConfig, report) -> np.ndarray:
+    """What the test sees of one run of the mechanism, as a vector.
+
+    What the privacy claim covers is the release; the estimate is post-processing of it and can hide
+    much of what the release shows (DP-SSP's solve hides most of the A part; DP-CG's vertex keeps only
+    the direction of the noisy gradient, which the signal dominates on worst-case data). So:
+
+    * DP-SSP: its release ``(Â, b̂)`` (upper triangle of Â, then b̂), drawn by the very function
+      :func:`~dphawkes_core.estimators.run_ssp` calls, with the same generator;
+    * DP-PGD, DP-CG: the transcript of noisy gradients, recorded by the running loop;
+    * pgd-clip: the estimate H (with K = 1 and a small constant step a linear image of its release).
+    """
+    if fit.method == "ssp":
+        A_hat, b_hat = released_stats(stats, math.sqrt(report.sigma2), fit.ssp_release,
+                                      np.random.default_rng(fit.seed))
+        return np.concatenate([A_hat[np.triu_indices_from(A_hat)], b_hat.ravel()])
+    transcript = [] if fit.method in ("pgd", "cg") else None
+    result = run_private(stats, fit, report, transcript)
+    return np.concatenate([g.ravel() for g in transcript]) if transcript else result.H.ravel()
+
+
 def prepare_audit(events: Events, config: AuditConfig) -> AuditSession:
-    """Bin the data, find the most revealing neighbour and calibrate the mechanism on both data sets."""
+    """Bin the data, find the most revealing neighbour and calibrate the mechanism on both data sets
+    (or, with ``neighbours="worst-case"``, build the worst-case pair on the data's d and number of bins)."""
     fit = config.fit
+    if fit.count_cap == AUTO:
+        return _prepare_auto_cap(bin_events(events, fit.bin_size), config)
     binned = bin_events(events, fit.bin_size, fit.count_cap)
+    if config.neighbours == "worst-case":
+        return prepare_worst_case(config, binned.dim, binned.n_bins)
     stats_d = binned_stats(binned, fit.lags)
     claimed = privacy_report(stats_d, fit)
     report_d = _as_run(claimed, config.broken_factor)
@@ -299,16 +423,89 @@ def prepare_audit(events: Events, config: AuditConfig) -> AuditSession:
     for cell in cells:
         stats_n = binned_stats(add_event(binned, *cell), fit.lags)
         report_n = _as_run(privacy_report(stats_n, fit), config.broken_factor)
-        shift = 0.0
-        for seed in (10**9 + 7, 10**9 + 9):  # common noise on D and D': the output moves by the event alone
-            probe = replace(fit, seed=seed)
-            shift += float(np.linalg.norm(run_private(stats_n, probe, report_n).H
-                                          - run_private(stats_d, probe, report_d).H))
-        if best is None or shift > best[0]:
-            best = (shift / 2, cell, stats_n, report_n)
-    shift, (s, b, j), stats_n, report_n = best
-    neighbour = Neighbour(s, b, j, shift, len(cells))
-    return AuditSession(config, stats_d, stats_n, report_d, report_n, neighbour, claimed)
+        moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit)
+        if best is None or np.linalg.norm(moved) > np.linalg.norm(best[0]):
+            best = (moved, cell, stats_n, report_n)
+    _, (s, b, j), stats_n, report_n = best
+    moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES)
+    neighbour = Neighbour(s, b, j, float(np.linalg.norm(moved)), len(cells))
+    return AuditSession(config, stats_d, stats_n, report_d, report_n, neighbour, claimed, direction=moved)
+
+
+def common_noise_shift(stats_d, report_d, stats_n, report_n, fit: FitConfig, probes: int = 2) -> np.ndarray:
+    """Mean over ``probes`` noise draws of ``output(D') − output(D)`` under identical noise: the output's
+    move caused by the event alone (the mean difference exactly for a mechanism linear in its noise, and
+    an estimate of it otherwise, e.g. for DP-CG's normalised vertex)."""
+    moves = []
+    for seed in range(10**9 + 7, 10**9 + 7 + probes):
+        probe = replace(fit, seed=seed)
+        moves.append(observed_output(stats_n, probe, report_n) - observed_output(stats_d, probe, report_d))
+    return np.mean(moves, axis=0)
+
+
+def prepare_worst_case(config: AuditConfig, dim: int, n_bins: int) -> AuditSession:
+    """An audit session on the worst-case pair of :func:`worst_case_pair` for d dimensions and n bins
+    (public numbers only: no data are read)."""
+    fit = config.fit
+    if fit.count_cap is None:
+        raise ConfigError("the worst-case neighbours are built from the public count cap C: give one")
+    d, d_prime, (s, b, j) = worst_case_pair(dim, n_bins, fit.bin_size, fit.count_cap,
+                                            empty_bin=fit.method == "pgd-clip")
+    stats_d, stats_n = binned_stats(d, fit.lags), binned_stats(d_prime, fit.lags)
+    claimed = privacy_report(stats_d, fit)
+    report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
+    moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES)
+    return AuditSession(config, stats_d, stats_n, report_d, report_n, Neighbour(s, b, j, float(np.linalg.norm(moved)), 1),
+                        claimed, direction=moved)
+
+
+@dataclass
+class AutoCapData:
+    """One data set audited under ``count_cap="auto"``: each run chooses C on the unclipped counts (its own
+    noise stream, as :func:`~dphawkes_core.estimators.bin_with_cap` does), clips at it and releases the
+    statistics calibrated at that C. The test sees the release and C. ``broken_factor`` divides both
+    noises. Statistics and reports are cached per C."""
+
+    binned: BinnedCounts
+    fit: FitConfig
+    broken_factor: float | None = None
+    by_cap: dict = field(default_factory=dict)
+
+    def at_cap(self, cap: int) -> tuple:
+        """Statistics of the counts clipped at ``cap`` and the report the release runs with."""
+        if cap not in self.by_cap:
+            clipped = replace(self.binned, counts=tuple(np.minimum(x, cap) for x in self.binned.counts), count_cap=cap)
+            stats = binned_stats(clipped, self.fit.lags)
+            self.by_cap[cap] = (stats, _as_run(privacy_report(stats, self.fit), self.broken_factor))
+        return self.by_cap[cap]
+
+    def output(self, seed: int) -> np.ndarray:
+        """One run of the whole mechanism: the observed release, then the chosen C."""
+        fit = self.fit
+        sigma = cap_noise_sigma(fit.epsilon, fit.dp_delta, fit.count_cap_share) / (self.broken_factor or 1.0)
+        cap = choose_cap(release_tail_counts(self.binned, fit.count_cap_max, sigma, cap_rng(seed)), sigma)
+        stats, report = self.at_cap(cap)
+        return np.append(observed_output(stats, replace(fit, seed=seed), report), cap)
+
+
+def _prepare_auto_cap(binned: BinnedCounts, config: AuditConfig) -> AuditSession:
+    """The natural neighbours of :func:`prepare_audit` for the automatic-cap mechanism."""
+    if config.neighbours == "worst-case":
+        raise ConfigError("the worst-case neighbours need a public count cap C, not 'auto'")
+    data_d = AutoCapData(binned, config.fit, config.broken_factor)
+    best = None
+    cells = candidate_cells(binned, config.fit.lags, config.candidates, np.random.default_rng(config.seed))
+    for cell in cells:
+        data_n = AutoCapData(add_event(binned, *cell), config.fit, config.broken_factor)
+        moved = np.mean([data_n.output(seed) - data_d.output(seed) for seed in (10**9 + 7, 10**9 + 9)], axis=0)
+        if best is None or np.linalg.norm(moved) > np.linalg.norm(best[0]):
+            best = (moved, cell, data_n)
+    moved, (s, b, j), data_n = best
+    cap = int(data_d.output(config.seed)[-1])
+    stats_d, report_d = data_d.at_cap(cap)
+    claimed = privacy_report(stats_d, config.fit)
+    return AuditSession(config, data_d, data_n, report_d, data_n.at_cap(cap)[1],
+                        Neighbour(s, b, j, float(np.linalg.norm(moved)), len(cells)), claimed, direction=moved)
 
 
 def _as_run(report, broken_factor):
@@ -317,10 +514,12 @@ def _as_run(report, broken_factor):
     return replace(report, sigma2=report.sigma2 / broken_factor**2) if broken_factor else report
 
 
-def projection(train_d: np.ndarray, train_dp: np.ndarray) -> np.ndarray:
-    """Direction separating the two output clouds: regularised LDA ``(Σ + λI)⁻¹ Δμ`` when the output
-    dimension is small against the training trials, the mean difference otherwise."""
-    diff = train_dp.mean(axis=0) - train_d.mean(axis=0)
+def projection(train_d: np.ndarray, train_dp: np.ndarray, shift: np.ndarray | None = None) -> np.ndarray:
+    """Direction separating the two output clouds — the likelihood-ratio direction ``Σ⁻¹ Δμ`` of Gaussian
+    outputs: regularised LDA ``(Σ + λI)⁻¹ Δμ`` when the output dimension is small against the training
+    trials, ``Δμ`` otherwise. ``Δμ`` is ``shift`` (the common-noise move, exact for outputs linear in the
+    noise) when given, else the difference of the training means."""
+    diff = train_dp.mean(axis=0) - train_d.mean(axis=0) if shift is None else np.asarray(shift, float)
     dim, n = diff.size, train_d.shape[0]
     if dim <= _LDA_MAX_DIM_FRACTION * n:
         centred = np.vstack([train_d - train_d.mean(axis=0), train_dp - train_dp.mean(axis=0)])
@@ -331,8 +530,10 @@ def projection(train_d: np.ndarray, train_dp: np.ndarray) -> np.ndarray:
     return diff / norm if norm > 0 else np.eye(dim)[0]
 
 
-def best_threshold(scores_d: np.ndarray, scores_dp: np.ndarray, alpha: float, dp_delta: float) -> float:
-    """Threshold maximising the ε lower bound on training scores (say "D'" when score > threshold)."""
+def best_threshold(scores_d: np.ndarray, scores_dp: np.ndarray, alpha: float, dp_delta: float,
+                   gdp: bool = False) -> float:
+    """Threshold maximising the ε lower bound (or, with ``gdp``, the μ lower bound) on training scores
+    (say "D'" when score > threshold)."""
     candidates = np.unique(np.concatenate([scores_d, scores_dp]))
     sd, sdp = np.sort(scores_d), np.sort(scores_dp)
     n_d, n_dp = sd.size, sdp.size
@@ -343,9 +544,12 @@ def best_threshold(scores_d: np.ndarray, scores_dp: np.ndarray, alpha: float, dp
     fpr_ub = np.where(fp >= n_d, 1.0, fpr_ub)
     fnr_ub = np.where(fn >= n_dp, 1.0, fnr_ub)
     with np.errstate(divide="ignore", invalid="ignore"):
-        eps = np.maximum(np.log(np.maximum(1 - dp_delta - fnr_ub, 1e-300) / fpr_ub),
-                         np.log(np.maximum(1 - dp_delta - fpr_ub, 1e-300) / fnr_ub))
-    return float(candidates[int(np.nanargmax(eps))])
+        if gdp:
+            score = norm.isf(fpr_ub) - norm.ppf(fnr_ub)
+        else:
+            score = np.maximum(np.log(np.maximum(1 - dp_delta - fnr_ub, 1e-300) / fpr_ub),
+                               np.log(np.maximum(1 - dp_delta - fpr_ub, 1e-300) / fnr_ub))
+    return float(candidates[int(np.nanargmax(score))])
 
 
 def evaluate(outputs_d: np.ndarray, outputs_dp: np.ndarray, session: AuditSession) -> AuditResult:
@@ -353,14 +557,15 @@ def evaluate(outputs_d: np.ndarray, outputs_dp: np.ndarray, session: AuditSessio
     cfg = session.config
     alpha = 1 - cfg.confidence
     half = outputs_d.shape[0] // 2
-    w = projection(outputs_d[:half], outputs_dp[:half])
+    w = projection(outputs_d[:half], outputs_dp[:half], session.direction)
     train_d, train_dp = outputs_d[:half] @ w, outputs_dp[:half] @ w
     test_d, test_dp = outputs_d[half:] @ w, outputs_dp[half:] @ w
-    threshold = best_threshold(train_d, train_dp, alpha, cfg.fit.dp_delta)
+    report = session.claimed
+    mu_claim = claimed_mu(report)
+    threshold = best_threshold(train_d, train_dp, alpha, cfg.fit.dp_delta, gdp=mu_claim is not None)
     fp, fn = int(np.sum(test_d > threshold)), int(np.sum(test_dp <= threshold))
     n_d, n_dp = test_d.size, test_dp.size
     fpr_ub, fnr_ub = clopper_pearson_upper(fp, n_d, alpha / 2), clopper_pearson_upper(fn, n_dp, alpha / 2)
-    report = session.claimed
     return AuditResult(
         epsilon_claimed=float(report.epsilon),
         epsilon_by_calibration=dict(report.epsilon_by_calibration),
@@ -373,6 +578,7 @@ def evaluate(outputs_d: np.ndarray, outputs_dp: np.ndarray, session: AuditSessio
         sigma2_claimed=float(report.sigma2), sigma2_used=float(session.report_d.sigma2),
         broken_factor=cfg.broken_factor, calibration=cfg.fit.calibration, method=cfg.fit.method,
         count_cap=cfg.fit.count_cap, elapsed_s=session.elapsed_s,
+        mu_claimed=mu_claim, mu_lower_bound=mu_lower_bound(fpr_ub, fnr_ub), neighbours=cfg.neighbours,
         extra={"sigma2_used_d_prime": float(session.report_d_prime.sigma2)},
     )
 
@@ -387,12 +593,18 @@ def run_audit(events: Events, config: AuditConfig, progress: Callable[[int, int]
         When stopped before all trials ran.
     """
     start = time.perf_counter()
-    session = prepare_audit(events, config)
+    result = run_session(prepare_audit(events, config), progress, should_stop, chunk)
+    return replace(result, elapsed_s=time.perf_counter() - start)
+
+
+def run_session(session: AuditSession, progress: Callable[[int, int], None] | None = None,
+                should_stop: Callable[[], bool] | None = None, chunk: int = 100) -> AuditResult:
+    """Run every trial of a prepared session (as :func:`run_audit`) and evaluate the test."""
+    trials = session.config.trials
     while not session.done:
         if should_stop is not None and should_stop():
-            raise AuditCancelled(f"the audit was stopped after {session.completed} of {config.trials} trials")
+            raise AuditCancelled(f"the audit was stopped after {session.completed} of {trials} trials")
         session.run_chunk(chunk)
         if progress is not None:
-            progress(session.completed, config.trials)
-    result = session.result()
-    return replace(result, elapsed_s=time.perf_counter() - start)
+            progress(session.completed, trials)
+    return session.result()

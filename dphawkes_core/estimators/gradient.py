@@ -66,10 +66,11 @@ def _noise(rng: np.random.Generator, sigma: float, shape: tuple) -> np.ndarray |
 
 
 def _noisy_first_order(stats: SufficientStats, iters: int, sigma2: float, rng: np.random.Generator,
-                       update, exact: bool) -> tuple[np.ndarray, list]:
+                       update, exact: bool, transcript: list | None) -> tuple[np.ndarray, list]:
     """The loop both paper algorithms share, from ``U_0 = 0``: at step k release the noisy gradient
     ``∇L(U_k) + ζ_k`` (the only access to the data) and let ``update(k, Uᵀ, noisy gradientᵀ)`` return
-    ``U_{k+1}ᵀ``. Returns ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``."""
+    ``U_{k+1}ᵀ``. Returns ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``; appends every release
+    (transposed) to ``transcript`` when given (the privacy audit observes them)."""
     gradient = GradientOperator(stats, exact)
     Ut = np.zeros_like(stats.b.T)
     sigma = float(np.sqrt(sigma2))
@@ -77,41 +78,46 @@ def _noisy_first_order(stats: SufficientStats, iters: int, sigma2: float, rng: n
     for k in range(iters):
         grad_t, loss = gradient(Ut)
         history.append(loss)
-        Ut = update(k, Ut, grad_t + _noise(rng, sigma, stats.b.shape))
+        released = grad_t + _noise(rng, sigma, stats.b.shape)
+        if transcript is not None:
+            transcript.append(released)
+        Ut = update(k, Ut, released)
     U = Ut.T.copy()
     history.append(paper_loss(U, stats))
     return U, history
 
 
 def run_dp_pgd(stats: SufficientStats, radius_fro: float, iters: int, sigma2: float,
-               steps: np.ndarray, rng: np.random.Generator, exact: bool = True) -> tuple[np.ndarray, list]:
+               steps: np.ndarray, rng: np.random.Generator, exact: bool = True,
+               transcript: list | None = None) -> tuple[np.ndarray, list]:
     """Algorithm 1: ``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(∇L(U_k) + ζ_k))`` from ``U_0 = 0``.
 
     Returns the last iterate ``U_K`` and the loss ``L(U_k)`` for ``k = 0..K``. ``exact=False`` allows
-    the float32 Hessian product of :class:`GradientOperator` (never on the formal path).
+    the float32 Hessian product of :class:`GradientOperator` (never on the formal path); every noisy
+    gradient released is appended to ``transcript`` when given.
     """
     def projected_step(k, Ut, noisy_t):
         Ut = Ut - steps[k] * noisy_t
         norm = np.linalg.norm(Ut)
         return Ut * (radius_fro / norm) if norm > radius_fro else Ut
 
-    return _noisy_first_order(stats, iters, sigma2, rng, projected_step, exact)
+    return _noisy_first_order(stats, iters, sigma2, rng, projected_step, exact, transcript)
 
 
 def run_dp_cg(stats: SufficientStats, radius: float, iters: int, sigma2: float, step_rule: str,
-              rng: np.random.Generator, exact: bool = True) -> tuple[np.ndarray, list]:
+              rng: np.random.Generator, exact: bool = True, transcript: list | None = None) -> tuple[np.ndarray, list]:
     """Algorithm 2 (Frank–Wolfe on ``||U||_* <= r``) with noisy gradients, from ``U_0 = 0``.
 
     The linear minimisation oracle over the nuclear ball is ``−r u₁v₁ᵀ`` for the top singular pair of
     the noisy gradient. Step ``μ = 1/(K+2)`` as Algorithm 2 is written (``paper``) or ``2/(k+2)``
-    (``classic``). ``exact`` as in :func:`run_dp_pgd`.
+    (``classic``). ``exact`` and ``transcript`` as in :func:`run_dp_pgd`.
     """
     def frank_wolfe_step(k, Ut, noisy_t):
         vertex = -radius * _top_singular_outer(noisy_t.T)
         mu = 1.0 / (iters + 2) if step_rule == "paper" else 2.0 / (k + 2)
         return (1 - mu) * Ut + mu * vertex.T
 
-    return _noisy_first_order(stats, iters, sigma2, rng, frank_wolfe_step, exact)
+    return _noisy_first_order(stats, iters, sigma2, rng, frank_wolfe_step, exact, transcript)
 
 
 def _top_singular_outer(G: np.ndarray) -> np.ndarray:

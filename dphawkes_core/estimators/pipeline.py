@@ -59,11 +59,13 @@ def fit_private(stats: SufficientStats, config: FitConfig) -> FitResult:
     return replace(result, elapsed_s=time.perf_counter() - start)
 
 
-def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport) -> FitResult:
+def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport,
+                transcript: list | None = None) -> FitResult:
     """Run the private estimator of ``config`` with the noise of an already computed ``report``.
 
     This is the whole mechanism after calibration (used as is by the privacy audit, which calibrates
-    once and runs many seeds).
+    once and runs many seeds). For DP-PGD and DP-CG every noisy gradient released is appended to
+    ``transcript`` when given.
     """
     start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
@@ -80,11 +82,12 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
             steps = np.full(config.iters, float(config.step_size))
         else:
             steps = theorem_step_scale(stats, config, report) / np.sqrt(k)
-        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng, exact=report.formal)
+        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng, exact=report.formal,
+                                transcript=transcript)
         info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta}
     else:
         U, history = run_dp_cg(stats, config.radius, config.iters, report.sigma2, config.fw_step, rng,
-                               exact=report.formal)
+                               exact=report.formal, transcript=transcript)
         info = {"step_rule": config.fw_step, "constraint_nuclear": config.radius}
     if config.method in ("pgd", "cg"):  # float64 on the formal path: rounding is not in the sensitivity
         info["hessian_precision"] = hessian_precision(stats.n_params, exact=report.formal)
