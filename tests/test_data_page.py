@@ -1,6 +1,7 @@
 """AppTests of the Data page's data loading: windows, units, labels, limits and rejected files."""
 
 import io
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -35,7 +36,8 @@ def warnings(at: AppTest) -> str:
 def test_the_upload_limit_is_stated_in_plain_text_with_the_way_for_bigger_data():
     at = upload_page()
     no_problems(at)
-    assert "limited to 50 MB per file" in texts(at) and "command line" in texts(at) and "Parquet" in texts(at)
+    limit = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())["server"]["maxUploadSize"]
+    assert f"limited to {limit} MB per file" in texts(at) and "command line" in texts(at) and "Parquet" in texts(at)
 
 
 def test_epoch_upload_with_a_stated_window_and_a_time_unit():
