@@ -20,7 +20,7 @@ from .estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, S
 from .kernels import SCENARIOS, get_scenario
 from .ledger import DEFAULT_BUDGET_EPSILON
 from .metrics import constraint_scale
-from .privacy import CALIBRATIONS
+from .privacy import CALIBRATIONS, formal_status
 from .threads import set_blas_threads
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
@@ -400,6 +400,8 @@ def _add_audit_parser(sub) -> None:
     aud.add_argument("--broken-factor", type=_positive_float, default=1e6, help="(default 1e6)")
     aud.add_argument("--seed", type=int, default=0, help="audit seed (neighbour search and noise seeds)")
     aud.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    aud.add_argument("--worst-case", action="store_true",
+                     help="audit the worst-case pair built from the public bounds (counts at C) instead of the data")
     aud.set_defaults(func=_cmd_audit)
 
 
@@ -421,7 +423,8 @@ def _cmd_audit(args) -> int:
         clip=args.clip,
     )
     audit = AuditConfig(config, trials=args.trials, confidence=args.confidence,
-                        broken_factor=args.broken_factor if args.broken else None, seed=args.seed)
+                        broken_factor=args.broken_factor if args.broken else None, seed=args.seed,
+                        neighbours="worst-case" if args.worst_case else "natural")
     set_blas_threads()
     result = run_audit(events, audit, progress=lambda done, total: print(
         f"\r{done}/{total} trials", end="", file=sys.stderr, flush=True))
@@ -429,7 +432,11 @@ def _cmd_audit(args) -> int:
     payload = result.to_dict()
     payload.update(scenario=args.scenario, events=events.n_events, data_seed=args.data_seed,
                    bin_size=args.bin_size, lags=lags, iters=args.iters, bound=config.bound,
-                   radius=config.radius, clip=config.clip, count_cap_default=args.count_cap is None)
+                   radius=config.radius, clip=config.clip, count_cap_default=args.count_cap is None,
+                   noise="seeded: an experiment, not a private release")
+    # whether the audited settings, run with fresh noise, would be a formal release (C from the data is not)
+    payload.update(formal_status(config.calibration, seed=None, window_stated=events.window_stated,
+                                 data_derived=("C",) if args.count_cap is None else ()).to_dict())
     _write_json(payload, args.json)
     return 0
 

@@ -168,6 +168,18 @@ def _serial():
     return cf.ThreadPoolExecutor(1)
 
 
+def test_audit_cli_labels_a_data_derived_cap_and_runs_worst_case(tmp_path, capsys):
+    out = tmp_path / "audit.json"
+    code = main(["audit", "--scenario", "paper-2d", "--events", "200", "--bin-size", "1", "--support", "3",
+                 "--method", "pgd", "--iters", "1", "--bound", "0.001", "--epsilon", "4", "--trials", "200",
+                 "--worst-case", "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    payload = json.loads(out.read_text())
+    assert payload["neighbours"] == "worst-case" and payload["count_cap_default"]
+    assert payload["formal_guarantee"] is False
+    assert payload["formal_reasons"] == ["the count cap C was taken from the data"]
+
+
 # --- 5. audit on worst-case data ----------------------------------------------------------------------------
 
 def test_worst_case_pair_is_at_the_cap_and_differs_by_one_event():
