@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -43,7 +44,7 @@ def main() -> int:
     )
     all_rows = []
     for name in names:
-        start = time.perf_counter()
+        start, load_before = time.perf_counter(), os.getloadavg()[0]
         proc = subprocess.run([sys.executable, "-m", "benchmarks.run_all", "--one", name],
                               capture_output=True, text=True, cwd=package_dir.parent)
         lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
@@ -53,7 +54,8 @@ def main() -> int:
             continue
         child = json.loads(lines[-1][len(MARKER):])
         rows = child["rows"]
-        print(f"# {name}: {time.perf_counter() - start:.1f} s (BLAS {child['blas']})", flush=True)
+        print(f"# {name}: {time.perf_counter() - start:.1f} s; BLAS: {child['blas']}; load average "
+              f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after", flush=True)
         for row in rows:
             print(f"  {row['benchmark']:<62} {row['measured']:<34} target {row['target']:<22} "
                   f"{'MET' if row['met'] else 'MISSED'}", flush=True)

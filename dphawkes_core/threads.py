@@ -40,11 +40,20 @@ def set_blas_threads(threads: int = BLAS_THREADS) -> None:
 
 
 def blas_settings() -> str:
-    """The BLAS libraries loaded in this process and their thread counts, e.g. ``openblas×2: 1 thread``."""
+    """The BLAS libraries loaded in this process, whose they are and their threads.
+
+    E.g. ``numpy's openblas 1 thread, scipy's openblas 2 threads`` (scipy brings its own copy, loaded
+    when a scipy module is first imported; the estimators' products run in numpy's).
+    """
     pools = [info for info in threadpool_info() if info["user_api"] == "blas"]
     if not pools:
         return "no BLAS loaded"
-    counts = sorted({info["num_threads"] for info in pools})
-    names = sorted({info["internal_api"] for info in pools})
-    threads = "/".join(str(n) for n in counts)
-    return f"{'+'.join(names)}×{len(pools)}: {threads} thread{'s' if counts != [1] else ''}"
+    return ", ".join(f"{_owner(info['filepath'])}{info['internal_api']} {info['num_threads']} "
+                     f"thread{'s' if info['num_threads'] != 1 else ''}" for info in pools)
+
+
+def _owner(filepath: str) -> str:
+    for package in ("numpy", "scipy"):
+        if f"{package}.libs" in filepath or f"/{package}/" in filepath:
+            return f"{package}'s "
+    return ""
