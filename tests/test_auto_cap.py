@@ -167,3 +167,23 @@ def test_cli_count_cap_auto(tmp_path, capsys):
                  "--epsilon", "1", "--calibration", "formal", "--count-cap", "auto", "--end-time", "2000"])
     assert code == 2 and "DP-SSP" in capsys.readouterr().err
 
+
+@pytest.fixture(scope="module")
+def audit_events():
+    from dphawkes_core.kernels import get_scenario
+    from dphawkes_core.simulate import simulate
+
+    return simulate(get_scenario("paper-2d"), n_events=600, seed=3)
+
+
+@pytest.mark.parametrize("broken, violated", [(None, False), (100.0, True)])
+def test_audit_runs_the_whole_auto_cap_mechanism(audit_events, broken, violated):
+    """The audit chooses C in every run (the test sees it) and claims the composed μ = 1/z(ε, δ); a
+    mechanism whose two noises are 100× too small is caught, the correct one is not refuted."""
+    from dphawkes_core.audit import AuditConfig, run_audit
+
+    config = _auto_config(lags=4)
+    result = run_audit(audit_events, AuditConfig(config, trials=120, broken_factor=broken, seed=1))
+    assert result.mu_claimed == pytest.approx(1 / get_sigma_gaussian(1.0, 1e-5))
+    assert result.violated is violated
+    assert result.to_dict()["count_cap"] == "auto"
