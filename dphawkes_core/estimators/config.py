@@ -63,8 +63,8 @@ class FitConfig:
     clip : float, optional
         G, the Frobenius norm each per-bin gradient term is clipped to (``pgd-clip``).
     ridge : float, optional
-        λ added to the noisy ``A`` by ``ssp`` (``None``: the public rule ``λ = 8σ√q``, see
-        :func:`ssp_ridge`).
+        λ added to the noisy ``A`` by ``ssp`` (``None``: the public rule ``λ = 4σ√q`` for the lagged
+        release, ``8σ√q`` for the full one, see :func:`ssp_ridge`).
     stabiliser : str
         ``ssp`` post-processing: ``ridge`` (``Â + λI``) or ``psd`` (eigenvalues of ``Â`` floored at λ).
     ssp_release : str
