@@ -308,29 +308,35 @@ def dense_lagged_products(x: np.ndarray, max_lag: int) -> np.ndarray:
 def _lagged_products_sparse(bins: np.ndarray, dims: np.ndarray, values: np.ndarray, d: int,
                             max_lag: int) -> np.ndarray:
     """Every pair of entries at most ``max_lag`` bins apart, found by walking forward one offset at a time
-    (entries sorted by bin): work and memory follow the number of pairs, not the number of bins."""
+    (entries sorted by bin): work and memory follow the number of pairs, not the number of bins.
+
+    A pair (later entry at bin ``b'`` and dimension ``i``, earlier at ``b``, ``j``) adds to the flat cell
+    ``(b'−b)d² + id + j = late[later] − early[earlier]`` with ``late = b d² + i d`` and ``early = b d² − j``;
+    the cell is below ``(max_lag+1)d²`` exactly when the lag is at most ``max_lag``.
+    """
     vals = np.asarray(values, dtype=float)
     size = (max_lag + 1) * d * d
     acc = np.bincount(dims * d + dims, weights=vals * vals, minlength=size)  # each entry with itself
+    late = bins * (d * d) + dims * d
+    early = bins * (d * d) - dims
     total = bins.size
     for start in range(0, total - 1, _PAIR_CHUNK):
         active = np.arange(start, min(start + _PAIR_CHUNK, total - 1))
         offset = 1
         while active.size:
-            later = active + offset
-            lag = bins[later] - bins[active]
-            ok = lag <= max_lag  # bins are sorted: once too far, every later offset is too
-            active, later, lag = active[ok], later[ok], lag[ok]
+            cell = late[active + offset] - early[active]
+            ok = cell < size  # bins are sorted: once too far, every later offset is too
+            active, cell = active[ok], cell[ok]
             if not active.size:
                 break
-            w = vals[later] * vals[active]
-            i_late, j_early = dims[later], dims[active]
-            acc += np.bincount(lag * d * d + i_late * d + j_early, weights=w, minlength=size)
-            same = lag == 0  # two dimensions in one bin: the symmetric term too
+            w = vals[active + offset] * vals[active]
+            acc += np.bincount(cell, weights=w, minlength=size)
+            same = cell < d * d  # two dimensions in one bin: the symmetric term too
             if same.any():
-                acc += np.bincount(j_early[same] * d + i_late[same], weights=w[same], minlength=size)
-            active = active[active + offset + 1 < total]
+                acc += np.bincount((cell[same] % d) * d + cell[same] // d, weights=w[same], minlength=size)
             offset += 1
+            if active[-1] + offset >= total:
+                active = active[active + offset < total]
     return acc.reshape(max_lag + 1, d, d)
 
 
