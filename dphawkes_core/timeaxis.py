@@ -155,7 +155,11 @@ def scalar_ticks(value, kind: str, ticks_per_unit: int, what: str):
 
 
 def relative(values: np.ndarray, start, ticks_per_unit: int, seconds_per_unit: float) -> np.ndarray:
-    """``(values - start)`` in input units, then divided by the unit; rounded once when exact."""
+    """``(values - start)`` in input units (exact ticks: one rounding), then divided by the unit.
+
+    The two steps are deliberate: the first gives bit for bit the float of the unshifted number, so a
+    shifted file with its window and the unshifted file agree after the unit too.
+    """
     if ticks_per_unit:
         diff = values - start
         if diff.size and np.abs(diff).max() >= _MAX_EXACT:

@@ -29,13 +29,15 @@ def _decimal(micro, offset=0):
     return [f"{offset + m // 1_000_000}.{m % 1_000_000:06d}" for m in micro]
 
 
-def test_epoch_shifted_data_with_its_window_give_exactly_the_unshifted_times_and_bins():
+@pytest.mark.parametrize("unit", [None, "min"])
+def test_epoch_shifted_data_with_its_window_give_exactly_the_unshifted_times_and_bins(unit):
     micro, dims = _relative_rows()
-    plain = load_csv(_csv(zip(_decimal(micro), dims)), end_time=2000)
-    shifted = load_csv(_csv(zip(_decimal(micro, EPOCH), dims)), start_time=EPOCH, end_time=f"{EPOCH + 2000}")
+    plain = load_csv(_csv(zip(_decimal(micro), dims)), end_time=2000, time_unit=unit)
+    shifted = load_csv(_csv(zip(_decimal(micro, EPOCH), dims)), start_time=EPOCH, end_time=f"{EPOCH + 2000}",
+                       time_unit=unit)
     assert shifted.window_stated and plain.window_stated
-    assert shifted.end_time == plain.end_time == 2000.0
-    assert shifted.sequences[0].start_time == EPOCH
+    assert shifted.end_time == plain.end_time == 2000.0 / (60 if unit else 1)
+    assert shifted.sequences[0].start_time == EPOCH / (60 if unit else 1)
     for a, b in zip(plain.sequences[0].times, shifted.sequences[0].times):
         np.testing.assert_array_equal(a, b)  # exact, not approximately equal
     for delta in (0.1, 0.03):
