@@ -19,18 +19,23 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from dphawkes_core.compare import compare_methods
-from dphawkes_core.datasets import Dataset, simulate_dataset
+from dphawkes_core.count_cap import AUTO
+from dphawkes_core.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
-from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.guidance import count_noun
+from dphawkes_core.kernels import get_scenario
 from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset
 from dphawkes_core.threads import set_blas_threads
+from dphawkes_core.url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params,
+                                     parse_data_params, window_value)
 
 set_blas_threads()  # the server's sessions share the cores: one BLAS thread (dphawkes_core/threads.py)
 
 APP_DIR = Path(__file__).resolve().parent
 DATASET_KEY = "dataset"
 FINGERPRINT_KEY = "dataset_fingerprint"
+LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session are not shown
 
 
 def fingerprint(dataset: Dataset) -> str:
@@ -63,33 +68,62 @@ def set_dataset(dataset: Dataset) -> None:
     st.session_state[FINGERPRINT_KEY] = fingerprint(dataset)
 
 
+@st.cache_data(show_spinner="Loading the data set…", max_entries=4)
+def sample_cached(name: str, start: str | None, end: str | None) -> Dataset:
+    """A real data set of the data directory by name, with the stated window of a link."""
+    info = next(s for s in list_samples() if s.name == name)
+    return load_sample(info, end_time=window_value(end), start_time=window_value(start))
+
+
 def _dataset_from_url() -> Dataset | None:
-    """A preset simulation named in the URL (``?data=paper-4d&n=2000&dseed=3``), if any."""
-    params = st.query_params
-    if params.get("data") not in SCENARIOS:
+    """The data a link names (:mod:`dphawkes_core.url_state`), if any; when they cannot be shown, the
+    reason is kept for :func:`show_link_note`."""
+    link = parse_data_params(st.query_params.to_dict(), [s.name for s in list_samples()])
+    if link is None:
         return None
-    try:
-        n_events = int(params.get("n", 1000))
-        seed = int(params.get("dseed", 1))
-        scenario = get_scenario(params["data"])
-        return simulate_cached(repr(scenario), scenario, n_events, None, seed)
-    except (ValueError, DPHawkesError):
-        return None
+    problem = link.problem
+    if not problem:
+        try:
+            if link.sample is not None:
+                return sample_cached(link.sample, link.start, link.end)
+            scenario = get_scenario(link.scenario)
+            return simulate_cached(repr(scenario), scenario, link.n_events, link.end_time, link.seed)
+        except DPHawkesError as exc:
+            problem = f"this link's data could not be made ({exc})"
+    st.session_state[LINK_NOTE_KEY] = problem
+    return None
+
+
+def show_link_note(dataset: Dataset) -> None:
+    """Say why a link's data are not shown, while the data shown instead are still loaded."""
+    note = st.session_state.get(LINK_NOTE_KEY)
+    if isinstance(note, str):  # first run: remember which data replaced the link's
+        note = st.session_state[LINK_NOTE_KEY] = (fallback_note(note, dataset.label), fingerprint(dataset))
+    if note and note[1] == st.session_state.get(FINGERPRINT_KEY):
+        st.info(note[0], icon=":material/link_off:")
+
+
+def ignored_link_settings(link: dict) -> None:
+    """Say in one line which settings of ``link`` (the URL's parameters before the widgets read them) the
+    page's widgets could not use: Streamlit drops such values silently."""
+    values = {key: st.session_state[key] for key in link if key in st.session_state}
+    note = ignored_note(ignored_params(link, values))
+    if note:
+        st.info(note, icon=":material/link_off:")
 
 
 def dataset_to_url(dataset: Dataset, preset: Preset | None = None) -> None:
-    """Put a simulation's recipe in the URL (or remove a stale one) so the view can be shared.
+    """Put the data source in the URL (:func:`~dphawkes_core.url_state.data_params`) so the view can be
+    shared, and remove stale data parameters.
 
     Data that are ``preset``'s own need no recipe: ``?preset=…`` already says it.
     """
-    p = dataset.params
-    implied = preset is not None and preset.matches_data(p)
-    if not implied and dataset.source == "simulated" and p.get("scenario") in SCENARIOS and p.get("n_events") is not None:
-        st.query_params.update({"data": p["scenario"], "n": str(p["n_events"]), "dseed": str(p["seed"])})
-    else:
-        for key in ("data", "n", "dseed"):
-            if key in st.query_params:
-                del st.query_params[key]
+    implied = preset is not None and preset.matches_data(dataset.params)
+    wanted = {} if implied else data_params(dataset)
+    for key in DATA_KEYS:
+        if key in st.query_params and key not in wanted:
+            del st.query_params[key]
+    st.query_params.update(wanted)
 
 
 def current_dataset(preset_key: str = DEFAULT_PRESET) -> tuple[Dataset, str]:
@@ -106,10 +140,19 @@ def current_dataset(preset_key: str = DEFAULT_PRESET) -> tuple[Dataset, str]:
 
 
 @st.cache_data(show_spinner="Binning and computing sufficient statistics…", max_entries=16)
-def stats_cached(dataset_fp: str, _events, bin_size: float, lags: int, count_cap):
-    """Sufficient statistics and binning diagnostics, cached on (dataset, Δ, p, C)."""
-    config = FitConfig(method="cls", bin_size=bin_size, lags=lags, count_cap=count_cap)
-    return prepare_stats(_events, config)
+def stats_cached(dataset_fp: str, _events, stats_items: tuple):
+    """Sufficient statistics and binning diagnostics, cached on the dataset and :func:`stats_config`."""
+    return prepare_stats(_events, FitConfig(**dict(stats_items)))
+
+
+def stats_config(config: FitConfig) -> FitConfig:
+    """The settings the statistics of ``config`` depend on: Δ, p and C — and for an automatic C, which is
+    a private release, also the method, ε, δ, seed and budget share it is chosen with."""
+    if config.count_cap != AUTO:
+        return FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap)
+    return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=AUTO,
+                     epsilon=config.epsilon, dp_delta=config.dp_delta, seed=config.seed, calibration="formal",
+                     count_cap_share=config.count_cap_share, count_cap_max=config.count_cap_max)
 
 
 @st.cache_data(show_spinner="Fitting…", max_entries=32)
@@ -144,7 +187,7 @@ def dataset_caption(dataset: Dataset) -> str:
     """One line describing the loaded data."""
     ev = dataset.events
     seqs = f", {ev.n_sequences:,} sequences" if ev.n_sequences > 1 else ""
-    return (f"**{dataset.label}** ({dataset.source}): {ev.n_events:,} events, d = {ev.dim}{seqs}, "
+    return (f"**{dataset.label}** ({dataset.source}): {count_noun(ev.n_events, 'event')}, d = {ev.dim}{seqs}, "
             f"observed time {ev.end_time:.4g}")
 
 
@@ -167,7 +210,10 @@ def sidebar_navigation() -> None:
 
 
 def sidebar_dataset(dataset: Dataset) -> None:
-    """The sidebar every page shares: the menu, then the current data set."""
+    """The sidebar every page shares: the menu, then the current data set (and, in the page, why a link's
+    data could not be shown)."""
+    show_link_note(dataset)
+    dataset_to_url(dataset)  # every page's link names its data (the Estimate page then drops a preset's own)
     sidebar_navigation()
     st.sidebar.markdown("**Current data set**")
     st.sidebar.caption(dataset_caption(dataset))

@@ -98,7 +98,7 @@ def loss_note(method: str) -> str | None:
     """Why there is no loss curve for a one-shot method, or ``None`` for an iterative one."""
     if method not in ONE_SHOT_METHODS:
         return None
-    how = "solves the normal equations exactly" if method == "cls" else "solves them once, from the noisy statistics"
+    how = "solves the normal equations exactly" if method == "cls" else "solves the normal equations once, from the noisy statistics"
     iterative = ", ".join(METHOD_NAMES[m] for m in METHODS if m not in ONE_SHOT_METHODS)
     return (f"No loss curve: {METHOD_NAMES[method]} {how}, so there are no iterations to plot. The loss curve is "
             f"shown for the iterative methods ({iterative}).")

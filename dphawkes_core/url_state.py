@@ -3,7 +3,8 @@
 A link names its data source with ``data=``:
 
 * a preset scenario simulated on the fly — ``data=paper-4d&n=2000&dseed=3`` (or ``T=500`` for a horizon);
-* a real data set of the data directory — ``data=sample&name=japan_quakes_zones``;
+* a real data set of the data directory — ``data=sample&name=japan_quakes_zones`` (with ``start``/``end``
+  when the observation window was stated);
 * data a link cannot carry — ``data=upload&file=…`` (an uploaded file) or ``data=custom`` (a process
   built on the Data page). Opening such a link shows a default and says why.
 
@@ -19,7 +20,7 @@ from typing import Mapping
 from .datasets import Dataset
 from .kernels import SCENARIOS
 
-DATA_KEYS = ("data", "n", "T", "dseed", "name", "file")
+DATA_KEYS = ("data", "n", "T", "dseed", "name", "start", "end", "file")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class DataLink:
         The simulation's size and seed.
     sample : str, optional
         Name of a real data set in the data directory.
+    start, end : str, optional
+        Its stated observation window, as written in the link (numbers or dates).
     problem : str
         Why the link's data cannot be shown ("" when they can, or when the link names no data).
     """
@@ -43,6 +46,8 @@ class DataLink:
     end_time: float | None = None
     seed: int = 1
     sample: str | None = None
+    start: str | None = None
+    end: str | None = None
     problem: str = ""
 
 
@@ -55,7 +60,9 @@ def data_params(dataset: Dataset) -> dict[str, str]:
         size = {"n": str(p["n_events"])} if p.get("n_events") is not None else {"T": f"{p['end_time']:g}"}
         return {"data": p["scenario"], **size, "dseed": str(p.get("seed", 1))}
     if dataset.source == "sample":
-        return {"data": "sample", "name": str(p.get("sample", dataset.label))}
+        window = {key: str(p[field]) for key, field in (("start", "start_time"), ("end", "end_time"))
+                  if p.get(field) is not None}
+        return {"data": "sample", "name": str(p.get("sample", dataset.label)), **window}
     return {"data": "upload", "file": str(p.get("file", dataset.label))}
 
 
@@ -89,7 +96,7 @@ def parse_data_params(params: Mapping[str, str], samples: tuple[str, ...] | list
         name = params.get("name", "")
         if name not in samples:
             return DataLink(problem=f"this link names the data set “{name}”, which is not in this app's data directory")
-        return DataLink(sample=name)
+        return DataLink(sample=name, start=params.get("start"), end=params.get("end"))
     if kind not in SCENARIOS:
         return DataLink(problem=f"this link names the data “{kind}”, which this app does not know")
     try:
@@ -105,6 +112,16 @@ def parse_data_params(params: Mapping[str, str], samples: tuple[str, ...] | list
             or seed < 0:
         return DataLink(problem="this link's simulation settings are out of range")
     return DataLink(scenario=kind, n_events=n_events, end_time=end_time, seed=seed)
+
+
+def window_value(text: str | None) -> float | str | None:
+    """A window bound from a link: a number when it reads as one, else the text (a date)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def fallback_note(problem: str, fallback_label: str) -> str:

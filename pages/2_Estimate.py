@@ -8,22 +8,26 @@ import streamlit as st
 
 from dphawkes_core.binning import lags_from_support, n_bins_for
 from dphawkes_core.compare import comparison_epsilon, method_row
+from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS, SSP_STABILISERS, FitConfig, release_status
+from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, SSP_STABILISERS, FitConfig,
+                                      release_status)
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio
+from dphawkes_core.guidance import count_noun, loss_note, negative_baseline_note, support_note, time_scale
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
-from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset, preset_for, presets
+from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.resources import estimate_fit_cost
 from ui_common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
-                       friendly_error, preset_dataset, set_dataset, sidebar_dataset, stats_cached)
+                       friendly_error, ignored_link_settings, preset_dataset, set_dataset, sidebar_dataset,
+                       stats_cached, stats_config)
 
-# option labels are also the URL values
-METHOD_CODES = {"DP-PGD": "pgd", "DP-CG": "cg", "DP-SSP": "ssp", "DP-PGD-clip": "pgd-clip", "CLS": "cls"}
+# option labels (the one naming of METHOD_NAMES) are also the URL values
+METHOD_CODES = {METHOD_NAMES[code]: code for code in ("pgd", "cg", "ssp", "pgd-clip", "cls")}
 METHOD_LABELS = {code: label for label, code in METHOD_CODES.items()} | {"cls": "CLS (non-private)"}
-METHOD_HELP = {"pgd": "noisy projected gradient descent on ‖H‖_F ≤ B (the paper's Algorithm 1)",
-               "cg": "noisy Frank–Wolfe on the nuclear-norm ball ‖U‖_* ≤ r (Algorithm 2)",
+METHOD_HELP = {"pgd": "noisy projected gradient descent on $\\lVert H \\rVert_F \\le B$ (the paper's Algorithm 1)",
+               "cg": "noisy Frank–Wolfe on the nuclear-norm ball $\\lVert U \\rVert_* \\le r$ (Algorithm 2)",
                "ssp": "one noisy release of the statistics A, b, then ridge least squares (formal only, needs C)",
                "pgd-clip": "DP-PGD on per-bin gradients clipped at G: sensitivity from public G (formal only)",
                "cls": "exact conditional least squares, no privacy"}
@@ -39,7 +43,8 @@ def widget_values(preset: Preset) -> dict:
     return {"dt": c.bin_size, "lagmode": "support s", "s": preset.support, "p": c.lags,
             "method": next(label for label, code in METHOD_CODES.items() if code == c.method),
             "B": c.bound, "G": c.clip, "stab": c.stabiliser, "ridge": c.ridge or 0.0, "r": c.radius,
-            "C": c.count_cap or 0, "K": c.iters, "privacy": PRIVACY_MODES[c.epsilon is None],
+            "C": {None: 0, AUTO: WORKS_COUNT_CAP}.get(c.count_cap, c.count_cap), "Cauto": c.count_cap == AUTO,
+            "K": c.iters, "privacy": PRIVACY_MODES[c.epsilon is None],
             "eps": c.epsilon or 1.0, "sigma2": c.sigma2 if c.sigma2 is not None else 0.01, "delta": c.dp_delta,
             "calib": c.calibration}
 
@@ -77,9 +82,14 @@ st.title("Estimate")
 preset, defaults_from = choose_preset()
 DEFAULTS = widget_values(defaults_from)
 dataset, fingerprint = current_dataset()
+LINK = st.query_params.to_dict()  # before the widgets read (and drop) what they cannot use
 sidebar_dataset(dataset)
 dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
+if preset is None and dataset.scenario is None:  # real or uploaded data: Δ and s from their time scale
+    SCALE = time_scale(dataset.events)
+    DEFAULTS.update(dt=SCALE.bin_size, s=SCALE.support)
+    st.caption(SCALE.describe())
 
 
 def read_controls():
@@ -100,7 +110,7 @@ def read_controls():
     sb.caption(METHOD_HELP[method])
     kwargs = {}
     if method in ("pgd", "pgd-clip"):
-        kwargs["bound"] = sb.number_input("bound B on ‖H‖_F", min_value=1e-6, value=DEFAULTS["B"], format="%.4g", key="B", **URL)
+        kwargs["bound"] = sb.number_input("bound B on $\\lVert H \\rVert_F$", min_value=1e-6, value=DEFAULTS["B"], format="%.4g", key="B", **URL)
     if method == "pgd-clip":
         kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=DEFAULTS["G"], format="%.4g", key="G",
                                          **URL)
@@ -112,11 +122,18 @@ def read_controls():
                                 format="%.4g", key="ridge", **URL)
         kwargs["ridge"] = ridge or None
     if method == "cg":
-        kwargs["radius"] = sb.number_input("radius r on ‖U‖_* (U = ΔH)", min_value=1e-6, value=DEFAULTS["r"], format="%.4g",
+        kwargs["radius"] = sb.number_input("radius r on $\\lVert U \\rVert_*$ (U = ΔH)", min_value=1e-6, value=DEFAULTS["r"], format="%.4g",
                                            key="r", **URL)
-    cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=DEFAULTS["C"], step=1, key="C", **URL,
-                              help="every bin count is clipped at C; the formal calibration needs C ≥ 1"))
-    kwargs["count_cap"] = cap or None
+    auto_cap = method == "ssp" and sb.checkbox(
+        "choose C privately (auto)", value=DEFAULTS["Cauto"], key="Cauto", **URL,
+        help=f"spend {AUTO_CAP_SHARE:.0%} of ε on a private choice of C (the cap that clips about 1 % of the "
+             "events), the rest on the statistics; needs ε, not σ²")
+    if auto_cap:
+        kwargs["count_cap"] = AUTO
+    else:
+        cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=DEFAULTS["C"], step=1, key="C",
+                                  **URL, help="every bin count is clipped at C; the formal calibration needs C ≥ 1"))
+        kwargs["count_cap"] = cap or None
     if method in ("pgd", "cg", "pgd-clip"):
         kwargs["iters"] = int(sb.number_input("iterations K", min_value=1, max_value=100_000, value=DEFAULTS["K"], step=100,
                                               key="K", **URL))
@@ -212,7 +229,10 @@ def show_privacy(report, status):
             "formal calibration": "yes" if name == "formal" else "no (data-dependent)",
             "ε ÷ ε(paper)": (value / eps["paper"]) if value is not None and eps.get("paper") else math.nan,
         })
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="privacy_table")
+    st.dataframe(pd.DataFrame(rows).style
+                 .format(precision=4, na_rep="n/a — needs a count cap C", subset=["ε for this σ²"])
+                 .format(precision=3, na_rep="n/a — no paper calibration", subset=["ε ÷ ε(paper)"]),
+                 hide_index=True, key="privacy_table")
     if status.formal:
         st.success("Formal (ε, δ)-DP for one event: the noise is calibrated from public bounds only (count cap C, "
                    "B or r, d, p, n), the observation window was stated, and the noise is fresh.")
@@ -261,8 +281,8 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
                              "formal guarantee": "yes: a constant reveals nothing"}])
     st.dataframe(table, hide_index=True, key="comparison")
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
-               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {config.count_cap or 'none'}); DP-SSP and "
-               "DP-PGD-clip use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
+               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); DP-SSP and "
+               "clipped DP-PGD use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
                f"method's where it has them, else the public values of '{defaults_from.title}'.")
 
 
@@ -282,7 +302,10 @@ def main():
     except DPHawkesError as exc:
         friendly_error(exc)
         return
+    ignored_link_settings(LINK)
     show_preset(config)
+    if st.session_state.get("lagmode") == "support s" and (note := support_note(st.session_state["s"], config.bin_size)):
+        (st.warning if st.session_state["s"] < config.bin_size else st.caption)(note)
     events = dataset.events
     cost = estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.method,
                              config.iters, n_events=events.n_events)
@@ -294,20 +317,20 @@ def main():
         if not st.checkbox("Run it anyway", key="confirm_heavy"):
             return
     try:
-        stats, data_info = stats_cached(fingerprint, events, config.bin_size, config.lags, config.count_cap)
+        stats, data_info = stats_cached(fingerprint, events, config_items(stats_config(config)))
         result = fit_cached(fingerprint, stats, config_items(config))
         reference = None
         if config.method != "cls":
             cls_config = FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags,
-                                   count_cap=config.count_cap)
+                                   count_cap=stats.count_cap)
             reference = fit_cached(fingerprint, stats, config_items(cls_config))
     except DPHawkesError as exc:
         friendly_error(exc)
         return
     truth = dataset.scenario.true_H(config.bin_size, config.lags) if dataset.scenario is not None else None
     st.caption(f"{data_info['n_bins']:,} bins of Δ = {config.bin_size:g}, p = {config.lags} lags "
-               f"(support {config.bin_size * config.lags:.4g}); {data_info['dropped_events']} events after the last "
-               f"full bin dropped, {data_info['clipped_events']} removed by the count cap; "
+               f"(support {config.bin_size * config.lags:.4g}); {count_noun(data_info['dropped_events'], 'event')} "
+               f"after the last full bin dropped, {data_info['clipped_events']:,} removed by the count cap; "
                f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).")
     estimates = {"estimate": result.kernels}
     baselines = {"estimate": result.baseline}
@@ -320,10 +343,15 @@ def main():
         c[0].plotly_chart(baseline_chart(events.names, baselines,
                                          dataset.scenario.baseline if dataset.scenario is not None else None),
                           key="baselines")
+        if note := negative_baseline_note(result.baseline, events.names):
+            c[0].warning(note)
     with c[1]:
-        label = "estimate" if result.method != "cls" else "CLS"
-        c[1].plotly_chart(loss_curve({label: result.loss_history}), key="loss")
-        if result.privacy is not None:
+        one_shot = loss_note(result.method)
+        if one_shot:
+            c[1].info(one_shot, icon=":material/info:")
+        else:
+            c[1].plotly_chart(loss_curve({"estimate": result.loss_history}), key="loss")
+        if result.privacy is not None and not one_shot:
             c[1].caption("The loss is the exact objective on the raw data: a diagnostic for you, not part of the "
                          "private release (only the estimate is).")
     st.subheader("Errors")

@@ -5,10 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS
+from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
-from dphawkes_core.presets import DEFAULT_PRESET, get_preset
+from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
@@ -59,7 +59,8 @@ def source_widgets() -> DataSource:
 def spec_widgets(source: DataSource) -> SweepSpec:
     c1, c2, c3 = st.columns(3)
     methods = c1.multiselect("Methods", list(METHODS), default=["cls", "ssp", "pgd"], key="pu_methods",
-                             help="cls is the non-private reference; ssp and pgd-clip need the formal calibration")
+                             format_func=METHOD_NAMES.get,
+                             help="CLS is the non-private reference; DP-SSP and clipped DP-PGD need the formal calibration")
     privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
     kind = "sigma2" if privacy.startswith("σ²") else "epsilon"
     levels = c2.text_input("levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}")
@@ -70,18 +71,18 @@ def spec_widgets(source: DataSource) -> SweepSpec:
         support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, get_preset(DEFAULT_PRESET).support,
                                   key="pu_support")
         iters = d1.number_input("iterations K", 1, 5000, 200, key="pu_iters")
-        auto_b = d2.checkbox("B from the truth's ||H||_F (or the non-private fit's)", False, key="pu_auto_b")
+        auto_b = d2.checkbox("B from the truth's $\\lVert H \\rVert_F$ (or the non-private fit's)", False, key="pu_auto_b")
         bound = None if auto_b else d2.number_input("PGD bound B (paper: 0.2)", 1e-6, 1e6, WORKS.bound, format="%.4g",
                                                     key="pu_b")
-        auto_r = d3.checkbox("r from the truth's ||ΔH||_* (or the non-private fit's)", False,
+        auto_r = d3.checkbox("r from the truth's $\\lVert \\Delta H \\rVert_*$ (or the non-private fit's)", False,
                              key="pu_auto_r", help="without a truth, r comes from the data: not a formal guarantee")
         radius = None if auto_r else d3.number_input("CG radius r", 1e-6, 1e6, WORKS.radius, format="%.4g", key="pu_r")
         calibration = d4.selectbox("calibration", list(CALIBRATIONS), index=CALIBRATIONS.index("formal"), key="pu_cal",
                                    format_func=lambda c: CALIBRATION_LABELS[c])
-        cap = d4.number_input("count cap C (formal; 0 = none)", 0, 10_000, WORKS.count_cap, key="pu_cap")
-        clip = d4.number_input("pgd-clip clip norm G", 1e-6, 1e6, 1.0, format="%.4g", key="pu_clip")
+        cap = d4.number_input("count cap C (formal; 0 = none)", 0, 10_000, WORKS_COUNT_CAP, key="pu_cap")
+        clip = d4.number_input("clipped DP-PGD: clip norm G", 1e-6, 1e6, 1.0, format="%.4g", key="pu_clip")
     if any(m in FORMAL_ONLY_METHODS for m in methods) and calibration != "formal":
-        raise DPHawkesError("ssp and pgd-clip have only the formal calibration: choose 'formal' and a count cap")
+        raise DPHawkesError("DP-SSP and clipped DP-PGD have only the formal calibration: choose 'formal' and a count cap")
     return SweepSpec(
         source, methods=tuple(methods), bin_sizes=parse_numbers(bins, "bin sizes"), privacy=kind,
         levels=parse_numbers(levels, "levels"), runs=int(runs), support=float(support), bound=bound,
@@ -193,7 +194,8 @@ def size_widgets() -> tuple[SweepSpec, tuple]:
         raise DPHawkesError(f"numbers of events: give sizes between 50 and {MAX_SIZE_EVENTS:,}")
     epsilon = c2.number_input("ε (formal)", 0.01, 100.0, WORKS.epsilon, format="%.4g", key="hd_eps")
     methods = c2.multiselect("Methods", list(METHODS), default=["cls", "ssp", "pgd"], key="hd_methods",
-                             help="cls is the non-private reference; every other method at the formal ε")
+                             format_func=METHOD_NAMES.get,
+                             help="CLS is the non-private reference; every other method at the formal ε")
     bin_size = c3.number_input("bin size Δ", 1e-3, 1e3, WORKS.bin_size, format="%.4g", key="hd_dt")
     runs = c3.number_input("runs (seeds)", 1, 20, 3, key="hd_runs")
     with st.expander("Estimator settings (public)"):
@@ -201,7 +203,7 @@ def size_widgets() -> tuple[SweepSpec, tuple]:
         support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, get_preset(DEFAULT_PRESET).support,
                                   key="hd_support")
         iters = d1.number_input("iterations K", 1, 5000, 200, key="hd_iters")
-        cap = d2.number_input("count cap C", 1, 10_000, WORKS.count_cap, key="hd_cap")
+        cap = d2.number_input("count cap C", 1, 10_000, WORKS_COUNT_CAP, key="hd_cap")
         bound = d2.number_input("PGD bound B", 1e-6, 1e6, WORKS.bound, format="%.4g", key="hd_b")
         radius = d3.number_input("CG radius r", 1e-6, 1e6, WORKS.radius, format="%.4g", key="hd_r")
         clip = d3.number_input("pgd-clip clip norm G", 1e-6, 1e6, WORKS.clip, format="%.4g", key="hd_clip")

@@ -53,7 +53,7 @@ def test_home_explains_and_links_to_every_page():
     assert any("one event" in m.value.lower() for m in at.markdown)
 
 
-METHOD_LABEL = {"pgd": "DP-PGD", "cg": "DP-CG", "ssp": "DP-SSP", "pgd-clip": "DP-PGD-clip", "cls": "CLS"}
+METHOD_LABEL = {"pgd": "DP-PGD", "cg": "DP-CG", "ssp": "DP-SSP", "pgd-clip": "clipped DP-PGD", "cls": "CLS"}
 ERROR = "relative error ‖Ĥ−H‖/‖H‖"
 
 
@@ -98,7 +98,7 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
     assert comparison.loc["CLS (non-private)", "formal guarantee"].startswith("no:")
     assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
-    assert set(comparison.index) == {"DP-SSP — chosen", "CLS (non-private)", "DP-PGD", "DP-CG", "DP-PGD-clip",
+    assert set(comparison.index) == {"DP-SSP — chosen", "CLS (non-private)", "DP-PGD", "DP-CG", "clipped DP-PGD",
                                      "all-zero reference Ĥ = 0"}
 
 
@@ -152,7 +152,7 @@ def test_unknown_preset_in_the_url_opens_the_default():
     assert at.selectbox(key="preset").value == "works"
 
 
-@pytest.mark.parametrize("method", ["DP-PGD", "DP-CG", "DP-SSP", "DP-PGD-clip", "CLS"])
+@pytest.mark.parametrize("method", ["DP-PGD", "DP-CG", "DP-SSP", "clipped DP-PGD", "CLS"])
 @pytest.mark.parametrize("noise", ["ε and δ", "σ² directly"])
 def test_every_method_gives_charts_and_metrics(method, noise):
     at = open_page("pages/2_Estimate.py", preset="small", C="3")
@@ -163,7 +163,9 @@ def test_every_method_gives_charts_and_metrics(method, noise):
             at.number_input(key="K").set_value(200)
         at.run()
     no_problems(at)
-    assert len(figures(at)) == 3  # kernels, baselines, loss
+    one_shot = method in ("DP-SSP", "CLS")
+    assert len(figures(at)) == 2 + (not one_shot)  # kernels, baselines, the loss of an iterative method
+    assert any("No loss curve" in box.value for box in at.info) == one_shot
     table = metrics_table(at)
     assert {"relative error ‖Ĥ−H‖/‖H‖", "paper's relative error (÷ d(dp+1))"} <= set(table.columns)
     assert "all-zero reference Ĥ = 0" in set(table["estimate"])
@@ -171,7 +173,7 @@ def test_every_method_gives_charts_and_metrics(method, noise):
     has_privacy = any(df.value.columns[0] == "calibration" for df in at.dataframe)
     assert has_privacy == (method != "CLS")
     assert len(at.get("download_button")) == 2
-    if method in ("DP-SSP", "DP-PGD-clip"):  # formal-only methods: no calibration choice, no caveat
+    if method in ("DP-SSP", "clipped DP-PGD"):  # formal-only methods: no calibration choice, no caveat
         assert not any(w.key == "calib" for w in at.selectbox)
         assert not any("Not a formal guarantee" in w.value for w in at.warning)
 

@@ -1,6 +1,7 @@
 """AppTests of the first-visit fixes (issue 12): readable kernel grids, honest links, cost prediction,
 negative baselines, no meaningless loss chart, data-scaled defaults, consistent text, a quiet sweep."""
 
+import base64
 import dataclasses
 import json
 from pathlib import Path
@@ -11,7 +12,7 @@ from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_core import reproduce
-from dphawkes_core.datasets import simulate_dataset
+from dphawkes_core.datasets import list_samples, simulate_dataset
 from dphawkes_core.events import from_arrays
 from dphawkes_core.guidance import (count_noun, loss_note, negative_baseline_note, nice_number, support_note,
                                     time_scale)
@@ -44,12 +45,21 @@ def open_page(path: str, **query) -> AppTest:
     return at.run()
 
 
+def decode(values):
+    """Plotly >= 6 encodes arrays as base64 ``{"dtype", "bdata"}``."""
+    if isinstance(values, dict) and "bdata" in values:
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values)
+
+
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
 def test_a_sweep_leaves_no_streamlit_context_warnings_in_the_log(capfd):
     at = open_app_page("pages/3_Privacy_utility.py")
+    at.radio(key="pu_kind").set_value("σ² (noise variance)").run()
+    at.multiselect(key="pu_methods").set_value(["cls", "pgd"])
     at.number_input(key="pu_events").set_value(300)
     at.text_input(key="pu_levels_sigma2").set_value("0, 1")
     at.text_input(key="pu_bins").set_value("0.5, 1")
@@ -161,7 +171,7 @@ def test_deploy_button_is_hidden():
 def test_audit_page_uses_method_names_and_has_no_empty_bar_at_zero():
     at = open_app_page("pages/5_Privacy_audit.py")
     method = at.selectbox(key="au_method")
-    assert [method.format_func(o) for o in method.options] == ["DP-PGD", "DP-CG", "DP-SSP", "clipped DP-PGD"]
+    assert method.options == ["DP-PGD", "DP-CG", "DP-SSP", "clipped DP-PGD"]  # the labels shown
     assert all("_" not in w.label.replace("$", "").split("\\")[0] for w in at.number_input)
     at.number_input(key="au_trials").set_value(40).run()
     at.number_input(key="au_K").set_value(5).run()
@@ -215,3 +225,56 @@ def test_slow_clipped_pgd_asks_for_confirmation():
     assert not at.exception
     assert any("Heavy fit" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.checkbox(key="confirm_heavy").value is False and not at.get("plotly_chart")
+
+
+# --- Estimate page: links, defaults, notes ----------------------------------------------------------------
+
+
+def test_bad_link_values_are_named_in_one_line():
+    at = open_page("pages/2_Estimate.py", method="bogus", eps="-1", dt="abc", K="50")
+    no_problems(at)
+    notes = [box.value for box in at.info if box.value.startswith("Ignored")]
+    assert len(notes) == 1 and "method=bogus, eps=-1, dt=abc" in notes[0] and "K=" not in notes[0]
+
+
+def test_a_link_from_uploaded_data_says_why_it_shows_other_data():
+    at = open_page("pages/2_Estimate.py", data="upload", file="mine.csv", method="CLS")
+    no_problems(at)
+    shown = at.session_state["dataset"].label
+    assert any("uploaded file (“mine.csv”)" in box.value and f"showing {shown} instead" in box.value
+               for box in at.info)
+
+
+def test_a_link_reproduces_a_real_data_set_with_data_scaled_defaults():
+    info = next((s for s in list_samples() if s.name == "japan_quakes_zones"), None)
+    if info is None:
+        pytest.skip("real data directory not available")
+    at = open_page("pages/2_Estimate.py", data="sample", name=info.name, method="CLS")
+    no_problems(at)
+    dataset = at.session_state["dataset"]
+    assert dataset.label == info.name and dataset.events.dim == 5
+    scale = time_scale(dataset.events)
+    assert at.number_input(key="dt").value == scale.bin_size and at.number_input(key="s").value == scale.support
+    assert any(scale.describe() == c.value for c in at.caption)
+    assert at.query_params["data"] == "sample" and at.query_params["name"] == info.name
+    kernels = figures(at)[0]
+    notes = [a["text"] for a in kernels["layout"]["annotations"]]
+    assert sum(t.startswith("from ") for t in notes) == 5 and sum(t.startswith("to ") for t in notes) == 5
+
+
+def test_support_shorter_than_the_bin_is_said():
+    at = open_page("pages/2_Estimate.py", preset="fig1", dt="2", s="1")
+    assert not at.exception
+    assert any("shorter than one bin" in w.value for w in at.warning)
+
+
+def test_negative_baselines_are_flagged_on_the_page():
+    # two quiet dimensions, few events, a large private noise: DP-PGD's baselines come out below zero
+    at = open_page("pages/2_Estimate.py", preset="fig1", method="DP-PGD", privacy="σ² directly", sigma2="100",
+                   K="50", B="50")
+    no_problems(at)
+    estimate = next(tr for tr in figures(at)[1]["data"] if tr["name"] == "estimate")["y"]
+    negative = [name for name, v in zip(["1", "2"], decode(estimate)) if v < 0]
+    flags = [w.value for w in at.warning if "Negative baseline rate" in w.value]
+    assert bool(flags) == bool(negative)  # the noise is fresh: either way, the page must say it when it happens
+    assert all(f"η of {name} =" in flags[0] for name in negative)
