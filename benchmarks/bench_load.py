@@ -102,9 +102,15 @@ async def _check_no_problem(page) -> None:
         raise RuntimeError(f"{page.url}: {(await problems.first.inner_text())[:300]}")
 
 
+async def _new_page(context):
+    page = await context.new_page()
+    page.set_default_timeout(STEP_TIMEOUT_MS)
+    return page
+
+
 async def open_estimate(context, url: str) -> float:
     """Seconds from navigation to a rendered default Estimate page in a new tab (a new session)."""
-    page = await context.new_page()
+    page = await _new_page(context)
     start = time.perf_counter()
     await page.goto(f"{url}/Estimate", timeout=STEP_TIMEOUT_MS)
     await _wait_rendered(page)
@@ -115,7 +121,7 @@ async def open_estimate(context, url: str) -> float:
 
 async def run_small_sweep(context, url: str) -> float:
     """Seconds from pressing *Run sweep* (with :data:`SWEEP_SETTINGS`) to the drawn boxplots."""
-    page = await context.new_page()
+    page = await _new_page(context)
     await page.goto(f"{url}/Privacy_utility", timeout=STEP_TIMEOUT_MS)
     await page.wait_for_selector(IDLE, timeout=STEP_TIMEOUT_MS)
     for label, value in SWEEP_SETTINGS.items():
