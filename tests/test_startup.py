@@ -8,6 +8,7 @@ which shows that the check sees imports made inside functions.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -66,3 +67,19 @@ def test_private_fit_imports_the_accountant(events_csv, tmp_path):
                              cwd=tmp_path)
     assert loaded(names, ACCOUNTANT)
     assert not any(loaded(names, package) for package in APP_ONLY)
+
+
+def test_cli_fit_runs_numpy_blas_on_one_thread(events_csv, tmp_path):
+    """The BLAS policy (dphawkes_core/threads.py) reaches the fit path: numpy's BLAS has 1 thread after
+    a CLI fit, in a fresh interpreter whose BLAS started with its default (one per core)."""
+    code = ("import sys\nfrom threadpoolctl import threadpool_info\nfrom dphawkes_core.cli import main\n"
+            "before = [i['num_threads'] for i in threadpool_info() if 'numpy' in i['filepath']]\n"
+            f"main(['fit', {str(events_csv)!r}, '--bin-size', '0.5', '--support', '2', '--json', 'o.json'])\n"
+            "after = [i['num_threads'] for i in threadpool_info() if 'numpy' in i['filepath']]\n"
+            "print(before, after)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    before, after = proc.stdout.strip().split("] [")
+    assert after.strip("[]") == "1"
+    if (os.cpu_count() or 1) > 1 and not {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
+        assert before.strip("[]") != "1"  # the policy, not the default, made it 1
