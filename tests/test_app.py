@@ -69,7 +69,7 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     assert any(works.summary in box.value for box in at.info)
     assert at.selectbox(key="method").value == "DP-SSP"
     assert (at.number_input(key="dt").value, at.number_input(key="s").value) == (0.5, 4.0)
-    assert (at.number_input(key="C").value, at.number_input(key="eps").value) == (5, 1.0)
+    assert at.checkbox(key="Cauto").value and at.number_input(key="eps").value == 1.0  # C chosen privately
     assert at.number_input(key="seed").value is None  # fresh noise by default: a formal release
     assert any("Formal (ε, δ)-DP" in box.value for box in at.success)
     at.number_input(key="seed").set_value(0).run()  # a seed, to compare with independent fits
@@ -78,9 +78,11 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     dataset = works.dataset()
     assert at.session_state["dataset"].label == dataset.label
     truth = dataset.scenario.true_H(0.5, 8)
-    common = dict(bin_size=0.5, lags=8, count_cap=5)
+    ssp_config = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap="auto", epsilon=1.0, calibration="formal",
+                           seed=0)
+    ssp, info = fit(dataset.events, ssp_config)
+    common = dict(bin_size=0.5, lags=8, count_cap=info["count_cap"])  # the C the private choice made
     cls, _ = fit(dataset.events, FitConfig(method="cls", **common))
-    ssp, _ = fit(dataset.events, FitConfig(method="ssp", epsilon=1.0, calibration="formal", seed=0, **common))
     table = metrics_table(at).set_index("estimate")
     assert table.loc["CLS (non-private)", ERROR] == pytest.approx(compare(cls.H, truth).relative_error)
     assert table.loc["DP-SSP", ERROR] == pytest.approx(compare(ssp.H, truth).relative_error)
@@ -96,6 +98,7 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
                                            seed=0, **common))
     assert comparison.loc["DP-PGD", ERROR] == pytest.approx(compare(pgd.H, truth).relative_error)
     assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
+    assert "count cap C was taken from the data" in comparison.loc["DP-PGD", "formal guarantee"]
     assert comparison.loc["CLS (non-private)", "formal guarantee"].startswith("no:")
     assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
     assert set(comparison.index) == {"DP-SSP — chosen", "CLS (non-private)", "DP-PGD", "DP-CG", "clipped DP-PGD",
@@ -156,6 +159,7 @@ def test_unknown_preset_in_the_url_opens_the_default():
 @pytest.mark.parametrize("noise", ["ε and δ", "σ² directly"])
 def test_every_method_gives_charts_and_metrics(method, noise):
     at = open_page("pages/2_Estimate.py", preset="small", C="3")
+    at.checkbox(key="Cauto").uncheck()  # the public C = 3 (an automatic C needs ε, not σ²)
     at.selectbox(key="method").set_value(method).run()
     if method != "CLS":
         at.radio(key="privacy").set_value(noise)
@@ -179,7 +183,8 @@ def test_every_method_gives_charts_and_metrics(method, noise):
 
 
 def test_formal_only_method_without_cap_says_what_is_missing():
-    at = open_page("pages/2_Estimate.py", method="DP-SSP", C="0")
+    at = open_page("pages/2_Estimate.py", preset="small", C="0")
+    at.checkbox(key="Cauto").uncheck().run()  # neither a private choice of C nor a public one
     assert not at.exception
     assert any("count cap" in e.value for e in at.error)
 
@@ -371,6 +376,7 @@ def test_shrinkage_is_flagged_when_the_ball_is_far_below_the_truth():
 
 def test_ssp_stabiliser_and_ridge_reach_the_fit():
     at = open_page("pages/2_Estimate.py", preset="small", C="3")
+    at.checkbox(key="Cauto").uncheck()
     at.radio(key="privacy").set_value("σ² directly")
     at.selectbox(key="stab").set_value("psd")
     at.number_input(key="ridge").set_value(0.5)
