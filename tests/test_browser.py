@@ -1,9 +1,14 @@
-"""One real-browser test: `streamlit run` headless, driven by Playwright in Debian's Chromium.
+"""Real-browser tests: `streamlit run` headless, driven by Playwright in Debian's Chromium.
 
-Opens the Estimate page, waits for the Plotly kernel grid, changes K, waits for the re-render and
-checks that the plotted estimate changed, that the URL records the new value, and that no
-Streamlit exception box appears. Saves a screenshot under the test's tmp dir; with
-``DPHAWKES_SCREENSHOT=1`` it also writes ``docs/screenshot.png`` (palette PNG, < 300 KB).
+One server for the module. The first test opens the app, follows the menu to the Estimate page (the
+default preset), waits for the Plotly kernel grid, changes ε, waits for the re-render and checks that the
+plotted estimate changed, that the URL records the new value, that no Streamlit exception box appears and
+that there is no Deploy button. The second opens shared links to the Estimate page on the paper's 4-d
+process and on a 5-dimensional real data set and checks, in the rendered SVG, that the grid's row and
+column labels do not overlap each other or the plots. Screenshots go to the tests' tmp dirs; with
+``DPHAWKES_SCREENSHOT=1`` they are also written to ``docs/`` (palette PNGs, < 300 KB each):
+``screenshot.png`` (README: the paper's Figure 1 setting), ``estimate_paper4d.png`` and
+``estimate_japan_quakes.png`` (the kernel grids).
 """
 
 import os
@@ -15,6 +20,9 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from dphawkes_core.datasets import list_samples
+from dphawkes_core.presets import DEFAULT_PRESET, get_preset
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -34,13 +42,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server(tmp_path):
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium via scripts/ensure_chromium.sh)")
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
     port = _free_port()
-    log = open(tmp_path / "streamlit.log", "w")
+    log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
+    log = open(log_path, "w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
@@ -58,7 +67,7 @@ def server(tmp_path):
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
+                raise RuntimeError("streamlit did not start: " + log_path.read_text()[-2000:])
             time.sleep(0.2)
         yield url
     finally:
@@ -70,13 +79,25 @@ def server(tmp_path):
         log.close()
 
 
-def _wait_idle(page, timeout=60_000):
+@pytest.fixture(scope="module")
+def browser(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def _wait_idle(page, timeout=120_000):
     page.wait_for_selector(IDLE, timeout=timeout)
     page.wait_for_function("!document.querySelector(\"[data-testid='stSkeleton']\")", timeout=timeout)
 
 
 def _estimate_trace(page):
-    """y values of the DP-PGD estimate in the first kernel cell, decoded by Plotly in the page."""
+    """y values of the estimate in the first kernel cell, decoded by Plotly in the page."""
     return page.evaluate(
         """() => {
             const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
@@ -86,48 +107,97 @@ def _estimate_trace(page):
     )
 
 
-def _save_screenshot(page, path: Path) -> None:
-    page.screenshot(path=str(path), full_page=True)
-    if os.environ.get("DPHAWKES_SCREENSHOT"):
-        from PIL import Image
+def _save(image_path: Path, name: str) -> None:
+    """Copy a screenshot to ``docs/name`` as a small palette PNG when ``DPHAWKES_SCREENSHOT`` is set."""
+    if not os.environ.get("DPHAWKES_SCREENSHOT"):
+        return
+    from PIL import Image
 
-        target = ROOT / "docs" / "screenshot.png"
-        image = Image.open(path).convert("RGB")
-        image.thumbnail((1200, 1600))
-        image.quantize(colors=128).save(target, optimize=True)
-        assert target.stat().st_size < SCREENSHOT_LIMIT
+    target = ROOT / "docs" / name
+    image = Image.open(image_path).convert("RGB")
+    image.thumbnail((1200, 1600))
+    image.quantize(colors=128).save(target, optimize=True)
+    assert target.stat().st_size < SCREENSHOT_LIMIT
 
 
-def test_estimate_page_renders_and_rerenders(server, tmp_path):
-    from playwright.sync_api import sync_playwright
+def _overlaps(page) -> list:
+    """Pairs of kernel-grid labels ("from j" / "to i") whose boxes overlap each other or a plot area."""
+    return page.evaluate(
+        """() => {
+            const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
+            const labels = Array.from(gd.querySelectorAll("g.annotation")).map(a => a.getBoundingClientRect());
+            const plots = Array.from(gd.querySelectorAll("g.bglayer rect.bg"))  // one per subplot
+                .map(r => r.getBoundingClientRect());
+            const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+            const bad = [];
+            labels.forEach((a, i) => labels.forEach((b, j) => { if (i < j && hit(a, b)) bad.push(["label", i, j]); }));
+            labels.forEach((a, i) => plots.forEach((b, j) => { if (hit(a, b)) bad.push(["plot", i, j]); }));
+            return bad;
+        }"""
+    )
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 2400})
-            page.goto(server, wait_until="domcontentloaded")
-            _wait_idle(page)
-            page.get_by_role("link", name="Estimate").first.click()
-            _wait_idle(page)
-            page.wait_for_selector(CHART, state="visible", timeout=60_000)
-            before = _estimate_trace(page)
-            assert len(before) == 50  # p = ⌈5 / 0.1⌉ lags
 
-            k_input = page.get_by_label("iterations K")
-            k_input.fill("50")
-            k_input.press("Enter")
-            page.wait_for_function("() => window.location.search.includes('K=50')", timeout=30_000)
-            _wait_idle(page)
-            page.wait_for_selector(CHART, state="visible", timeout=60_000)
-            page.wait_for_function(
-                """(before) => {
-                    const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
-                    const tr = gd && gd._fullData.find(t => t.name === 'estimate');
-                    return tr && Array.from(tr.y).some((v, i) => v !== before[i]);
-                }""", arg=before, timeout=30_000)
-            assert _estimate_trace(page) != before
-            assert page.locator("[data-testid='stException']").count() == 0
-            _save_screenshot(page, tmp_path / "estimate.png")
-            assert (tmp_path / "estimate.png").stat().st_size > 10_000
-        finally:
-            browser.close()
+def test_estimate_page_renders_and_rerenders(server, browser, tmp_path):
+    page = browser.new_page(viewport={"width": 1400, "height": 2400})
+    try:
+        page.goto(server, wait_until="domcontentloaded")
+        _wait_idle(page)
+        assert page.locator("[data-testid='stAppDeployButton']").count() == 0  # client.toolbarMode
+        page.get_by_role("link", name="Estimate").first.click()
+        _wait_idle(page)
+        page.wait_for_selector(CHART, state="visible", timeout=120_000)
+        before = _estimate_trace(page)
+        assert len(before) == get_preset(DEFAULT_PRESET).config.lags
+
+        eps_input = page.get_by_label("ε", exact=True)
+        eps_input.fill("0.3")
+        eps_input.press("Enter")
+        page.wait_for_function("() => window.location.search.includes('eps=0.3')", timeout=60_000)
+        _wait_idle(page)
+        page.wait_for_selector(CHART, state="visible", timeout=120_000)
+        page.wait_for_function(
+            """(before) => {
+                const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
+                const tr = gd && gd._fullData.find(t => t.name === 'estimate');
+                return tr && Array.from(tr.y).some((v, i) => v !== before[i]);
+            }""", arg=before, timeout=60_000)
+        assert _estimate_trace(page) != before
+        assert page.locator("[data-testid='stException']").count() == 0
+
+        # the README's picture: the paper's Figure 1 setting (DP-PGD, B = 0.2), opened from a link
+        page.goto(f"{server}/Estimate?preset=fig1", wait_until="domcontentloaded")
+        _wait_idle(page)
+        page.wait_for_selector(CHART, state="visible", timeout=120_000)
+        assert page.locator("[data-testid='stException']").count() == 0
+        page.screenshot(path=str(tmp_path / "estimate.png"), full_page=True)
+        assert (tmp_path / "estimate.png").stat().st_size > 10_000
+        _save(tmp_path / "estimate.png", "screenshot.png")
+    finally:
+        page.close()
+
+
+REAL_5D = "japan_quakes_zones"
+
+
+@pytest.mark.parametrize("link, picture", [
+    ("preset=fig3", "estimate_paper4d.png"),  # paper-4d, DP-CG
+    (f"data=sample&name={REAL_5D}&method=CLS", "estimate_japan_quakes.png"),  # 5 long zone names
+])
+def test_kernel_grids_stay_readable(server, browser, tmp_path, link, picture):
+    if REAL_5D in link and REAL_5D not in {s.name for s in list_samples()}:
+        pytest.skip("real data directory not available")
+    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    try:
+        page.goto(f"{server}/Estimate?{link}", wait_until="domcontentloaded")
+        _wait_idle(page)
+        page.wait_for_selector(CHART, state="visible", timeout=120_000)
+        assert page.locator("[data-testid='stException']").count() == 0
+        grid = page.locator("[data-testid='stPlotlyChart']").first
+        labels = grid.locator("g.annotation")
+        d = 4 if "fig3" in link else 5
+        assert labels.count() == 2 * d  # "from j" over each column, "to i" beside each row
+        assert _overlaps(page) == []
+        grid.screenshot(path=str(tmp_path / picture))
+        _save(tmp_path / picture, picture)
+    finally:
+        page.close()
