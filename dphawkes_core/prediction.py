@@ -30,7 +30,7 @@ several sequences are split by sequence (the first ``⌈f·S⌉`` train, the oth
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -117,14 +117,14 @@ def split_events(events: Events, train_fraction: float = 0.7) -> TrainTestSplit:
     if events.n_sequences == 1:
         seq = events.sequences[0]
         cut = train_fraction * seq.end_time
-        train_seq = EventSequence(tuple(t[t < cut] for t in seq.times), cut)
-        train = Events((train_seq,), events.names)
+        train_seq = replace(seq, times=tuple(t[t < cut] for t in seq.times), end_time=cut)
+        train = replace(events, sequences=(train_seq,))
         test, eval_from, mode = (seq,), (cut,), "timeline"
     else:
         n_train = math.ceil(train_fraction * events.n_sequences)
         if n_train >= events.n_sequences:
             raise ConfigError(f"a training fraction of {train_fraction:g} leaves no test sequence")
-        train = Events(events.sequences[:n_train], events.names)
+        train = replace(events, sequences=events.sequences[:n_train])
         test = events.sequences[n_train:]
         eval_from, mode = (0.0,) * len(test), "sequences"
     if train.n_events == 0:

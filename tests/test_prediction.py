@@ -92,3 +92,13 @@ def test_bad_split_is_refused():
         split_events(events, 1.0)
     with pytest.raises(DataError):
         split_events(from_arrays([[2.5, 2.8]], end_time=3.0), 0.5)
+
+
+def test_a_split_keeps_the_data_sets_window_metadata():
+    events = from_arrays([[1.0, 2.0, 5.0, 8.0]], end_time=10.0)
+    assert events.window_stated
+    split = split_events(events, 0.5)
+    assert split.train.window_stated and split.train.time_unit == events.time_unit
+    assert split.train.sequences[0].end_time == 5.0
+    several = Events((events.sequences[0],) * 3, events.names, window_stated=True)
+    assert split_events(several, 0.5).train.window_stated
