@@ -424,14 +424,21 @@ def _first_line(exc: Exception) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _columns_phrase(names: Sequence[str]) -> str:
+    """``column 'a'``, ``columns 'a' and 'b'``, ``columns 'a', 'b' and 'c'``."""
+    quoted = [repr(n) for n in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return f"column{'s' if len(quoted) > 1 else ''} {listed}"
+
+
 def _check_columns(columns: Sequence[str]) -> None:
     allowed = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     extra = [c for c in columns if c not in allowed]
     if missing:
-        raise DataError(f"missing column {', '.join(repr(c) for c in missing)}; {EXPECTED}")
+        raise DataError(f"missing {_columns_phrase(missing)}; {EXPECTED}")
     if extra:
-        raise DataError(f"unexpected column {', '.join(repr(c) for c in extra)}; {EXPECTED}")
+        raise DataError(f"unexpected {_columns_phrase(extra)}; {EXPECTED}")
     if len(set(columns)) != len(columns):
         raise DataError(f"duplicate column names; {EXPECTED}")
 

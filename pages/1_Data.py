@@ -9,6 +9,7 @@ from dphawkes_core.binning import bin_sparse
 from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
 from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.guidance import count_noun
 from dphawkes_core.events import MAX_FILE_BYTES
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.plots import bin_heatmap, counting_process, event_raster
@@ -89,7 +90,7 @@ def simulate_section():
         (st.error if cost.refused else st.warning)(cost.reason.capitalize())
     if st.button("Simulate", type="primary", disabled=explosive or cost.refused, key="sim_go"):
         adopt(lambda: simulate_cached(repr(scenario), scenario, n_events, end_time, seed),
-              lambda d: f"Simulated {d.events.n_events:,} events.")
+              lambda d: f"Simulated {count_noun(d.events.n_events, 'event')}.")
 
 
 def adopt(make_dataset, success_message) -> None:

@@ -279,7 +279,7 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
                           for r in rows]
                          + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
                              "formal guarantee": "yes: a constant reveals nothing"}])
-    st.dataframe(table, hide_index=True, key="comparison")
+    st.dataframe(table.style.format(precision=4, na_rep="—", subset=[error, "ε"]), hide_index=True, key="comparison")
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
                f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); DP-SSP and "
                "clipped DP-PGD use the formal calibration, the others the chosen one; B, r, G and K are the chosen "

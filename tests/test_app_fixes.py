@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core import reproduce
 from dphawkes_core.datasets import list_samples, simulate_dataset
-from dphawkes_core.events import from_arrays
+from dphawkes_core.errors import DataError
+from dphawkes_core.events import from_arrays, load_csv
 from dphawkes_core.guidance import (count_noun, loss_note, negative_baseline_note, nice_number, support_note,
                                     time_scale)
 from dphawkes_core.kernels import get_scenario
@@ -278,3 +279,13 @@ def test_negative_baselines_are_flagged_on_the_page():
     flags = [w.value for w in at.warning if "Negative baseline rate" in w.value]
     assert bool(flags) == bool(negative)  # the noise is fresh: either way, the page must say it when it happens
     assert all(f"η of {name} =" in flags[0] for name in negative)
+
+
+@pytest.mark.parametrize("csv, message", [
+    (b"when,where\n1,0\n", "missing columns 'time' and 'dimension'"),
+    (b"time\n1\n", "missing column 'dimension';"),
+    (b"time,dimension,a,b\n1,0,2,3\n", "unexpected columns 'a' and 'b'"),
+])
+def test_column_messages_read_as_english(csv, message):
+    with pytest.raises(DataError, match=message):
+        load_csv(csv)
