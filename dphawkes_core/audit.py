@@ -6,9 +6,11 @@ Recipe (Jagielski et al. 2020, Nasr et al. 2021):
    added event moves the output most (searched over a set of adversarial candidates: the bin after
    the largest burst, the first and last bins, the most active lag window, random bins).
 2. Run the real mechanism (:func:`dphawkes_core.estimators.run_private`, with the same calibration as a
-   fit) ``trials`` times on each, with independent seeds.
-3. Split the outputs in halves. On the first half fit a 1-D projection (regularised linear discriminant)
-   and choose the threshold; on the second half count false positives (D called D') and false negatives.
+   fit) ``trials`` times on each, with independent seeds, and observe its release
+   (:func:`observed_output`).
+3. Split the outputs in halves. Project them on the likelihood-ratio direction of Gaussian outputs,
+   ``Σ⁻¹Δμ`` (Δμ: the output's move under common noise; Σ from the first half) and choose the threshold
+   on the first half; on the second half count false positives (D called D') and false negatives.
 4. With one-sided Clopper–Pearson upper bounds ``FPR_ub``, ``FNR_ub`` (each at level ``α/2``; jointly
    valid with confidence ``1 − α``), any (ε, δ)-DP mechanism satisfies ``FPR + e^ε FNR >= 1 − δ`` and
    ``FNR + e^ε FPR >= 1 − δ``, so ``ε >= max(log((1−δ−FNR_ub)/FPR_ub), log((1−δ−FPR_ub)/FNR_ub))``

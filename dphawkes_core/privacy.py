@@ -15,6 +15,9 @@ p, d, B, r and K are public.
   set and every pair of neighbouring count series clipped at a public cap C (derivation in
   ``docs/privacy.md``), composed over K releases exactly: a formal (ε, δ)-DP guarantee.
 
+Whether an estimate is a formal *release* also depends on the noise being fresh (no seed), the window
+being stated and no setting being taken from the data: :func:`formal_status` decides it, for every path.
+
 Exact accounting: K adaptive Gaussian releases with the same sensitivity S and noise σ are together
 μ-GDP with ``μ = √K·S/σ`` (Dong, Roth & Su 2019), i.e. exactly one Gaussian mechanism with noise
 multiplier ``σ/(S√K)``; its (ε, δ) curve is the analytic Gaussian mechanism of Balle & Wang (2018), taken
@@ -205,6 +208,9 @@ class PrivacyReport:
         With an automatic count cap (:mod:`~dphawkes_core.count_cap`): the chosen ``count_cap``, the
         ``share`` of ε it cost, ``cap_sigma``, ``cap_epsilon`` and ``release_epsilon`` (each release
         alone at δ) and ``epsilon_total`` (both composed by dp-accounting's PLD accountant). Empty otherwise.
+    privacy_unit : str
+        What the guarantee protects: ``event`` (one event added or removed, the paper's unit) or
+        ``sequence`` (one sequence replaced, :mod:`~dphawkes_core.sequence_privacy`).
     """
 
     sigma2: float
@@ -219,6 +225,7 @@ class PrivacyReport:
     iters: int = 1
     note: str = ""
     budget_split: dict = field(default_factory=dict)
+    privacy_unit: str = "event"
 
     def to_dict(self) -> dict:
         """Plain dict for JSON export."""
@@ -228,7 +235,7 @@ class PrivacyReport:
             "epsilon_by_calibration": dict(self.epsilon_by_calibration),
             "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
             "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
-            "budget_split": dict(self.budget_split),
+            "budget_split": dict(self.budget_split), "privacy_unit": self.privacy_unit,
         }
 
 
