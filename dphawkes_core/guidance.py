@@ -64,7 +64,7 @@ def time_scale(events: Events) -> TimeScale:
     observed = float(sum(seq.end_time for seq in events.sequences))
     gap = observed / max(events.n_events, 1)
     return TimeScale(gap, nice_number(gap / BINS_PER_GAP), nice_number(gap * GAPS_PER_SUPPORT),
-                     getattr(events, "time_unit", ""))
+                     events.time_unit)
 
 
 def support_note(support: float, bin_size: float) -> str | None:

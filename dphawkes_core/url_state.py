@@ -150,7 +150,9 @@ def ignored_params(link: Mapping[str, str], values: Mapping[str, object]) -> lis
 
 
 def _same(text: str, value) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool):  # a checkbox writes true/false
+        return text.lower() == str(value).lower()
+    if not isinstance(value, (int, float)):
         return str(value) == text
     try:
         return math.isclose(float(text), float(value), rel_tol=1e-9, abs_tol=0.0)

@@ -143,6 +143,7 @@ def test_ignored_params_are_the_ones_the_widgets_did_not_take():
     assert ignored_params(link, values) == ["method=bogus", "eps=-1", "dt=abc"]
     assert "method=bogus, eps=-1, dt=abc" in ignored_note(ignored_params(link, values))
     assert ignored_note([]) is None
+    assert ignored_params({"Cauto": "true", "lagmode": "lags p"}, {"Cauto": True, "lagmode": "lags p"}) == []
 
 
 # --- text: names, wording, figures ----------------------------------------------------------------------
