@@ -10,6 +10,7 @@ import numpy as np
 from ..binning import check_bin_size
 from ..count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE, check_share
 from ..errors import ConfigError
+from ..sequence_privacy import PRIVACY_UNITS
 
 METHODS = ("cls", "pgd", "cg", "ssp", "pgd-clip")
 FORMAL_ONLY_METHODS = ("ssp", "pgd-clip")
@@ -78,6 +79,15 @@ class FitConfig:
         Share of ε spent on an automatic count cap.
     count_cap_max : int
         Public range ``1 … count_cap_max`` searched by an automatic count cap.
+    privacy_unit : str
+        ``event`` (one event added or removed: the paper's unit) or ``sequence`` (one sequence — one
+        person — replaced whole; ``ssp`` only, which then releases the full statistics: see
+        :mod:`~dphawkes_core.sequence_privacy`).
+    sequence_clip : float, optional
+        Public G: each sequence's contribution is scaled to L2 norm at most G (sequence unit; ``None``:
+        the G that ``max_events`` guarantees never clips).
+    max_events : int, optional
+        Public M: each sequence keeps its first M events, the later ones are dropped (sequence unit).
     """
 
     method: str = "cls"
@@ -103,6 +113,9 @@ class FitConfig:
     ssp_smoothing: float = 10.0
     count_cap_share: float = AUTO_CAP_SHARE
     count_cap_max: int = AUTO_CAP_MAX
+    privacy_unit: str = "event"
+    sequence_clip: float | None = None
+    max_events: int | None = None
 
     def __post_init__(self):
         check_bin_size(self.bin_size)
@@ -131,6 +144,26 @@ class FitConfig:
             raise ConfigError(f"unknown SSP release {self.ssp_release!r}; choose one of {', '.join(SSP_RELEASES)}")
         if not (np.isfinite(self.ssp_smoothing) and self.ssp_smoothing >= 0):
             raise ConfigError(f"the SSP smoothing weight must be a number >= 0, got {self.ssp_smoothing!r}")
+        self._check_privacy_unit()
+
+    def _check_privacy_unit(self):
+        if self.privacy_unit not in PRIVACY_UNITS:
+            raise ConfigError(f"unknown privacy unit {self.privacy_unit!r}; choose one of {', '.join(PRIVACY_UNITS)}")
+        if self.privacy_unit == "event":
+            if self.sequence_clip is not None or self.max_events is not None:
+                raise ConfigError("the clip G and the cap M on events per sequence belong to the sequence unit")
+            return
+        if self.method not in ("cls", "ssp"):
+            raise ConfigError(f"the sequence unit is available for ssp (DP-SSP), not {self.method}")
+        if self.count_cap == AUTO:
+            raise ConfigError("the sequence unit needs a public count cap C or none, not 'auto'")
+        if self.sequence_clip is not None and not (np.isfinite(self.sequence_clip) and self.sequence_clip > 0):
+            raise ConfigError(f"the clip norm G must be a positive number, got {self.sequence_clip!r}")
+        if self.max_events is not None and (isinstance(self.max_events, str) or int(self.max_events) != self.max_events
+                                            or self.max_events < 1):
+            raise ConfigError(f"the cap M on events per sequence must be a positive whole number, got {self.max_events!r}")
+        if self.method == "ssp" and self.sequence_clip is None and self.max_events is None:
+            raise ConfigError("the sequence unit needs a public clip norm G or a public cap M on events per sequence")
 
 
     def _check_count_cap(self):

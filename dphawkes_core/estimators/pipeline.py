@@ -18,6 +18,7 @@ from ..errors import ConfigError
 from ..privacy import (FormalStatus, PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius,
                        data_R, formal_status, pgd_clip_sensitivity, ssp_lagged_sensitivity,
                        ssp_sensitivity)
+from ..sequence_privacy import prepare_sequence_stats, sequence_privacy_report
 from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces
 from .clipped import BinnedStats, run_pgd_clip_config
 from .config import FORMAL_ONLY_METHODS, FitConfig, FitResult
@@ -31,6 +32,8 @@ if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV l
 
 def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
     """Calibrate the noise of a private config: σ² (from ε, or as given) and ε under every calibration."""
+    if sequence_unit(config):
+        return sequence_privacy_report(stats, config)
     if config.method in FORMAL_ONLY_METHODS:
         if config.method == "ssp":
             auto = config.count_cap == AUTO
@@ -70,7 +73,7 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
     start = time.perf_counter()
     rng = np.random.default_rng(config.seed)
     if config.method == "ssp":
-        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng, config.ssp_release,
+        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng, ssp_release(config),
                           config.ssp_nonnegative, config.ssp_smoothing)
         history = [paper_loss(U, stats)]
     elif config.method == "pgd-clip":
@@ -121,6 +124,17 @@ def release_status(config: FitConfig, data_info: dict, data_derived=()) -> Forma
                          data_derived=data_derived)
 
 
+def sequence_unit(config: FitConfig) -> bool:
+    """True when ``config`` is a private fit with one sequence as the privacy unit."""
+    return config.privacy_unit == "sequence" and config.method != "cls"
+
+
+def ssp_release(config: FitConfig) -> str:
+    """What DP-SSP releases: ``full`` for the sequence unit (its per-sequence clipping bounds ``(A_s, b_s)``),
+    else ``config.ssp_release``."""
+    return "full" if sequence_unit(config) else config.ssp_release
+
+
 def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:
     """Bin the events (with the config's count cap) and compute the sufficient statistics.
 
@@ -134,7 +148,10 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
         observation window, which the formal guarantee needs: :func:`release_status`), ``count_cap``
         (the C the counts were clipped at) and, with ``count_cap="auto"``, ``auto_count_cap``
         (:meth:`~dphawkes_core.count_cap.AutoCap.to_dict`: the chosen C, the share of ε, the noise std).
+        The sequence unit: :func:`~dphawkes_core.sequence_privacy.prepare_sequence_stats`.
     """
+    if sequence_unit(config):
+        return prepare_sequence_stats(events, config)
     check_design_size(events.dim, config.lags)
     binned, auto_cap = bin_with_cap(events, config)
     stats = binned_stats(binned, config.lags)

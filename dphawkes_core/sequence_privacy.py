@@ -1,0 +1,307 @@
+"""Sequence-level differential privacy: one sequence (one person) is the privacy unit.
+
+The paper's unit is one event. Here two data sets are neighbours when **one sequence is replaced by any
+other sequence** on the same public window (replace-one, "bounded" DP): the number of sequences S, every
+window, Δ, p, d and the bounds below are public; everything inside a sequence — how many events, when, in
+which dimension — is protected.
+
+Mechanism (DP-SSP at the sequence level, derivation in ``docs/privacy.md``):
+
+1. Optionally keep only the first ``M`` events of each sequence (public cap; the latest events of that
+   sequence are dropped, decided from the sequence alone) and clip bin counts at a public C.
+2. Each sequence s contributes the raw products of its own design, ``ZZᵀ_s`` and ``YZᵀ_s``. Its vector
+   ``v_s`` = (upper triangle of ``ZZᵀ_s`` without the intercept corner, ``YZᵀ_s``) is scaled to L2 norm
+   at most G (public). The corner ``n_s − p`` is public (the window fixes it).
+3. ``Σ_s clip_G(v_s)`` is released with Gaussian noise. Every entry of ``v_s`` is ``>= 0`` (products and
+   sums of counts), so two clipped vectors have ``||v − v'||² = ||v||² + ||v'||² − 2⟨v, v'⟩ <= 2G²``:
+   the replace-one L2 sensitivity is ``√2·G`` (attained by two sequences with disjoint supports, e.g.
+   events in different dimensions). One Gaussian release, exact (ε, δ) by dp-accounting.
+4. Normalising by the public ``N = Σ_s (n_s − p)`` and the least-squares solve of DP-SSP
+   (:func:`~dphawkes_core.estimators.ssp.run_ssp`, ``full`` release) are post-processing.
+
+:func:`max_events_clip` gives the public G that a cap of M events guarantees never clips;
+:func:`unit_conversion` converts a guarantee between the two units (group privacy in GDP).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .binning import SparseCounts, bin_sparse
+from .errors import ConfigError
+from .privacy import PrivacyReport, calibrate_single_sensitivity, data_R
+from .stats import SufficientStats, assemble_stats, check_design_size, design_matrix, moment_pieces, rows_between
+
+if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
+    from .estimators.config import FitConfig
+    from .events import Events
+
+PRIVACY_UNITS = ("event", "sequence")
+UNIT_LABELS = {"event": "one event (the paper's unit)", "sequence": "one sequence (one person, replaced whole)"}
+_DENSE_DESIGN_CELLS = 200_000  # n·(dp+1) up to which a sequence's design is laid out densely
+SEQUENCE_NOTE = ("formal, privacy unit one sequence (replace-one; public S, windows, G, M, C, d, p): one Gaussian "
+                 "release of the per-sequence statistics clipped at G")
+
+
+def cap_events(events: Events, max_events: int | None) -> tuple[Events, int]:
+    """Keep the first ``max_events`` events of each sequence (by time, ties by dimension); drop the rest.
+
+    The choice looks at one sequence only, so it is a per-sequence transformation and costs no privacy.
+
+    Returns
+    -------
+    events : Events
+        The capped data (unchanged when ``max_events`` is None).
+    dropped : int
+        Events dropped over all sequences.
+    """
+    if max_events is None:
+        return events, 0
+    kept_sequences, dropped = [], 0
+    for seq in events.sequences:
+        times = np.concatenate(seq.times) if seq.times else np.empty(0)
+        if times.size <= max_events:
+            kept_sequences.append(seq)
+            continue
+        dims = np.concatenate([np.full(len(t), j) for j, t in enumerate(seq.times)])
+        keep = np.lexsort((dims, times))[:max_events]
+        kept = tuple(np.sort(times[keep][dims[keep] == j]) for j in range(len(seq.times)))
+        kept_sequences.append(replace(seq, times=kept))
+        dropped += times.size - max_events
+    return replace(events, sequences=tuple(kept_sequences)), dropped
+
+
+def max_events_clip(lags: int, max_events: int, count_cap: int | None = None) -> float:
+    """Public G that no sequence of at most M events exceeds: ``M·√((p c² + 1)(p + 1))``, ``c = min(C, M)``.
+
+    With ``a_m = ||X[m]||`` and ``Σ_m a_m² <= M c``: ``||Σ_t u_t u_tᵀ||_F <= p M c``, the intercept column
+    ``||Σ_t u_t|| <= √p M``, ``||Σ_t y_t u_tᵀ||_F <= √p M c`` and ``||Σ_t y_t|| <= M`` (u_t the lagged
+    counts of row t); squares summed give the bound (``docs/privacy.md``).
+    """
+    _check_positive_int(max_events, "the cap on events per sequence M")
+    c = float(min(count_cap, max_events)) if count_cap is not None else float(max_events)
+    p = int(lags)
+    return float(max_events * math.sqrt((p * c * c + 1.0) * (p + 1.0)))
+
+
+def sequence_contribution(counts: SparseCounts, index: int, lags: int) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Raw ``ZZᵀ_s``, ``YZᵀ_s``, ``Σ_t ||y_t||²`` and the row count ``n_s − p`` of sequence ``index``
+    (from its dense design when that is small, else from its moment pieces)."""
+    n, d = counts.lengths[index], counts.dim
+    if n * (d * lags + 1) <= _DENSE_DESIGN_CELLS:
+        x = rows_between(counts.bins[index], counts.dims[index], counts.values[index], 0, n, d)
+        zt, yt = design_matrix(x, lags)
+        return zt.T @ zt, yt.T @ zt, float(np.sum(yt**2)), n - lags
+    one = SparseCounts((counts.lengths[index],), (counts.bins[index],), (counts.dims[index],),
+                       (counts.values[index],), counts.dim, counts.bin_size, count_cap=counts.count_cap)
+    stats = assemble_stats(moment_pieces(one, lags))
+    rows = stats.n_rows
+    return stats.A * rows, stats.b * rows, stats.yy * rows, rows
+
+
+def contribution_norm(zz: np.ndarray, yz: np.ndarray) -> float:
+    """L2 norm of ``v_s``: the upper triangle of ``ZZᵀ_s`` (diagonal included, intercept corner excluded)
+    and the whole of ``YZᵀ_s`` — exactly the entries DP-SSP's ``full`` release adds noise to."""
+    upper_sq = (np.sum(zz**2) + np.sum(np.diag(zz) ** 2)) / 2.0 - zz[-1, -1] ** 2
+    return float(math.sqrt(max(upper_sq, 0.0) + np.sum(yz**2)))
+
+
+@dataclass(frozen=True)
+class ClippedSums:
+    """``Σ_s clip_G(v_s)`` as statistics, and what clipping did.
+
+    Attributes
+    ----------
+    stats : SufficientStats
+        ``A``, ``b`` of the clipped sums divided by the public N (corner ``A[-1,-1] = 1``).
+    clipped_sequences : int
+        Sequences whose norm exceeded G (scaled down). A diagnostic for the data holder, not released.
+    sequences : int
+        Sequences that contributed rows (``n_s > p``).
+    """
+
+    stats: SufficientStats
+    clipped_sequences: int
+    sequences: int
+
+
+def clipped_sums(counts: SparseCounts, lags: int, clip: float) -> ClippedSums:
+    """Every sequence's ``(ZZᵀ_s, YZᵀ_s)`` scaled to norm at most G (corner kept), summed, over the public N."""
+    d = counts.dim
+    check_design_size(d, lags)
+    q = d * lags + 1
+    zz_sum, yz_sum, yy_sum, rows_sum = np.zeros((q, q)), np.zeros((d, q)), 0.0, 0
+    clipped = used = 0
+    for s, n in enumerate(counts.lengths):
+        if n <= lags:
+            continue
+        zz, yz, yy, rows = sequence_contribution(counts, s, lags)
+        norm = contribution_norm(zz, yz)
+        scale = min(1.0, clip / norm) if norm > 0 else 1.0
+        clipped += scale < 1.0
+        corner = zz[-1, -1]
+        zz = zz * scale
+        zz[-1, -1] = corner
+        zz_sum += zz
+        yz_sum += yz * scale
+        yy_sum += yy * scale
+        rows_sum += rows
+        used += 1
+    if not used:
+        raise ConfigError(f"no sequence is longer than p = {lags} bins: use a smaller support or bin size")
+    stats = SufficientStats(zz_sum / rows_sum, yz_sum / rows_sum, yy_sum / rows_sum, rows_sum, d, lags,
+                            len(counts.lengths) - used, counts.count_cap)
+    return ClippedSums(stats, int(clipped), used)
+
+
+def sequence_sensitivity(clip: float, n_rows: int) -> float:
+    """Replace-one L2 sensitivity of the released ``(Â, b̂)`` in the units of ``A``: ``√2·G/N``."""
+    if clip is None or not clip > 0:
+        raise ConfigError("the sequence unit needs a positive public clip norm G")
+    return math.sqrt(2.0) * float(clip) / n_rows
+
+
+def effective_clip(config: FitConfig) -> float:
+    """G of a sequence-level config: the stated one, or :func:`max_events_clip` from the public M (and C)."""
+    if config.sequence_clip is not None:
+        return float(config.sequence_clip)
+    return max_events_clip(config.lags, config.max_events, config.count_cap)
+
+
+def sequence_privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
+    """Noise of the sequence-level release: one Gaussian release of sensitivity :func:`sequence_sensitivity`."""
+    report = calibrate_single_sensitivity(
+        "ssp", sequence_sensitivity(effective_clip(config), stats.n_rows), 1, config.calibration, config.dp_delta,
+        epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+    return replace(report, note=SEQUENCE_NOTE, privacy_unit="sequence")
+
+
+def prepare_sequence_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:
+    """Cap events per sequence at M, bin (counts clipped at C), clip every sequence's contribution at G.
+
+    Returns
+    -------
+    stats : SufficientStats
+        The clipped sums over the public N.
+    data_info : dict
+        As :func:`~dphawkes_core.estimators.prepare_stats`, plus ``privacy_unit``, ``sequence_clip`` (G),
+        ``max_events`` (M), ``events_over_cap`` (dropped by M), ``clipped_sequences`` and ``sequences``.
+    """
+    capped, over_cap = cap_events(events, config.max_events)
+    binned = bin_sparse(capped, config.bin_size, config.count_cap)
+    sums = clipped_sums(binned, config.lags, effective_clip(config))
+    info = {
+        "n_bins": binned.n_bins, "n_events": events.n_events, "binned_events": binned.n_events,
+        "dropped_events": binned.dropped_events, "clipped_events": binned.clipped_events,
+        "skipped_sequences": sums.stats.skipped_sequences, "window_stated": bool(events.window_stated),
+        "count_cap": binned.count_cap, "privacy_unit": "sequence", "sequence_clip": effective_clip(config),
+        "max_events": config.max_events, "events_over_cap": over_cap,
+        "clipped_sequences": sums.clipped_sequences, "sequences": sums.sequences,
+    }
+    return sums.stats, info
+
+
+# --- converting a guarantee between units -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UnitConversion:
+    """The guarantee of a fit for the other privacy unit.
+
+    Attributes
+    ----------
+    fit_unit : str
+        The unit the fit was calibrated for.
+    events_per_person : int
+        k: how many events the person (sequence) has.
+    mu : float
+        The fit's GDP parameter (``μ`` with ``(ε, δ)`` its Gaussian profile).
+    person_mu, person_epsilon : float
+        Guarantee for a person with k events: event unit ``k·μ`` (group privacy, exact for Gaussian
+        mechanisms in GDP) and its ε at δ; sequence unit ``μ`` itself.
+    event_mu, event_epsilon : float
+        Guarantee for one event: the fit's own for the event unit; for the sequence unit ``μ`` (an event
+        added or removed in one sequence is a replacement of that sequence).
+    naive_epsilon, naive_delta : float
+        Event unit only: the generic (ε, δ) group-privacy bound ``kε``, ``k e^{(k−1)ε} δ`` (looser).
+    dp_delta : float
+    """
+
+    fit_unit: str
+    events_per_person: int
+    mu: float
+    person_mu: float
+    person_epsilon: float
+    event_mu: float
+    event_epsilon: float
+    naive_epsilon: float | None
+    naive_delta: float | None
+    dp_delta: float
+
+    def sentences(self) -> tuple[str, ...]:
+        """Plain-words lines for display."""
+        k, delta = self.events_per_person, self.dp_delta
+        if self.fit_unit == "event":
+            naive = (f" (the generic bound kε, k·e^((k−1)ε)·δ gives ε = {self.naive_epsilon:.3g} with "
+                     f"δ = {self.naive_delta:.3g})" if self.naive_delta is not None else "")
+            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (μ = {self.mu:.3g} GDP).",
+                    f"Per person with k = {k} events (group privacy, exact for Gaussian noise: k·μ = "
+                    f"{self.person_mu:.3g} GDP): ε = {self.person_epsilon:.3g} at δ = {delta:g}{naive}.")
+        return (f"Per person (one whole sequence, any number of events): ε = {self.person_epsilon:.3g} at "
+                f"δ = {delta:g} (μ = {self.mu:.3g} GDP).",
+                f"Per event: at least as strong — ε = {self.event_epsilon:.3g} at δ = {delta:g} (one event "
+                "changed is one sequence replaced).")
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON export."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """μ of the Gaussian mechanism whose exact (ε, δ) curve passes through ``(ε, δ)``."""
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+
+    return 1.0 / float(get_sigma_gaussian(epsilon, delta))
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """ε at δ of a μ-GDP mechanism (the analytic Gaussian mechanism, dp-accounting)."""
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
+    return math.inf if not math.isfinite(mu) else float(get_epsilon_gaussian(1.0 / mu, delta))
+
+
+def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConversion:
+    """Convert a formal fit's guarantee to the other unit.
+
+    Both formal mechanisms here are Gaussian (one release, K releases or a release plus the automatic
+    count cap's), so they are exactly μ-GDP with the μ whose Gaussian curve gives the reported (ε, δ);
+    a group of k neighbours is then exactly kμ-GDP (Dong, Roth & Su 2019, Theorem 2.14).
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        A formal report (its ``privacy_unit`` says which unit it was calibrated for).
+    events_per_person : int
+        k >= 1.
+    """
+    _check_positive_int(events_per_person, "the number of events per person k")
+    if not report.formal:
+        raise ConfigError("only a formal guarantee can be converted between units")
+    unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
+    eps = report.epsilon_by_calibration.get("formal") or report.epsilon
+    mu = gdp_mu(eps, delta)
+    if unit == "event":
+        naive_delta = k * math.exp((k - 1) * eps) * delta
+        return UnitConversion(unit, k, mu, k * mu, gdp_epsilon(k * mu, delta), mu, eps, k * eps,
+                              naive_delta if naive_delta < 1 else None, delta)
+    return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta)
+
+
+def _check_positive_int(value, what: str) -> None:
+    if value is None or isinstance(value, bool) or int(value) != value or value < 1:
+        raise ConfigError(f"{what} must be a positive whole number, got {value!r}")
