@@ -4,8 +4,12 @@
 Measured with every Streamlit cache cleared (so the render simulates the 50,000 events, bins them,
 computes the statistics, runs DP-SSP, the CLS reference and the comparison with the other methods at
 the same ε, and builds every figure), after one warm-up run that pays the one-off imports (tick,
-plotly, dp-accounting). A second row times the re-run after changing only ε, where the cached data
-and statistics are reused and every method is fitted again.
+plotly, dp-accounting). Each render is a new AppTest (a new session) sharing the warm-up's registry of
+installed Streamlit components: AppTest otherwise rescans every installed distribution's metadata on
+its first run (about 2 s here), which a server does once at start, not per page view. A second row
+times the re-run after changing only ε: the cached data are reused; the count cap (chosen privately with
+ε), the statistics, the accounting and every method are computed again, so its target is the page's
+2 s (it was 1 s when the default used a fixed C and a re-run could reuse the statistics).
 """
 
 from __future__ import annotations
@@ -19,14 +23,15 @@ from streamlit.testing.v1 import AppTest
 
 PAGE = str(Path(__file__).resolve().parent.parent / "pages" / "2_Estimate.py")
 TARGET_S = 2.0
-RERUN_TARGET_S = 1.0
+RERUN_TARGET_S = 2.0  # a new ε is a new release: cap, statistics, accounting and every method again
 REPEATS = 3
 
 
-def _fresh_render() -> tuple[float, AppTest]:
+def _fresh_render(components=None) -> tuple[float, AppTest]:
     st.cache_data.clear()
     st.cache_resource.clear()
     at = AppTest.from_file(PAGE, default_timeout=120)
+    at._bidi_component_manager = components  # None: scan the installed packages (the warm-up)
     start = time.perf_counter()
     at.run()
     elapsed = time.perf_counter() - start
@@ -37,8 +42,8 @@ def _fresh_render() -> tuple[float, AppTest]:
 
 def rows() -> list[dict]:
     """Benchmark rows for ``benchmarks/run_all.py``."""
-    _fresh_render()  # warm-up: imports
-    renders = [_fresh_render() for _ in range(REPEATS)]
+    _, warm = _fresh_render()  # warm-up: imports and the one scan for installed components
+    renders = [_fresh_render(warm._bidi_component_manager) for _ in range(REPEATS)]
     median = statistics.median(t for t, _ in renders)
     at = renders[-1][1]
     at.number_input(key="eps").set_value(2.0)
@@ -50,6 +55,6 @@ def rows() -> list[dict]:
         {"benchmark": "app: default Estimate page render (Privacy that works: 50,000 events, DP-SSP + comparison)",
          "measured": f"{median:.2f} s (median of {REPEATS}, caches cleared)",
          "target": f"< {TARGET_S:g} s", "met": median < TARGET_S},
-        {"benchmark": "app: Estimate re-run after changing ε (cached statistics, every method refitted)",
+        {"benchmark": "app: Estimate re-run after changing ε (cached data; statistics and every method again)",
          "measured": f"{rerun:.2f} s", "target": f"< {RERUN_TARGET_S:g} s", "met": rerun < RERUN_TARGET_S},
     ]

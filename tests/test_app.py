@@ -94,7 +94,7 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     # beside it, the other methods at the same ε with the preset's public B and r
     comparison = comparison_table(at)
     assert comparison.loc["DP-SSP — chosen", ERROR] == table.loc["DP-SSP", ERROR]
-    pgd, _ = fit(dataset.events, FitConfig(method="pgd", bound=1.0, iters=1000, epsilon=1.0, calibration="formal",
+    pgd, _ = fit(dataset.events, FitConfig(method="pgd", bound=1.0, iters=200, epsilon=1.0, calibration="formal",
                                            seed=0, **common))
     assert comparison.loc["DP-PGD", ERROR] == pytest.approx(compare(pgd.H, truth).relative_error)
     assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
