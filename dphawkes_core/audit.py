@@ -610,3 +610,29 @@ def run_session(session: AuditSession, progress: Callable[[int, int], None] | No
         if progress is not None:
             progress(session.completed, trials)
     return session.result()
+
+
+def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, replacement) -> AuditSession:
+    """An audit of a sequence-level fit (``privacy_unit="sequence"``) on sequence neighbours: D is the data,
+    D' the data with sequence ``index`` replaced by ``replacement`` (an
+    :class:`~dphawkes_core.events.EventSequence` on the same window). The test sees the ``full`` release."""
+    from .sequence_privacy import prepare_sequence_stats
+
+    fit = config.fit
+    if fit.privacy_unit != "sequence":
+        raise ConfigError("sequence neighbours audit a fit with privacy_unit='sequence'")
+    if not 0 <= index < events.n_sequences:
+        raise ConfigError(f"there is no sequence {index} to replace (the data have {events.n_sequences})")
+    if replacement.end_time != events.sequences[index].end_time:
+        raise ConfigError("the replacement sequence must have the replaced sequence's (public) window")
+    fit = replace(fit, ssp_release="full")
+    config = replace(config, fit=fit)
+    sequences = list(events.sequences)
+    sequences[index] = replacement
+    stats_d = prepare_sequence_stats(events, fit)[0]
+    stats_n = prepare_sequence_stats(replace(events, sequences=tuple(sequences)), fit)[0]
+    claimed = privacy_report(stats_d, fit)
+    report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
+    moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES)
+    neighbour = Neighbour(index, -1, -1, float(np.linalg.norm(moved)), 1)  # the whole sequence: no bin, no dim
+    return AuditSession(config, stats_d, stats_n, report_d, report_n, neighbour, claimed, direction=moved)

@@ -21,6 +21,7 @@ from .kernels import SCENARIOS, get_scenario
 from .ledger import DEFAULT_BUDGET_EPSILON
 from .metrics import constraint_scale
 from .privacy import CALIBRATIONS, formal_status
+from .sequence_privacy import PRIVACY_UNITS
 from .threads import set_blas_threads
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
@@ -159,7 +160,8 @@ def _fit_config(args) -> FitConfig:
         step_size=args.step_size, fw_step=args.fw_step, seed=args.seed,
         clip=args.clip, ridge=args.ridge, stabiliser=args.stabiliser, ssp_release=args.ssp_release,
         ssp_nonnegative=not args.ssp_allow_negative, ssp_smoothing=args.ssp_smoothing,
-        count_cap_share=args.count_cap_share,
+        count_cap_share=args.count_cap_share, privacy_unit=args.privacy_unit, sequence_clip=args.sequence_clip,
+        max_events=args.max_events,
     )
 
 
@@ -215,8 +217,8 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     from .events import load_labels
     from .sweep import dask_executor
 
-    if args.ledger or args.time_unit:
-        raise UsageError("--ledger and --time-unit are not available for a partitioned fit")
+    if args.ledger or args.time_unit or config.privacy_unit != "event":
+        raise UsageError("--ledger, --time-unit and --privacy-unit sequence are not available for a partitioned fit")
     start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
     if config.method != "cls" and config.calibration == "formal" and end is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
@@ -252,7 +254,7 @@ def _ledger_fit(args, events: Events, config: FitConfig) -> tuple[FitResult, dic
     from .estimators import prepare_stats
     from .ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, metered_fit
 
-    book, key = LedgerBook(args.ledger), LedgerKey(data_fingerprint(events))
+    book, key = LedgerBook(args.ledger), LedgerKey(data_fingerprint(events), config.privacy_unit)
     known = book.get(key)
     delta = known.budget.delta if known is not None else args.dp_delta
     budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
@@ -373,6 +375,14 @@ def _add_beyond_fit_options(fitp) -> None:
                       help="ssp: weight of the roughness penalty across lags, in units of λ (default 10; 0: none)")
     fitp.add_argument("--ssp-allow-negative", action="store_true",
                       help="ssp: do not constrain kernels and baselines to be >= 0")
+    fitp.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default="event",
+                      help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
+                           "whole sequence = one person, replaced; ssp with --sequence-clip and/or --max-events)")
+    fitp.add_argument("--sequence-clip", type=_positive_float,
+                      help="public G for --privacy-unit sequence: each sequence's statistics scaled to norm <= G "
+                           "(default: the G that --max-events guarantees never clips)")
+    fitp.add_argument("--max-events", type=_positive_int,
+                      help="public M for --privacy-unit sequence: each sequence keeps its first M events")
 
 
 def _add_audit_parser(sub) -> None:
