@@ -247,7 +247,8 @@ class UnitConversion:
         k, delta = self.events_per_person, self.dp_delta
         if self.fit_unit == "event":
             naive = (f" (the generic bound kε, k·e^((k−1)ε)·δ gives ε = {self.naive_epsilon:.3g} with "
-                     f"δ = {self.naive_delta:.3g})" if self.naive_delta is not None else "")
+                     f"δ = {self.naive_delta:.3g})" if self.naive_delta is not None else
+                     " (the generic bound kε, k·e^((k−1)ε)·δ gives δ >= 1: nothing)")
             return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (μ = {self.mu:.3g} GDP).",
                     f"Per person with k = {k} events (group privacy, exact for Gaussian noise: k·μ = "
                     f"{self.person_mu:.3g} GDP): ε = {self.person_epsilon:.3g} at δ = {delta:g}{naive}.")

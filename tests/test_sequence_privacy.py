@@ -1,0 +1,231 @@
+"""Sequence-level privacy: per-sequence contributions against the dense design, the clip bound of a cap on
+events, the replace-one sensitivity on adversarial replacement sequences, calibration, unit conversion
+against the closed-form Gaussian profile, the audit on sequence neighbours, and the CLI on the taxi data."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+from scipy.stats import norm
+
+from dphawkes_core.audit import AuditConfig, prepare_sequence_audit, run_session
+from dphawkes_core.binning import BinnedCounts, SparseCounts
+from dphawkes_core.cli import main
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import FitConfig, binned_stats, fit
+from dphawkes_core.events import Events, EventSequence
+from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contribution_norm, gdp_epsilon,
+                                            max_events_clip,
+                                            sequence_contribution, sequence_sensitivity, unit_conversion)
+from dphawkes_core.stats import design_matrix
+
+D, P, C = 2, 3, 2
+TAXI = "/work/shared/data/nyc_taxi/events.csv"
+
+
+def _counts(*series, cap=C):
+    return SparseCounts.from_binned(BinnedCounts(tuple(np.asarray(x, dtype=np.int64) for x in series), 1.0, 0, 0, cap))
+
+
+def _released(stats):
+    """What the full release adds noise to: the upper triangle of A without the public corner, and b."""
+    upper = stats.A[np.triu_indices(stats.n_params)][:-1]
+    return np.concatenate([upper, stats.b.ravel()])
+
+
+def _burst(dim, n=30, events=12, start=5):
+    x = np.zeros((n, D), dtype=np.int64)
+    x[start:start + events // C, dim] = C
+    return x
+
+
+def test_contribution_is_the_dense_design_of_the_sequence():
+    rng = np.random.default_rng(0)
+    for n in (P + 1, 40, 400):
+        x = np.minimum(rng.poisson(0.7, size=(n, D)), C)
+        zz, yz, yy, rows = sequence_contribution(_counts(x), 0, P)
+        zt, yt = design_matrix(x, P)
+        np.testing.assert_allclose(zz, zt.T @ zt, atol=1e-9)
+        np.testing.assert_allclose(yz, yt.T @ zt, atol=1e-9)
+        assert rows == n - P and yy == pytest.approx(np.sum(yt.astype(float) ** 2))
+
+
+def test_unclipped_sums_are_the_event_statistics():
+    rng = np.random.default_rng(1)
+    series = [np.minimum(rng.poisson(0.5, size=(n, D)), C) for n in (20, 35, 2, 50)]  # one too short: skipped
+    counts = _counts(*series)
+    sums = clipped_sums(counts, P, clip=1e9)
+    reference = binned_stats(counts, P)
+    np.testing.assert_allclose(sums.stats.A, reference.A, atol=1e-12)
+    np.testing.assert_allclose(sums.stats.b, reference.b, atol=1e-12)
+    assert sums.stats.n_rows == reference.n_rows and sums.clipped_sequences == 0 and sums.sequences == 3
+
+
+def test_clipping_scales_a_sequence_to_norm_g():
+    x = _burst(0)
+    zz, yz, _, _ = sequence_contribution(_counts(x), 0, P)
+    g = contribution_norm(zz, yz) / 4
+    sums = clipped_sums(_counts(x), P, g)
+    assert sums.clipped_sequences == 1
+    assert np.linalg.norm(_released(sums.stats)) * sums.stats.n_rows == pytest.approx(g)
+    assert sums.stats.A[-1, -1] == 1.0  # the public corner is not scaled
+
+
+def test_max_events_clip_bounds_every_sequence_of_m_events_and_is_reached_by_a_burst():
+    m = 12
+    bound = max_events_clip(P, m, C)
+    rng = np.random.default_rng(2)
+    worst = 0.0
+    candidates = [_burst(0, events=m), _burst(1, events=m, start=0)]
+    for _ in range(200):
+        x = np.zeros((30, D), dtype=np.int64)
+        cells = rng.integers(0, 30, size=m)
+        np.add.at(x, (cells, rng.integers(0, D, size=m)), 1)
+        candidates.append(np.minimum(x, C))
+    for x in candidates:
+        assert x.sum() <= m
+        worst = max(worst, contribution_norm(*sequence_contribution(_counts(x), 0, P)[:2]))
+    assert worst <= bound
+    assert worst >= 0.7 * bound  # the burst at C in one dimension (0.745 measured): the bound is not loose
+
+
+def test_replace_one_sensitivity_holds_and_is_reached_on_adversarial_replacements():
+    rng = np.random.default_rng(3)
+    background = [np.minimum(rng.poisson(0.6, size=(30, D)), C) for _ in range(5)]
+    g = 0.5 * contribution_norm(*sequence_contribution(_counts(_burst(0)), 0, P)[:2])  # both bursts get clipped
+    replacements = [_burst(0), _burst(1), np.zeros((30, D), dtype=np.int64), np.full((30, D), C)]
+    replacements += [np.minimum(rng.poisson(rate, size=(30, D)), C) for rate in (0.2, 1.0, 3.0)]
+    ratios = []
+    for i, x in enumerate(replacements):
+        for y in replacements[i + 1:]:
+            a = clipped_sums(_counts(*background, x), P, g).stats
+            b = clipped_sums(_counts(*background, y), P, g).stats
+            change = np.linalg.norm(_released(a) - _released(b))
+            ratios.append(change / sequence_sensitivity(g, a.n_rows))
+    assert max(ratios) <= 1 + 1e-9
+    assert max(ratios) >= 0.999  # two clipped sequences with disjoint supports: exactly √2·G
+
+
+def test_fit_calibrates_one_gaussian_release_of_sensitivity_root2_g_over_n():
+    events = _events(n_seq=12, seed=4)
+    config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C,
+                       privacy_unit="sequence", sequence_clip=7.0)
+    result, info = fit(events, config)
+    n_rows = sum(int(s.end_time) - P for s in events.sequences)
+    expected = math.sqrt(2) * 7.0 / n_rows * get_sigma_gaussian(1.0, config.dp_delta)
+    assert math.sqrt(result.privacy.sigma2) == pytest.approx(expected, rel=1e-9)
+    assert result.privacy.privacy_unit == "sequence" and result.info["ssp_release"] == "full"
+    assert info["privacy_unit"] == "sequence" and info["sequences"] == 12
+
+
+def test_cap_events_keeps_the_first_m_of_each_sequence():
+    seq = EventSequence((np.array([0.5, 3.0, 7.0]), np.array([1.0, 3.0])), end_time=10.0)
+    other = EventSequence((np.array([2.0]), np.array([])), end_time=10.0)
+    events = _multi([seq.times, other.times], 10.0)
+    capped, dropped = cap_events(events, 3)
+    assert dropped == 2
+    kept = capped.sequences[0].times
+    np.testing.assert_array_equal(kept[0], [0.5, 3.0])  # 0.5, 1.0, then the tie at 3.0: dimension 0 first
+    np.testing.assert_array_equal(kept[1], [1.0])
+    assert capped.sequences[1].n_events == 1
+
+
+def test_sequence_unit_config_errors():
+    base = dict(bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C)
+    with pytest.raises(ConfigError, match="clip norm G or a public cap M"):
+        FitConfig(method="ssp", privacy_unit="sequence", **base)
+    with pytest.raises(ConfigError, match="available for ssp"):
+        FitConfig(method="pgd", bound=1.0, privacy_unit="sequence", sequence_clip=1.0, **base)
+    with pytest.raises(ConfigError, match="belong to the sequence unit"):
+        FitConfig(method="ssp", sequence_clip=1.0, **base)
+    with pytest.raises(ConfigError, match="unknown privacy unit"):
+        FitConfig(method="ssp", privacy_unit="person", **base)
+    with pytest.raises(ConfigError, match="positive whole number"):
+        FitConfig(method="ssp", privacy_unit="sequence", max_events=0, **base)
+
+
+def _gaussian_delta(epsilon, mu):
+    """δ(ε) of μ-GDP (Dong, Roth & Su 2019, Corollary 2.13), computed here independently."""
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+
+
+@pytest.mark.parametrize("k", [1, 5, 50])
+def test_event_fit_person_guarantee_is_k_mu_gdp(k):
+    events = _events(n_seq=4, seed=5)
+    result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0,
+                                      count_cap=C))
+    conv = unit_conversion(result.privacy, k)
+    delta = result.privacy.dp_delta
+    assert _gaussian_delta(1.0, conv.mu) == pytest.approx(delta, rel=1e-4)
+    assert conv.person_mu == pytest.approx(k * conv.mu)
+    assert _gaussian_delta(conv.person_epsilon, k * conv.mu) == pytest.approx(delta, rel=1e-3)
+    assert conv.event_epsilon == pytest.approx(1.0)
+    if k == 1:
+        assert conv.person_epsilon == pytest.approx(1.0, rel=1e-6)
+    elif conv.naive_delta is not None:  # at the generic bound's own δ, exact group privacy gives less than kε
+        assert gdp_epsilon(conv.person_mu, conv.naive_delta) < conv.naive_epsilon
+    assert (conv.naive_delta is None) == (k * math.exp((k - 1) * 1.0) * delta >= 1)
+
+
+def test_sequence_fit_implies_the_same_event_guarantee():
+    events = _events(n_seq=6, seed=6)
+    result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=0.5,
+                                      count_cap=C, privacy_unit="sequence", max_events=30))
+    conv = unit_conversion(result.privacy, 30)
+    assert conv.person_epsilon == pytest.approx(0.5) and conv.event_epsilon == pytest.approx(0.5)
+    assert "one sequence replaced" in " ".join(conv.sentences())
+
+
+def _multi(times, horizon):
+    """Several sequences on the stated window [0, horizon]."""
+    return Events(tuple(EventSequence(tuple(np.asarray(t, float) for t in seq), float(horizon)) for seq in times),
+                  tuple(str(j) for j in range(D)), window_stated=True)
+
+
+def _events(n_seq, seed, horizon=30):
+    rng = np.random.default_rng(seed)
+    return _multi([[np.sort(rng.uniform(0, horizon, rng.integers(3, 15))) for _ in range(D)] for _ in range(n_seq)],
+                  horizon)
+
+
+def _adversarial_audit(broken_factor):
+    events = _events(n_seq=8, seed=7)
+    burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(D)), 30.0)
+    events = _multi([s.times for s in events.sequences[:-1]] + [burst(0).times], 30.0)
+    fit_config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=4.0, count_cap=C,
+                           privacy_unit="sequence", sequence_clip=20.0)
+    config = AuditConfig(fit_config, trials=2000, seed=1, broken_factor=broken_factor)
+    return run_session(prepare_sequence_audit(events, config, events.n_sequences - 1, burst(1)))
+
+
+def test_audit_on_sequence_neighbours_does_not_refute_a_correct_release():
+    result = _adversarial_audit(None)
+    assert not result.violated
+    assert result.mu_lower_bound > 0.5 * result.mu_claimed  # the test sees most of the claimed μ
+
+
+def test_audit_on_sequence_neighbours_catches_noise_halved():
+    result = _adversarial_audit(2.0)
+    assert result.violated
+
+
+def test_cli_sequence_fit_on_taxi(tmp_path, capsys):
+    out = tmp_path / "fit.json"
+    code = main(["fit", TAXI, "--end-time", "24", "--bin-size", "1", "--lags", "2", "--method", "ssp",
+                 "--calibration", "formal", "--epsilon", "1", "--count-cap", "3", "--privacy-unit", "sequence",
+                 "--max-events", "30", "--json", str(out)])
+    assert code == 0
+    payload = json.loads(out.read_text())
+    assert payload["privacy_unit"] == "sequence" and payload["formal_guarantee"] is True
+    assert payload["events_over_cap"] > 0 and payload["sequences"] == 2000
+    assert payload["sequence_clip"] == pytest.approx(max_events_clip(2, 30, 3))
+
+
+def test_cli_sequence_unit_bad_method_is_one_line(capsys):
+    code = main(["fit", TAXI, "--end-time", "24", "--bin-size", "1", "--lags", "2", "--method", "pgd",
+                 "--bound", "1", "--calibration", "formal", "--epsilon", "1", "--count-cap", "3",
+                 "--privacy-unit", "sequence", "--max-events", "30"])
+    assert code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: the sequence unit")
