@@ -218,13 +218,14 @@ def assemble_stats(pieces: MomentPieces) -> SufficientStats:
     yz = np.zeros((d, q))
     blocks = zz[: d * p, : d * p].reshape(p, d, p, d)
     zero = np.zeros((1, d, d))
+    head_gram, tail_gram = _edge_gram(heads), _edge_gram(tails)  # [m, :, m', :] = Σ_s X_s[m] X_s[m']ᵀ
     for tau in range(p):
         ks = np.arange(p - tau)
         # head: Σ_{m=τ}^{p-2-k}, as prefix sums over m = τ..p-2
-        head_terms = np.einsum("smi,smj->mij", heads[:, tau:p - 1], heads[:, : p - 1 - tau])
+        head_terms = head_gram[np.arange(tau, p - 1), :, np.arange(0, p - 1 - tau), :]
         head_part = np.concatenate([zero, np.cumsum(head_terms, axis=0)])[p - 1 - ks - tau]
         # tail: Σ_{m=n-1-k}^{n-1}, as suffix sums over m = n-p+τ..n-1 (tail rows τ..p-1)
-        tail_terms = np.einsum("smi,smj->mij", tails[:, tau:], tails[:, : p - tau])
+        tail_terms = tail_gram[np.arange(tau, p), :, np.arange(0, p - tau), :]
         tail_part = np.concatenate([np.cumsum(tail_terms[::-1], axis=0)[::-1], zero])[p - 1 - ks - tau]
         block = pieces.lagged[tau][None] - head_part - tail_part
         blocks[ks, :, ks + tau, :] = block
@@ -241,11 +242,18 @@ def assemble_stats(pieces: MomentPieces) -> SufficientStats:
     zz[-1, -1] = rows
     for lag in range(p):
         tau = lag + 1
-        head = np.einsum("smi,smj->ij", heads[:, tau:p], heads[:, : p - tau]) if tau < p else 0.0
+        head = head_gram[np.arange(tau, p), :, np.arange(0, p - tau), :].sum(axis=0) if tau < p else 0.0
         yz[:, lag * d:(lag + 1) * d] = pieces.lagged[tau] - head
     yz[:, -1] = pieces.totals - head_prefix[p]
     yy = float(np.trace(pieces.lagged[0]) - np.sum(heads ** 2))
     return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, p, pieces.skipped_sequences, pieces.count_cap)
+
+
+def _edge_gram(rows: np.ndarray) -> np.ndarray:
+    """``(p, d, p, d)`` sums over sequences of ``X_s[m] X_s[m']ᵀ`` for edge rows ``(S, p, d)``: one product."""
+    S, p, d = rows.shape
+    flat = rows.reshape(S, p * d)
+    return (flat.T @ flat).reshape(p, d, p, d)
 
 
 def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
