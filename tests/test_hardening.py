@@ -222,3 +222,26 @@ def test_worst_case_audit_power_at_2000_trials():
         assert _worst_case_audit(method, 2000, factor).violated, method
         for seed in (1, 2):
             assert not _worst_case_audit(method, 2000, None, seed).violated, (method, seed)
+
+
+@pytest.mark.usefixtures("clear_streamlit_caches")
+@pytest.mark.parametrize("stated", [False, True])
+def test_estimate_page_says_when_the_window_was_read_from_the_data(stated):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from dphawkes_core.datasets import Dataset
+    from ui_common import DATASET_KEY
+
+    rng = np.random.default_rng(5)
+    times = [np.sort(rng.uniform(0, 300, 200)), np.sort(rng.uniform(0, 300, 200))]
+    events = from_arrays(times, end_time=300.0 if stated else None)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "2_Estimate.py"), default_timeout=90)
+    at.session_state[DATASET_KEY] = Dataset(events=events, label="uploaded", source="upload")
+    at.query_params.update({"method": "DP-SSP", "C": "3"})
+    at.run()
+    assert not at.exception
+    said = any("the window was read from the data" in w.value for w in at.warning)
+    assert said is not stated
+    assert any("Formal (ε, δ)-DP" in s.value for s in at.success) is stated
