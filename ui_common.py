@@ -22,10 +22,11 @@ from dphawkes_core.compare import compare_methods
 from dphawkes_core.count_cap import AUTO
 from dphawkes_core.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats, sequence_unit
 from dphawkes_core.guidance import count_noun
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset
+from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS, unit_conversion
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_core.url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params,
                                      parse_data_params, window_value)
@@ -147,7 +148,12 @@ def stats_cached(dataset_fp: str, _events, stats_items: tuple):
 
 def stats_config(config: FitConfig) -> FitConfig:
     """The settings the statistics of ``config`` depend on: Δ, p and C — and for an automatic C, which is
-    a private release, also the method, ε, δ, seed and budget share it is chosen with."""
+    a private release, also the method, ε, δ, seed and budget share it is chosen with; for the sequence
+    unit also M and G (each sequence's contribution is clipped before the sums)."""
+    if sequence_unit(config):
+        return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap,
+                         calibration="formal", privacy_unit="sequence", max_events=config.max_events,
+                         sequence_clip=config.sequence_clip)
     if config.count_cap != AUTO:
         return FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap)
     return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=AUTO,
@@ -217,3 +223,26 @@ def sidebar_dataset(dataset: Dataset) -> None:
     sidebar_navigation()
     st.sidebar.markdown("**Current data set**")
     st.sidebar.caption(dataset_caption(dataset))
+
+
+def privacy_unit_controls(sb) -> dict:
+    """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords)."""
+    unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key="unit", format_func=str,
+                    help="event: one event added or removed (the paper's unit); sequence: one whole sequence — "
+                         "one person — replaced (DP-SSP only; needs a public cap M and/or clip G)")
+    if unit == "event":
+        return {}
+    cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5, key="seqM",
+                              help="public: each sequence keeps its first M events, the later ones are dropped"))
+    clip = sb.number_input("clip norm G per sequence (0 = the G that M never clips)", min_value=0.0, value=0.0,
+                           format="%.4g", key="seqG",
+                           help="public: each sequence's statistics are scaled to norm at most G")
+    return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": clip or None}
+
+
+def show_unit_conversion(report, default_k: int) -> None:
+    """The fit's guarantee in the other unit (:func:`~dphawkes_core.sequence_privacy.unit_conversion`)."""
+    st.markdown(f"**Privacy unit: {UNIT_LABELS[report.privacy_unit]}.** What it means for the other unit:")
+    k = int(st.number_input("events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
+                            help="a public number: how many events one person contributes"))
+    st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k).sentences()))

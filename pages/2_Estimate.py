@@ -11,7 +11,7 @@ from dphawkes_core.compare import comparison_epsilon, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, SSP_STABILISERS, FitConfig,
-                                      release_status)
+                                      release_status, sequence_unit)
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio
 from dphawkes_core.guidance import count_noun, loss_note, negative_baseline_note, support_note, time_scale
@@ -19,9 +19,10 @@ from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
 from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.resources import estimate_fit_cost
+from dphawkes_core.sequence_privacy import UNIT_LABELS
 from ui_common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
-                       friendly_error, ignored_link_settings, preset_dataset, set_dataset, sidebar_dataset,
-                       stats_cached, stats_config)
+                       friendly_error, ignored_link_settings, preset_dataset, privacy_unit_controls, set_dataset,
+                       show_unit_conversion, sidebar_dataset, stats_cached, stats_config)
 
 # option labels (the one naming of METHOD_NAMES) are also the URL values
 METHOD_CODES = {METHOD_NAMES[code]: code for code in ("pgd", "cg", "ssp", "pgd-clip", "cls")}
@@ -148,6 +149,7 @@ def read_controls():
                                                format="%.4g", key="sigma2", **URL)
         kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=DEFAULTS["delta"], format="%.1e",
                                              key="delta", **URL)
+        kwargs.update(privacy_unit_controls(sb))
         if method in FORMAL_ONLY_METHODS:
             kwargs["calibration"] = "formal"
             sb.caption("calibration: formal (the only one this method has)")
@@ -209,8 +211,9 @@ def show_shrinkage(config, reference):
                 "not because the noise is harmless. Compare with the all-zero reference above.", icon=":material/info:")
 
 
-def show_privacy(report, status):
-    """σ², ε under each calibration and their ratio, with the label of :func:`release_status`."""
+def show_privacy(report, status, config):
+    """σ², ε under each calibration and their ratio, with the label of :func:`release_status`, and the
+    guarantee converted to the other privacy unit."""
     st.subheader("Privacy")
     eps = report.epsilon_by_calibration
     cols = st.columns(3)
@@ -234,8 +237,11 @@ def show_privacy(report, status):
                  .format(precision=3, na_rep="n/a — no paper calibration", subset=["ε ÷ ε(paper)"]),
                  hide_index=True, key="privacy_table")
     if status.formal:
-        st.success("Formal (ε, δ)-DP for one event: the noise is calibrated from public bounds only (count cap C, "
-                   "B or r, d, p, n), the observation window was stated, and the noise is fresh.")
+        bounds = ("the clip G or cap M per sequence, C, d, p, the windows, the number of sequences"
+                  if report.privacy_unit == "sequence" else "count cap C, B or r, d, p, n")
+        st.success(f"Formal (ε, δ)-DP for {UNIT_LABELS[report.privacy_unit]}: the noise is calibrated from public "
+                   f"bounds only ({bounds}), the observation window was stated, and the noise is fresh.")
+        show_unit_conversion(report, config.max_events or 50)
     else:
         advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."
         st.warning(f"**Not a formal guarantee:** {'; '.join(status.reasons)}.{advice}", icon="⚠️")
@@ -323,7 +329,9 @@ def main():
         if config.method != "cls":
             cls_config = FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags,
                                    count_cap=stats.count_cap)
-            reference = fit_cached(fingerprint, stats, config_items(cls_config))
+            cls_stats = stats if not sequence_unit(config) else stats_cached(
+                fingerprint, events, config_items(stats_config(cls_config)))  # the unclipped sums
+            reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     except DPHawkesError as exc:
         friendly_error(exc)
         return
@@ -357,10 +365,14 @@ def main():
     st.subheader("Errors")
     show_metrics(result, reference, truth)
     show_shrinkage(config, truth if truth is not None else (reference.H if reference is not None else None))
-    show_comparison(stats, data_info, config, result,
-                    truth if truth is not None else (reference or result).H, truth is not None)
+    if config.privacy_unit == "event":
+        show_comparison(stats, data_info, config, result,
+                        truth if truth is not None else (reference or result).H, truth is not None)
+    else:
+        st.caption("The comparison with the other methods is for the event unit: with one sequence as the unit, "
+                   "only DP-SSP is available.")
     if result.privacy is not None:
-        show_privacy(result.privacy, release_status(config, data_info))
+        show_privacy(result.privacy, release_status(config, data_info), config)
     st.subheader("Export")
     show_export(result, config, data_info, truth)
 

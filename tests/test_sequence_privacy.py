@@ -2,8 +2,10 @@
 events, the replace-one sensitivity on adversarial replacement sequences, calibration, unit conversion
 against the closed-form Gaussian profile, the audit on sequence neighbours, and the CLI on the taxi data."""
 
+import dataclasses
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ from dphawkes_core.stats import design_matrix
 
 D, P, C = 2, 3, 2
 TAXI = "/work/shared/data/nyc_taxi/events.csv"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _counts(*series, cap=C):
@@ -229,3 +232,50 @@ def test_cli_sequence_unit_bad_method_is_one_line(capsys):
                  "--privacy-unit", "sequence", "--max-events", "30"])
     assert code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: the sequence unit")
+
+
+def _estimate_page_on_taxi(sequences=300):
+    """The Estimate page on the first ``sequences`` taxi shifts (window [0, 24 h] stated), DP-SSP, C = 3."""
+    from streamlit.testing.v1 import AppTest
+
+    from dphawkes_core.datasets import list_samples, load_sample
+
+    sample = load_sample(next(s for s in list_samples() if s.name == "nyc_taxi"), end_time=24)
+    subset = dataclasses.replace(sample, events=dataclasses.replace(
+        sample.events, sequences=sample.events.sequences[:sequences]))
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Estimate.py"), default_timeout=120)
+    at.session_state["dataset"] = subset
+    at.run()
+    at.sidebar.number_input(key="dt").set_value(1.0)
+    at.sidebar.radio(key="lagmode").set_value("lags p")
+    at.sidebar.selectbox(key="method").set_value("DP-SSP")
+    at.run()
+    at.sidebar.number_input(key="p").set_value(2)
+    at.sidebar.checkbox(key="Cauto").uncheck()
+    at.run()
+    at.sidebar.number_input(key="C").set_value(3)
+    return at.run()
+
+
+@pytest.mark.usefixtures("clear_streamlit_caches")
+def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
+    at = _estimate_page_on_taxi()
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
+    at.sidebar.radio(key="unit").set_value("sequence")
+    at.run()
+    at.sidebar.number_input(key="seqM").set_value(30)
+    at.run()
+    assert not at.exception and not at.error
+    assert any("Formal (ε, δ)-DP for one sequence" in s.value for s in at.success)
+    text = " ".join(m.value for m in at.markdown)
+    assert "Per person (one whole sequence, any number of events): ε = 1" in text
+    assert "Per event: at least as strong" in text
+    at.number_input(key="unit_k").set_value(7)
+    at.run()
+    assert not at.exception
+    at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is DP-SSP's only
+    at.run()
+    assert not at.exception
+    assert any("sequence unit is available for ssp" in e.value for e in at.error)

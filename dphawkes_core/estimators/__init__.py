@@ -14,7 +14,7 @@ from .config import (FORMAL_ONLY_METHODS, FW_STEP_RULES, METHOD_NAMES, METHODS, 
 from .gradient import run_dp_cg, run_dp_pgd, theorem_step_scale
 from .least_squares import fit_cls, paper_gradient, paper_loss, solve_cls
 from .pipeline import (bin_with_cap, binned_stats, fit, fit_private, fit_stats, prepare_stats, privacy_report, release_status,
-                       run_private)
+                       run_private, sequence_unit)
 from .ssp import release_statistics, run_ssp, ssp_ridge
 
 __all__ = [
@@ -22,6 +22,6 @@ __all__ = [
     "STEP_RULES", "bin_with_cap", "binned_stats", "clipped_gradient", "fit", "fit_cls", "fit_private", "fit_stats",
     "paper_gradient", "paper_loss", "per_bin_design", "prepare_stats", "privacy_report", "release_statistics",
     "release_status",
-    "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "solve_cls", "ssp_ridge",
+    "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "sequence_unit", "solve_cls", "ssp_ridge",
     "theorem_step_scale",
 ]
