@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .estimators import METHOD_NAMES
+from .estimators import METHOD_NAMES
 from .sweep import NON_PRIVATE_METHODS
 
 METRIC_LABELS = {
@@ -100,7 +101,7 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
         stats = sub.groupby("n_events_requested")[metric].quantile([0.25, 0.5, 0.75]).unstack()
         color = _COLORS[idx % len(_COLORS)]
         private = method not in NON_PRIVATE_METHODS
-        name = method if private else f"{method} (non-private)"
+        name = METHOD_NAMES.get(method, method) + ("" if private else " (non-private)")
         fig.add_trace(go.Scatter(x=np.concatenate([stats.index, stats.index[::-1]]),
                                  y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself",
                                  line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip",
