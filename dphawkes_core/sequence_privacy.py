@@ -111,12 +111,20 @@ def contribution_norm(zz: np.ndarray, yz: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
+class SequenceStats(SufficientStats):
+    """Statistics made of per-sequence contributions clipped at ``sequence_clip`` (G): the only statistics
+    :func:`sequence_privacy_report` calibrates (event-level statistics would make its claim false)."""
+
+    sequence_clip: float = math.nan
+
+
+@dataclass(frozen=True)
 class ClippedSums:
     """``Σ_s clip_G(v_s)`` as statistics, and what clipping did.
 
     Attributes
     ----------
-    stats : SufficientStats
+    stats : SequenceStats
         ``A``, ``b`` of the clipped sums divided by the public N (corner ``A[-1,-1] = 1``).
     clipped_sequences : int
         Sequences whose norm exceeded G (scaled down). A diagnostic for the data holder, not released.
@@ -124,7 +132,7 @@ class ClippedSums:
         Sequences that contributed rows (``n_s > p``).
     """
 
-    stats: SufficientStats
+    stats: SequenceStats
     clipped_sequences: int
     sequences: int
 
@@ -153,8 +161,8 @@ def clipped_sums(counts: SparseCounts, lags: int, clip: float) -> ClippedSums:
         used += 1
     if not used:
         raise ConfigError(f"no sequence is longer than p = {lags} bins: use a smaller support or bin size")
-    stats = SufficientStats(zz_sum / rows_sum, yz_sum / rows_sum, yy_sum / rows_sum, rows_sum, d, lags,
-                            len(counts.lengths) - used, counts.count_cap)
+    stats = SequenceStats(zz_sum / rows_sum, yz_sum / rows_sum, yy_sum / rows_sum, rows_sum, d, lags,
+                          len(counts.lengths) - used, counts.count_cap, float(clip))
     return ClippedSums(stats, int(clipped), used)
 
 
@@ -173,9 +181,19 @@ def effective_clip(config: FitConfig) -> float:
 
 
 def sequence_privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
-    """Noise of the sequence-level release: one Gaussian release of sensitivity :func:`sequence_sensitivity`."""
+    """Noise of the sequence-level release: one Gaussian release of sensitivity :func:`sequence_sensitivity`.
+
+    Raises
+    ------
+    ConfigError
+        Unless ``stats`` are :class:`SequenceStats` clipped at the config's G (and C).
+    """
+    clip = effective_clip(config)
+    if not isinstance(stats, SequenceStats) or stats.sequence_clip != clip or stats.count_cap != config.count_cap:
+        raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C: "
+                          "compute them with prepare_stats on the sequence-unit config")
     report = calibrate_single_sensitivity(
-        "ssp", sequence_sensitivity(effective_clip(config), stats.n_rows), 1, config.calibration, config.dp_delta,
+        "ssp", sequence_sensitivity(clip, stats.n_rows), 1, config.calibration, config.dp_delta,
         epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
     return replace(report, note=SEQUENCE_NOTE, privacy_unit="sequence")
 

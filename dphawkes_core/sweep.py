@@ -44,7 +44,7 @@ import pandas as pd
 
 from .binning import lags_from_support
 from .errors import ConfigError
-from .estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats
+from .estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats, sequence_unit
 from .events import Events
 from .kernels import Scenario
 from .metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
@@ -344,9 +344,12 @@ def _run_group(group: _Group) -> list[dict]:
         "stats_s": stats_s, "sim_s": sim_s,
     }
     rows = []
+    sequence_stats = None  # the sequence unit's per-sequence clipped sums: the same for every cell of the group
     for cell in group.cells:
         config = _cell_config(spec, cell, lags, bound, radius)
-        result = fit_stats(stats, config)
+        if sequence_unit(config) and sequence_stats is None:
+            sequence_stats = prepare_stats(fit_events, config)[0]
+        result = fit_stats(sequence_stats if sequence_unit(config) else stats, config)
         row = dict(base, **cell, key=cell_key(spec, cell), noise_seed=config.seed, elapsed_s=result.elapsed_s)
         row.update(_constraint_columns(cell["method"], bound, radius, ref_fro, ref_nuc, spec, constraint_source))
         row.update(_privacy_columns(result, config, window_stated, data_derived))
@@ -405,7 +408,8 @@ def _privacy_columns(result: FitResult, config: FitConfig, window_stated: bool, 
     used = {"bound": "B", "radius": "r"}.get(CONSTRAINT_FIELD.get(config.method))
     status = formal_status(calibration, seed=None, window_stated=window_stated,
                            data_derived=tuple(name for name in data_derived if name == used))
-    labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons)}
+    labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons),
+              "privacy_unit": config.privacy_unit}
     report = result.privacy
     if report is None:
         return {"sigma2": 0.0, "epsilon": math.inf, **labels,

@@ -52,6 +52,11 @@ def add_sweep_parser(sub) -> None:
     est.add_argument("--dp-delta", "--delta", dest="delta", type=float, default=1e-5, help="δ (as in fit)")
     est.add_argument("--count-cap", type=_positive_int, help="public count cap C (formal calibration)")
     est.add_argument("--clip", type=_positive_float, help="clip norm G of pgd-clip")
+    est.add_argument("--privacy-unit", choices=("event", "sequence"), default="event",
+                     help="event (the paper's) or sequence (one sequence replaced; ssp with --sequence-clip and/or "
+                          "--max-events, as in fit)")
+    est.add_argument("--sequence-clip", type=_positive_float, help="public G per sequence (--privacy-unit sequence)")
+    est.add_argument("--max-events", type=_positive_int, help="public M events kept per sequence (sequence unit)")
     run = sw.add_argument_group("execution")
     run.add_argument("--workers", type=_positive_int, help="processes of the local pool (default: all cores)")
     run.add_argument("--dask", metavar="ADDRESS", help="'local' or tcp://HOST:PORT of a Dask scheduler")
@@ -87,7 +92,9 @@ def _spec(args) -> SweepSpec:
         levels=tuple(args.sigma2 if args.sigma2 is not None else args.epsilon), runs=args.runs, seed=args.seed,
         support=args.support, bound=args.bound, radius=args.radius, iters=args.iters,
         calibration=args.calibration, dp_delta=args.delta, count_cap=args.count_cap,
-        options=(("clip", args.clip),) if args.clip is not None else (),
+        options=tuple((name, value) for name, value in (
+            ("clip", args.clip), ("privacy_unit", args.privacy_unit if args.privacy_unit != "event" else None),
+            ("sequence_clip", args.sequence_clip), ("max_events", args.max_events)) if value is not None),
     )
 
 

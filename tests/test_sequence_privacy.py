@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from scipy.stats import norm
@@ -16,8 +17,8 @@ from dphawkes_core.audit import AuditConfig, prepare_sequence_audit, run_session
 from dphawkes_core.binning import BinnedCounts, SparseCounts
 from dphawkes_core.cli import main
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, binned_stats, fit
-from dphawkes_core.events import Events, EventSequence
+from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
+from dphawkes_core.events import Events, EventSequence, save_csv
 from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contribution_norm, gdp_epsilon,
                                             max_events_clip,
                                             sequence_contribution, sequence_sensitivity, unit_conversion)
@@ -279,3 +280,29 @@ def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
     at.run()
     assert not at.exception
     assert any("sequence unit is available for ssp" in e.value for e in at.error)
+
+
+def test_event_statistics_are_refused_by_the_sequence_calibration():
+    events = _events(n_seq=5, seed=8)
+    config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C,
+                       privacy_unit="sequence", sequence_clip=5.0)
+    event_stats, _ = prepare_stats(events, FitConfig(bin_size=1.0, lags=P, count_cap=C))
+    with pytest.raises(ConfigError, match="clipped per sequence"):
+        fit_stats(event_stats, config)
+    with pytest.raises(ConfigError, match="clipped per sequence"):  # clipped at another G
+        fit_stats(prepare_stats(events, dataclasses.replace(config, sequence_clip=6.0))[0], config)
+
+
+def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
+    events = _events(n_seq=20, seed=9)
+    path = tmp_path / "events.csv"
+    save_csv(events, path)
+    out = tmp_path / "sweep.csv"
+    code = main(["sweep", "--data", str(path), "--end-time", "30", "--bin-size", "1", "--support", "3",
+                 "--method", "ssp", "--epsilon", "1", "--runs", "2", "--calibration", "formal", "--count-cap", "2",
+                 "--privacy-unit", "sequence", "--max-events", "25", "--workers", "1", "--out", str(out)])
+    assert code == 0
+    table = pd.read_csv(out)
+    assert set(table["privacy_unit"]) == {"sequence"} and table["formal_guarantee"].all()
+    sigma = math.sqrt(2) * max_events_clip(3, 25, 2) / (14 * 27) * get_sigma_gaussian(1.0, 1e-5)
+    np.testing.assert_allclose(np.sqrt(table["sigma2"]), sigma, rtol=1e-9)  # N = 14 training sequences × 27 rows
