@@ -52,7 +52,7 @@ def simulated(sequences: int, horizon: float = 50.0) -> tuple[Events, float, int
     runs = [simulate(scenario, end_time=horizon, seed=1000 + s) for s in range(sequences)]
     events = replace(runs[0], sequences=tuple(r.sequences[0] for r in runs))
     bin_size, lags = 0.5, 8
-    return events, bin_size, lags, 40, scenario.true_H(bin_size, lags)
+    return events, bin_size, lags, 60, scenario.true_H(bin_size, lags)
 
 
 def rows_for(name: str, events: Events, bin_size: float, lags: int, max_events: int, truth, seeds: int) -> list[dict]:
