@@ -313,11 +313,11 @@ def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConver
         raise ConfigError("only a formal guarantee can be converted between units")
     unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
     eps = report.epsilon_by_calibration.get("formal") or report.epsilon
-    mu = gdp_mu(eps, delta)
+    mu = gdp_mu(eps, delta) if math.isfinite(eps) else math.inf
     if unit == "event":
-        naive_delta = k * math.exp((k - 1) * eps) * delta
+        log_naive_delta = math.log(k) + (k - 1) * eps + math.log(delta)  # in logs: e^((k−1)ε) overflows
         return UnitConversion(unit, k, mu, k * mu, gdp_epsilon(k * mu, delta), mu, eps, k * eps,
-                              naive_delta if naive_delta < 1 else None, delta)
+                              math.exp(log_naive_delta) if log_naive_delta < 0 else None, delta)
     return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta)
 
 

@@ -306,3 +306,14 @@ def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
     assert set(table["privacy_unit"]) == {"sequence"} and table["formal_guarantee"].all()
     sigma = math.sqrt(2) * max_events_clip(3, 25, 2) / (14 * 27) * get_sigma_gaussian(1.0, 1e-5)
     np.testing.assert_allclose(np.sqrt(table["sigma2"]), sigma, rtol=1e-9)  # N = 14 training sequences × 27 rows
+
+
+@pytest.mark.parametrize("epsilon", [800.0, math.inf])
+def test_unit_conversion_of_a_huge_or_infinite_epsilon(epsilon):
+    from dphawkes_core.privacy import PrivacyReport
+
+    report = PrivacyReport(sigma2=0.0, epsilon=epsilon, dp_delta=1e-5, calibration="formal", sensitivity=1.0, R=0.0,
+                           epsilon_by_calibration={"formal": epsilon}, formal=True)
+    conv = unit_conversion(report, 50)
+    assert conv.naive_delta is None and conv.person_epsilon >= epsilon
+    assert "nothing" in conv.sentences()[1]
