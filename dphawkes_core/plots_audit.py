@@ -52,8 +52,9 @@ def audit_epsilons(result: AuditResult) -> go.Figure:
     fig = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=colors,
                            text=[f"{v:.3g}" for v in values], textposition="auto"))
     if result.epsilon_lower_bound <= 0:
-        fig.add_annotation(text=f"{bound_label}: 0 — the test could not tell D from D′ better than chance",
-                           xref="paper", yref="paper", x=0, y=-0.25, xanchor="left", showarrow=False)
+        fig.add_annotation(text=f"{bound_label}: 0<br>the test could not tell D from D′ better than chance",
+                           xref="paper", yref="paper", x=0, y=-0.22, xanchor="left", yanchor="top", align="left",
+                           showarrow=False)
     fig.update_layout(title="ε: claims vs the audited lower bound", xaxis_title="ε",
-                      margin={"l": 10, "b": 90})
+                      margin={"l": 10, "b": 130})
     return fig

@@ -9,7 +9,7 @@ from dphawkes_core.binning import bin_sparse
 from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.guidance import count_noun
+from dphawkes_core.guidance import count_noun, time_scale
 from dphawkes_core.events import MAX_FILE_BYTES
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.plots import bin_heatmap, counting_process, event_raster
@@ -209,8 +209,9 @@ def plots_section(dataset):
     if events.n_sequences > 1:
         seq = int(c[0].number_input("sequence", min_value=0, max_value=events.n_sequences - 1, value=0,
                                     key="plot_sequence"))
-    bin_size = float(c[1].number_input("bin size Δ for the heatmap", min_value=1e-6, value=0.1, format="%.4g",
-                                       key="plot_bin_size"))
+    bin_size = float(c[1].number_input("bin size Δ for the heatmap", min_value=1e-6, format="%.4g",
+                                       value=time_scale(events).bin_size, key="plot_bin_size",
+                                       help="default: about a quarter of the data's mean time between events"))
     one = dataclasses.replace(events, sequences=(events.sequences[seq],), warnings=())
     if one.n_events == 0:
         st.info("This sequence has no events.")

@@ -290,3 +290,10 @@ def test_negative_baselines_are_flagged_on_the_page():
 def test_column_messages_read_as_english(csv, message):
     with pytest.raises(DataError, match=message):
         load_csv(csv)
+
+
+def test_data_page_heatmap_bin_follows_the_data():
+    at = open_app_page("pages/1_Data.py")
+    no_problems(at)
+    events = at.session_state["dataset"].events
+    assert at.number_input(key="plot_bin_size").value == time_scale(events).bin_size
