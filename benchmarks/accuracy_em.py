@@ -16,7 +16,7 @@ function (``get_kernel_values``). A binned estimate ``H_k`` (k = 1..p, our kerne
 into a function in three ways, reported side by side:
 
 * ``step``    — ĥ(t) = H_k on ((k−1)Δ, kΔ]: the binned step estimate as the bins lie;
-* ``centred`` — ĥ(t) = H_k on ((k−½)Δ, (k+½)Δ]: the step centred on the lag kΔ it estimates;
+* ``centred`` — ĥ(t) = H_k on ((k−½)Δ, (k+½)Δ] (and H_1 on (0, Δ/2]): the step centred on the lag kΔ;
 * ``linear``  — ĥ linear between the points (kΔ, H_k) (constant H_1 below Δ).
 
 Besides the raw estimates, two analyses of the gap:
