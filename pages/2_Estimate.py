@@ -232,10 +232,7 @@ def show_privacy(report, status, config):
             "formal calibration": "yes" if name == "formal" else "no (data-dependent)",
             "ε ÷ ε(paper)": (value / eps["paper"]) if value is not None and eps.get("paper") else math.nan,
         })
-    st.dataframe(pd.DataFrame(rows).style
-                 .format(precision=4, na_rep="n/a — needs a count cap C", subset=["ε for this σ²"])
-                 .format(precision=3, na_rep="n/a — no paper calibration", subset=["ε ÷ ε(paper)"]),
-                 hide_index=True, key="privacy_table")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="privacy_table", placeholder="n/a")
     if status.formal:
         bounds = ("the clip G or cap M per sequence, C, d, p, the windows, the number of sequences"
                   if report.privacy_unit == "sequence" else "count cap C, B or r, d, p, n")
@@ -285,7 +282,7 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
                           for r in rows]
                          + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
                              "formal guarantee": "yes: a constant reveals nothing"}])
-    st.dataframe(table.style.format(precision=4, na_rep="—", subset=[error, "ε"]), hide_index=True, key="comparison")
+    st.dataframe(table, hide_index=True, key="comparison", placeholder="—")
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
                f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); DP-SSP and "
                "clipped DP-PGD use the formal calibration, the others the chosen one; B, r, G and K are the chosen "

@@ -297,3 +297,14 @@ def test_data_page_heatmap_bin_follows_the_data():
     no_problems(at)
     events = at.session_state["dataset"].events
     assert at.number_input(key="plot_bin_size").value == time_scale(events).bin_size
+
+
+def test_missing_numbers_in_the_tables_read_n_a_not_none():
+    at = open_page("pages/2_Estimate.py", preset="fig1")  # no count cap: the formal ε does not exist
+    no_problems(at)
+    privacy = next(df for df in at.dataframe if df.value.columns[0] == "calibration")
+    assert privacy.value.set_index("calibration").loc["formal", "ε for this σ²"] != privacy.value.set_index(
+        "calibration").loc["formal", "ε for this σ²"]  # NaN: shown as the placeholder
+    assert privacy.proto.placeholder == "n/a"
+    comparison = next(df for df in at.dataframe if "formal guarantee" in df.value.columns)
+    assert comparison.proto.placeholder == "—"
