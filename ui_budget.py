@@ -6,14 +6,15 @@ remaining budget, and sends the pages' fits on private data through it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
+from dphawkes_core.compare import compare_methods
 from dphawkes_core.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
-                                  default_ledger_path, is_metered, metered_fit)
+                                  default_ledger_path, is_metered, ledger_fitter, metered_fit)
 from ui_common import config_items, fit_cached, friendly_error
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
@@ -107,8 +108,8 @@ def release_fit(state: BudgetState, dataset_fp: str, stats, config, data_info: d
         return fit_cached(dataset_fp, stats, config_items(config))
     if state.error:
         return None
-    try:
-        metered = metered_fit(state.book, state.key, stats, config, data_info)
+    try:  # a sequence-level fit goes to the data set's sequence-level ledger
+        metered = metered_fit(state.book, replace(state.key, unit=config.privacy_unit), stats, config, data_info)
     except DPHawkesError as exc:
         friendly_error(exc)
         return None
@@ -118,3 +119,17 @@ def release_fit(state: BudgetState, dataset_fp: str, stats, config, data_info: d
                if metered.entry.formal else "Not metered: " + "; ".join(metered.entry.reasons) +
                " — the ledger lists it apart from the formal releases.")
     return metered.result
+
+
+def metered_comparison(state: BudgetState, stats, data_info: dict, config, epsilon: float, reference, public,
+                       methods, include_slow: bool):
+    """The comparison table's other methods on private data: every formal one is a release, so they run
+    only when the user asks (each is then replayed from the ledger on later renders). ``None`` when not asked."""
+    if state.error:
+        return None
+    if not st.toggle("Compare with the other methods (each formal one is a release that spends ε)", key="cmp_release"):
+        st.caption("Off on private data: each method's fit would be another release on the budget.")
+        return None
+    key = replace(state.key, unit=config.privacy_unit)
+    return compare_methods(stats, data_info, config, epsilon, reference, public, methods, include_slow,
+                           fitter=ledger_fitter(state.book, key, data_info))

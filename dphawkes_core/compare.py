@@ -88,7 +88,7 @@ def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data
 
 def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, reference: np.ndarray,
                     public: FitConfig, methods=METHODS, include_slow: bool = False,
-                    data_derived=()) -> tuple[MethodRow, ...]:
+                    data_derived=(), fitter=fit_stats) -> tuple[MethodRow, ...]:
     """Fit each of ``methods`` on ``stats`` at target ``epsilon`` and compare with ``reference``.
 
     Parameters
@@ -112,6 +112,9 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     data_derived : iterable of str
         Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`); ``C`` is added
         when ``config`` chose its count cap automatically.
+    fitter : callable
+        ``fitter(stats, config) -> FitResult``; on private data, a release through the privacy ledger
+        (:func:`~dphawkes_core.ledger.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
 
     Returns
     -------
@@ -129,7 +132,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
             rows.append(_not_run(method, f"skipped: predicted to take {cost.seconds:.2g} s"))
             continue
         try:
-            result = fit_stats(stats, other)
+            result = fitter(stats, other)
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
             continue

@@ -596,6 +596,9 @@ class ReleasePlan:
 
 def plan_release(key: LedgerKey, stats, config: FitConfig, data_info: dict, data_derived=()) -> ReleasePlan:
     """Calibrate ``config`` on ``stats`` and say what releasing it would spend (nothing is drawn)."""
+    if config.privacy_unit != key.unit:
+        raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-level "
+                            f"ledger, not its {key.unit}-level one")
     status = release_status(config, data_info, data_derived)
     report = privacy_report(stats, config) if config.method != "cls" else None
     mechanisms = mechanisms_of(report) if status.formal else ()

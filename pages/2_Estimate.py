@@ -20,6 +20,7 @@ from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_p
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.resources import estimate_fit_cost
 from dphawkes_core.sequence_privacy import UNIT_LABELS
+from ui_budget import budget_state, metered_comparison, release_fit, show_budget
 from ui_common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
                        friendly_error, ignored_link_settings, preset_dataset, privacy_unit_controls, set_dataset,
                        show_unit_conversion, sidebar_dataset, stats_cached, stats_config)
@@ -87,6 +88,8 @@ LINK = st.query_params.to_dict()  # before the widgets read (and drop) what they
 sidebar_dataset(dataset)
 dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
+BUDGET = budget_state(dataset, fingerprint)
+show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
 if preset is None and dataset.scenario is None:  # real or uploaded data: Δ and s from their time scale
     SCALE = time_scale(dataset.events)
     DEFAULTS.update(dt=SCALE.bin_size, s=SCALE.support)
@@ -273,9 +276,15 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
         return
     include_slow = st.checkbox("also run methods predicted to take over a second", key="cmp_slow")
     others = tuple(m for m in METHODS if m != config.method)
-    rows = (method_row(result, config, reference, data_info),) + compare_cached(
-        fingerprint, stats, data_info, config_items(config), epsilon, reference, config_items(defaults_from.config),
-        others, include_slow)
+    if BUDGET.metered:  # on private data each formal method's fit is a release: only on request
+        other_rows = metered_comparison(BUDGET, stats, data_info, config, epsilon, reference, defaults_from.config,
+                                        others, include_slow)
+        if other_rows is None:
+            return
+    else:
+        other_rows = compare_cached(fingerprint, stats, data_info, config_items(config), epsilon, reference,
+                                    config_items(defaults_from.config), others, include_slow)
+    rows = (method_row(result, config, reference, data_info),) + other_rows
     error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else "relative difference from CLS"
     table = pd.DataFrame([{"method": METHOD_LABELS[r.method] + (" — chosen" if r is rows[0] else ""),
                            error: r.relative_error, "ε": r.epsilon, "formal guarantee": guarantee_text(r)}
@@ -321,7 +330,9 @@ def main():
             return
     try:
         stats, data_info = stats_cached(fingerprint, events, config_items(stats_config(config)))
-        result = fit_cached(fingerprint, stats, config_items(config))
+        result = release_fit(BUDGET, fingerprint, stats, config, data_info)  # private data: through the ledger
+        if result is None:
+            return
         reference = None
         if config.method != "cls":
             cls_config = FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags,

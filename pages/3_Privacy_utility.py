@@ -12,6 +12,7 @@ from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
+from ui_budget import budget_state, refuse_experiments, show_budget
 from ui_common import current_dataset, friendly_error, sidebar_dataset
 
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
@@ -24,8 +25,10 @@ st.caption("How much accuracy each unit of privacy costs, per method and bin siz
            "given ε needs. Every run of a simulated scenario is a fresh simulation with fresh noise, as in the "
            "paper's boxplots.")
 
-dataset, _ = current_dataset()
+dataset, dataset_fp = current_dataset()
 sidebar_dataset(dataset)
+BUDGET = budget_state(dataset, dataset_fp)
+show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
 
 
 def parse_numbers(text: str, label: str) -> tuple:
@@ -47,6 +50,8 @@ def source_widgets() -> DataSource:
         name = c1.selectbox("Scenario", list(SCENARIOS), key="pu_scenario")
         n_events = c2.number_input("events per simulation", 50, 200_000, 20_000, step=1000, key="pu_events")
         return DataSource(scenario=get_scenario(name), n_events=int(n_events), label=name)
+    if refuse_experiments(BUDGET):  # a sweep is an experiment: not on private data (docs/privacy.md)
+        st.stop()
     if dataset.scenario is not None:
         st.caption("Fixed data with known truth: every run changes only the noise; errors are against the truth.")
         return DataSource(scenario=dataset.scenario, events=dataset.events, label=dataset.label)

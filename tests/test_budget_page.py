@@ -84,3 +84,90 @@ def test_a_damaged_ledger_file_is_reported_and_left_alone(private_ledger_file):
     assert not at.exception
     assert any("corrupted" in e.value and "not reset" in e.value for e in at.error)
     assert private_ledger_file.read_text().endswith('"fingerpr')
+
+
+# --- the Estimate page on private data -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def uploaded():
+    """An upload (private data) of 20,000 simulated events with a stated window."""
+    import io
+
+    from dphawkes_core.datasets import upload_dataset
+    from dphawkes_core.events import save_csv
+    from dphawkes_core.kernels import get_scenario
+    from dphawkes_core.simulate import simulate
+
+    buffer = io.StringIO()
+    events = simulate(get_scenario("paper-2d"), n_events=20_000, seed=5)
+    save_csv(events, buffer)
+    return upload_dataset("mine.csv", buffer.getvalue().encode(), end_time=events.end_time)
+
+
+def open_estimate_on(dataset) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Estimate.py"), default_timeout=TIMEOUT)
+    at.session_state["dataset"] = dataset
+    return at.run()
+
+
+def test_estimate_on_private_data_spends_once_per_release_and_shows_the_budget(private_ledger_file, uploaded):
+    at = open_estimate_on(uploaded)
+    no_problems(at)
+    book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
+    ledger = book.get(key)
+    assert len(ledger.metered) == 1  # the default formal DP-SSP fit, released once
+    spent = ledger.spent()
+    assert spent == pytest.approx(1.0, rel=1e-6)  # ε = 1 alone, at the budget's δ = the fit's δ
+    assert f"spent **{spent:.3g}** of 5" in budget_box(at)
+    assert any("already paid for" in c.value for c in at.caption)
+    at.run()  # re-rendering the page costs nothing
+    assert len(book.get(key).metered) == 1 and book.get(key).spent() == pytest.approx(spent)
+    at.number_input(key="eps").set_value(0.5).run()  # a new release, composed with the first
+    no_problems(at)
+    assert len(book.get(key).metered) == 2
+    assert spent < book.get(key).spent() < spent + 0.5
+    book.open(key, Budget(book.get(key).spent() + 0.1, 1e-5))
+    at.number_input(key="eps").set_value(2.0).run()  # would exceed the budget: refused, nothing drawn
+    assert any("Refused" in e.value and "remaining" in e.value for e in at.error)
+    assert len(book.get(key).metered) == 2 and not at.get("plotly_chart")
+
+
+def test_an_audit_on_private_data_is_refused(uploaded):
+    at = AppTest.from_file(str(ROOT / "pages" / "5_Privacy_audit.py"), default_timeout=TIMEOUT)
+    at.session_state["dataset"] = uploaded
+    at.run()
+    no_problems(at)
+    assert any("refused" in box.value for box in at.info)
+    assert not at.button  # nothing to run
+
+
+def test_privacy_utility_shows_the_budget_and_refuses_a_sweep_of_private_data(uploaded):
+    at = AppTest.from_file(str(ROOT / "pages" / "3_Privacy_utility.py"), default_timeout=TIMEOUT)
+    at.session_state["dataset"] = uploaded
+    at.run()
+    no_problems(at)
+    assert "spent **0** of 5" in budget_box(at)
+    source = at.radio(key="pu_source")
+    source.set_value(source.options[1]).run()  # the current (private) data set
+    no_problems(at)
+    assert any("refused" in box.value for box in at.info)
+    assert not any(b.key == "pu_run" for b in at.button)
+
+
+def comparison_shown(at: AppTest) -> bool:
+    return any("formal guarantee" in df.value.columns for df in at.dataframe)
+
+
+def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(private_ledger_file, uploaded):
+    at = open_estimate_on(uploaded)
+    book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
+    assert len(book.get(key).entries) == 1  # the chosen fit only: the other methods wait
+    assert not comparison_shown(at)
+    at.checkbox(key="cmp_slow").check()
+    at.toggle(key="cmp_release").set_value(True).run()
+    no_problems(at)
+    after = book.get(key).entries
+    assert len(after) > 1 and comparison_shown(at)
+    at.run()  # shown again: every method's release comes from the ledger
+    assert book.get(key).entries == after
