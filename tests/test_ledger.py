@@ -305,3 +305,12 @@ def test_ledger_show_bad_input_is_one_line_exit_2(capsys, tmp_path, argv):
 def test_budget_without_a_ledger_is_refused(capsys, events_csv):
     status, _, err = run_cli(capsys, "fit", events_csv, "--bin-size", 0.5, "--support", 2, "--budget", 3)
     assert status == 2 and "--ledger" in err and err.count("\n") == 1
+
+
+def test_a_fit_is_recorded_only_in_the_ledger_of_its_privacy_unit(ssp_data):
+    from dphawkes_core.errors import DPHawkesError
+
+    book, key, stats, info = ssp_data
+    with pytest.raises(DPHawkesError, match="event-level fit belongs in"):
+        metered_fit(book, LedgerKey(key.fingerprint, "sequence"), stats, ssp_config(), info)
+    assert book.get(LedgerKey(key.fingerprint, "sequence")) is None
