@@ -21,7 +21,8 @@ BUDGET_PAGE = "pages/6_Privacy_budget.py"
 EXPERIMENTS_REFUSED = ("Sweeps and audits are experiments for simulated or public data: on private data their "
                        "results (errors against the raw data, thousands of seeded runs) are not private releases, "
                        "and settings tuned on them would be taken from the data. They are refused here — run "
-                       "them on a simulation instead.")
+                       "them on a simulation, or, if these data are published, mark them public on the *Privacy "
+                       "budget* page.")
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class BudgetState:
     key : LedgerKey
         The data set (event-level unit).
     simulated : bool
-        Simulated data are public (no budget) unless marked private.
+        Simulated data are public (no budget) and other data private, unless the ledger says otherwise.
     ledger : DataLedger or None
         What the file holds for the data set (``None``: nothing yet).
     error : str
@@ -50,7 +51,8 @@ class BudgetState:
 
     @property
     def metered(self) -> bool:
-        """Releases on this data set spend its budget (real or uploaded data, or a simulation marked private)."""
+        """Releases on this data set spend its budget (private data: real or uploaded unless marked public, or a
+        simulation marked private)."""
         return is_metered(self.simulated, self.ledger)
 
     def current(self) -> DataLedger:
@@ -82,8 +84,9 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
         st.error(f"{state.error[:1].upper()}{state.error[1:]} — {what}.", icon="⚠️")
         return
     if not state.metered:
-        st.caption(":material/public: **Simulated data: public — no budget.** Nothing is metered on a simulation"
-                   + ("; mark it private on the *Privacy budget* page to see the budget at work." if details else "."))
+        st.caption(":material/public: **" + ("Simulated data" if state.simulated else "Marked public (published data)")
+                   + ": public — no budget.** Nothing is metered"
+                   + ("; change it on the *Privacy budget* page." if details else "."))
         return
     ledger = state.current()
     st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "

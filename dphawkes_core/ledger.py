@@ -365,9 +365,9 @@ class DataLedger:
 
 
 def is_metered(simulated: bool, ledger: DataLedger | None) -> bool:
-    """Whether releases on a data set spend a budget: simulated data are public (no budget) unless their
-    ledger was set to private; any other data (uploaded, real) always are."""
-    return not simulated or (ledger is not None and not ledger.public)
+    """Whether releases on a data set spend a budget: as its ledger says when it has one (the user marked it
+    public or private); otherwise simulated data are public (no budget) and any other data private."""
+    return not ledger.public if ledger is not None else not simulated
 
 
 @dataclass(frozen=True)

@@ -27,18 +27,21 @@ show_budget(state, details=False)
 
 
 def privacy_setting() -> None:
-    """A simulation is public (no budget) unless the user meters it like private data (kept in the ledger)."""
-    if not state.simulated or state.error:
+    """Simulations are public (no budget) and other data private, unless the user says otherwise (kept in the
+    ledger): a simulation can be metered to see the budget at work, published data can be declared public."""
+    if state.error:
         return
-    st.session_state["meter_simulation"] = state.metered  # the ledger decides, not a stale widget value
-    st.toggle("Meter this simulated data set as if it were private", key="meter_simulation", on_change=set_metering,
-              help="Simulated data contain nobody's events, so by default they are public — no budget. Meter them "
-                   "to see the budget at work on the Estimate page.")
+    st.session_state["meter_data"] = state.metered  # the ledger decides, not a stale widget value
+    st.toggle("Meter releases on this data set (private data)", key="meter_data", on_change=set_metering,
+              help="Simulated data contain nobody's events: public — no budget, unless you meter them to see the "
+                   "budget at work. Uploaded and real data are private; turn metering off only for data that are "
+                   "already published (e.g. a public catalogue) — that is your statement, and nothing is then "
+                   "metered or refused.")
 
 
 def set_metering() -> None:
     try:
-        state.book.open(state.key, label=dataset.label, public=not st.session_state["meter_simulation"])
+        state.book.open(state.key, label=dataset.label, public=not st.session_state["meter_data"])
     except DPHawkesError as exc:
         friendly_error(exc)
 
@@ -129,5 +132,6 @@ st.markdown(
     "with the seed), the paper's calibrations (R from the data), a window or setting read from the data, the "
     "non-private CLS. They carry no guarantee to compose; the ledger shows them apart.\n"
     "* **Refused on private data:** " + EXPERIMENTS_REFUSED + "\n"
-    "* **Public data:** simulations are public by default — no budget, nothing metered.")
+    "* **Public data:** simulations are public by default — no budget, nothing metered; other data only when "
+    "you turn metering off above, stating that they are published.")
 all_data_sets()

@@ -33,7 +33,7 @@ def test_a_simulation_is_public_until_metered(private_ledger_file):
     no_problems(at)
     assert any("public — no budget" in c.value for c in at.caption)
     assert not any("Privacy budget of this data set" in box.value for box in at.info)
-    at.toggle(key="meter_simulation").set_value(True).run()
+    at.toggle(key="meter_data").set_value(True).run()
     no_problems(at)
     ledger = LedgerBook(private_ledger_file).get(key_of(at))
     assert ledger is not None and not ledger.public
@@ -65,7 +65,7 @@ def test_the_users_releases_are_listed_composed_against_naive_summation(private_
 
 def test_the_budget_is_set_on_the_page_and_never_below_what_was_spent(private_ledger_file):
     at = open_budget_page()
-    at.toggle(key="meter_simulation").set_value(True).run()
+    at.toggle(key="meter_data").set_value(True).run()
     book, key = LedgerBook(private_ledger_file), key_of(at)
     book.release(key, "r", dict, label="fit", formal=True, mechanisms=(Mechanism("gaussian", 2.0),))
     at.number_input(key="budget_epsilon").set_value(8.0)
@@ -171,3 +171,14 @@ def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(priva
     assert len(after) > 1 and comparison_shown(at)
     at.run()  # shown again: every method's release comes from the ledger
     assert book.get(key).entries == after
+
+
+def test_published_data_can_be_declared_public(private_ledger_file, uploaded):
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["dataset"] = uploaded
+    at.run()
+    assert at.toggle(key="meter_data").value  # uploaded data are private by default
+    at.toggle(key="meter_data").set_value(False).run()
+    no_problems(at)
+    assert LedgerBook(private_ledger_file).get(LedgerKey(data_fingerprint(uploaded.events))).public
+    assert any("Marked public (published data)" in c.value for c in at.caption)

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.datasets import list_samples, load_sample
 from dphawkes_core.kernels import get_scenario
+from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 from dphawkes_core.sweep import DataSource, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +90,10 @@ def test_privacy_page_on_real_data_uses_prediction_error():
     if "email_dyad" not in samples:
         pytest.skip("real data directory not available")
     opener = page("pages/3_Privacy_utility.py")
-    opener.at.session_state["dataset"] = load_sample(samples["email_dyad"])
+    sample = load_sample(samples["email_dyad"])
+    # real data are private, and a sweep of private data is refused: state that these are published
+    LedgerBook(default_ledger_path()).open(LedgerKey(data_fingerprint(sample.events)), public=True)
+    opener.at.session_state["dataset"] = sample
     at = opener.run()
     at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()
     at.radio(key="pu_kind").set_value("σ² (noise variance)").run()
