@@ -42,7 +42,8 @@ def parse_numbers(text: str, label: str) -> tuple:
     return values
 
 
-def source_widgets() -> DataSource:
+def source_widgets() -> DataSource | None:
+    """Where every run's data come from; ``None`` when the current data set is private (no experiments)."""
     options = ["Simulate a scenario (fresh simulation per run)", f"Current data set: {dataset.label}"]
     choice = st.radio("Data", options, key="pu_source")
     if choice == options[0]:
@@ -51,7 +52,7 @@ def source_widgets() -> DataSource:
         n_events = c2.number_input("events per simulation", 50, 200_000, 20_000, step=1000, key="pu_events")
         return DataSource(scenario=get_scenario(name), n_events=int(n_events), label=name)
     if refuse_experiments(BUDGET):  # a sweep is an experiment: not on private data (docs/privacy.md)
-        st.stop()
+        return None
     if dataset.scenario is not None:
         st.caption("Fixed data with known truth: every run changes only the noise; errors are against the truth.")
         return DataSource(scenario=dataset.scenario, events=dataset.events, label=dataset.label)
@@ -124,8 +125,11 @@ def stored(specs) -> pd.DataFrame:
 
 def tradeoff_section() -> None:
     """The privacy-level sweep: settings, run, boxplots, the ε curve and the table."""
+    source = source_widgets()
+    if source is None:
+        return
     try:
-        spec = spec_widgets(source_widgets())
+        spec = spec_widgets(source)
     except DPHawkesError as exc:
         friendly_error(exc)
         return

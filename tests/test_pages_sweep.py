@@ -212,3 +212,17 @@ def test_how_much_data_view_refuses_bad_sizes_in_words():
     at.text_input(key="hd_sizes").set_value("10, 1000").run()
     assert not at.exception
     assert any("Numbers of events: give sizes between 50 and" in e.value for e in at.error)
+
+
+def test_private_data_refuse_the_sweep_but_keep_the_data_size_view():
+    samples = {s.name: s for s in list_samples()}
+    if "email_dyad" not in samples:
+        pytest.skip("real data directory not available")
+    opener = page("pages/3_Privacy_utility.py")
+    opener.at.session_state["dataset"] = load_sample(samples["email_dyad"])  # private: not marked public
+    at = opener.run()
+    at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()
+    no_problems(at)
+    assert any("refused here" in box.value for box in at.info)
+    assert not any(b.key == "pu_run" for b in at.button)
+    assert at.text_input(key="hd_sizes").value  # the data-size view simulates: it stays available
