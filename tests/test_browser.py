@@ -7,7 +7,8 @@ that there is no Deploy button. The second opens shared links to the Estimate pa
 process and on a 5-dimensional real data set and checks, in the rendered SVG, that the grid's row and
 column labels do not overlap each other or the plots. Screenshots go to the tests' tmp dirs; with
 ``DPHAWKES_SCREENSHOT=1`` they are also written to ``docs/`` (palette PNGs, < 300 KB each):
-``screenshot.png`` (README: the paper's Figure 1 setting), ``estimate_paper4d.png`` and
+``screenshot.png`` (README: the default page), ``estimate_paper_fig1.png`` (the paper's Figure 1
+setting), ``estimate_paper4d.png`` and
 ``estimate_japan_quakes.png`` (the kernel grids).
 """
 
@@ -148,6 +149,10 @@ def test_estimate_page_renders_and_rerenders(server, browser, tmp_path):
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         before = _estimate_trace(page)
         assert len(before) == get_preset(DEFAULT_PRESET).config.lags
+        # the README's picture: the default page, where a formal private estimate works
+        page.screenshot(path=str(tmp_path / "default.png"), full_page=True)
+        assert (tmp_path / "default.png").stat().st_size > 10_000
+        _save(tmp_path / "default.png", "screenshot.png")
 
         eps_input = page.get_by_label("ε", exact=True)
         eps_input.fill("0.3")
@@ -164,14 +169,14 @@ def test_estimate_page_renders_and_rerenders(server, browser, tmp_path):
         assert _estimate_trace(page) != before
         assert page.locator("[data-testid='stException']").count() == 0
 
-        # the README's picture: the paper's Figure 1 setting (DP-PGD, B = 0.2), opened from a link
+        # the paper's regime, one link away: Figure 1 as published (DP-PGD, B = 0.2)
         page.goto(f"{server}/Estimate?preset=fig1", wait_until="domcontentloaded")
         _wait_idle(page)
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         assert page.locator("[data-testid='stException']").count() == 0
         page.screenshot(path=str(tmp_path / "estimate.png"), full_page=True)
         assert (tmp_path / "estimate.png").stat().st_size > 10_000
-        _save(tmp_path / "estimate.png", "screenshot.png")
+        _save(tmp_path / "estimate.png", "estimate_paper_fig1.png")
     finally:
         page.close()
 
