@@ -1,14 +1,17 @@
 """BLAS threading policy: every call site runs its linear algebra on one BLAS thread.
 
 The estimators iterate small dense products (``U A`` with ``U`` of shape ``d × (dp+1)``) thousands
-of times; there OpenBLAS' second thread buys little when the machine is quiet and costs up to several
-times the run time as soon as anything else wants the cores (its threads spin and wait for each
-other). Measured on the shared 2-core machine (``benchmarks/bench_contended.py``; figures and the load
+of times; there OpenBLAS' second thread buys little and can cost several times the run time as soon
+as anything else wants the cores (its threads spin and wait for each other). Measured on the shared 2-core machine (``benchmarks/bench_contended.py``; figures and the load
 they were taken under in ``docs/load.md``), 1 thread against 2:
 
-* DP-PGD, paper-4d, p = 500, K = 1000: 0.96-1.8× the speed of 2 threads in our runs (issue 14 measured
-  17-26 s with 2 threads against 4-5 s with 1 under load);
-* clipped-gradient DP-PGD, 10⁵ events: 1.2-4.3× faster per iteration with 1 thread.
+* DP-PGD, paper-4d, p = 500, K = 1000: from 0.5× to 2.6× the speed of 2 threads over six runs at
+  different loads — noisy either way — but issue 14 measured the bad case: 17-26 s with 2 threads
+  against 4-5 s with 1 when other work ran;
+* clipped-gradient DP-PGD, 10⁵ events: 0.84-4.3× the speed of 2 threads, 1.7-4.3× when contended.
+
+One thread bounds the worst case (no oversubscription whatever else runs) at the price of up to
+about 2× in some quiet moments.
 
 So a CLI fit, a sweep worker (one worker per core already), an app page run (the server shares its
 cores between sessions) and a benchmark all use :data:`BLAS_THREADS` = 1. Limits are set with
