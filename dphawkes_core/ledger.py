@@ -46,11 +46,11 @@ from .errors import DPHawkesError
 from .estimators import (METHOD_NAMES, FitConfig, FitResult, fit_stats, privacy_report, release_status,
                          run_private)
 from .privacy import FormalStatus, PrivacyReport
+from .sequence_privacy import PRIVACY_UNITS
 
 if TYPE_CHECKING:
     from .events import Events
 
-PRIVACY_UNITS = ("event", "sequence")
 MECHANISM_KINDS = ("gaussian", "laplace", "pure")
 DEFAULT_BUDGET_EPSILON = 5.0
 DEFAULT_BUDGET_DELTA = 1e-5
