@@ -122,7 +122,7 @@ def read_controls():
         kwargs["stabiliser"] = sb.selectbox("stabiliser of the noisy A", SSP_STABILISERS,
                                             index=SSP_STABILISERS.index(DEFAULTS["stab"]), key="stab", **URL,
                                             help="ridge: Â + λI; psd: eigenvalues of Â floored at λ")
-        ridge = sb.number_input("ridge λ (0 = public default 8σ√(dp+1))", min_value=0.0, value=DEFAULTS["ridge"],
+        ridge = sb.number_input("ridge λ (0 = public default: 4σ√(dp+1) for the lagged release, 8σ√(dp+1) for the full one)", min_value=0.0, value=DEFAULTS["ridge"],
                                 format="%.4g", key="ridge", **URL)
         kwargs["ridge"] = ridge or None
     if method == "cg":
