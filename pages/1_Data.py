@@ -126,10 +126,13 @@ def upload_section(previous):
                 "`start`/`end` (one window per sequence). `time` holds numbers or ISO-8601 datetimes; "
                 "`dimension` holds integers 0…d−1, or labels (then every value is a label).")
     limit_mb = st.get_option("server.maxUploadSize")
-    st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting). Bigger data go "
-                "through the command line, which reads CSV or Parquet files itself (up to "
-                f"{MAX_FILE_BYTES // 2**20} MiB per file; Parquet holds the same events in far fewer bytes): "
-                "`dphawkes fit events.parquet --bin-size 0.1 --support 5 --start-time … --end-time …`.")
+    st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting; the fit's memory "
+                "follows the number of events, about 10 million fit in under a GB). Bigger data go through the "
+                "command line, which reads CSV or Parquet files itself (up to "
+                f"{MAX_FILE_BYTES // 2**20} MiB per file; Parquet holds the same events in far fewer bytes) and "
+                "a folder or glob of Parquet partitions piece by piece, on this machine or a Dask cluster: "
+                "`dphawkes fit 'events/*.parquet' --bin-size 0.1 --support 5 --start-time … --end-time … "
+                "[--dask local]`.")
     st.markdown("**Observation window** — state it to make the window public (the formal guarantee needs "
                 "that); leave it blank to read it from the data.")
     start, end = window_inputs("upload")
