@@ -225,17 +225,19 @@ def sidebar_dataset(dataset: Dataset) -> None:
     st.sidebar.caption(dataset_caption(dataset))
 
 
-def privacy_unit_controls(sb) -> dict:
-    """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords)."""
-    unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key="unit", format_func=str,
+def privacy_unit_controls(sb, key_prefix: str = "") -> dict:
+    """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords);
+    ``key_prefix`` keeps one page's widgets apart from another's."""
+    unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key=f"{key_prefix}unit", format_func=str,
                     help="event: one event added or removed (the paper's unit); sequence: one whole sequence — "
                          "one person — replaced (DP-SSP only; needs a public cap M and/or clip G)")
     if unit == "event":
         return {}
-    cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5, key="seqM",
+    cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5,
+                              key=f"{key_prefix}seqM",
                               help="public: each sequence keeps its first M events, the later ones are dropped"))
     clip = sb.number_input("clip norm G per sequence (0 = the G that M never clips)", min_value=0.0, value=0.0,
-                           format="%.4g", key="seqG",
+                           format="%.4g", key=f"{key_prefix}seqG",
                            help="public: each sequence's statistics are scaled to norm at most G")
     return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": clip or None}
 

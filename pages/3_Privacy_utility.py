@@ -10,14 +10,19 @@ from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_core.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
 from ui_budget import budget_state, refuse_experiments, show_budget
-from ui_common import current_dataset, friendly_error, sidebar_dataset
+from ui_common import current_dataset, friendly_error, privacy_unit_controls, sidebar_dataset
 
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
 WORKS = get_preset(DEFAULT_PRESET).config  # the public settings of "Privacy that works" are the defaults
 MAX_SIZE_EVENTS = 500_000
+SEQUENCE_UNIT_NOTE = ("The sequence unit (one whole sequence — one person — replaced) applies to DP-SSP only (CLS "
+                      "stays the non-private reference) and to data with several sequences, e.g. nyc_taxi loaded "
+                      "on the Data page (and declared published on the Privacy budget page: a sweep is an "
+                      "experiment) and chosen here as the current data set.")
 
 st.set_page_config(page_title="Privacy–utility · dphawkes", page_icon="🔒", layout="wide")
 st.title("Privacy–utility trade-off")
@@ -70,6 +75,10 @@ def spec_widgets(source: DataSource) -> SweepSpec:
     privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
     kind = "sigma2" if privacy.startswith("σ²") else "epsilon"
     levels = c2.text_input("levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}")
+    unit = {name: value for name, value in privacy_unit_controls(c2, "pu_").items() if value is not None}
+    if unit:
+        c2.caption(SEQUENCE_UNIT_NOTE)
+        refuse_single_sequence(source)
     bins = c3.text_input("bin sizes Δ", f"{WORKS.bin_size:g}", key="pu_bins")
     runs = c3.number_input("runs (seeds)", 1, 100, 3, key="pu_runs")
     with st.expander("Estimator settings"):
@@ -93,8 +102,18 @@ def spec_widgets(source: DataSource) -> SweepSpec:
         source, methods=tuple(methods), bin_sizes=parse_numbers(bins, "bin sizes"), privacy=kind,
         levels=parse_numbers(levels, "levels"), runs=int(runs), support=float(support), bound=bound,
         radius=radius, iters=int(iters), calibration=calibration, count_cap=int(cap) or None,
-        options=(("clip", float(clip)),) if "pgd-clip" in methods else (),
+        options=tuple(unit.items()) + ((("clip", float(clip)),) if "pgd-clip" in methods else ()),
     )
+
+
+def refuse_single_sequence(source: DataSource) -> None:
+    """The sequence unit protects one sequence among several: refuse data that are a single sequence."""
+    if source.simulated:
+        raise DPHawkesError("the sequence unit needs data with several sequences, and each simulation here is one "
+                            "sequence: choose the event unit, or a multi-sequence current data set")
+    if source.events.n_sequences < 2:
+        raise DPHawkesError(f"the sequence unit needs data with several sequences, and {source.label} is one "
+                            "sequence: choose the event unit, or load multi-sequence data (e.g. nyc_taxi)")
 
 
 def run_cells(n_cells: int, n_stored: int, execute) -> None:
@@ -179,8 +198,9 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     if eps_col and eps_col.endswith("formal") and not private_rows["formal_guarantee"].astype(bool).all():
         reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ") if r})
         st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon="⚠️")
-    st.caption("Every run here uses seeded noise (an experiment, not a private release); `formal_guarantee` says "
-               "whether the same settings, run with fresh noise, would be one.")
+    st.caption(f"Privacy unit: {UNIT_LABELS[dict(spec.options).get('privacy_unit', 'event')]}. Every run here uses "
+               "seeded noise (an experiment, not a private release); `formal_guarantee` says whether the same "
+               "settings, run with fresh noise, would be one.")
     if finite:
         st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
     else:

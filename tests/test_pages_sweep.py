@@ -7,9 +7,11 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.datasets import list_samples, load_sample
+from dphawkes_core.datasets import Dataset, list_samples, load_sample
+from dphawkes_core.events import Events
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.simulate import simulate
 from dphawkes_core.sweep import DataSource, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -226,3 +228,53 @@ def test_private_data_refuse_the_sweep_but_keep_the_data_size_view():
     assert any("refused here" in box.value for box in at.info)
     assert not any(b.key == "pu_run" for b in at.button)
     assert at.text_input(key="hd_sizes").value  # the data-size view simulates: it stays available
+
+
+def multi_sequence_dataset(n_sequences=12, horizon=40.0):
+    """``n_sequences`` independent paper-2d sequences on the stated window [0, horizon] (public: simulated)."""
+    scenario = get_scenario("paper-2d")
+    runs = [simulate(scenario, end_time=horizon, seed=seed) for seed in range(n_sequences)]
+    events = Events(tuple(run.sequences[0] for run in runs), runs[0].names, window_stated=True)
+    return Dataset(events=events, label=f"paper-2d, {n_sequences} sequences", source="simulated", scenario=scenario)
+
+
+def test_privacy_page_sweeps_at_the_sequence_unit_on_multi_sequence_data():
+    dataset = multi_sequence_dataset()
+    opener = page("pages/3_Privacy_utility.py")
+    opener.at.session_state["dataset"] = dataset
+    at = opener.run()
+    at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()
+    at.radio(key="pu_unit").set_value("sequence").run()
+    assert at.number_input(key="pu_seqM").value == 40  # the Estimate page's default cap M
+    assert any("The sequence unit is available for ssp" in e.value for e in at.error)  # DP-PGD is in the defaults
+    assert not at.exception and not any(b.key == "pu_run" for b in at.button)
+    at.multiselect(key="pu_methods").set_value(["cls", "ssp"])
+    at.text_input(key="pu_levels_epsilon").set_value("1, 10")
+    at.text_input(key="pu_bins").set_value("0.5")
+    at.number_input(key="pu_runs").set_value(1)
+    at.number_input(key="pu_seqM").set_value(30)
+    at.run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    table = at.dataframe[0].value
+    assert len(table) == 3 and set(table["privacy_unit"]) == {"sequence"}
+    assert len(at.get("plotly_chart")) == 2  # the boxplots and the curve against ε
+    # the page passed the unit and M into the sweep: the same grid run directly gives the same errors
+    spec = SweepSpec(DataSource(scenario=dataset.scenario, events=dataset.events, label=dataset.label),
+                     methods=("cls", "ssp"), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0, 10.0), runs=1,
+                     support=4.0, bound=1.0, radius=0.5, iters=200, calibration="formal", count_cap=5,
+                     options=(("privacy_unit", "sequence"), ("max_events", 30)))
+    direct = run_sweep(spec, None)
+    assert sorted(table["relative_error"].round(12)) == sorted(direct["relative_error"].round(12))
+
+
+def test_privacy_page_sequence_unit_on_one_sequence_says_why_not():
+    at = page("pages/3_Privacy_utility.py").run()
+    at.radio(key="pu_unit").set_value("sequence").run()  # the simulated source: one sequence per run
+    assert not at.exception
+    assert any("several sequences" in e.value and "each simulation here is one" in e.value for e in at.error)
+    assert not any(b.key == "pu_run" for b in at.button)
+    at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()  # the preset: one sequence
+    assert not at.exception
+    assert any("several sequences" in e.value and "is one sequence" in e.value for e in at.error)
+    assert at.text_input(key="hd_sizes").value  # the data-size view is untouched
