@@ -21,70 +21,19 @@ the figures written to ``docs/load.md``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IDLE = ("[data-testid='stApp'][data-test-connection-state='CONNECTED']"
-        "[data-test-script-state='notRunning']")
-CHART = "[data-testid='stPlotlyChart'] .main-svg"
+from app_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
+
 PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
 SESSIONS = 4
 RENDER_TARGET_S = 3.0
 STEP_TIMEOUT_MS = 120_000
 RUN_TIMEOUT_S = 600
 SWEEP_SETTINGS = {"events per simulation": "2000", "levels": "1", "runs (seeds)": "1"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def app_server(log_path: Path):
-    """``streamlit run app.py`` on 127.0.0.1 at a free port; yields the base URL once healthy."""
-    port = _free_port()
-    with open(log_path, "w") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-             "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while not _healthy(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("streamlit did not start: " + log_path.read_text()[-2000:])
-                time.sleep(0.2)
-            yield url
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().decode().strip() == "ok"
-    except OSError:
-        return False
 
 
 async def _wait_rendered(page) -> None:
@@ -166,7 +115,7 @@ def measure() -> dict:
     """Run both rounds against a fresh server; raise if a page fails to render or shows an error."""
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} is missing: run scripts/ensure_chromium.sh")
-    with tempfile.TemporaryDirectory() as tmp, app_server(Path(tmp) / "streamlit.log") as url:
+    with tempfile.TemporaryDirectory() as tmp, running_app(Path(tmp) / "streamlit.log") as url:
         return asyncio.run(asyncio.wait_for(_load(url), RUN_TIMEOUT_S))
 
 

@@ -10,19 +10,15 @@ Run: ``.venv/bin/python scripts/budget_screenshot.py`` (takes about a minute).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app  # noqa: E402
 from dphawkes_core.datasets import simulate_dataset  # noqa: E402
 from dphawkes_core.estimators import prepare_stats  # noqa: E402
 from dphawkes_core.kernels import get_scenario  # noqa: E402
@@ -30,10 +26,6 @@ from dphawkes_core.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data
 from dphawkes_core.presets import DEFAULT_PRESET, get_preset  # noqa: E402
 
 SIMULATION = {"data": "paper-2d", "n": 20_000, "dseed": 2}
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IDLE = ("[data-testid='stApp'][data-test-connection-state='CONNECTED']"
-        "[data-test-script-state='notRunning']")
 TARGET = ROOT / "docs" / "budget.png"
 
 
@@ -48,41 +40,18 @@ def fill_ledger(path: Path) -> None:
         metered_fit(book, key, stats, replace(config, **changes), info)
 
 
-def serve(ledger: Path, log) -> tuple[subprocess.Popen, str]:
-    """``streamlit run app.py`` on a free port with ``$DPHAWKES_LEDGER`` set; waits until healthy."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1", "--server.port",
-         str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=os.environ | {LEDGER_ENV: str(ledger)})
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as reply:
-                if reply.read().decode().strip() == "ok":
-                    return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("streamlit did not start")
-
-
 def screenshot(url: str, raw: Path) -> None:
     """Open the Privacy budget page on the simulation and save a full-page screenshot."""
     from playwright.sync_api import sync_playwright
 
     query = "&".join(f"{k}={v}" for k, v in SIMULATION.items())
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1300, "height": 2300})
             page.goto(f"{url}/Privacy_budget?{query}", wait_until="domcontentloaded")
             page.wait_for_selector(IDLE, timeout=120_000)
-            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", state="visible", timeout=120_000)
+            page.wait_for_selector(CHART, state="visible", timeout=120_000)
             if page.locator("[data-testid='stException']").count():
                 raise RuntimeError("the page shows an exception")
             page.screenshot(path=str(raw), full_page=True)
@@ -96,13 +65,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ledger, raw = Path(tmp) / "ledger.json", Path(tmp) / "budget.png"
         fill_ledger(ledger)
-        with open(Path(tmp) / "streamlit.log", "w") as log:
-            proc, url = serve(ledger, log)
-            try:
-                screenshot(url, raw)
-            finally:
-                proc.terminate()
-                proc.wait(timeout=10)
+        with running_app(Path(tmp) / "streamlit.log", env={LEDGER_ENV: str(ledger)}) as url:
+            screenshot(url, raw)
         image = Image.open(raw).convert("RGB")
         image = image.crop(image.getbbox())
         image.thumbnail((1200, 2200))

@@ -13,34 +13,18 @@ setting), ``estimate_paper4d.png`` and
 """
 
 import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from app_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
 from dphawkes_core.datasets import list_samples
 from dphawkes_core.presets import DEFAULT_PRESET, get_preset
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-IDLE = ("[data-testid='stApp'][data-test-connection-state='CONNECTED']"
-        "[data-test-script-state='notRunning']")
-CHART = "[data-testid='stPlotlyChart'] .main-svg"
 SCREENSHOT_LIMIT = 300 * 1024
 
 pytestmark = pytest.mark.browser
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -48,36 +32,9 @@ def server(tmp_path_factory):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium via scripts/ensure_chromium.sh)")
     pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-    port = _free_port()
     log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    log = open(log_path, "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not start: " + log_path.read_text()[-2000:])
-            time.sleep(0.2)
+    with running_app(log_path) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")
