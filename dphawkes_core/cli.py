@@ -184,13 +184,7 @@ def _cmd_fit(args) -> int:
     _check_window(config, events)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     result, info, ledger = _ledger_fit(args, events, config) if args.ledger else (*fit(events, config), None)
-    truth = None
-    if args.scenario:
-        scenario = get_scenario(args.scenario)
-        if scenario.dim != events.dim:
-            raise UsageError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {events.dim}")
-        truth = scenario.true_H(config.bin_size, config.lags)
-    payload = result_payload(result, config, info, events.names, truth)
+    payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config))
     if ledger is not None:
         payload["ledger"] = ledger
     print(f"read: {events.describe()}", file=sys.stderr)
@@ -201,6 +195,16 @@ def _cmd_fit(args) -> int:
               file=sys.stderr)
     _write_json(payload, args.json)
     return 0
+
+
+def _scenario_truth(args, dim: int, config: FitConfig):
+    """``H`` of ``--scenario`` on the fit's lag grid (for the error metrics), or None without one."""
+    if not args.scenario:
+        return None
+    scenario = get_scenario(args.scenario)
+    if scenario.dim != dim:
+        raise UsageError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {dim}")
+    return scenario.true_H(config.bin_size, config.lags)
 
 
 def _is_partitioned(path: str) -> bool:
@@ -230,13 +234,7 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     names = load_labels(Path(paths[0]).with_name("labels.csv"))
     if names is None or len(names) != result.dim:
         names = tuple(str(j) for j in range(result.dim))
-    truth = None
-    if args.scenario:
-        scenario = get_scenario(args.scenario)
-        if scenario.dim != result.dim:
-            raise UsageError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {result.dim}")
-        truth = scenario.true_H(config.bin_size, config.lags)
-    _write_json(result_payload(result, config, info, names, truth), args.json)
+    _write_json(result_payload(result, config, info, names, _scenario_truth(args, result.dim, config)), args.json)
     return 0
 
 
