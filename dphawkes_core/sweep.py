@@ -439,7 +439,7 @@ def default_executor(max_workers: int | None = None) -> cf.ProcessPoolExecutor:
 
 
 @contextlib.contextmanager
-def dask_executor(address: str, n_workers: int = 2, processes: bool = True):
+def dask_executor(address: str, n_workers: int = 2):
     """Executor of a Dask distributed cluster (optional extra ``dphawkes[dask]``).
 
     Parameters
@@ -448,9 +448,7 @@ def dask_executor(address: str, n_workers: int = 2, processes: bool = True):
         ``local`` starts a :class:`distributed.LocalCluster` on loopback; anything else
         (``tcp://HOST:PORT``) is the address of an existing scheduler.
     n_workers : int
-        Workers of the local cluster.
-    processes : bool
-        Local workers as processes (True) or threads.
+        Worker processes of the local cluster (one thread each: the fits hold the GIL between BLAS calls).
     """
     try:
         from distributed import Client, LocalCluster
@@ -459,7 +457,7 @@ def dask_executor(address: str, n_workers: int = 2, processes: bool = True):
     with contextlib.ExitStack() as stack:
         if address == "local":
             cluster = stack.enter_context(LocalCluster(
-                n_workers=n_workers, threads_per_worker=1, processes=processes, host="127.0.0.1",
+                n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                 dashboard_address=None))
             client = stack.enter_context(Client(cluster))
         else:

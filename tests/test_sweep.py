@@ -176,7 +176,7 @@ def test_bad_grids_are_refused():
 
 def test_dask_local_cluster_gives_the_same_table(table):
     pytest.importorskip("distributed")
-    with dask_executor("local", n_workers=2, processes=True) as ex:
+    with dask_executor("local", n_workers=2) as ex:
         remote = run_sweep(_spec(), ex)
     pd.testing.assert_frame_equal(_without_timing(remote), _without_timing(table))
     assert math.isclose(remote["relative_error"].sum(), table["relative_error"].sum())
