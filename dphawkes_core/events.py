@@ -5,6 +5,9 @@ per-sequence window columns ``start``/``end``. ``time`` holds numbers or ISO-860
 file). ``dimension`` holds integers ``0..d-1`` when every value is an integer; otherwise every value is a
 label and labels are mapped to indices in sorted order.
 
+A numeric file is read into typed NumPy columns (pyarrow) without importing pandas, which only text
+columns (labels, datetimes as text, diagnostics of bad rows) and :meth:`Events.to_frame` need.
+
 Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
 statistics never see epoch offsets. The window is *stated* when the user gives its end (and its start,
 unless the times are plain numbers starting at 0); otherwise it is read from the data (start 0 or the
@@ -19,13 +22,15 @@ import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Sequence
+from typing import TYPE_CHECKING, BinaryIO, Sequence
 
 import numpy as np
-import pandas as pd
 
 from . import timeaxis
 from .errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MAX_DIMENSIONS = 50
 MAX_FILE_BYTES = 200 * 1024 * 1024
@@ -139,6 +144,8 @@ class Events:
 
     def to_frame(self) -> pd.DataFrame:
         """Tidy table with columns ``sequence, time, dimension`` sorted by sequence and time."""
+        import pandas as pd
+
         frames = []
         for s_idx, seq in enumerate(self.sequences):
             for j, t in enumerate(seq.times):
@@ -281,6 +288,8 @@ def load_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
     path = Path(path)
     if not path.is_file():
         return None
+    import pandas as pd
+
     frame = pd.read_csv(path)
     if {"dimension", "label"} - set(frame.columns):
         return None
@@ -375,6 +384,8 @@ def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
 
 def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
     """Slow diagnostic read (every cell as text) for files the typed reader refused."""
+    import pandas as pd
+
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
                             encoding="utf-8-sig")
@@ -395,9 +406,13 @@ def _columns_of(table) -> dict:
 
 def _concatenated(parts: list):
     """One column from its row-group parts (text Series or NumPy arrays)."""
-    if isinstance(parts[0], pd.Series):
-        return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if len(parts) == 1:
+        return parts[0]
+    if _is_text(parts[0]):
+        import pandas as pd
+
+        return pd.concat(parts, ignore_index=True)
+    return np.concatenate(parts)
 
 
 def _arrow_values(column):
@@ -406,17 +421,39 @@ def _arrow_values(column):
 
     kind = column.type
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
-        return column.to_numpy()
+        return _numbers(column)
     if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
         return column.cast(pa.timestamp("ns", tz=getattr(kind, "tz", None))).to_numpy().astype("datetime64[ns]")
     return _text(column.cast(pa.string()))
 
 
+def _numbers(column) -> np.ndarray:
+    """A numeric Arrow column as NumPy values, missing values (Parquet only) as NaN.
+
+    Without missing values the column goes through DLPack: ``to_numpy`` would import pandas (pyarrow
+    converts through its pandas layer), which a numeric CSV otherwise never needs (start-up time).
+    """
+    if column.null_count:
+        return column.to_numpy()
+    return np.from_dlpack(column.combine_chunks())
+
+
 def _text(column) -> pd.Series:
     """An Arrow text column as strings; missing values become empty strings (reported as empty)."""
+    import pandas as pd
     import pyarrow.compute as pc
 
     return pd.Series(pc.fill_null(column, "").to_numpy(zero_copy_only=False), dtype=object).astype(str)
+
+
+def _is_text(column) -> bool:
+    """Whether a column holds text cells (``pandas.Series``) rather than typed NumPy values."""
+    return not isinstance(column, np.ndarray)
+
+
+def _cell(column, row: int):
+    """One cell of a text or typed column, by position."""
+    return column.iloc[row] if _is_text(column) else column[row]
 
 
 def _first_line(exc: Exception) -> str:
@@ -507,9 +544,9 @@ def _window_notes(epoch_first: float | None, outside: int) -> list[str]:
 
 
 def _time_values(values, column: str, first_row: int) -> timeaxis.TimeValues:
-    if isinstance(values, pd.Series):
+    if _is_text(values):
         return timeaxis.parse_column(values, None, column, first_row)
-    return timeaxis.parse_column(None, np.asarray(values), column, first_row)
+    return timeaxis.parse_column(None, values, column, first_row)
 
 
 def _exact_numbers(times: timeaxis.TimeValues, bounds) -> timeaxis.TimeValues:
@@ -530,7 +567,6 @@ def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first
     if column is None:
         return [None] * n_seq
     parsed = _time_values(column, what, first_row)
-    cells = column if isinstance(column, pd.Series) else pd.Series(np.asarray(column))
     if parsed.kind != kind:
         raise DataError(f"column '{what}' holds {parsed.kind}s but column 'time' holds {kind}s")
     first = np.full(n_seq, -1)
@@ -538,10 +574,11 @@ def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first
     differs = parsed.values != parsed.values[first[seq_codes]]
     if differs.any():
         row = int(np.flatnonzero(differs)[0])
-        raise DataError(f"row {row + first_row}, column '{what}': {cells.iloc[row]!r} differs from the "
-                        f"sequence's first row ({cells.iloc[first[seq_codes[row]]]!r}); a window is one "
+        raise DataError(f"row {row + first_row}, column '{what}': {_cell(column, row)!r} differs from the "
+                        f"sequence's first row ({_cell(column, first[seq_codes[row]])!r}); a window is one "
                         "value per sequence")
-    return [cells.iloc[i].strip() if isinstance(cells.iloc[i], str) else cells.iloc[i] for i in first]
+    cells = [_cell(column, i) for i in first]
+    return [c.strip() if isinstance(c, str) else c for c in cells]
 
 
 def _bound_ticks(bounds: list, times: timeaxis.TimeValues, what: str) -> list:
@@ -629,24 +666,38 @@ def _sorted(values: np.ndarray) -> np.ndarray:
 
 
 def _sequence_codes(column, n_rows: int, first_row: int) -> tuple[np.ndarray, int]:
+    """Sequence codes ``0..n-1`` in order of first appearance, and n."""
     if column is None:
         return np.zeros(n_rows, dtype=np.int64), 1
-    if isinstance(column, pd.Series):
-        labels = column.str.strip()
-        empty = (labels == "").to_numpy()
-        if empty.any():
-            raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'sequence': empty value")
-    else:
-        labels = column
+    if not _is_text(column):
+        return _numeric_sequence_codes(column, first_row)
+    import pandas as pd
+
+    labels = column.str.strip()
+    empty = (labels == "").to_numpy()
+    if empty.any():
+        raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'sequence': empty value")
     codes, uniques = pd.factorize(labels, sort=False)
     return codes.astype(np.int64), len(uniques)
 
 
+def _numeric_sequence_codes(values: np.ndarray, first_row: int) -> tuple[np.ndarray, int]:
+    """Codes of numeric sequence ids in order of first appearance (NaN, e.g. a Parquet gap, refused)."""
+    missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, dtype=bool)
+    if missing.any():
+        raise DataError(f"row {int(np.flatnonzero(missing)[0]) + first_row}, column 'sequence': empty or NaN value")
+    uniques, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(uniques))
+    return rank[inverse.ravel()], len(uniques)
+
+
 def _parse_dimensions(column, names, first_row: int) -> tuple[np.ndarray, tuple[str, ...], list[str]]:
     """Integer dimensions ``0..d-1`` when every value is an integer; otherwise labels (sorted)."""
-    if not isinstance(column, pd.Series):
-        values = np.asarray(column)
-        return _integer_dimensions(values, None, names, first_row), _integer_names(values, names), []
+    if not _is_text(column):
+        return _integer_dimensions(column, None, names, first_row), _integer_names(column, names), []
+    import pandas as pd
+
     labels = column.str.strip()
     empty = (labels == "").to_numpy()
     if empty.any():

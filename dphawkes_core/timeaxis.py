@@ -15,11 +15,14 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TIME_UNITS = {"s": 1, "min": 60, "h": 3600, "d": 86400}
 NS_PER_SECOND = 1_000_000_000
@@ -84,6 +87,8 @@ def parse_column(text: pd.Series | None, typed: np.ndarray | None, column: str, 
         values = typed.astype(float, copy=False)
         _check_finite(values, None, column, first_row)
         return TimeValues("number", values)
+    import pandas as pd  # text only: typed columns (the common case) need no pandas
+
     cells = text.str.strip()
     numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
     is_number = ~np.isnan(numbers) | cells.str.lower().isin(["nan", "+nan", "-nan"]).to_numpy()
@@ -137,6 +142,8 @@ def scalar_ticks(value, kind: str, ticks_per_unit: int, what: str):
     if kind == "datetime":
         if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
             raise DataError(f"the time column holds datetimes: give the {what} as a datetime, not {value!r}")
+        import pandas as pd
+
         try:
             stamp = pd.Timestamp(value)
         except (ValueError, TypeError):
@@ -223,6 +230,8 @@ def _refuse(cells: pd.Series, row: int, column: str, first_row: int, expected: s
 
 
 def _parses_as(value: str, kind: str) -> bool:
+    import pandas as pd
+
     if kind == "number":
         return _decimals(value) is not None or not pd.isna(pd.to_numeric(value, errors="coerce"))
     return not pd.isna(pd.to_datetime(value, format="ISO8601", utc=True, errors="coerce"))

@@ -25,6 +25,21 @@ def test_sequences_and_default_end_time():
     assert events.sequences[1].times[0].size == 0
 
 
+def test_numeric_sequence_ids_keep_their_order_of_first_appearance():
+    """Numeric ids (typed column) and the same ids as text labels give the same sequences in the same order."""
+    rows = "7,1.0,0\n7,2.5,1\n3,0.2,1\n3,0.4,0\n7,3.0,0\n"
+    numeric = load_csv(("sequence,time,dimension\n" + rows).encode())
+    text = load_csv(("sequence,time,dimension\n" + rows.replace("7,", "s7,").replace("3,", "s3,")).encode())
+    assert [s.end_time for s in numeric.sequences] == [s.end_time for s in text.sequences] == [3.0, 0.4]
+    for a, b in zip(numeric.sequences, text.sequences):
+        assert [t.tolist() for t in a.times] == [t.tolist() for t in b.times]
+
+
+def test_nan_sequence_id_gives_one_line_error():
+    with pytest.raises(DataError, match="row 3, column 'sequence': empty or NaN value"):
+        load_csv(b"sequence,time,dimension\n1,1.0,0\nnan,2.0,1\n")
+
+
 def test_labels_are_mapped_in_sorted_order():
     events = load_csv(b"time,dimension\n1,sell\n2,buy\n3,sell\n")
     assert events.names == ("buy", "sell")
