@@ -3,8 +3,10 @@
 The chosen fit stays as it is; every other method is run on the same statistics (same Δ, p, count cap
 C and data) at the same target ε and δ, with the same calibration when the method has it (DP-SSP and
 clipped DP-PGD only have the formal one) and its public settings (B, r, G, K) from a reference config —
-the preset's. With an automatic count cap (DP-SSP only), the others are clipped at the C it chose, a
-setting they take from the data. Each row says whether the release is a formal guarantee and, if not, why
+the preset's. With an automatic count cap (DP-SSP only), the others are clipped at the C it chose: that C
+was itself released privately (its share of the DP-SSP fit's ε), so using it is post-processing and each
+other fit still spends only its own ε — the row says where its C came from. Each row says whether the
+release is a formal guarantee and, if not, why
 (:func:`~dphawkes_core.estimators.release_status`), or why the method was not run (a missing public
 setting, or a predicted cost over the budget unless slow methods are asked for).
 """
@@ -45,7 +47,8 @@ class MethodRow:
     status : FormalStatus or None
         Whether the estimate is a formal (ε, δ)-DP release, with the reasons when not; ``None`` when not run.
     note : str
-        Why the method was not run (empty when it ran).
+        Why the method was not run; for a row that ran, where a setting it did not choose came from
+        (e.g. a count cap reused from DP-SSP's private choice), else empty.
     """
 
     method: str
@@ -58,6 +61,14 @@ class MethodRow:
     def ran(self) -> bool:
         """True when the method was fitted."""
         return self.status is not None
+
+    @property
+    def guarantee(self) -> str:
+        """``yes`` or ``no: <reasons>`` for a fitted row (with its note), else why it was not run."""
+        if not self.ran:
+            return self.note
+        verdict = "yes" if self.status.formal else "no: " + "; ".join(self.status.reasons)
+        return f"{verdict} ({self.note})" if self.note else verdict
 
 
 def comparison_epsilon(config: FitConfig, result: FitResult, fallback: float | None = None) -> float | None:
@@ -110,8 +121,8 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     include_slow : bool
         Run methods whose predicted cost exceeds :data:`COMPARISON_BUDGET_S` too.
     data_derived : iterable of str
-        Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`); ``C`` is added
-        when ``config`` chose its count cap automatically.
+        Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`). A count cap that
+        ``config`` chose automatically is not one of them: it was released privately, and each row notes it.
     fitter : callable
         ``fitter(stats, config) -> FitResult``; on private data, a release through the privacy ledger
         (:func:`~dphawkes_core.ledger.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
@@ -121,8 +132,10 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     tuple of MethodRow
         In the order of ``methods``.
     """
-    if config.count_cap == AUTO:  # the others are clipped at the C chosen for DP-SSP
-        config, data_derived = replace(config, count_cap=stats.count_cap), (*data_derived, "C")
+    cap_note = ""
+    if config.count_cap == AUTO:  # the others are clipped at the C DP-SSP chose (and released) privately
+        config = replace(config, count_cap=stats.count_cap)
+        cap_note = f"C = {stats.count_cap} from DP-SSP's private choice, whose ε share that fit spent"
     rows = []
     for method in methods:
         other = method_config(config, method, epsilon, public)
@@ -136,7 +149,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
             continue
-        rows.append(method_row(result, other, reference, data_info, data_derived))
+        rows.append(replace(method_row(result, other, reference, data_info, data_derived), note=cap_note))
     return tuple(rows)
 
 

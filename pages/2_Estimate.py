@@ -260,13 +260,6 @@ def show_preset(config):
         st.caption(f"You changed {', '.join(changed)}: the sentence above describes the preset as given.")
 
 
-def guarantee_text(row) -> str:
-    """The comparison table's "formal guarantee" cell of one method."""
-    if not row.ran:
-        return row.note
-    return "yes" if row.status.formal else "no: " + "; ".join(row.status.reasons)
-
-
 def show_comparison(stats, data_info, config, result, reference, has_truth):
     """The chosen fit beside every other method at the same ε, on the same statistics."""
     st.subheader("The same fit with the other methods")
@@ -287,7 +280,7 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
     rows = (method_row(result, config, reference, data_info),) + other_rows
     error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else "relative difference from CLS"
     table = pd.DataFrame([{"method": METHOD_LABELS[r.method] + (" — chosen" if r is rows[0] else ""),
-                           error: r.relative_error, "ε": r.epsilon, "formal guarantee": guarantee_text(r)}
+                           error: r.relative_error, "ε": r.epsilon, "formal guarantee": r.guarantee}
                           for r in rows]
                          + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
                              "formal guarantee": "yes: a constant reveals nothing"}])

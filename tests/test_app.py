@@ -98,7 +98,8 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
                                            seed=0, **common))
     assert comparison.loc["DP-PGD", ERROR] == pytest.approx(compare(pgd.H, truth).relative_error)
     assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
-    assert "count cap C was taken from the data" in comparison.loc["DP-PGD", "formal guarantee"]
+    assert "from DP-SSP's private choice" in comparison.loc["DP-PGD", "formal guarantee"]  # the auto C, reused
+    assert "taken from the data" not in comparison.loc["DP-PGD", "formal guarantee"]
     assert comparison.loc["CLS (non-private)", "formal guarantee"].startswith("no:")
     assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
     assert set(comparison.index) == {"DP-SSP — chosen", "CLS (non-private)", "DP-PGD", "DP-CG", "clipped DP-PGD",
