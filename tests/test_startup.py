@@ -3,7 +3,8 @@
 Each case runs the real command in a fresh interpreter under ``python -X importtime`` and reads the
 modules it imported from that report, so the test checks behaviour, not timing (the timings are
 ``benchmarks/bench_startup.py``). A private fit is the positive control: it must import the accountant,
-which shows that the check sees imports made inside functions.
+which shows that the check sees imports made inside functions. A CLS fit on a numeric CSV imports no
+pandas (the loader reads typed columns with pyarrow); text labels, which need it, are the control.
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ def imported_modules(*cli_args: str, cwd) -> set[str]:
     return names
 
 
+def cls_fit_imports(events_path, tmp_path) -> set[str]:
+    """Modules imported by a CLS fit of ``events_path`` (its JSON result written to ``tmp_path``)."""
+    return imported_modules("fit", str(events_path), "--bin-size", "0.5", "--support", "2", "--method", "cls",
+                            "--json", str(tmp_path / "cls.json"), cwd=tmp_path)
+
+
 def loaded(names: set[str], package: str) -> bool:
     """Whether ``package`` or any of its submodules is among ``names``."""
     return any(name == package or name.startswith(package + ".") for name in names)
@@ -53,12 +60,33 @@ def test_fit_help_imports_no_heavy_module(tmp_path):
 
 
 def test_cls_fit_imports_neither_accountant_nor_app_modules(events_csv, tmp_path):
-    out = tmp_path / "cls.json"
-    names = imported_modules("fit", str(events_csv), "--bin-size", "0.5", "--support", "2", "--method", "cls",
-                             "--json", str(out), cwd=tmp_path)
-    assert out.exists()
+    names = cls_fit_imports(events_csv, tmp_path)
+    assert (tmp_path / "cls.json").exists()
     for package in (*APP_ONLY, ACCOUNTANT, "scipy.stats", "scipy.signal", "scipy.sparse"):
         assert not loaded(names, package), f"a CLS fit imported {package}"
+
+
+@pytest.fixture(scope="module")
+def sequences_csv(events_csv):
+    """The same events as two sequences with numeric ids (``sequence,time,dimension``)."""
+    rows = events_csv.read_text().splitlines()[1:]
+    path = events_csv.with_name("sequences.csv")
+    path.write_text("sequence,time,dimension\n" + "".join(f"{i % 2},{row}\n" for i, row in enumerate(rows)))
+    return path
+
+
+@pytest.mark.parametrize("which", ["events_csv", "sequences_csv"])
+def test_cls_fit_on_a_numeric_csv_imports_no_pandas(which, request, tmp_path):
+    names = cls_fit_imports(request.getfixturevalue(which), tmp_path)
+    assert loaded(names, "pyarrow")  # the typed CSV reader did run
+    assert not loaded(names, "pandas"), "a CLS fit on a numeric CSV imported pandas"
+
+
+def test_text_labels_do_import_pandas(events_csv, tmp_path):
+    """Positive control: dimension labels take the text path, whose pandas import the check must see."""
+    labelled = tmp_path / "labelled.csv"
+    labelled.write_text(events_csv.read_text().replace(",0\n", ",buy\n").replace(",1\n", ",sell\n"))
+    assert loaded(cls_fit_imports(labelled, tmp_path), "pandas")
 
 
 def test_private_fit_imports_the_accountant(events_csv, tmp_path):
