@@ -5,8 +5,8 @@ Usage::
     nice .venv/bin/python -m benchmarks.accuracy_em [--sizes 10000 100000 1000000]
         [--bin-sizes 0.5 0.2 0.1 0.05 0.02 0.01] [--cache /tmp/dphawkes_accuracy]
 
-Metric (the same for every estimator, independent of any lag grid): the relative L2 error of the kernel
-*functions* over the support ``[0, s]``, s = 5,
+Metric (the same for every estimator, independent of any lag grid; ``dphawkes_core.metrics``, which the
+CLI and the app report too): the relative L2 error of the kernel *functions* over the support ``[0, s]``, s = 5,
 
     err(ĥ) = sqrt( Σ_ij ∫_0^s (ĥ_ij(t) − h_ij(t))² dt ) / sqrt( Σ_ij ∫_0^s h_ij(t)² dt ),
 
@@ -22,7 +22,8 @@ into a function in three ways, reported side by side:
 Besides the raw estimates, two analyses of the gap:
 
 * ``aggregated`` — CLS fitted at a fine Δ (0.01) and averaged over blocks of m lags into a histogram of
-  width w = mΔ on ((k−1)w, kw], the same form as EM's histogram (w = 0.1 ↔ K = 50, w = 0.2 ↔ K = 25);
+  width w = mΔ on ((k−1)w, kw], the same form as EM's histogram (w = 0.1 ↔ K = 50, w = 0.2 ↔ K = 25),
+  by :func:`dphawkes_core.lag_average.average_fit` (what ``dphawkes fit --average-width`` and the app offer);
 * the INAR limit — what CLS converges to for a fixed Δ as the data grow (Kirchner's approximation):
   α_k/Δ → ∫ h(kΔ + u)(1 − |u|/Δ)/Δ du, the truth averaged with a triangle of half-width Δ around kΔ.
   Its error is the discretisation bias no amount of data removes; the best step function of width Δ
@@ -41,6 +42,7 @@ import argparse
 import os
 import platform
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -49,11 +51,12 @@ from dphawkes_core.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.events import Events, from_arrays
 from dphawkes_core.kernels import Scenario, get_scenario
+from dphawkes_core.lag_average import average_fit, average_lags
+from dphawkes_core.metrics import FUNCTION_GRID_STEP, function_relative_error, midpoint_grid
 from dphawkes_core.simulate import simulate
 from dphawkes_core.threads import blas_settings, blas_threads
 
 SUPPORT = 5.0
-GRID_STEP = 1e-3
 EM_KERNEL_SIZES = (50, 25)
 EM_MAX_ITER = 50
 PLACEMENTS = ("step", "centred", "linear")
@@ -61,30 +64,16 @@ FINE_BIN_SIZE = 0.01
 AGGREGATE_WIDTHS = (0.1, 0.2)
 
 
-def fine_grid(support: float = SUPPORT, step: float = GRID_STEP) -> np.ndarray:
-    """Midpoints of a grid of ``step`` over ``[0, support]``."""
-    return (np.arange(round(support / step)) + 0.5) * step
-
-
-def l2_relative_error(estimate: np.ndarray, truth: np.ndarray) -> float:
-    """``sqrt(Σ ∫(ĥ−h)²) / sqrt(Σ ∫h²)`` for kernel values ``(d, d, m)`` on the same uniform grid."""
-    return float(np.sqrt(np.sum((estimate - truth) ** 2) / np.sum(truth**2)))
-
-
 def binned_kernel_function(kernels: np.ndarray, bin_size: float, t: np.ndarray, placement: str) -> np.ndarray:
     """A binned estimate ``kernels[i, j, k]`` (lag (k+1)Δ) as a function on ``t``, shape ``(d, d, len(t))``."""
     p = kernels.shape[2]
-    lag_times = bin_size * np.arange(1, p + 1)
     if placement == "linear":
+        lag_times = bin_size * np.arange(1, p + 1)
         return np.array([[np.interp(t, lag_times, kij, right=0.0) for kij in row] for row in kernels])
-    offset = 0.0 if placement == "step" else 0.5
-    k = np.ceil(t / bin_size - offset - 1e-12).astype(int)  # t in ((k−1+offset)Δ, (k+offset)Δ] → lag k
-    inside = (k >= 1) & (k <= p)
-    values = np.zeros(kernels.shape[:2] + t.shape)
-    values[:, :, inside] = kernels[:, :, k[inside] - 1]
-    if placement == "centred":  # (0, Δ/2] is nearest to lag 1
-        values[:, :, k < 1] = kernels[:, :, :1]
-    return values
+    steps = average_lags(kernels, np.zeros(kernels.shape[0]), bin_size, 1)  # H_k on ((k−1)Δ, kΔ]
+    if placement == "centred":  # H_k on ((k−½)Δ, (k+½)Δ], and H_1 down to 0
+        steps = replace(steps, edges=np.append(0.0, bin_size * (np.arange(1, p + 1) + 0.5)))
+    return steps.values_at(t)
 
 
 def cached_events(scenario: Scenario, n_events: int, cache: Path) -> Events:
@@ -98,13 +87,6 @@ def cached_events(scenario: Scenario, n_events: int, cache: Path) -> Events:
     seq = events.sequences[0]
     np.savez(path, end_time=seq.end_time, **{f"t{j}": t for j, t in enumerate(seq.times)})
     return events
-
-
-def aggregate(kernels: np.ndarray, block: int) -> np.ndarray:
-    """Means of ``kernels[i, j, k]`` over blocks of ``block`` consecutive lags (a trailing partial block dropped)."""
-    d, _, p = kernels.shape
-    blocks = p // block
-    return kernels[:, :, : blocks * block].reshape(d, d, blocks, block).mean(axis=3)
 
 
 def inar_limit(scenario: Scenario, bin_size: float, lags: int, nodes: int = 801) -> np.ndarray:
@@ -159,7 +141,7 @@ def print_cls_table(events: Events, scenario: Scenario, truth: np.ndarray, t: np
     print("| CLS Δ | p | step | centred | linear | ‖Ĥ − INAR limit‖/‖limit‖ | time |\n|---|---|---|---|---|---|---|")
     for delta in bin_sizes:
         result, seconds = timed_cls(events, delta)
-        errors = [l2_relative_error(binned_kernel_function(result.kernels, delta, t, placement), truth)
+        errors = [function_relative_error(binned_kernel_function(result.kernels, delta, t, placement), truth)
                   for placement in PLACEMENTS]
         limit = inar_limit(scenario, delta, result.lags)
         to_limit = np.linalg.norm(result.kernels - limit) / np.linalg.norm(limit)
@@ -173,8 +155,7 @@ def print_aggregated_table(events: Events, truth: np.ndarray, t: np.ndarray) -> 
     print(f"| CLS Δ = {FINE_BIN_SIZE:g} aggregated to width w | error (step) | time (fit; averaging is free) |"
           "\n|---|---|---|")
     for width in AGGREGATE_WIDTHS:
-        block = round(width / FINE_BIN_SIZE)
-        error = l2_relative_error(binned_kernel_function(aggregate(result.kernels, block), width, t, "step"), truth)
+        error = function_relative_error(average_fit(result, width).values_at(t), truth)
         print(f"| w = {width:g} | {error:.4f} | {seconds:.2f} s |", flush=True)
 
 
@@ -185,9 +166,9 @@ def print_bias_table(scenario: Scenario, truth: np.ndarray, t: np.ndarray, bin_s
         lags = lags_from_support(SUPPORT, delta)
         limit = inar_limit(scenario, delta, lags)
         floor = bin_average(scenario, delta, lags)
-        print(f"| {delta:g} | {l2_relative_error(binned_kernel_function(limit, delta, t, 'step'), truth):.4f} | "
-              f"{l2_relative_error(binned_kernel_function(limit, delta, t, 'linear'), truth):.4f} | "
-              f"{l2_relative_error(binned_kernel_function(floor, delta, t, 'step'), truth):.4f} |")
+        print(f"| {delta:g} | {function_relative_error(binned_kernel_function(limit, delta, t, 'step'), truth):.4f} | "
+              f"{function_relative_error(binned_kernel_function(limit, delta, t, 'linear'), truth):.4f} | "
+              f"{function_relative_error(binned_kernel_function(floor, delta, t, 'step'), truth):.4f} |")
 
 
 def main() -> None:
@@ -199,13 +180,13 @@ def main() -> None:
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     scenario = get_scenario("paper-2d")
-    t = fine_grid()
+    t = midpoint_grid(SUPPORT)
     truth = scenario.kernel_values(t)
     print(f"# {platform.node()}: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     with blas_threads():
         print(f"# BLAS: {blas_settings()}; metric: relative L2 of kernel functions on [0, {SUPPORT:g}], "
-              f"midpoint grid step {GRID_STEP:g}")
+              f"midpoint grid step {FUNCTION_GRID_STEP:g}")
         for n in args.sizes:
             events = cached_events(scenario, n, args.cache)
             print(f"\n### {events.n_events:,} events (T = {events.end_time:.0f})\n", flush=True)
@@ -215,7 +196,7 @@ def main() -> None:
                     continue
                 em_values, em_s, threads = cached_em(events, n, size, t, args.cache)
                 print(f"| K = {size} (width {SUPPORT / size:g}), {EM_MAX_ITER} iterations, {threads} thread | "
-                      f"{l2_relative_error(em_values, truth):.4f} | {em_s:.1f} s |", flush=True)
+                      f"{function_relative_error(em_values, truth):.4f} | {em_s:.1f} s |", flush=True)
             print()
             print_cls_table(events, scenario, truth, t, args.bin_sizes)
             print()

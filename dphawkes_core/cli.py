@@ -18,8 +18,9 @@ from .errors import DPHawkesError
 from .count_cap import AUTO_CAP_SHARE
 from .estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
 from .kernels import SCENARIOS, get_scenario
+from .lag_average import average_fit, block_for_width, fit_steps
 from .ledger import DEFAULT_BUDGET_EPSILON
-from .metrics import constraint_scale
+from .metrics import constraint_scale, kernel_function_error
 from .privacy import CALIBRATIONS, formal_status
 from .sequence_privacy import PRIVACY_UNITS
 from .threads import set_blas_threads
@@ -175,6 +176,8 @@ def _check_window(config: FitConfig, events: Events) -> None:
 
 def _cmd_fit(args) -> int:
     config = _fit_config(args)
+    if args.average_width is not None:  # a bad width fails before the fit, not after
+        block_for_width(args.average_width, config.bin_size, config.lags)
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
     if args.dask or _is_partitioned(args.events_csv):
@@ -185,6 +188,7 @@ def _cmd_fit(args) -> int:
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     result, info, ledger = _ledger_fit(args, events, config) if args.ledger else (*fit(events, config), None)
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config))
+    add_lag_average(payload, result, args.average_width, args.scenario)
     if ledger is not None:
         payload["ledger"] = ledger
     print(f"read: {events.describe()}", file=sys.stderr)
@@ -234,8 +238,29 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     names = load_labels(Path(paths[0]).with_name("labels.csv"))
     if names is None or len(names) != result.dim:
         names = tuple(str(j) for j in range(result.dim))
-    _write_json(result_payload(result, config, info, names, _scenario_truth(args, result.dim, config)), args.json)
+    payload = result_payload(result, config, info, names, _scenario_truth(args, result.dim, config))
+    add_lag_average(payload, result, args.average_width, args.scenario)
+    _write_json(payload, args.json)
     return 0
+
+
+def add_lag_average(payload: dict, result: FitResult, width: float | None, scenario_name: str | None) -> None:
+    """``--average-width W``: add the fit's kernels averaged over lags into bins of width W
+    (``lag_average``, post-processing: as private as the fit) and, with a known truth, the grid-free
+    kernel error of the plain and the averaged estimate (with the all-zero estimate's 1) to ``payload``."""
+    if width is None:
+        return
+    steps = average_fit(result, width)
+    payload["lag_average"] = steps.to_dict()
+    if "private_fields" in payload:
+        payload["private_fields"].append("lag_average")
+    if scenario_name:
+        scenario = get_scenario(scenario_name)
+        errors = {"kernel_function_error": kernel_function_error(fit_steps(result), scenario),
+                  "averaged_kernel_function_error": kernel_function_error(steps, scenario),
+                  "zero_estimate_kernel_function_error": 1.0}
+        payload["metrics"].update(errors)
+        payload.update(errors)
 
 
 def _window_number(text: str) -> float:
@@ -347,6 +372,9 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--seed", type=int,
                       help="noise seed: reproducible noise, NOT a private release (default: OS entropy)")
     fitp.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    fitp.add_argument("--average-width", type=_positive_float, metavar="W",
+                      help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
+                           "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
     _add_beyond_fit_options(fitp)
     _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)

@@ -1,0 +1,139 @@
+"""Lag averaging: a fit's kernels on a fine Δ grid averaged into step kernels on bins of width w = mΔ.
+
+Fitting at a fine Δ keeps the discretisation bias small (least squares converges to the kernel
+smoothed over ±Δ), but every per-lag coefficient is noisy; averaging blocks of m consecutive lags
+keeps the small bias and divides the variance (``docs/accuracy.md``). The kernel estimate ``H_k``
+(k = 1..p) is read as the step function ``H_k`` on ``((k−1)Δ, kΔ]``; block b (lags ``bm+1 … (b+1)m``)
+then covers ``(bmΔ, (b+1)mΔ]``.
+
+It is post-processing of the estimate alone: it reads no data, so it costs no privacy, and the averaged
+kernels of a private fit are exactly as private as the fit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ConfigError
+
+WIDTH_TOLERANCE = 1e-9  # relative: a width w is a multiple mΔ when |w − mΔ| <= 1e-9·w
+
+
+@dataclass(frozen=True)
+class StepKernels:
+    """Kernels as step functions of the lag: ``values[i, j, b]`` on ``(edges[b], edges[b+1]]``, 0 beyond.
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        ``(d, d, n)`` kernel values per bin; ``values[i, j]`` is ``h_ij``, the effect of j on i.
+    edges : numpy.ndarray
+        ``(n+1,)`` bin edges ``0 = edges[0] < … < edges[n] = pΔ``.
+    baseline : numpy.ndarray
+        ``(d,)`` baseline η, unchanged by the averaging.
+    bin_size : float
+        Δ of the fit the kernels come from.
+    block : int
+        m, the number of Δ-lags averaged per bin (1: the fit's own step kernels).
+    """
+
+    values: np.ndarray
+    edges: np.ndarray
+    baseline: np.ndarray
+    bin_size: float
+    block: int
+
+    @property
+    def width(self) -> float:
+        """w = mΔ, the width of every bin but possibly the last (shorter when m does not divide p)."""
+        return self.block * self.bin_size
+
+    @property
+    def support(self) -> float:
+        """pΔ, the end of the last bin."""
+        return float(self.edges[-1])
+
+    def values_at(self, t: np.ndarray) -> np.ndarray:
+        """The step kernels at lags ``t``: array ``(d, d, len(t))``, 0 outside ``(0, pΔ]``."""
+        t = np.asarray(t, dtype=float)
+        index = np.searchsorted(self.edges, t, side="left") - 1  # t in (edges[b], edges[b+1]] → b
+        inside = (index >= 0) & (index < self.values.shape[2])
+        out = np.zeros(self.values.shape[:2] + t.shape)
+        out[:, :, inside] = self.values[:, :, index[inside]]
+        return out
+
+    def to_dict(self) -> dict:
+        """Plain dict for the JSON export (the privacy note: the averaging is post-processing)."""
+        return {"width": self.width, "block": self.block, "bin_size": self.bin_size, "edges": self.edges,
+                "kernels": self.values, "baseline": self.baseline,
+                "note": "post-processing of 'kernels' (means over blocks of lags): no privacy cost, as private "
+                        "as the fit"}
+
+
+def block_for_width(width: float, bin_size: float, lags: int) -> int:
+    """m = w/Δ for a bin width ``w`` that is a whole multiple of Δ (within float tolerance) and at most pΔ.
+
+    Raises
+    ------
+    ConfigError
+        When ``w`` is not positive, not a multiple of Δ, or wider than the support pΔ.
+    """
+    if not (math.isfinite(width) and width > 0):
+        raise ConfigError(f"the averaging width w must be a positive number, got {width!r}")
+    block = round(width / bin_size)
+    if block < 1 or not math.isclose(width, block * bin_size, rel_tol=WIDTH_TOLERANCE, abs_tol=0.0):
+        raise ConfigError(f"the averaging width w = {width:g} must be a whole multiple of the bin size Δ = {bin_size:g}")
+    if block > lags:
+        raise ConfigError(f"the averaging width w = {width:g} is wider than the support pΔ = {lags * bin_size:g}")
+    return block
+
+
+def average_lags(kernels: np.ndarray, baseline: np.ndarray, bin_size: float, block: int) -> StepKernels:
+    """Means of the kernel coefficients over blocks of ``block`` consecutive lags, as step kernels.
+
+    Post-processing of the estimate only: it costs no privacy, and on a private fit the averaged kernels
+    are as private as the fit.
+
+    Parameters
+    ----------
+    kernels : numpy.ndarray
+        ``(d, d, p)``: ``kernels[i, j, k]`` estimates ``h_ij`` on ``(kΔ, (k+1)Δ]`` (``FitResult.kernels``).
+    baseline : numpy.ndarray
+        ``(d,)`` baseline, passed through.
+    bin_size : float
+        Δ.
+    block : int
+        m >= 1. When m does not divide p, the last bin averages the remaining ``p mod m`` lags and is
+        shorter (it ends at pΔ): every lag of the fit is kept, none is dropped.
+
+    Returns
+    -------
+    StepKernels
+        ``n = ⌈p/m⌉`` bins with edges ``0, mΔ, 2mΔ, …, pΔ``.
+    """
+    kernels = np.asarray(kernels, dtype=float)
+    p = kernels.shape[2]
+    if int(block) != block or not 1 <= block <= p:
+        raise ConfigError(f"the number of lags per bin m must be a whole number from 1 to p = {p}, got {block!r}")
+    starts = np.arange(0, p, block)
+    sizes = np.diff(np.append(starts, p))
+    values = np.add.reduceat(kernels, starts, axis=2) / sizes
+    return StepKernels(values=values, edges=bin_size * np.append(starts, p).astype(float),
+                       baseline=np.asarray(baseline, dtype=float), bin_size=float(bin_size), block=int(block))
+
+
+def average_fit(result, width: float) -> StepKernels:
+    """:func:`average_lags` of a fit (``FitResult``) into bins of width ``w`` (a multiple of its Δ).
+
+    Post-processing: no privacy cost; a private fit's averaged kernels are as private as the fit.
+    """
+    block = block_for_width(width, result.bin_size, result.lags)
+    return average_lags(result.kernels, result.baseline, result.bin_size, block)
+
+
+def fit_steps(result) -> StepKernels:
+    """A fit's own kernels as step functions (H_k on ((k−1)Δ, kΔ]): the plain estimate, m = 1."""
+    return average_lags(result.kernels, result.baseline, result.bin_size, 1)
