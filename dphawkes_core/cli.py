@@ -18,9 +18,9 @@ from .errors import DPHawkesError
 from .count_cap import AUTO_CAP_SHARE
 from .estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
 from .kernels import SCENARIOS, get_scenario
-from .lag_average import average_fit, block_for_width, fit_steps
+from .lag_average import add_lag_average, average_fit, block_for_width
 from .ledger import DEFAULT_BUDGET_EPSILON
-from .metrics import constraint_scale, kernel_function_error
+from .metrics import constraint_scale
 from .privacy import CALIBRATIONS, formal_status
 from .sequence_privacy import PRIVACY_UNITS
 from .threads import set_blas_threads
@@ -188,7 +188,7 @@ def _cmd_fit(args) -> int:
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     result, info, ledger = _ledger_fit(args, events, config) if args.ledger else (*fit(events, config), None)
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config))
-    add_lag_average(payload, result, args.average_width, args.scenario)
+    _add_lag_average(payload, result, args)
     if ledger is not None:
         payload["ledger"] = ledger
     print(f"read: {events.describe()}", file=sys.stderr)
@@ -239,28 +239,19 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     if names is None or len(names) != result.dim:
         names = tuple(str(j) for j in range(result.dim))
     payload = result_payload(result, config, info, names, _scenario_truth(args, result.dim, config))
-    add_lag_average(payload, result, args.average_width, args.scenario)
+    _add_lag_average(payload, result, args)
     _write_json(payload, args.json)
     return 0
 
 
-def add_lag_average(payload: dict, result: FitResult, width: float | None, scenario_name: str | None) -> None:
-    """``--average-width W``: add the fit's kernels averaged over lags into bins of width W
-    (``lag_average``, post-processing: as private as the fit) and, with a known truth, the grid-free
-    kernel error of the plain and the averaged estimate (with the all-zero estimate's 1) to ``payload``."""
-    if width is None:
+def _add_lag_average(payload: dict, result: FitResult, args) -> None:
+    """``--average-width W``: the fit's kernels averaged over lags into bins of width W (post-processing: as
+    private as the fit) and, with ``--scenario``, the grid-free kernel errors, also at the top level."""
+    if args.average_width is None:
         return
-    steps = average_fit(result, width)
-    payload["lag_average"] = steps.to_dict()
-    if "private_fields" in payload:
-        payload["private_fields"].append("lag_average")
-    if scenario_name:
-        scenario = get_scenario(scenario_name)
-        errors = {"kernel_function_error": kernel_function_error(fit_steps(result), scenario),
-                  "averaged_kernel_function_error": kernel_function_error(steps, scenario),
-                  "zero_estimate_kernel_function_error": 1.0}
-        payload["metrics"].update(errors)
-        payload.update(errors)
+    add_lag_average(payload, result, average_fit(result, args.average_width),
+                    get_scenario(args.scenario) if args.scenario else None)
+    payload.update(payload.get("metrics", {}))
 
 
 def _window_number(text: str) -> float:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import ConfigError
+from .metrics import kernel_function_error
 
 WIDTH_TOLERANCE = 1e-9  # relative: a width w is a multiple mΔ when |w − mΔ| <= 1e-9·w
 
@@ -137,3 +138,29 @@ def average_fit(result, width: float) -> StepKernels:
 def fit_steps(result) -> StepKernels:
     """A fit's own kernels as step functions (H_k on ((k−1)Δ, kΔ]): the plain estimate, m = 1."""
     return average_lags(result.kernels, result.baseline, result.bin_size, 1)
+
+
+def add_lag_average(payload: dict, result, steps: StepKernels, scenario=None) -> None:
+    """Add ``steps`` (the fit averaged over lags) to an export payload, and with a known truth the grid-free
+    kernel error of the plain fit, of the average and of the all-zero estimate (1) to its metrics.
+
+    Parameters
+    ----------
+    payload : dict
+        :func:`~dphawkes_core.export.fit_payload` of ``result`` (changed in place): ``lag_average`` is
+        added, and listed among the ``private_fields`` of a private fit (post-processing of its estimate).
+    result : FitResult
+        The fit ``steps`` were averaged from.
+    steps : StepKernels
+        :func:`average_fit` of ``result``.
+    scenario : Scenario, optional
+        The true process (simulated data).
+    """
+    payload["lag_average"] = steps.to_dict()
+    if "private_fields" in payload:
+        payload["private_fields"] = [*payload["private_fields"], "lag_average"]
+    if scenario is not None:
+        payload.setdefault("metrics", {}).update(
+            kernel_function_error=kernel_function_error(fit_steps(result), scenario),
+            averaged_kernel_function_error=kernel_function_error(steps, scenario),
+            zero_estimate_kernel_function_error=1.0)

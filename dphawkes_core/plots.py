@@ -142,8 +142,10 @@ def short_label(name, width: int = 18, lines: int = 2) -> str:
     return "<br>".join(parts)
 
 
-def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario | None = None) -> go.Figure:
-    """d×d grid of kernel plots: each estimate on the lag grid, the true kernel when known.
+def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario | None = None,
+                steps: dict | None = None) -> go.Figure:
+    """d×d grid of kernel plots: each estimate on the lag grid, step estimates as step lines, the true
+    kernel when known.
 
     Columns are labelled once across the top ("from j", the source) and rows once down the right side
     ("to i", the affected dimension), with long names wrapped; every point's hover text names the full
@@ -161,6 +163,10 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
         Dimension names.
     scenario : Scenario, optional
         The true process, drawn as a continuous curve on ``(0, pΔ]``.
+    steps : dict, optional
+        Label -> :class:`~dphawkes_core.lag_average.StepKernels` (e.g. the estimate averaged over lags),
+        each drawn as a step line over its bins. The integrated-kernel view omits them: averaging over lags
+        keeps each kernel's integral.
     """
     names = [str(n) for n in names]
     d = len(names)
@@ -186,6 +192,13 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
                                          legendgroup=label, showlegend=first, marker={"size": 3},
                                          line={"color": _color(label, n_label), "width": 1.5},
                                          hovertemplate=pair + f"<extra>{label}</extra>"),
+                              row=i + 1, col=j + 1)
+            for n_label, (label, step) in enumerate((steps or {}).items(), start=len(estimates)):
+                fig.add_trace(go.Scatter(x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]),
+                                         mode="lines", line={"shape": "hv", "color": _color(label, n_label), "width": 2},
+                                         name=label, legendgroup=label, showlegend=first,
+                                         hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
+                                                       f"starting at t = %{{x:.3g}}<extra>{label}</extra>"),
                               row=i + 1, col=j + 1)
     _label_grid(fig, names)
     fig.update_layout(title={"text": "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected "

@@ -13,7 +13,8 @@ from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, SSP_STABILISERS, FitConfig,
                                       release_status, sequence_unit)
 from dphawkes_core.export import fit_payload, to_csv, to_json
-from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio
+from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
+from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
 from dphawkes_core.guidance import count_noun, loss_note, negative_baseline_note, support_note, time_scale
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
 from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
@@ -167,6 +168,43 @@ def read_controls():
     return FitConfig(method=method, bin_size=float(bin_size), lags=lags, **kwargs)
 
 
+def read_averaging(bin_size: float) -> int | None:
+    """The sidebar's lag averaging (off by default): m lags per bin of width w = mΔ, or ``None``."""
+    sb = st.sidebar
+    if not sb.checkbox("average the kernel over lags of width w", value=False, key="avg", **URL,
+                       help="post-processing of the estimate (no privacy cost): the kernel averaged over bins of m "
+                            "consecutive lags. Fit at a fine Δ (little bias), then average: less variance "
+                            "(docs/accuracy.md)"):
+        return None
+    block = int(sb.number_input("lags per bin m", min_value=1, value=5, step=1, key="avgm", **URL))
+    sb.caption(f"w = m × Δ = {block * bin_size:g}")
+    return block
+
+
+def averaged_kernels(result, block: int | None):
+    """The estimate averaged over blocks of ``block`` lags, or ``None`` (off, or m > p: said on the page)."""
+    if block is None:
+        return None
+    try:
+        return average_lags(result.kernels, result.baseline, result.bin_size, block)
+    except DPHawkesError as exc:
+        st.warning(f"Lag averaging skipped: {exc}.")
+        return None
+
+
+def show_function_errors(result, averaged, scenario):
+    """The grid-free kernel error (relative L2 over [0, pΔ]) of the plain and the averaged estimate."""
+    table = pd.DataFrame([
+        {"estimate": f"{METHOD_LABELS[result.method]}, per lag (steps of Δ = {result.bin_size:g})",
+         "kernel L2 error over [0, s]": kernel_function_error(fit_steps(result), scenario)},
+        {"estimate": f"the same, averaged over lags (steps of w = {averaged.width:g})",
+         "kernel L2 error over [0, s]": kernel_function_error(averaged, scenario)},
+        {"estimate": "all-zero reference", "kernel L2 error over [0, s]": 1.0}])
+    st.dataframe(table, hide_index=True, key="function_errors")
+    st.caption("Both estimates read as step functions and compared with the true kernel functions on a fine grid: "
+               "a metric that does not depend on the lag grid, so the two can be compared.")
+
+
 def show_metrics(result, reference, truth):
     """Error table (paper metric never alone) or, without a truth, the distance to the non-private fit."""
     if truth is None:
@@ -291,9 +329,11 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
                f"method's where it has them, else the public values of '{defaults_from.title}'.")
 
 
-def show_export(result, config, data_info, truth):
-    """Download buttons for the estimate and every parameter needed to reproduce it."""
+def show_export(result, config, data_info, truth, averaged):
+    """Download buttons for the estimate (and its lag average) and every parameter needed to reproduce it."""
     payload = fit_payload(result, config, data_info, dataset.events.names, dataset.params, truth)
+    if averaged is not None:
+        add_lag_average(payload, result, averaged, dataset.scenario)
     c = st.columns(2)
     c[0].download_button("Download JSON", to_json(payload), file_name=f"dphawkes_{result.method}.json",
                          mime="application/json", key="dl_json")
@@ -304,6 +344,7 @@ def show_export(result, config, data_info, truth):
 def main():
     try:
         config = read_controls()
+        block = read_averaging(config.bin_size)
     except DPHawkesError as exc:
         friendly_error(exc)
         return
@@ -346,7 +387,9 @@ def main():
     if reference is not None:
         estimates["non-private"] = reference.kernels
         baselines["non-private"] = reference.baseline
-    st.plotly_chart(kernel_grid(result.lag_grid, estimates, events.names, dataset.scenario), key="kernels")
+    averaged = averaged_kernels(result, block)
+    steps = {f"averaged (w = {averaged.width:g})": averaged} if averaged is not None else None
+    st.plotly_chart(kernel_grid(result.lag_grid, estimates, events.names, dataset.scenario, steps), key="kernels")
     c = st.columns(2)
     with c[0]:
         c[0].plotly_chart(baseline_chart(events.names, baselines,
@@ -365,6 +408,8 @@ def main():
                          "private release (only the estimate is).")
     st.subheader("Errors")
     show_metrics(result, reference, truth)
+    if averaged is not None and dataset.scenario is not None:
+        show_function_errors(result, averaged, dataset.scenario)
     show_shrinkage(config, truth if truth is not None else (reference.H if reference is not None else None))
     if config.privacy_unit == "event":
         show_comparison(stats, data_info, config, result,
@@ -375,7 +420,7 @@ def main():
     if result.privacy is not None:
         show_privacy(result.privacy, release_status(config, data_info), config)
     st.subheader("Export")
-    show_export(result, config, data_info, truth)
+    show_export(result, config, data_info, truth, averaged)
 
 
 main()
