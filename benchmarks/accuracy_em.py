@@ -3,7 +3,7 @@
 Usage::
 
     nice .venv/bin/python -m benchmarks.accuracy_em [--sizes 10000 100000 1000000]
-        [--bin-sizes 0.5 0.2 0.1 0.05 0.02 0.01] [--cache /tmp/dphawkes_accuracy]
+        [--bin-sizes 0.5 0.2 0.1 0.05 0.02 0.01] [--cache /tmp/dphawkes_accuracy] [--private DRAWS]
 
 Metric (the same for every estimator, independent of any lag grid; ``dphawkes_core.metrics``, which the
 CLI and the app report too): the relative L2 error of the kernel *functions* over the support ``[0, s]``, s = 5,
@@ -29,6 +29,9 @@ Besides the raw estimates, two analyses of the gap:
   Its error is the discretisation bias no amount of data removes; the best step function of width Δ
   (bin averages of the truth) is the floor of the representation itself.
 
+With ``--private DRAWS``, the same question for a private fit: formal DP-SSP (ε = 1, C chosen privately)
+per lag at Δ = w against Δ = 0.01 averaged to w, over DRAWS seeded noise draws.
+
 Simulations (paper-2d, seed 1) and EM fits are cached under ``--cache`` as ``.npz`` files, so a
 re-run only repeats the CLS fits. EM: ``HawkesEM(kernel_support=5, kernel_size=K, max_iter=50,
 tol=1e-6)``, K = 50 and 25 (histogram bins of width 0.1 and 0.2, aligned with the box kernels' jumps at
@@ -51,7 +54,7 @@ from dphawkes_core.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.events import Events, from_arrays
 from dphawkes_core.kernels import Scenario, get_scenario
-from dphawkes_core.lag_average import average_fit, average_lags
+from dphawkes_core.lag_average import average_fit, average_lags, fit_steps
 from dphawkes_core.metrics import FUNCTION_GRID_STEP, function_relative_error, midpoint_grid
 from dphawkes_core.simulate import simulate
 from dphawkes_core.threads import blas_settings, blas_threads
@@ -62,6 +65,7 @@ EM_MAX_ITER = 50
 PLACEMENTS = ("step", "centred", "linear")
 FINE_BIN_SIZE = 0.01
 AGGREGATE_WIDTHS = (0.1, 0.2)
+PRIVATE_EPSILON = 1.0
 
 
 def binned_kernel_function(kernels: np.ndarray, bin_size: float, t: np.ndarray, placement: str) -> np.ndarray:
@@ -159,6 +163,30 @@ def print_aggregated_table(events: Events, truth: np.ndarray, t: np.ndarray) -> 
         print(f"| w = {width:g} | {error:.4f} | {seconds:.2f} s |", flush=True)
 
 
+def print_private_table(events: Events, truth: np.ndarray, t: np.ndarray, repeats: int) -> None:
+    """Formal DP-SSP (ε = 1, C chosen privately, the CLI's defaults otherwise) at Δ = 0.1 and 0.2 per lag, and
+    at ``FINE_BIN_SIZE`` per lag and averaged into each width of ``AGGREGATE_WIDTHS``: mean error (min–max)
+    over ``repeats`` seeded noise draws (experiments, not private releases)."""
+    print(f"| DP-SSP, ε = 1, auto C ({repeats} noise draws) | error mean (min–max) | C | time per fit |"
+          "\n|---|---|---|---|")
+    for delta in (*AGGREGATE_WIDTHS, FINE_BIN_SIZE):  # per lag at Δ = w, then the fine fit averaged to w
+        widths = AGGREGATE_WIDTHS if delta == FINE_BIN_SIZE else ()
+        errors, caps, seconds = np.zeros((repeats, 1 + len(widths))), set(), 0.0
+        for seed in range(repeats):
+            config = FitConfig(method="ssp", calibration="formal", epsilon=PRIVATE_EPSILON, count_cap="auto",
+                               bin_size=delta, lags=lags_from_support(SUPPORT, delta), seed=seed)
+            start = time.perf_counter()
+            result, info = fit(events, config)
+            seconds += time.perf_counter() - start
+            caps.add(info["count_cap"])
+            errors[seed] = [function_relative_error(steps.values_at(t), truth)
+                            for steps in (fit_steps(result), *(average_fit(result, w) for w in widths))]
+        labels = [f"Δ = {delta:g}, per lag"] + [f"Δ = {delta:g} averaged to w = {w:g}" for w in widths]
+        for label, column in zip(labels, errors.T):
+            print(f"| {label} | {column.mean():.4f} ({column.min():.4f}–{column.max():.4f}) | "
+                  f"{', '.join(map(str, sorted(caps)))} | {seconds / repeats:.1f} s |", flush=True)
+
+
 def print_bias_table(scenario: Scenario, truth: np.ndarray, t: np.ndarray, bin_sizes) -> None:
     """The error of the INAR limit (no data noise) and of the best step function, per Δ."""
     print("| Δ | INAR limit as step | as linear | best step of width Δ (bin averages) |\n|---|---|---|---|")
@@ -177,6 +205,9 @@ def main() -> None:
     parser.add_argument("--bin-sizes", type=float, nargs="+", default=[0.5, 0.2, 0.1, 0.05, 0.02, 0.01])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/dphawkes_accuracy"))
     parser.add_argument("--no-em", action="store_true", help="skip EM (its cached results are still shown)")
+    parser.add_argument("--private", type=int, metavar="DRAWS", default=0,
+                        help="also DP-SSP (ε = 1) per lag and averaged, over DRAWS seeded noise draws (slow: the "
+                             "non-negative solve at Δ = 0.01 takes about a minute per fit)")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     scenario = get_scenario("paper-2d")
@@ -201,6 +232,9 @@ def main() -> None:
             print_cls_table(events, scenario, truth, t, args.bin_sizes)
             print()
             print_aggregated_table(events, truth, t)
+            if args.private:
+                print()
+                print_private_table(events, truth, t, args.private)
         print("\n### Discretisation bias (no data noise)\n")
         print_bias_table(scenario, truth, t, args.bin_sizes)
 
