@@ -31,6 +31,7 @@ MAX_DESIGN_ROWS = 6001  # dp+1: A alone is then 288 MB of float64
 _DIRECT_LAGGED_CELLS = 100_000  # n(p+1) up to which lagged products are plain per-lag matrix products
 MAX_FFT_CELLS = 8_000_000  # n·d up to which a series may be laid out densely for the FFT (~0.4 GB of work arrays)
 _PAIR_CHUNK = 1 << 21  # entries whose later partners are enumerated at once (bounds the temporaries)
+TOEPLITZ_PRODUCT_OVERHEAD = 3e5  # flops-equivalent of the ~20 array operations of one structured product
 
 
 @dataclass(frozen=True)
@@ -231,11 +232,7 @@ def assemble_stats(pieces: MomentPieces) -> SufficientStats:
         blocks[ks, :, ks + tau, :] = block
         if tau:
             blocks[ks + tau, :, ks, :] = block.transpose(0, 2, 1)
-    head_sum, tail_sum = heads.sum(axis=0), tails.sum(axis=0)
-    head_prefix = np.concatenate([np.zeros((1, d)), np.cumsum(head_sum, axis=0)])  # Σ_{m<r}, r = 0..p
-    tail_suffix = np.cumsum(tail_sum[::-1], axis=0)  # [r-1]: Σ of the last r rows
-    ks = np.arange(p)
-    intercept = pieces.totals - head_prefix[p - 1 - ks] - tail_suffix[ks]  # lag k: m = p-1-k .. n-2-k
+    intercept, target_total = _row_totals(pieces)
     zz[: d * p, -1] = intercept.ravel()
     zz[-1, : d * p] = intercept.ravel()
     rows = pieces.n_rows
@@ -244,9 +241,20 @@ def assemble_stats(pieces: MomentPieces) -> SufficientStats:
         tau = lag + 1
         head = head_gram[np.arange(tau, p), :, np.arange(0, p - tau), :].sum(axis=0) if tau < p else 0.0
         yz[:, lag * d:(lag + 1) * d] = pieces.lagged[tau] - head
-    yz[:, -1] = pieces.totals - head_prefix[p]
+    yz[:, -1] = target_total
     yy = float(np.trace(pieces.lagged[0]) - np.sum(heads ** 2))
     return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, p, pieces.skipped_sequences, pieces.count_cap)
+
+
+def _row_totals(pieces: MomentPieces) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, d)`` intercept column of ``ZZᵀ`` (lag k sums ``X[m]`` over ``m = p-1-k .. n-2-k``) and the ``(d,)``
+    target total ``Σ_t y_t`` (``m = p .. n-1``): the totals minus head prefix and tail suffix sums."""
+    p, d = pieces.lags, pieces.dim
+    head_sum, tail_sum = pieces.heads.sum(axis=0), pieces.tails.sum(axis=0)
+    head_prefix = np.concatenate([np.zeros((1, d)), np.cumsum(head_sum, axis=0)])  # Σ_{m<r}, r = 0..p
+    tail_suffix = np.cumsum(tail_sum[::-1], axis=0)  # [r-1]: Σ of the last r rows
+    ks = np.arange(p)
+    return pieces.totals - head_prefix[p - 1 - ks] - tail_suffix[ks], pieces.totals - head_prefix[p]
 
 
 def _edge_gram(rows: np.ndarray) -> np.ndarray:
@@ -254,6 +262,90 @@ def _edge_gram(rows: np.ndarray) -> np.ndarray:
     S, p, d = rows.shape
     flat = rows.reshape(S, p * d)
     return (flat.T @ flat).reshape(p, d, p, d)
+
+
+class ToeplitzMomentOperator:
+    """``v ↦ A v`` for ``A = ZZᵀ/N`` of :func:`assemble_stats`, from the :class:`MomentPieces` without forming A.
+
+    With every series zero-padded, the design rows ``z̃_t`` for all ``t`` have the block-Toeplitz Gram matrix
+    ``T[k, k'] = C[k'-k]`` (``C[τ]ᵀ`` below the diagonal). The design keeps ``t = p .. n-1`` of each
+    sequence, so the lagged block of ``ZZᵀ`` is ``T`` minus, per sequence, the Gram matrices of the rows
+    ``t = 1 .. p-1`` (lags reaching before bin 0: zero-padded head rows) and ``t = n .. n+p-1`` (past the
+    last bin: zero-padded tail rows). ``T v`` is a convolution and each edge Gram matrix times ``v`` a
+    truncated convolution followed by a correlation, all done with real FFTs of one length ``L >= 2p - 1``
+    (no wrap-around reaches the kept outputs); the intercept row and column come from the totals and edges.
+
+    One product costs ``O((d + S) d c L log L)`` for a ``(dp+1) × c`` block and S sequences
+    (:func:`toeplitz_product_cost`), against ``(dp+1)² c`` for a dense A. Everything is float64; the FFT's
+    rounding is of the order of ``1e-16 · log₂ L`` of the product's magnitude, like a dense product's.
+    It is the A of exactly the pieces given (of clipped counts, if they were clipped): a caller must pass
+    the pieces its statistics were assembled from.
+    """
+
+    def __init__(self, pieces: MomentPieces):
+        p, d, rows = pieces.lags, pieces.dim, pieces.n_rows
+        self.lags, self.dim = p, d
+        self.length = L = _fft_length(p)
+        kernel = np.zeros((d, d, L))  # c(k - k') at index (k - k') mod L
+        kernel[:, :, 0] = pieces.lagged[0]
+        kernel[:, :, 1:p] = pieces.lagged[1:p].transpose(2, 1, 0)  # below the diagonal: C[τ]ᵀ
+        kernel[:, :, L - p + 1:] = pieces.lagged[1:p][::-1].transpose(1, 2, 0)  # above: c(-τ) = C[τ]
+        # edge rows as (S, d, F) spectra: heads X[0..p-2] (X[p-1] is in no missing row), tails reversed
+        # (X̂[m] = X[n-1-m])
+        heads = np.fft.rfft(pieces.heads[:, : p - 1].transpose(0, 2, 1), n=L)
+        tails = np.fft.rfft(pieces.tails[:, ::-1].transpose(0, 2, 1), n=L)
+        # what multiplies the spectrum of v: T/N (d rows), then the edges' first step (convolution, correlation)
+        self._first = np.concatenate([np.fft.rfft(kernel) / rows, heads, tails.conj()])
+        self._kept = np.concatenate([np.arange(L) < p - 1] * len(heads)
+                                    + [np.arange(L) < p] * len(tails)).reshape(-1, 1, L)
+        # the second step (correlation, convolution), summed over sequences: (d, 2S, F)
+        self._second = np.ascontiguousarray(np.concatenate([heads.conj(), tails]).transpose(1, 0, 2)) / rows
+        self._intercept = _row_totals(pieces)[0].ravel() / rows  # (dp,); the corner A[-1, -1] is 1
+
+    def __matmul__(self, v: np.ndarray) -> np.ndarray:
+        """``A v`` for a ``(dp+1, c)`` block ``v`` (float64)."""
+        p, d, L = self.lags, self.dim, self.length
+        v = np.asarray(v, dtype=np.float64)
+        lagged, constant = v[:-1], v[-1]
+        spectrum = np.fft.rfft(np.ascontiguousarray(lagged.reshape(p, d, -1).transpose(1, 2, 0)), n=L)  # (d, c, F)
+        mixed = _mix(self._first, spectrum)
+        # missing rows w_t = z̃_tᵀ v: heads t = 1..p-1, w_t = Σ_m X[m]ᵀ v_{t-1-m} (kept for t-1 < p-1);
+        # tails t = n+a, a = 0..p-1, w_a = Σ_k X̂[k-a]ᵀ v_k (kept for a < p)
+        missing = np.fft.irfft(mixed[d:], n=L) * self._kept
+        # T v minus Σ_t z̃_t w_t: Σ_t X[t-1-k] w_t (a correlation) and Σ_a X̂[k-a] w_a (a convolution)
+        out = mixed[:d] - _mix(self._second, np.fft.rfft(missing))
+        result = np.empty_like(v)
+        result[:-1] = np.fft.irfft(out, n=L)[:, :, :p].transpose(2, 0, 1).reshape(d * p, -1)
+        result[:-1] += self._intercept[:, None] * constant
+        result[-1] = self._intercept @ lagged + constant
+        return result
+
+
+def toeplitz_product_cost(dim: int, lags: int, sequences: int, columns: int) -> float:
+    """Rough floating-point work of one :class:`ToeplitzMomentOperator` product with a ``(dp+1) × columns``
+    block and S ``sequences``: real FFTs of length L (about ``2.5 L log₂ L`` each), the complex products of
+    the spectra and a fixed :data:`TOEPLITZ_PRODUCT_OVERHEAD`. Measured with one BLAS thread, a dense
+    product of ``2(dp+1)²c`` flops runs 2-4× faster per flop than this count; near the break-even the
+    choice is within that factor either way (and the dense path also pays ``(dp+1)³`` once to form A²)."""
+    length = _fft_length(lags)
+    ffts = 2 * dim * columns + 4 * sequences * columns
+    spectra = (length // 2 + 1) * 8 * (dim * dim * columns + 2 * sequences * dim * columns)
+    return ffts * 2.5 * length * np.log2(max(length, 2)) + spectra + TOEPLITZ_PRODUCT_OVERHEAD
+
+
+def _fft_length(lags: int) -> int:
+    """Smallest power of two ``>= 2p - 1``: circular convolutions of length L then equal the linear ones on
+    the outputs kept."""
+    return 1 << max(int(np.ceil(np.log2(2 * lags - 1))), 0)
+
+
+def _mix(rows: np.ndarray, spectra: np.ndarray) -> np.ndarray:
+    """``Σ_j rows[i, j, f] spectra[j, c, f]`` (``(I, c, F)``): frequency-wise products of spectra, one
+    broadcast product per index ``j`` (a dimension, or an edge of a sequence)."""
+    out = rows[:, 0, None, :] * spectra[0, None]
+    for j in range(1, rows.shape[1]):
+        out += rows[:, j, None, :] * spectra[j, None]
+    return out
 
 
 def design_matrix(x: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..privacy import PrivacyReport, constraint_fro_radius, formal_bounds
-from ..stats import SufficientStats
+from ..stats import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
 from .config import FitConfig
 from .least_squares import paper_loss
 
@@ -27,37 +27,83 @@ def theorem_step_scale(stats: SufficientStats, config: FitConfig, report: Privac
     return beta / np.sqrt(lipschitz**2 + stats.dim * stats.n_params * report.sigma2)
 
 
-SINGLE_PRECISION_FROM = 1024  # dp+1 from which a non-formal fit may run the A² product in float32
+SINGLE_PRECISION_FROM = 1024  # dp+1 from which a non-formal fit may run a dense A² product in float32
+_PROBE_TOLERANCE = 1e-9  # structured vs dense A on a probe, relative to its largest entry (float64 agrees to ~1e-15)
 
 
-def hessian_precision(n_params: int, exact: bool) -> str:
-    """``float64``, or ``float32`` when not ``exact`` and ``dp+1 >= SINGLE_PRECISION_FROM``."""
-    return "float32" if not exact and n_params >= SINGLE_PRECISION_FROM else "float64"
+def hessian_product(stats: SufficientStats, exact: bool) -> str:
+    """How :class:`GradientOperator` computes ``A² Uᵀ``: ``structured`` (``A(AUᵀ)`` with two float64
+    :class:`~dphawkes_core.stats.ToeplitzMomentOperator` products, when ``stats`` carry the moment pieces
+    they were assembled from and that is cheaper by :func:`~dphawkes_core.stats.toeplitz_product_cost`),
+    else a dense ``A²`` in ``float64``, or ``float32`` when not ``exact`` and ``dp+1 >= SINGLE_PRECISION_FROM``.
+
+    The dense product reads ``(dp+1)² d`` numbers per step (half the bytes in float32); the structured one
+    grows with the number of sequences S (their edge corrections), so many short sequences stay dense.
+    """
+    q = stats.n_params
+    precision = "float32" if not exact and q >= SINGLE_PRECISION_FROM else "float64"
+    pieces = getattr(stats, "pieces", None)
+    if pieces is None:
+        return precision
+    dense_flops = 2 * q * q * stats.dim * (0.5 if precision == "float32" else 1.0)
+    structured_flops = 2 * toeplitz_product_cost(stats.dim, stats.lags, pieces.n_bins.size, stats.dim)
+    return "structured" if structured_flops < dense_flops else precision
+
+
+def hessian_info(stats: SufficientStats, exact: bool) -> dict:
+    """What a fit reports about its gradient arithmetic: ``hessian_product`` (``structured`` or ``dense``) and
+    ``hessian_precision`` (``float64``; ``float32`` only for a dense product off the formal path)."""
+    product = hessian_product(stats, exact)
+    return {"hessian_product": "structured" if product == "structured" else "dense",
+            "hessian_precision": "float32" if product == "float32" else "float64"}
 
 
 class GradientOperator:
     """``Uᵀ ↦ (∇L(U)ᵀ, L(U))`` with ``∇L(U)ᵀ = A² Uᵀ − (bA)ᵀ``: the exact gradient DP-PGD and DP-CG
     release (plus noise) at every step; iterates are kept transposed (``Uᵀ``, ``q × d``).
 
-    ``A² Uᵀ`` is the only O(q²) work per iteration. With ``exact=False`` and ``dp+1 >=
-    SINGLE_PRECISION_FROM`` it runs in float32 (memory-bound, so about half the cost). That is **not**
-    allowed on the formal path: the gradient's large terms cancel, and the float32 rounding error —
-    about 1e-7 of ``||A²|| ||U||``, independent of N — is not covered by the sensitivity, which shrinks
-    like 1/N (measured: change between adversarial neighbours 1.02× the claimed sensitivity at d = 1,
-    p = 1023, C = 3, N ≈ 3·10⁴). The pipeline asks for ``exact=True`` under the formal calibration.
+    ``A² Uᵀ`` is the only large work per iteration, done as :func:`hessian_product` says. Structured:
+    ``A(AUᵀ)`` by FFTs from the moment pieces of the very statistics given (checked against ``stats.A``
+    once), float64, ``O(S d² p log p)`` per step and no ``A²`` to form (``(dp+1)³``). Dense: ``A²``
+    formed once, then ``(dp+1)² d`` per step; with ``exact=False`` and ``dp+1 >= SINGLE_PRECISION_FROM``
+    in float32 (memory-bound, so about half the cost). float32 is **not** allowed on the formal path: the
+    gradient's large terms cancel, and the float32 rounding error — about 1e-7 of ``||A²|| ||U||``,
+    independent of N — is not covered by the sensitivity, which shrinks like 1/N (measured: change between
+    adversarial neighbours 1.02× the claimed sensitivity at d = 1, p = 1023, C = 3, N ≈ 3·10⁴). The
+    pipeline asks for ``exact=True`` under the formal calibration.
     """
 
     def __init__(self, stats: SufficientStats, exact: bool = True):
-        A2 = stats.A @ stats.A
-        self.single = hessian_precision(A2.shape[0], exact) == "float32"
-        self.A2 = A2.astype(np.float32) if self.single else A2
+        self.product = hessian_product(stats, exact)
         self.bAt = (stats.b @ stats.A).T.copy()
         self.bb = float(np.sum(stats.b**2))
+        if self.product == "structured":
+            self.moment = _checked_moment_operator(stats)
+        else:
+            A2 = stats.A @ stats.A
+            self.A2 = A2.astype(np.float32) if self.product == "float32" else A2
 
     def __call__(self, Ut: np.ndarray) -> tuple[np.ndarray, float]:
-        A2Ut = (self.A2 @ Ut.astype(np.float32)).astype(np.float64) if self.single else self.A2 @ Ut
+        if self.product == "structured":
+            A2Ut = self.moment @ (self.moment @ Ut)
+        elif self.product == "float32":
+            A2Ut = (self.A2 @ Ut.astype(np.float32)).astype(np.float64)
+        else:
+            A2Ut = self.A2 @ Ut
         loss = 0.5 * float(np.sum(Ut * A2Ut) - 2 * np.sum(Ut * self.bAt) + self.bb)  # ||UA − b||²/2
         return A2Ut - self.bAt, loss
+
+
+def _checked_moment_operator(stats: SufficientStats) -> ToeplitzMomentOperator:
+    """The structured ``A`` of ``stats.pieces``, refused unless it reproduces ``stats.A`` on a probe block (the
+    pieces must be those the statistics were assembled from: e.g. never the true pieces beside a private A)."""
+    operator = ToeplitzMomentOperator(stats.pieces)
+    probe = np.cos(np.arange(stats.n_params * 2).reshape(-1, 2))
+    expected = stats.A @ probe
+    if not np.allclose(operator @ probe, expected, rtol=0, atol=_PROBE_TOLERANCE * np.abs(expected).max()):
+        raise ValueError("the statistics' moment pieces do not reproduce their A: the gradient would not be "
+                         "the one of the statistics given")
+    return operator
 
 
 def _noise(rng: np.random.Generator, sigma: float, shape: tuple) -> np.ndarray | float:

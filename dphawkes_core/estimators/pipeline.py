@@ -22,7 +22,7 @@ from ..sequence_privacy import prepare_sequence_stats, sequence_privacy_report
 from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces
 from .clipped import BinnedStats, run_pgd_clip_config
 from .config import FORMAL_ONLY_METHODS, FitConfig, FitResult
-from .gradient import hessian_precision, run_dp_cg, run_dp_pgd, theorem_step_scale
+from .gradient import hessian_info, run_dp_cg, run_dp_pgd, theorem_step_scale
 from .least_squares import fit_cls, paper_loss
 from .ssp import run_ssp
 
@@ -93,7 +93,7 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
                                exact=report.formal, transcript=transcript)
         info = {"step_rule": config.fw_step, "constraint_nuclear": config.radius}
     if config.method in ("pgd", "cg"):  # float64 on the formal path: rounding is not in the sensitivity
-        info["hessian_precision"] = hessian_precision(stats.n_params, exact=report.formal)
+        info.update(hessian_info(stats, exact=report.formal))
     return FitResult(
         method=config.method,
         H=U / config.bin_size,
