@@ -5,7 +5,8 @@ binning ``E`` events and enumerating the pairs of non-empty bins at most ``p`` a
 cross-correlations of length ``n`` when the series is short enough to lay out densely, whichever the
 code would choose; the ``(dp+1)²`` Gram matrix; the
 estimator: a Cholesky solve or ``A²`` in ``(dp+1)³``, ``K`` gradients of ``2 d (dp+1)²`` flops for
-DP-PGD/DP-CG, building and ``K`` passes over the informative per-bin rows for clipped DP-PGD) with
+DP-PGD/DP-CG (or two structured FFT products per step and no ``A²`` when the number of sequences is
+given and that is cheaper), building and ``K`` passes over the informative per-bin rows for clipped DP-PGD) with
 pessimistic per-operation costs (clipped DP-PGD's measured, as its passes dominate), so that the app can warn before slow work and refuse sizes that
 would freeze the page or exhaust memory.
 """
@@ -16,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from .bins_design import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
-from .stats import MAX_DESIGN_ROWS, MAX_FFT_CELLS
+from .stats import MAX_DESIGN_ROWS, MAX_FFT_CELLS, toeplitz_product_cost
 
 WARN_SECONDS = 5.0
 REFUSE_SECONDS = 120.0
@@ -25,6 +26,7 @@ REFUSE_BYTES = 2 * 2**30
 
 _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged products
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
+_SECONDS_PER_GRADIENT_STEP = 3e-4  # DP-PGD/DP-CG per step besides the product: noise, projection, loss
 # clipped DP-PGD (per informative row: its lagged entries, d dimensions; measured, see _clipped_gradient_cost)
 _SECONDS_PER_DENSE_DESIGN_CELL = 1.5e-9  # both products of one step, per row × lagged column × dimension
 _SECONDS_PER_ROW = 2e-8  # residual, norm and clip factor of one row, per dimension
@@ -82,7 +84,7 @@ def _fmt_seconds(s: float) -> str:
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", iters: int = 1,
-                      n_events: int | None = None) -> CostEstimate:
+                      n_events: int | None = None, sequences: int | None = None) -> CostEstimate:
     """Predict memory and time of binning, statistics and one fit.
 
     Parameters
@@ -99,6 +101,9 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
         K (ignored for ``cls`` and ``ssp``).
     n_events : int, optional
         Number of events E. Without it the statistics are costed as on dense counts (every bin laid out).
+    sequences : int, optional
+        Number of sequences S. With it DP-PGD/DP-CG steps are costed as the gradient operator chooses
+        (the structured product from the moment pieces when cheaper); without it, as dense ``A²`` products.
 
     Returns
     -------
@@ -109,10 +114,12 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
     q = d * p + 1
     memory, seconds = _statistics_cost(n, d, p, n_events)
     memory += q * q * _BYTES_PER_GRAM_CELL
-    seconds += p * p * d * d * _SECONDS_PER_FLOP + q**3 * _SECONDS_PER_FLOP  # edges; Cholesky (CLS, DP-SSP) or A²
+    seconds += p * p * d * d * _SECONDS_PER_FLOP  # edges
     if method in ("pgd", "cg"):
-        seconds += int(iters) * (2 * d * q * q + 2 * d * d * q) * _SECONDS_PER_FLOP
-    elif method == "pgd-clip":
+        seconds += _gradient_seconds(d, p, int(iters), sequences)
+    else:
+        seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
+    if method == "pgd-clip":
         clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
         memory += clip_memory
         seconds += clip_seconds
@@ -130,6 +137,18 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
                             f"this fit needs {_fmt_bytes(memory)} and {_fmt_seconds(seconds)}; "
                             "a larger Δ, a shorter support or fewer iterations K make it faster")
     return CostEstimate(memory, seconds, "ok")
+
+
+def _gradient_seconds(d: int, p: int, iters: int, sequences: int | None) -> float:
+    """K DP-PGD/DP-CG steps: ``A²`` formed once (``(dp+1)³``) and a dense product per step or, when S is known
+    and it is cheaper per step (the choice of :func:`~dphawkes_core.estimators.gradient.hessian_product`), two
+    structured FFT products per step and no ``A²``; plus each step's fixed work (noise, projection, loss:
+    measured 0.1-0.3 ms at small designs, where it dominates)."""
+    q = d * p + 1
+    dense = 2 * d * q * q + 2 * d * d * q
+    structured = 2 * toeplitz_product_cost(d, p, int(sequences), d) if sequences is not None else math.inf
+    total = iters * structured if structured < dense else q**3 + iters * dense
+    return total * _SECONDS_PER_FLOP + iters * _SECONDS_PER_GRADIENT_STEP
 
 
 def _clipped_gradient_cost(n: int, d: int, p: int, iters: int, n_events: int | None) -> tuple[float, float]:

@@ -10,6 +10,7 @@ from dphawkes_core.binning import BinnedCounts
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats
 from dphawkes_core.estimators.gradient import GradientOperator, hessian_product
 from dphawkes_core.events import EventSequence, Events
+from dphawkes_core.resources import estimate_fit_cost
 from dphawkes_core.stats import SufficientStats, ToeplitzMomentOperator
 
 
@@ -122,3 +123,12 @@ def test_seeded_dp_fits_agree_with_the_dense_path(config):
     assert structured.info["hessian_precision"] == dense.info["hessian_precision"] == "float64"
     assert relative(structured.H, dense.H) < 1e-9
     np.testing.assert_allclose(structured.loss_history, dense.loss_history, rtol=1e-9)
+
+
+def test_cost_model_follows_the_operators_choice():
+    """paper-4d at Δ = 0.01 (d = 4, p = 500), K = 1000: the structured steps for one sequence, no A² to form;
+    many sequences (or S unknown) are costed as the dense product they run."""
+    one = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000, sequences=1)
+    unknown = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000)
+    many = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000, sequences=2000)
+    assert one.seconds < 5 < unknown.seconds == many.seconds
