@@ -13,7 +13,8 @@ real user draws on their own machine, not on the server's two cores). Every step
 1. four sessions open the default Estimate page at once;
 2. two sessions, with the Privacy–utility page open and a small sweep typed in (2000 events, ε = 1,
    one run, the default methods: :data:`SWEEP_SETTINGS`, sent as the widget values the browser
-   sends), press *Run sweep* while the other two open the Estimate page;
+   sends), press *Run sweep* while the other two open the Estimate page, one at once (beside the
+   sweeps' process pools starting) and one :data:`SWEEP_RENDER_STAGGER_S` later (beside their fits);
 3. one real browser session (headless Debian Chromium through Playwright, a fresh profile) opens the
    Estimate page while four websocket sessions open it too: what one user sees under that load, the
    drawing of its Plotly figures included (reported, not a target: the browser draws on the server's
@@ -44,6 +45,7 @@ STEP_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 600
 ESTIMATE, PRIVACY_UTILITY = "Estimate", "Privacy_utility"  # the pages' URL path names
 SWEEP_SETTINGS = {"events per simulation": 2000, "levels": "1", "runs (seeds)": 1}
+SWEEP_RENDER_STAGGER_S = 5.0  # round 2's renders start 0 s and 5 s after the press: pool start-up, then fits
 BROWSER_PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
 
 
@@ -53,8 +55,10 @@ def _with_chart(render, what: str):
     return render
 
 
-async def open_estimate(url: str) -> float:
-    """Seconds for a new session's default Estimate render (request sent -> ``script_finished``)."""
+async def open_estimate(url: str, delay_s: float = 0.0) -> float:
+    """Seconds for a new session's default Estimate render (request sent -> ``script_finished``),
+    opened ``delay_s`` after the call."""
+    await asyncio.sleep(delay_s)
     async with Session(url) as session:
         return _with_chart(await session.run(ESTIMATE, STEP_TIMEOUT_S), ESTIMATE).seconds
 
@@ -124,7 +128,7 @@ async def _load(url: str) -> dict:
         sweepers = [await stack.enter_async_context(Session(url)) for _ in range(half)]
         presses = [await prepare_sweep(s) for s in sweepers]
         mixed = await _round("round2", figures, *(run_sweep(s, p) for s, p in zip(sweepers, presses)),
-                             *(open_estimate(url) for _ in range(SESSIONS - half)))
+                             *(open_estimate(url, k * SWEEP_RENDER_STAGGER_S) for k in range(SESSIONS - half)))
     figures["round2_sweeps"], figures["round2_renders"] = mixed[:half], mixed[half:]
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
