@@ -44,7 +44,10 @@ RENDER_TARGET_S = 3.0
 STEP_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 600
 ESTIMATE, PRIVACY_UTILITY = "Estimate", "Privacy_utility"  # the pages' URL path names
-SWEEP_SETTINGS = {"events per simulation": 2000, "levels": "1", "runs (seeds)": 1}
+# widget key -> value: "events per simulation", "levels" (of ε), "runs (seeds)" of the ε-sweep tab
+SWEEP_SETTINGS = {"pu_events": 2000, "pu_levels_epsilon": "1", "pu_runs": 1}
+RUN_SWEEP = "pu_run"  # the tab's *Run sweep* button
+SWEEP_CELLS = 3  # one run, one Δ, one level: one cell each for CLS, DP-SSP and DP-PGD
 SWEEP_RENDER_STAGGER_S = 5.0  # round 2's renders start 0 s and 5 s after the press: pool start-up, then fits
 BROWSER_PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
 
@@ -67,14 +70,18 @@ async def prepare_sweep(session: Session) -> tuple:
     """Open the Privacy–utility page and type :data:`SWEEP_SETTINGS`, as a user does before pressing
     *Run sweep*; returns the widget states of that press."""
     page = await session.run(PRIVACY_UTILITY, STEP_TIMEOUT_S)
-    settings = tuple(widget_state(page, label, value) for label, value in SWEEP_SETTINGS.items())
+    settings = tuple(widget_state(page, key, value) for key, value in SWEEP_SETTINGS.items())
     await session.run(PRIVACY_UTILITY, STEP_TIMEOUT_S, widgets=settings)
-    return settings + (widget_state(page, "Run sweep"),)
+    return settings + (widget_state(page, RUN_SWEEP),)
 
 
 async def run_sweep(session: Session, press: tuple) -> float:
-    """Seconds from pressing *Run sweep* to the finished page with its boxplots."""
-    return _with_chart(await session.run(PRIVACY_UTILITY, STEP_TIMEOUT_S, widgets=press), "sweep").seconds
+    """Seconds from pressing *Run sweep* to the finished page with its boxplots (of
+    :data:`SWEEP_CELLS` cells: the settings were taken)."""
+    render = _with_chart(await session.run(PRIVACY_UTILITY, STEP_TIMEOUT_S, widgets=press), "sweep")
+    if not any(text.startswith(f"{SWEEP_CELLS} cells") for text in render.texts):
+        raise RenderError(f"the sweep was not the {SWEEP_CELLS}-cell one typed in: {render.texts}")
+    return render.seconds
 
 
 async def browser_estimate(browser, url: str) -> float:

@@ -49,9 +49,11 @@ class Render:
     elements : dict of str to int
         Count of each new element type (e.g. ``plotly_chart``, ``dataframe``, ``markdown``).
     widgets : dict of str to tuple
-        ``label -> (element type, widget proto)`` of every widget drawn.
+        ``widget id -> (element type, widget proto)`` of every widget drawn.
     cache_refs : int
         Messages that arrived as a ``ref_hash`` and were taken from the session's cache.
+    texts : list of str
+        The text of every markdown element (``st.markdown``, ``st.caption``, …), in order.
     """
 
     seconds: float = 0.0
@@ -59,6 +61,7 @@ class Render:
     elements: dict = field(default_factory=dict)
     widgets: dict = field(default_factory=dict)
     cache_refs: int = 0
+    texts: list = field(default_factory=list)
 
 
 @dataclass
@@ -163,18 +166,24 @@ def _count_element(element, render: Render, page: str) -> None:
         raise RenderError(f"{page}: {element.exception.type}: {element.exception.message[:300]}")
     if kind == "alert" and element.alert.format == Alert.ERROR:
         raise RenderError(f"{page}: error box: {element.alert.body[:300]}")
+    if kind == "markdown":
+        render.texts.append(element.markdown.body)
     if kind in WIDGET_TYPES:
         widget = getattr(element, kind)
-        render.widgets[widget.label] = (kind, widget)
+        render.widgets[widget.id] = (kind, widget)
 
 
-def widget_state(render: Render, label: str, value=True) -> WidgetState:
-    """The state that sets the widget labelled ``label`` (drawn in ``render``) to ``value``.
+def widget_state(render: Render, key: str, value=True) -> WidgetState:
+    """The state that sets the widget with user key ``key`` (drawn in ``render``) to ``value``.
 
     A button gets a trigger (``value`` ignored), a number input its int or float value, a text input
-    its string — the same ``WidgetState`` the browser sends after the user types or clicks.
+    its string — the same ``WidgetState`` the browser sends after the user types or clicks. Streamlit
+    ends the id of a widget that has a key with ``-{key}``; labels can repeat across tabs, keys not.
     """
-    kind, widget = render.widgets[label]
+    matches = [entry for widget_id, entry in render.widgets.items() if widget_id.endswith(f"-{key}")]
+    if len(matches) != 1:
+        raise RenderError(f"{len(matches)} widgets with key {key!r} on the page")
+    kind, widget = matches[0]
     state = WidgetState(id=widget.id)
     if kind == "button":
         state.trigger_value = True
