@@ -136,11 +136,13 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     if config.count_cap == AUTO:  # the others are clipped at the C DP-SSP chose (and released) privately
         config = replace(config, count_cap=stats.count_cap)
         cap_note = f"C = {stats.count_cap} from DP-SSP's private choice, whose ε share that fit spent"
+    pieces = getattr(stats, "pieces", None)  # the gradient's structured product needs them (its cost: S sequences)
+    sequences = None if pieces is None else int(pieces.n_bins.size)
     rows = []
     for method in methods:
         other = method_config(config, method, epsilon, public)
         cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, method, other.iters,
-                                 n_events=data_info["n_events"])
+                                 n_events=data_info["n_events"], sequences=sequences)
         if not include_slow and cost.seconds > COMPARISON_BUDGET_S:
             rows.append(_not_run(method, f"skipped: predicted to take {cost.seconds:.2g} s"))
             continue
