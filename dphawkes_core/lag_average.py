@@ -14,11 +14,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .errors import ConfigError
 from .metrics import kernel_function_error
+
+if TYPE_CHECKING:
+    from .estimators import FitResult
+    from .kernels import Scenario
 
 WIDTH_TOLERANCE = 1e-9  # relative: a width w is a multiple mΔ when |w − mΔ| <= 1e-9·w
 
@@ -126,7 +131,7 @@ def average_lags(kernels: np.ndarray, baseline: np.ndarray, bin_size: float, blo
                        baseline=np.asarray(baseline, dtype=float), bin_size=float(bin_size), block=int(block))
 
 
-def average_fit(result, width: float) -> StepKernels:
+def average_fit(result: FitResult, width: float) -> StepKernels:
     """:func:`average_lags` of a fit (``FitResult``) into bins of width ``w`` (a multiple of its Δ).
 
     Post-processing: no privacy cost; a private fit's averaged kernels are as private as the fit.
@@ -135,12 +140,12 @@ def average_fit(result, width: float) -> StepKernels:
     return average_lags(result.kernels, result.baseline, result.bin_size, block)
 
 
-def fit_steps(result) -> StepKernels:
+def fit_steps(result: FitResult) -> StepKernels:
     """A fit's own kernels as step functions (H_k on ((k−1)Δ, kΔ]): the plain estimate, m = 1."""
     return average_lags(result.kernels, result.baseline, result.bin_size, 1)
 
 
-def add_lag_average(payload: dict, result, steps: StepKernels, scenario=None) -> None:
+def add_lag_average(payload: dict, result: FitResult, steps: StepKernels, scenario: Scenario | None = None) -> None:
     """Add ``steps`` (the fit averaged over lags) to an export payload, and with a known truth the grid-free
     kernel error of the plain fit, of the average and of the all-zero estimate (1) to its metrics.
 
