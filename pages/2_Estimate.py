@@ -6,12 +6,12 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dphawkes_core.binning import lags_from_support, n_bins_for
+from dphawkes_core.binning import lags_from_support
 from dphawkes_core.compare import comparison_epsilon, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, SSP_STABILISERS, FitConfig,
-                                      release_status, sequence_unit)
+                                      fit_cost, release_status, sequence_unit)
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
@@ -19,7 +19,6 @@ from dphawkes_core.guidance import count_noun, loss_note, negative_baseline_note
 from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
 from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
-from dphawkes_core.resources import estimate_fit_cost
 from dphawkes_core.sequence_privacy import UNIT_LABELS
 from ui_budget import budget_state, metered_comparison, release_fit, show_budget
 from ui_common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
@@ -353,8 +352,7 @@ def main():
     if st.session_state.get("lagmode") == "support s" and (note := support_note(st.session_state["s"], config.bin_size)):
         (st.warning if st.session_state["s"] < config.bin_size else st.caption)(note)
     events = dataset.events
-    cost = estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.method,
-                             config.iters, n_events=events.n_events)
+    cost = fit_cost(events, config)
     if cost.refused:
         st.error(f"Not started: {cost.reason}.", icon="⛔")
         return

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from dphawkes_core.binning import BinnedCounts
-from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, binned_stats, fit_cost, fit_stats, prepare_stats
 from dphawkes_core.estimators.gradient import GradientOperator, hessian_product
 from dphawkes_core.events import EventSequence, Events
 from dphawkes_core.resources import estimate_fit_cost
@@ -133,3 +133,16 @@ def test_cost_model_follows_the_operators_choice():
     unknown = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000)
     many = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000, sequences=2000)
     assert one.seconds < 5 < unknown.seconds == many.seconds
+
+
+def test_fit_cost_gives_the_cost_model_the_sequences_the_fit_will_see():
+    """The app's cost guard (:func:`fit_cost`) predicts DP-PGD's structured steps for a whole process and
+    the dense ones for many sequences — as the gradient operator then runs them."""
+    config = FitConfig(method="pgd", bin_size=0.01, lags=500, iters=1000, sigma2=1.0)
+    whole = Events((EventSequence((np.array([0.5, 40.0]), np.array([3.0]), np.array([]), np.array([9.0])), 60.0),),
+                   tuple("abcd"), window_stated=True)
+    many = Events(whole.sequences * 2000, whole.names, window_stated=True)
+    assert fit_cost(whole, config) == estimate_fit_cost(6000, 4, 500, "pgd", 1000, n_events=4, sequences=1)
+    assert fit_cost(many, config) == estimate_fit_cost(2000 * 6000, 4, 500, "pgd", 1000, n_events=8000,
+                                                       sequences=2000)
+    assert fit_cost(whole, config).seconds < 5 < fit_cost(many, config).seconds

@@ -13,13 +13,13 @@ from .config import (FORMAL_ONLY_METHODS, FW_STEP_RULES, METHOD_NAMES, METHODS, 
                      FitConfig, FitResult)
 from .gradient import run_dp_cg, run_dp_pgd, theorem_step_scale
 from .least_squares import fit_cls, paper_gradient, paper_loss, solve_cls
-from .pipeline import (bin_with_cap, binned_stats, fit, fit_private, fit_stats, prepare_stats, privacy_report, release_status,
+from .pipeline import (bin_with_cap, binned_stats, fit, fit_cost, fit_private, fit_stats, prepare_stats, privacy_report, release_status,
                        run_private, sequence_unit)
 from .ssp import release_statistics, run_ssp, ssp_ridge
 
 __all__ = [
     "BinnedStats", "FORMAL_ONLY_METHODS", "FW_STEP_RULES", "FitConfig", "FitResult", "METHOD_NAMES", "METHODS", "SSP_RELEASES", "SSP_STABILISERS",
-    "STEP_RULES", "bin_with_cap", "binned_stats", "clipped_gradient", "fit", "fit_cls", "fit_private", "fit_stats",
+    "STEP_RULES", "bin_with_cap", "binned_stats", "clipped_gradient", "fit", "fit_cls", "fit_cost", "fit_private", "fit_stats",
     "paper_gradient", "paper_loss", "per_bin_design", "prepare_stats", "privacy_report", "release_statistics",
     "release_status",
     "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "sequence_unit", "solve_cls", "ssp_ridge",

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..binning import BinnedCounts, SparseCounts, bin_sparse
+from ..binning import BinnedCounts, SparseCounts, bin_sparse, n_bins_for
 from ..count_cap import AUTO, AutoCap, cap_rng, dp_count_cap
 from ..errors import ConfigError
+from ..resources import CostEstimate, estimate_fit_cost
 from ..privacy import (FormalStatus, PrivacyReport, calibrate, calibrate_single_sensitivity, constraint_fro_radius,
                        data_R, formal_status, pgd_clip_sensitivity, ssp_lagged_sensitivity,
                        ssp_sensitivity)
@@ -122,6 +123,14 @@ def release_status(config: FitConfig, data_info: dict, data_derived=()) -> Forma
     calibration = None if config.method == "cls" else config.calibration
     return formal_status(calibration, seed=config.seed, window_stated=bool(data_info.get("window_stated", False)),
                          data_derived=data_derived)
+
+
+def fit_cost(events: Events, config: FitConfig) -> CostEstimate:
+    """Predicted memory and time of fitting ``config`` on ``events`` (before anything is binned):
+    :func:`~dphawkes_core.resources.estimate_fit_cost` for this fit's shape, with the number of sequences,
+    which decides how DP-PGD/DP-CG's gradient product runs (the sequence unit is DP-SSP only: no gradient)."""
+    return estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.method,
+                             config.iters, n_events=events.n_events, sequences=events.n_sequences)
 
 
 def sequence_unit(config: FitConfig) -> bool:
