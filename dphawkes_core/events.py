@@ -5,8 +5,9 @@ per-sequence window columns ``start``/``end``. ``time`` holds numbers or ISO-860
 file). ``dimension`` holds integers ``0..d-1`` when every value is an integer; otherwise every value is a
 label and labels are mapped to indices in sorted order.
 
-A numeric file is read into typed NumPy columns (pyarrow) without importing pandas, which only text
-columns (labels, datetimes as text, diagnostics of bad rows) and :meth:`Events.to_frame` need.
+A numeric file is read into typed NumPy columns (pyarrow) without importing pandas, which only
+datetime and text columns (labels, window columns, diagnostics of bad rows) and :meth:`Events.to_frame`
+need.
 
 Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
 statistics never see epoch offsets. The window is *stated* when the user gives its end (and its start,
