@@ -5,24 +5,30 @@ of times; there OpenBLAS' second thread buys little and can cost several times t
 as anything else wants the cores (its threads spin and wait for each other). Measured on the shared 2-core machine (``benchmarks/bench_contended.py``; figures and the load
 they were taken under in ``docs/load.md``), 1 thread against 2:
 
-* DP-PGD, paper-4d, p = 500, K = 1000: from 0.5× to 2.6× the speed of 2 threads over six runs at
-  different loads — noisy either way — but issue 14 measured the bad case: 17-26 s with 2 threads
-  against 4-5 s with 1 when other work ran;
-* clipped-gradient DP-PGD, 10⁵ events: 0.84-4.3× the speed of 2 threads, 1.7-4.3× when contended.
+* DP-PGD, paper-4d, p = 500, K = 1000 (structured gradient products since issue 14): 1.23 s with 1
+  thread against 1.26 s with 2 beside a CPU burner — the dense A² product it ran before measured from
+  0.5× to 2.6× the speed of 2 threads at different loads, and issue 14 the bad case: 17-26 s with 2
+  threads against 4-5 s with 1 when other work ran;
+* clipped-gradient DP-PGD, 10⁵ events: 0.84-4.3× the speed of 2 threads, 1.7-4.3× when contended
+  (16.9 against 67.4 ms per iteration in the latest contended run).
 
 One thread bounds the worst case (no oversubscription whatever else runs) at the price of up to
 about 2× in some quiet moments.
 
 So a CLI fit, a sweep worker (one worker per core already), an app page run (the server shares its
 cores between sessions) and a benchmark all use :data:`BLAS_THREADS` = 1. Limits are set with
-threadpoolctl on every BLAS library loaded at the time of the call.
+threadpoolctl on every BLAS library loaded at the time of the call; the process-wide setting also sets
+the thread variables of the environment, which a BLAS loaded later (scipy brings its own) starts from.
 """
 
 from __future__ import annotations
 
+import os
+
 from threadpoolctl import threadpool_info, threadpool_limits
 
 BLAS_THREADS = 1
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS")  # read by a BLAS when it loads
 
 
 def blas_threads(threads: int = BLAS_THREADS) -> threadpool_limits:
@@ -37,9 +43,11 @@ def set_blas_threads(threads: int = BLAS_THREADS) -> None:
     """Process-wide: BLAS libraries loaded so far use ``threads`` threads from now on (about 1 ms).
 
     For whole processes that serve one purpose (a CLI command, the app's server, whose sessions run
-    in threads of one process so a per-session context manager would race): call it before the work,
-    again after loading a library that brings its own BLAS.
+    in threads of one process so a per-session context manager would race): call it before the work.
+    A BLAS loaded later starts with ``threads`` too (from :data:`THREAD_VARIABLES` in the environment,
+    which child processes inherit as well).
     """
+    os.environ.update({name: str(threads) for name in THREAD_VARIABLES})
     threadpool_limits(limits=threads, user_api="blas")
 
 
