@@ -5,11 +5,13 @@ import math
 
 import numpy as np
 import pytest
+import scipy.optimize
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
 from dphawkes_core.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
+import dphawkes_core.estimators.ssp as ssp_module
 from dphawkes_core.estimators.ssp import (release_pieces, roughness_matrix, shrink_edges, solve_nonnegative,
                                           ssp_ridge)
 from dphawkes_core.privacy import formal_bounds, ssp_lagged_sensitivity, ssp_sensitivity
@@ -227,6 +229,23 @@ def test_nonnegative_solution_satisfies_kkt(stats):
     assert np.all(grad[theta == 0] >= -1e-8)
     assert np.allclose(grad[theta > 0], 0, atol=1e-8)
     assert (theta == 0).any()  # the noise pushed some entries below zero: the constraint is active
+
+
+def test_nonnegative_solvers_agree_and_the_iteration_limit_falls_back(stats, monkeypatch):
+    """Lawson–Hanson (the fast path) and BVLS (its fallback at the iteration limit) give the same θ."""
+    A_hat, b_hat = release_statistics(stats, 0.05, np.random.default_rng(6))
+    A_tilde = A_hat + 0.3 * np.eye(stats.n_params)
+    fast = solve_nonnegative(A_tilde, b_hat)
+    calls = []
+
+    def at_its_limit(*args, maxiter):
+        calls.append(maxiter)
+        raise RuntimeError("Maximum number of iterations reached.")
+
+    monkeypatch.setattr(scipy.optimize, "nnls", at_its_limit)
+    fallback = solve_nonnegative(A_tilde, b_hat)
+    assert calls == [ssp_module.NNLS_ITERATIONS_PER_PARAMETER * stats.n_params] * stats.dim
+    assert (fast == 0).any() and np.allclose(fast, fallback, atol=1e-10)
 
 
 def test_roughness_penalty_is_second_differences():

@@ -121,15 +121,19 @@ def stabilise(A_hat: np.ndarray, lam: float, stabiliser: str) -> np.ndarray:
     return A_hat + lam * np.eye(A_hat.shape[0]) if lam > 0 else A_hat
 
 
+NNLS_ITERATIONS_PER_PARAMETER = 20  # Lawson–Hanson's iteration limit per unknown (it adds one per outer step)
+
+
 def solve_nonnegative(A_tilde: np.ndarray, b_hat: np.ndarray) -> np.ndarray:
     """Each row ``θ_i = argmin_{θ >= 0} ½ θ Ã θᵀ − b̂_i θᵀ``: kernels and baseline non-negative.
 
-    With ``Ã = LLᵀ`` this is the bounded least-squares problem ``min ||Lᵀθᵀ − L⁻¹b̂_iᵀ||`` (solved
-    exactly by scipy's BVLS). ``Ã`` is made positive definite first if needed (eigenvalues floored at a
-    tiny multiple of its scale).
+    With ``Ã = LLᵀ`` this is the non-negative least-squares problem ``min ||Lᵀθᵀ − L⁻¹b̂_iᵀ||``, solved
+    exactly by scipy's Lawson–Hanson ``nnls`` (at ``dp+1 = 1001`` about 0.5 s against 25–190 s for the
+    BVLS it replaced, same solution to 1e-14); BVLS when ``nnls`` reaches its iteration limit. ``Ã`` is
+    made positive definite first if needed (eigenvalues floored at a tiny multiple of its scale).
     """
     from scipy.linalg import solve_triangular  # here: scipy.linalg is a slow import, private fits only
-    from scipy.optimize import lsq_linear
+    from scipy.optimize import lsq_linear, nnls
 
     try:
         L = np.linalg.cholesky(A_tilde)
@@ -140,7 +144,10 @@ def solve_nonnegative(A_tilde: np.ndarray, b_hat: np.ndarray) -> np.ndarray:
     targets = solve_triangular(L, b_hat.T, lower=True)  # (q, d): L⁻¹ b̂ᵀ
     theta = np.empty_like(b_hat)
     for i in range(b_hat.shape[0]):
-        theta[i] = lsq_linear(L.T, targets[:, i], bounds=(0.0, np.inf), method="bvls").x
+        try:
+            theta[i] = nnls(L.T, targets[:, i], maxiter=NNLS_ITERATIONS_PER_PARAMETER * L.shape[0])[0]
+        except RuntimeError:  # iteration limit: the bounded-variable solver, slower but without one
+            theta[i] = lsq_linear(L.T, targets[:, i], bounds=(0.0, np.inf), method="bvls").x
     return theta
 
 
@@ -189,7 +196,7 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
     if smoothing > 0:
         A_tilde = A_tilde + lam * smoothing * roughness_matrix(stats.dim, stats.lags)
     if nonnegative:
-        theta, info = solve_nonnegative(A_tilde, b_hat), {"solver": "bvls"}
+        theta, info = solve_nonnegative(A_tilde, b_hat), {"solver": "nnls"}
     else:
         theta, info = solve_cls(replace(stats, A=A_tilde, b=b_hat))
     info.update({"ridge": lam, "stabiliser": stabiliser, "ssp_release": release, "nonnegative": nonnegative,
