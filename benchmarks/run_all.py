@@ -24,12 +24,12 @@ MARKER = "BENCHMARK-ROWS:"
 def run_one(name: str) -> None:
     """Child mode: run one module under the BLAS policy (``dphawkes_core.threads``) and print its rows
     and the BLAS thread settings it ran with as one JSON line after ``MARKER``."""
-    from dphawkes_core.threads import blas_settings, blas_threads
+    from dphawkes_core.threads import blas_settings, set_blas_threads
 
+    set_blas_threads()  # process-wide, before the module's imports: a BLAS they load starts limited too
     module = importlib.import_module(f"benchmarks.{name}")
-    with blas_threads():  # after the module's imports, so every BLAS library it loaded is limited
-        rows = module.rows()
-        settings = blas_settings()
+    rows = module.rows()
+    settings = blas_settings()
     print(MARKER + json.dumps({"rows": rows, "blas": settings}), flush=True)
 
 
