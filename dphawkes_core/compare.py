@@ -151,7 +151,8 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
             continue
-        rows.append(replace(method_row(result, other, reference, data_info, data_derived), note=cap_note))
+        note = cap_note if result.privacy is not None else ""  # a non-private fit has no ε for C to add to
+        rows.append(replace(method_row(result, other, reference, data_info, data_derived), note=note))
     return tuple(rows)
 
 

@@ -100,7 +100,8 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
     assert "from DP-SSP's private choice" in comparison.loc["DP-PGD", "formal guarantee"]  # the auto C, reused
     assert "taken from the data" not in comparison.loc["DP-PGD", "formal guarantee"]
-    assert comparison.loc["CLS (non-private)", "formal guarantee"].startswith("no:")
+    cls_cell = comparison.loc["CLS (non-private)", "formal guarantee"]
+    assert cls_cell.startswith("no: the method adds no noise (not private)") and "C = " not in cls_cell
     assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
     assert set(comparison.index) == {"DP-SSP — chosen", "CLS (non-private)", "DP-PGD", "DP-CG", "clipped DP-PGD",
                                      "all-zero reference Ĥ = 0"}
