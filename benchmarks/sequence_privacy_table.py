@@ -38,6 +38,7 @@ from dphawkes_core.sequence_privacy import max_events_clip, unit_conversion
 from dphawkes_core.simulate import simulate
 
 EPSILON, DELTA, CAP = 1.0, 1e-5, 3
+SEQUENCE_RELEASES = ("full", "lagged")
 TAXI = "/work/shared/data/nyc_taxi/events.csv"
 
 
@@ -70,13 +71,15 @@ def rows_for(name: str, events: Events, bin_size: float, lags: int, max_events: 
     fits = [fit_stats(event_stats, replace(event, seed=s)) for s in range(seeds)]
     person = unit_conversion(fits[0].privacy, max_events).person_epsilon
     rows.append(_row(name, "DP-SSP, event unit (C auto)", "event", fits, reference, split, person, {}))
-    g_max = max_events_clip(lags, max_events, CAP)
-    for label, clip in ((f"G_M = {g_max:.4g}", g_max), ("G_M/4", g_max / 4), ("G_M/16", g_max / 16)):
-        config = FitConfig(**private, count_cap=CAP, privacy_unit="sequence", max_events=max_events, sequence_clip=clip)
-        seq_stats, info = prepare_stats(split.train, config)
-        fits = [fit_stats(seq_stats, replace(config, seed=s)) for s in range(seeds)]
-        rows.append(_row(name, f"DP-SSP, sequence unit (M = {max_events}, C = {CAP}, {label})", "sequence", fits,
-                         reference, split, EPSILON, info))
+    for release in SEQUENCE_RELEASES:
+        g_max = max_events_clip(lags, max_events, CAP, release)
+        for label, clip in ((f"G_M = {g_max:.4g}", g_max), ("G_M/4", g_max / 4), ("G_M/16", g_max / 16)):
+            config = FitConfig(**private, count_cap=CAP, privacy_unit="sequence", max_events=max_events,
+                               sequence_clip=clip, ssp_release=release)
+            seq_stats, info = prepare_stats(split.train, config)
+            fits = [fit_stats(seq_stats, replace(config, seed=s)) for s in range(seeds)]
+            rows.append(_row(name, f"DP-SSP, sequence unit, {release} (M = {max_events}, C = {CAP}, {label})",
+                             "sequence", fits, reference, split, EPSILON, info))
     rows.append({"data": name, "estimator": "zero estimate", "unit": "-", "plain_error": 1.0, "rmse": np.nan,
                  "person_epsilon": np.nan, "clipped": "", "poisson_rmse": prediction.poisson_rmse})
     return rows

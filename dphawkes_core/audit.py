@@ -615,7 +615,8 @@ def run_session(session: AuditSession, progress: Callable[[int, int], None] | No
 def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, replacement) -> AuditSession:
     """An audit of a sequence-level fit (``privacy_unit="sequence"``) on sequence neighbours: D is the data,
     D' the data with sequence ``index`` replaced by ``replacement`` (an
-    :class:`~dphawkes_core.events.EventSequence` on the same window). The test sees the ``full`` release."""
+    :class:`~dphawkes_core.events.EventSequence` on the same window). The test sees the fit's release
+    (``ssp_release``: ``full`` or the sequence unit's ``lagged`` one)."""
     from .sequence_privacy import prepare_sequence_stats
 
     fit = config.fit
@@ -625,8 +626,6 @@ def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, repl
         raise ConfigError(f"there is no sequence {index} to replace (the data have {events.n_sequences})")
     if replacement.end_time != events.sequences[index].end_time:
         raise ConfigError("the replacement sequence must have the replaced sequence's (public) window")
-    fit = replace(fit, ssp_release="full")
-    config = replace(config, fit=fit)
     sequences = list(events.sequences)
     sequences[index] = replacement
     stats_d = prepare_sequence_stats(events, fit)[0]

@@ -9,15 +9,22 @@ Mechanism (DP-SSP at the sequence level, derivation in ``docs/privacy.md``):
 
 1. Optionally keep only the first ``M`` events of each sequence (public cap; the latest events of that
    sequence are dropped, decided from the sequence alone) and clip bin counts at a public C.
-2. Each sequence s contributes the raw products of its own design, ``ZZᵀ_s`` and ``YZᵀ_s``. Its vector
-   ``v_s`` = (upper triangle of ``ZZᵀ_s`` without the intercept corner, ``YZᵀ_s``) is scaled to L2 norm
-   at most G (public). The corner ``n_s − p`` is public (the window fixes it).
+2. Each sequence s contributes a vector ``v_s`` of the release chosen by ``FitConfig.ssp_release``:
+
+   * ``lagged`` (default): its own moment pieces, :func:`pieces_vector` — the lagged products
+     ``C_s[τ]`` (τ = 0..p, ``C_s[0]`` by its upper triangle), its totals, the Gram matrices of its first
+     and last p rows (upper triangles) and the sums of those rows: everything
+     :func:`~dphawkes_core.stats.assemble_summed` needs, each number once, so ``‖v_s‖`` is about √p
+     below the full one's;
+   * ``full``: the upper triangle of ``ZZᵀ_s`` without the intercept corner, and ``YZᵀ_s``.
+
+   ``v_s`` is scaled to L2 norm at most G (public). The row count ``n_s − p`` is public (the window fixes it).
 3. ``Σ_s clip_G(v_s)`` is released with Gaussian noise. Every entry of ``v_s`` is ``>= 0`` (products and
    sums of counts), so two clipped vectors have ``||v − v'||² = ||v||² + ||v'||² − 2⟨v, v'⟩ <= 2G²``:
    the replace-one L2 sensitivity is ``√2·G`` (attained by two sequences with disjoint supports, e.g.
    events in different dimensions). One Gaussian release, exact (ε, δ) by dp-accounting.
-4. Normalising by the public ``N = Σ_s (n_s − p)`` and the least-squares solve of DP-SSP
-   (:func:`~dphawkes_core.estimators.ssp.run_ssp`, ``full`` release) are post-processing.
+4. Rebuilding ``A``, ``b`` (lagged), normalising by the public ``N = Σ_s (n_s − p)`` and the least-squares
+   solve of DP-SSP (:func:`~dphawkes_core.estimators.ssp.run_ssp`) are post-processing.
 
 :func:`max_events_clip` gives the public G that a cap of M events guarantees never clips;
 :func:`unit_conversion` converts a guarantee between the two units (group privacy in GDP).
@@ -34,7 +41,8 @@ import numpy as np
 from .binning import SparseCounts, bin_sparse
 from .errors import ConfigError
 from .privacy import PrivacyReport, calibrate_single_sensitivity, data_R
-from .stats import SufficientStats, assemble_stats, check_design_size, design_matrix, moment_pieces, rows_between
+from .stats import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
+                    moment_pieces, rows_between, summed_pieces)
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
     from .estimators.config import FitConfig
@@ -75,17 +83,23 @@ def cap_events(events: Events, max_events: int | None) -> tuple[Events, int]:
     return replace(events, sequences=tuple(kept_sequences)), dropped
 
 
-def max_events_clip(lags: int, max_events: int, count_cap: int | None = None) -> float:
-    """Public G that no sequence of at most M events exceeds: ``M·√((p c² + 1)(p + 1))``, ``c = min(C, M)``.
+def max_events_clip(lags: int, max_events: int, count_cap: int | None = None, release: str = "full") -> float:
+    """Public G that no sequence of at most M events exceeds (``c = min(C, M)``; ``docs/privacy.md``).
 
-    With ``a_m = ||X[m]||`` and ``Σ_m a_m² <= M c``: ``||Σ_t u_t u_tᵀ||_F <= p M c``, the intercept column
-    ``||Σ_t u_t|| <= √p M``, ``||Σ_t y_t u_tᵀ||_F <= √p M c`` and ``||Σ_t y_t|| <= M`` (u_t the lagged
-    counts of row t); squares summed give the bound (``docs/privacy.md``).
+    With ``a_m = ||X[m]||``, ``Σ_m a_m² <= M c`` and ``u_t`` the lagged counts of row t:
+
+    * ``full``: ``||Σ_t u_t u_tᵀ||_F <= p M c``, the intercept column ``||Σ_t u_t|| <= √p M``,
+      ``||Σ_t y_t u_tᵀ||_F <= √p M c``, ``||Σ_t y_t|| <= M``: ``G_M = M·√((p c² + 1)(p + 1))``;
+    * ``lagged``: ``||C[τ]||_F <= Σ_m a_m a_{m-τ} <= M c`` (τ = 0..p), ``||totals|| <= M``, each edge Gram
+      matrix ``||h hᵀ||_F = ||h||² <= M c`` and each edge row sum ``||h||² <= M c``:
+      ``G_M = √((p + 3) c² M² + M² + 2 c M)``.
     """
     _check_positive_int(max_events, "the cap on events per sequence M")
     c = float(min(count_cap, max_events)) if count_cap is not None else float(max_events)
-    p = int(lags)
-    return float(max_events * math.sqrt((p * c * c + 1.0) * (p + 1.0)))
+    p, m = int(lags), float(max_events)
+    if release == "lagged":
+        return float(math.sqrt((p + 3.0) * c * c * m * m + m * m + 2.0 * c * m))
+    return float(m * math.sqrt((p * c * c + 1.0) * (p + 1.0)))
 
 
 def sequence_contribution(counts: SparseCounts, index: int, lags: int) -> tuple[np.ndarray, np.ndarray, float, int]:
@@ -96,11 +110,58 @@ def sequence_contribution(counts: SparseCounts, index: int, lags: int) -> tuple[
         x = rows_between(counts.bins[index], counts.dims[index], counts.values[index], 0, n, d)
         zt, yt = design_matrix(x, lags)
         return zt.T @ zt, yt.T @ zt, float(np.sum(yt**2)), n - lags
-    one = SparseCounts((counts.lengths[index],), (counts.bins[index],), (counts.dims[index],),
-                       (counts.values[index],), counts.dim, counts.bin_size, count_cap=counts.count_cap)
-    stats = assemble_stats(moment_pieces(one, lags))
+    stats = assemble_stats(moment_pieces(_one_sequence(counts, index), lags))
     rows = stats.n_rows
     return stats.A * rows, stats.b * rows, stats.yy * rows, rows
+
+
+def _one_sequence(counts: SparseCounts, index: int) -> SparseCounts:
+    return SparseCounts((counts.lengths[index],), (counts.bins[index],), (counts.dims[index],),
+                        (counts.values[index],), counts.dim, counts.bin_size, count_cap=counts.count_cap)
+
+
+def sequence_pieces(counts: SparseCounts, index: int, lags: int) -> SummedPieces:
+    """The moment pieces of sequence ``index`` alone, its edges as Gram matrices and sums (needs ``n_s > p``)."""
+    return summed_pieces(moment_pieces(_one_sequence(counts, index), lags))
+
+
+def pieces_vector(pieces: SummedPieces) -> np.ndarray:
+    """The numbers the sequence unit's ``lagged`` release adds noise to, in this order: the upper triangle of
+    ``C[0]``, ``C[1..p]``, the totals, the upper triangles of the head and tail Gram matrices (as
+    ``(pd, pd)`` matrices), the head and tail row sums. All are sums of counts or of their products (>= 0).
+    Everything :func:`~dphawkes_core.stats.assemble_summed` reads, each number once."""
+    p, d = pieces.lags, pieces.dim
+    upper_d, upper_pd = np.triu_indices(d), np.triu_indices(p * d)
+    return np.concatenate([pieces.lagged[0][upper_d], pieces.lagged[1:].ravel(), pieces.totals,
+                           pieces.head_gram.reshape(p * d, p * d)[upper_pd],
+                           pieces.tail_gram.reshape(p * d, p * d)[upper_pd],
+                           pieces.head_sum.ravel(), pieces.tail_sum.ravel()])
+
+
+def vector_pieces(vector: np.ndarray, like: SummedPieces) -> SummedPieces:
+    """Inverse of :func:`pieces_vector`: the symmetric parts mirrored; N, C and the skipped count from ``like``."""
+    p, d = like.lags, like.dim
+    sizes = [d * (d + 1) // 2, p * d * d, d, p * d * (p * d + 1) // 2, p * d * (p * d + 1) // 2, p * d, p * d]
+    c0, lagged, totals, head, tail, head_sum, tail_sum = np.split(np.asarray(vector, float), np.cumsum(sizes)[:-1])
+    return replace(like, lagged=np.concatenate([_symmetric(c0, d)[None], lagged.reshape(p, d, d)]), totals=totals,
+                   head_gram=_symmetric(head, p * d).reshape(p, d, p, d),
+                   tail_gram=_symmetric(tail, p * d).reshape(p, d, p, d),
+                   head_sum=head_sum.reshape(p, d), tail_sum=tail_sum.reshape(p, d))
+
+
+def _symmetric(upper: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros((size, size))
+    out[np.triu_indices(size)] = upper
+    return out + np.triu(out, 1).T
+
+
+def release_pieces_vector(pieces: SummedPieces, raw_sigma: float, rng: np.random.Generator) -> SummedPieces:
+    """The sequence unit's ``lagged`` release: Gaussian noise of std ``raw_sigma`` on every number of
+    :func:`pieces_vector` (one draw, in its order); N stays exact (public)."""
+    if raw_sigma <= 0:
+        return pieces
+    vector = pieces_vector(pieces)
+    return vector_pieces(vector + raw_sigma * rng.standard_normal(vector.size), pieces)
 
 
 def contribution_norm(zz: np.ndarray, yz: np.ndarray) -> float:
@@ -113,9 +174,14 @@ def contribution_norm(zz: np.ndarray, yz: np.ndarray) -> float:
 @dataclass(frozen=True)
 class SequenceStats(SufficientStats):
     """Statistics made of per-sequence contributions clipped at ``sequence_clip`` (G): the only statistics
-    :func:`sequence_privacy_report` calibrates (event-level statistics would make its claim false)."""
+    :func:`sequence_privacy_report` calibrates (event-level statistics would make its claim false).
+
+    ``release`` says which vector was clipped (``full``: ``(ZZᵀ_s, YZᵀ_s)``; ``lagged``: :func:`pieces_vector`);
+    for ``lagged`` the clipped sums are kept in ``summed_pieces`` (what that release adds noise to)."""
 
     sequence_clip: float = math.nan
+    release: str = "full"
+    summed_pieces: SummedPieces | None = None
 
 
 @dataclass(frozen=True)
@@ -137,8 +203,13 @@ class ClippedSums:
     sequences: int
 
 
-def clipped_sums(counts: SparseCounts, lags: int, clip: float) -> ClippedSums:
-    """Every sequence's ``(ZZᵀ_s, YZᵀ_s)`` scaled to norm at most G (corner kept), summed, over the public N."""
+def clipped_sums(counts: SparseCounts, lags: int, clip: float, release: str = "full") -> ClippedSums:
+    """Every sequence's released vector scaled to norm at most G, summed, over the public N.
+
+    ``full``: ``(ZZᵀ_s, YZᵀ_s)`` (:func:`contribution_norm`; corner kept); ``lagged``: :func:`pieces_vector`
+    (:func:`clipped_pieces_sums`)."""
+    if release == "lagged":
+        return clipped_pieces_sums(counts, lags, clip)
     d = counts.dim
     check_design_size(d, lags)
     q = d * lags + 1
@@ -166,6 +237,31 @@ def clipped_sums(counts: SparseCounts, lags: int, clip: float) -> ClippedSums:
     return ClippedSums(stats, int(clipped), used)
 
 
+def clipped_pieces_sums(counts: SparseCounts, lags: int, clip: float) -> ClippedSums:
+    """Every sequence's :func:`pieces_vector` scaled to norm at most G and summed; the statistics are
+    assembled from the sums (:func:`~dphawkes_core.stats.assemble_summed`) and carry them."""
+    check_design_size(counts.dim, lags)
+    total, rows_sum, like, clipped, used = None, 0, None, 0, 0
+    for s, n in enumerate(counts.lengths):
+        if n <= lags:
+            continue
+        like = sequence_pieces(counts, s, lags)
+        vector = pieces_vector(like)
+        norm = float(np.linalg.norm(vector))
+        scale = min(1.0, clip / norm) if norm > 0 else 1.0
+        clipped += scale < 1.0
+        total = vector * scale if total is None else total + vector * scale
+        rows_sum += like.n_rows
+        used += 1
+    if not used:
+        raise ConfigError(f"no sequence is longer than p = {lags} bins: use a smaller support or bin size")
+    summed = vector_pieces(total, replace(like, n_rows=rows_sum, skipped_sequences=len(counts.lengths) - used))
+    stats = assemble_summed(summed)
+    fields = {f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__}
+    return ClippedSums(SequenceStats(**fields, sequence_clip=float(clip), release="lagged", summed_pieces=summed),
+                       int(clipped), used)
+
+
 def sequence_sensitivity(clip: float, n_rows: int) -> float:
     """Replace-one L2 sensitivity of the released ``(Â, b̂)`` in the units of ``A``: ``√2·G/N``."""
     if clip is None or not clip > 0:
@@ -177,7 +273,7 @@ def effective_clip(config: FitConfig) -> float:
     """G of a sequence-level config: the stated one, or :func:`max_events_clip` from the public M (and C)."""
     if config.sequence_clip is not None:
         return float(config.sequence_clip)
-    return max_events_clip(config.lags, config.max_events, config.count_cap)
+    return max_events_clip(config.lags, config.max_events, config.count_cap, config.ssp_release)
 
 
 def sequence_privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
@@ -189,9 +285,10 @@ def sequence_privacy_report(stats: SufficientStats, config: FitConfig) -> Privac
         Unless ``stats`` are :class:`SequenceStats` clipped at the config's G (and C).
     """
     clip = effective_clip(config)
-    if not isinstance(stats, SequenceStats) or stats.sequence_clip != clip or stats.count_cap != config.count_cap:
-        raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C: "
-                          "compute them with prepare_stats on the sequence-unit config")
+    if (not isinstance(stats, SequenceStats) or stats.sequence_clip != clip or stats.count_cap != config.count_cap
+            or stats.release != config.ssp_release):
+        raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C, for "
+                          "its release: compute them with prepare_stats on the sequence-unit config")
     report = calibrate_single_sensitivity(
         "ssp", sequence_sensitivity(clip, stats.n_rows), 1, config.calibration, config.dp_delta,
         epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
@@ -211,7 +308,7 @@ def prepare_sequence_stats(events: Events, config: FitConfig) -> tuple[Sufficien
     """
     capped, over_cap = cap_events(events, config.max_events)
     binned = bin_sparse(capped, config.bin_size, config.count_cap)
-    sums = clipped_sums(binned, config.lags, effective_clip(config))
+    sums = clipped_sums(binned, config.lags, effective_clip(config), config.ssp_release)
     info = {
         "n_bins": binned.n_bins, "n_events": events.n_events, "binned_events": binned.n_events,
         "dropped_events": binned.dropped_events, "clipped_events": binned.clipped_events,

@@ -204,6 +204,58 @@ def sufficient_stats(binned: BinnedCounts | SparseCounts, lags: int) -> Sufficie
     return assemble_stats(moment_pieces(binned, lags))
 
 
+@dataclass(frozen=True)
+class SummedPieces:
+    """:class:`MomentPieces` with the edges summed over sequences: exactly what :func:`assemble_summed` needs.
+
+    ``A``, ``b`` and ``yy`` use a sequence's first and last p rows only through sums over sequences of their
+    products and of the rows themselves, so these sums carry the same information as the per-sequence
+    edge rows (the sequence unit's lagged release adds noise to them: :mod:`~dphawkes_core.sequence_privacy`).
+
+    Attributes
+    ----------
+    lagged : numpy.ndarray
+        ``(p+1, d, d)`` ``Σ_s C_s[τ]``.
+    totals : numpy.ndarray
+        ``(d,)`` ``Σ_s Σ_m X_s[m]``.
+    head_gram, tail_gram : numpy.ndarray
+        ``(p, d, p, d)`` ``Σ_s X_s[m] X_s[m']ᵀ`` over the first (last) p rows: ``[m, :, m', :]``.
+    head_sum, tail_sum : numpy.ndarray
+        ``(p, d)`` ``Σ_s X_s[m]`` over the first (last) p rows.
+    n_rows : int
+        ``N = Σ_s (n_s - p)`` (public).
+    skipped_sequences : int
+    count_cap : int or None
+    """
+
+    lagged: np.ndarray
+    totals: np.ndarray
+    head_gram: np.ndarray
+    tail_gram: np.ndarray
+    head_sum: np.ndarray
+    tail_sum: np.ndarray
+    n_rows: int
+    skipped_sequences: int = 0
+    count_cap: int | None = None
+
+    @property
+    def lags(self) -> int:
+        """p."""
+        return int(self.lagged.shape[0] - 1)
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return int(self.totals.shape[0])
+
+
+def summed_pieces(pieces: MomentPieces) -> SummedPieces:
+    """The edge rows of ``pieces`` as their sums and Gram matrices over sequences (:class:`SummedPieces`)."""
+    return SummedPieces(pieces.lagged, pieces.totals, _edge_gram(pieces.heads), _edge_gram(pieces.tails),
+                        pieces.heads.sum(axis=0), pieces.tails.sum(axis=0), pieces.n_rows,
+                        pieces.skipped_sequences, pieces.count_cap)
+
+
 def assemble_stats(pieces: MomentPieces) -> SufficientStats:
     """``A = ZZᵀ/N``, ``b = YZᵀ/N``, ``yy`` from :class:`MomentPieces` (exact for exact pieces).
 
@@ -212,14 +264,19 @@ def assemble_stats(pieces: MomentPieces) -> SufficientStats:
     intercept column is the totals minus edge sums; ``YZᵀ`` blocks are ``C[l+1]`` minus head terms.
     ``O(S p² d²)`` work for S sequences. Noisy pieces give the correspondingly noisy statistics (DP-SSP).
     """
-    p, d = pieces.lags, pieces.dim
-    heads, tails = pieces.heads, pieces.tails
+    return assemble_summed(summed_pieces(pieces))
+
+
+def assemble_summed(summed: SummedPieces) -> SufficientStats:
+    """``A``, ``b``, ``yy`` from :class:`SummedPieces` (as :func:`assemble_stats`, whose edge terms are these
+    sums): exact for exact sums, correspondingly noisy for noisy ones."""
+    p, d = summed.lags, summed.dim
+    head_gram, tail_gram = summed.head_gram, summed.tail_gram  # [m, :, m', :] = Σ_s X_s[m] X_s[m']ᵀ
     q = d * p + 1
     zz = np.zeros((q, q))
     yz = np.zeros((d, q))
     blocks = zz[: d * p, : d * p].reshape(p, d, p, d)
     zero = np.zeros((1, d, d))
-    head_gram, tail_gram = _edge_gram(heads), _edge_gram(tails)  # [m, :, m', :] = Σ_s X_s[m] X_s[m']ᵀ
     for tau in range(p):
         ks = np.arange(p - tau)
         # head: Σ_{m=τ}^{p-2-k}, as prefix sums over m = τ..p-2
@@ -228,33 +285,38 @@ def assemble_stats(pieces: MomentPieces) -> SufficientStats:
         # tail: Σ_{m=n-1-k}^{n-1}, as suffix sums over m = n-p+τ..n-1 (tail rows τ..p-1)
         tail_terms = tail_gram[np.arange(tau, p), :, np.arange(0, p - tau), :]
         tail_part = np.concatenate([np.cumsum(tail_terms[::-1], axis=0)[::-1], zero])[p - 1 - ks - tau]
-        block = pieces.lagged[tau][None] - head_part - tail_part
+        block = summed.lagged[tau][None] - head_part - tail_part
         blocks[ks, :, ks + tau, :] = block
         if tau:
             blocks[ks + tau, :, ks, :] = block.transpose(0, 2, 1)
-    intercept, target_total = _row_totals(pieces)
+    intercept, target_total = _edge_totals(summed.totals, summed.head_sum, summed.tail_sum)
     zz[: d * p, -1] = intercept.ravel()
     zz[-1, : d * p] = intercept.ravel()
-    rows = pieces.n_rows
+    rows = summed.n_rows
     zz[-1, -1] = rows
     for lag in range(p):
         tau = lag + 1
         head = head_gram[np.arange(tau, p), :, np.arange(0, p - tau), :].sum(axis=0) if tau < p else 0.0
-        yz[:, lag * d:(lag + 1) * d] = pieces.lagged[tau] - head
+        yz[:, lag * d:(lag + 1) * d] = summed.lagged[tau] - head
     yz[:, -1] = target_total
-    yy = float(np.trace(pieces.lagged[0]) - np.sum(heads ** 2))
-    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, p, pieces.skipped_sequences, pieces.count_cap)
+    head_trace = np.trace(head_gram.reshape(p * d, p * d))  # Σ_s ||heads_s||²
+    yy = float(np.trace(summed.lagged[0]) - head_trace)
+    return SufficientStats(zz / rows, yz / rows, yy / rows, rows, d, p, summed.skipped_sequences, summed.count_cap)
 
 
 def _row_totals(pieces: MomentPieces) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_edge_totals` of ``pieces``."""
+    return _edge_totals(pieces.totals, pieces.heads.sum(axis=0), pieces.tails.sum(axis=0))
+
+
+def _edge_totals(totals: np.ndarray, head_sum: np.ndarray, tail_sum: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(p, d)`` intercept column of ``ZZᵀ`` (lag k sums ``X[m]`` over ``m = p-1-k .. n-2-k``) and the ``(d,)``
     target total ``Σ_t y_t`` (``m = p .. n-1``): the totals minus head prefix and tail suffix sums."""
-    p, d = pieces.lags, pieces.dim
-    head_sum, tail_sum = pieces.heads.sum(axis=0), pieces.tails.sum(axis=0)
+    p, d = head_sum.shape
     head_prefix = np.concatenate([np.zeros((1, d)), np.cumsum(head_sum, axis=0)])  # Σ_{m<r}, r = 0..p
     tail_suffix = np.cumsum(tail_sum[::-1], axis=0)  # [r-1]: Σ of the last r rows
     ks = np.arange(p)
-    return pieces.totals - head_prefix[p - 1 - ks] - tail_suffix[ks], pieces.totals - head_prefix[p]
+    return totals - head_prefix[p - 1 - ks] - tail_suffix[ks], totals - head_prefix[p]
 
 
 def _edge_gram(rows: np.ndarray) -> np.ndarray:

@@ -19,10 +19,12 @@ from dphawkes_core.cli import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.events import Events, EventSequence, save_csv
+from dphawkes_core.estimators.ssp import released_stats
 from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contribution_norm, gdp_epsilon,
-                                            max_events_clip,
-                                            sequence_contribution, sequence_sensitivity, unit_conversion)
-from dphawkes_core.stats import design_matrix
+                                            max_events_clip, pieces_vector, release_pieces_vector,
+                                            sequence_contribution, sequence_pieces, sequence_sensitivity,
+                                            unit_conversion, vector_pieces)
+from dphawkes_core.stats import assemble_summed, design_matrix
 
 D, P, C = 2, 3, 2
 TAXI = "/work/shared/data/nyc_taxi/events.csv"
@@ -40,6 +42,7 @@ def _released(stats):
 
 
 def _burst(dim, n=30, events=12, start=5):
+    """``events`` events at the cap C in one dimension, in consecutive bins (packed: the norms' worst case)."""
     x = np.zeros((n, D), dtype=np.int64)
     x[start:start + events // C, dim] = C
     return x
@@ -112,15 +115,120 @@ def test_replace_one_sensitivity_holds_and_is_reached_on_adversarial_replacement
     assert max(ratios) >= 0.999  # two clipped sequences with disjoint supports: exactly √2·G
 
 
-def test_fit_calibrates_one_gaussian_release_of_sensitivity_root2_g_over_n():
+def _paper_statistics(series, lags):
+    """ZZᵀ, YZᵀ and Σ||y_t||² summed over sequences, column by column of the paper's Z (plain loops)."""
+    d = series[0].shape[1]
+    zz, yz, yy, rows = np.zeros((d * lags + 1,) * 2), np.zeros((d, d * lags + 1)), 0.0, 0
+    for x in series:
+        for t in range(lags, len(x)):
+            z = np.concatenate([x[t - 1 - k] for k in range(lags)] + [[1.0]])
+            zz += np.outer(z, z)
+            yz += np.outer(x[t], z)
+            yy += float(x[t] @ x[t])
+            rows += 1
+    return zz, yz, yy, rows
+
+
+def _released_vector(sums):
+    """The numbers the sequence unit's lagged release adds noise to (unnormalised)."""
+    return pieces_vector(sums.stats.summed_pieces)
+
+
+def test_lagged_sums_without_noise_are_the_paper_statistics():
+    rng = np.random.default_rng(10)
+    series = [np.minimum(rng.poisson(rate, size=(n, D)), C) for n, rate in ((20, 0.5), (P + 1, 2.0), (2, 1.0),
+                                                                              (5, 1.0), (60, 0.3))]
+    sums = clipped_sums(_counts(*series), P, 1e9, "lagged")
+    zz, yz, yy, rows = _paper_statistics([x for x in series if len(x) > P], P)
+    assert sums.stats.n_rows == rows and sums.clipped_sequences == 0 and sums.sequences == 4
+    np.testing.assert_allclose(sums.stats.A * rows, zz, atol=1e-9)
+    np.testing.assert_allclose(sums.stats.b * rows, yz, atol=1e-9)
+    assert sums.stats.yy * rows == pytest.approx(yy)
+    full = clipped_sums(_counts(*series), P, 1e9, "full").stats  # the full release's un-noised statistics
+    np.testing.assert_allclose(sums.stats.A, full.A, atol=1e-12)
+    np.testing.assert_allclose(sums.stats.b, full.b, atol=1e-12)
+    zero = released_stats(sums.stats, 0.0, "lagged", np.random.default_rng(0))  # σ = 0 through the release path
+    np.testing.assert_allclose(zero[0] * rows, zz, atol=1e-9)
+
+
+def test_pieces_vector_is_nonnegative_and_round_trips():
+    rng = np.random.default_rng(11)
+    x = np.minimum(rng.poisson(1.0, size=(25, D)), C)
+    pieces = sequence_pieces(_counts(x), 0, P)
+    vector = pieces_vector(pieces)
+    assert vector.min() >= 0
+    back = vector_pieces(vector, pieces)
+    for field in ("lagged", "totals", "head_gram", "tail_gram", "head_sum", "tail_sum"):
+        np.testing.assert_array_equal(getattr(back, field), getattr(pieces, field))
+    noisy = release_pieces_vector(pieces, 2.0, np.random.default_rng(1))
+    assert np.allclose(noisy.lagged[0], noisy.lagged[0].T) and noisy.n_rows == pieces.n_rows
+    gram = noisy.head_gram.reshape(P * D, P * D)
+    assert np.allclose(gram, gram.T)
+    assert np.std(pieces_vector(noisy) - vector) == pytest.approx(2.0, rel=0.25)
+
+
+def test_lagged_clipping_scales_the_vector_to_norm_g():
+    x = _burst(0)
+    norm = np.linalg.norm(pieces_vector(sequence_pieces(_counts(x), 0, P)))
+    sums = clipped_sums(_counts(x), P, norm / 4, "lagged")
+    assert sums.clipped_sequences == 1
+    assert np.linalg.norm(_released_vector(sums)) == pytest.approx(norm / 4)
+    unclipped = clipped_sums(_counts(x), P, 1e9, "lagged").stats
+    np.testing.assert_allclose(sums.stats.b, unclipped.b / 4, atol=1e-12)  # everything scaled alike
+    assert sums.stats.A[-1, -1] == 1.0
+
+
+def test_lagged_max_events_clip_bounds_every_sequence_of_m_events():
+    m = 40
+    bound = max_events_clip(P, m, C, "lagged")
+    rng = np.random.default_rng(12)
+    candidates = [_burst(0, events=m), _burst(1, events=m, start=0), _burst(0, n=m // C, events=m, start=0)]
+    for _ in range(200):
+        x = np.zeros((30, D), dtype=np.int64)
+        np.add.at(x, (rng.integers(0, 30, size=m), rng.integers(0, D, size=m)), 1)
+        candidates.append(np.minimum(x, C))
+    norms = [np.linalg.norm(pieces_vector(sequence_pieces(_counts(x), 0, P))) for x in candidates]
+    assert all(x.sum() <= m for x in candidates)
+    assert max(norms) <= bound
+    assert max(norms) >= 0.75 * bound  # the packed burst (0.77 measured): the bound is not loose
+    assert bound < max_events_clip(P, m, C, "full")
+
+
+@pytest.mark.parametrize("clip_factor", [None, 0.5])
+def test_lagged_replace_one_sensitivity_on_packed_and_empty_sequences(clip_factor):
+    """Replace-one at the cap M: a packed sequence vs the empty one and vs a packed one in the other
+    dimension, at G = G_M (nothing clipped) and at a G that clips both: change ≤ √2·G, and √2·G reached."""
+    m = 40
+    g = max_events_clip(P, m, C, "lagged")
+    if clip_factor is not None:
+        g = clip_factor * np.linalg.norm(pieces_vector(sequence_pieces(_counts(_burst(0, events=m)), 0, P)))
+    rng = np.random.default_rng(13)
+    background = [np.minimum(rng.poisson(0.6, size=(30, D)), C) for _ in range(4)]
+    replacements = [_burst(0, events=m), _burst(1, events=m), _burst(1, events=m, start=0),
+                    np.zeros((30, D), dtype=np.int64)]
+    ratios = []
+    for i, x in enumerate(replacements):
+        for y in replacements[i + 1:]:
+            a = _released_vector(clipped_sums(_counts(*background, x), P, g, "lagged"))
+            b = _released_vector(clipped_sums(_counts(*background, y), P, g, "lagged"))
+            ratios.append(np.linalg.norm(a - b) / (math.sqrt(2) * g))
+    assert max(ratios) <= 1 + 1e-9
+    if clip_factor is None:  # the packed pair in different dimensions, unclipped: ~0.8 of √2·G_M
+        assert max(ratios) >= 0.75
+    else:  # both clipped at G, disjoint supports: exactly √2·G
+        assert max(ratios) >= 0.999
+
+
+@pytest.mark.parametrize("release", ["lagged", "full"])
+def test_fit_calibrates_one_gaussian_release_of_sensitivity_root2_g_over_n(release):
     events = _events(n_seq=12, seed=4)
     config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C,
-                       privacy_unit="sequence", sequence_clip=7.0)
+                       privacy_unit="sequence", sequence_clip=7.0, ssp_release=release)
     result, info = fit(events, config)
     n_rows = sum(int(s.end_time) - P for s in events.sequences)
     expected = math.sqrt(2) * 7.0 / n_rows * get_sigma_gaussian(1.0, config.dp_delta)
     assert math.sqrt(result.privacy.sigma2) == pytest.approx(expected, rel=1e-9)
-    assert result.privacy.privacy_unit == "sequence" and result.info["ssp_release"] == "full"
+    assert result.privacy.privacy_unit == "sequence" and result.info["ssp_release"] == release
     assert info["privacy_unit"] == "sequence" and info["sequences"] == 12
 
 
@@ -194,24 +302,26 @@ def _events(n_seq, seed, horizon=30):
                   horizon)
 
 
-def _adversarial_audit(broken_factor):
+def _adversarial_audit(broken_factor, release):
     events = _events(n_seq=8, seed=7)
     burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(D)), 30.0)
     events = _multi([s.times for s in events.sequences[:-1]] + [burst(0).times], 30.0)
     fit_config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=4.0, count_cap=C,
-                           privacy_unit="sequence", sequence_clip=20.0)
+                           privacy_unit="sequence", sequence_clip=20.0, ssp_release=release)
     config = AuditConfig(fit_config, trials=2000, seed=1, broken_factor=broken_factor)
     return run_session(prepare_sequence_audit(events, config, events.n_sequences - 1, burst(1)))
 
 
-def test_audit_on_sequence_neighbours_does_not_refute_a_correct_release():
-    result = _adversarial_audit(None)
+@pytest.mark.parametrize("release", ["full", "lagged"])
+def test_audit_on_sequence_neighbours_does_not_refute_a_correct_release(release):
+    result = _adversarial_audit(None, release)
     assert not result.violated
     assert result.mu_lower_bound > 0.5 * result.mu_claimed  # the test sees most of the claimed μ
 
 
-def test_audit_on_sequence_neighbours_catches_noise_halved():
-    result = _adversarial_audit(2.0)
+@pytest.mark.parametrize("release", ["full", "lagged"])
+def test_audit_on_sequence_neighbours_catches_noise_halved(release):
+    result = _adversarial_audit(2.0, release)
     assert result.violated
 
 
@@ -224,7 +334,7 @@ def test_cli_sequence_fit_on_taxi(tmp_path, capsys):
     payload = json.loads(out.read_text())
     assert payload["privacy_unit"] == "sequence" and payload["formal_guarantee"] is True
     assert payload["events_over_cap"] > 0 and payload["sequences"] == 2000
-    assert payload["sequence_clip"] == pytest.approx(max_events_clip(2, 30, 3))
+    assert payload["sequence_clip"] == pytest.approx(max_events_clip(2, 30, 3, "lagged"))  # the default release
 
 
 def test_cli_sequence_unit_bad_method_is_one_line(capsys):
@@ -291,6 +401,8 @@ def test_event_statistics_are_refused_by_the_sequence_calibration():
         fit_stats(event_stats, config)
     with pytest.raises(ConfigError, match="clipped per sequence"):  # clipped at another G
         fit_stats(prepare_stats(events, dataclasses.replace(config, sequence_clip=6.0))[0], config)
+    with pytest.raises(ConfigError, match="clipped per sequence"):  # clipped for the other release
+        fit_stats(prepare_stats(events, dataclasses.replace(config, ssp_release="full"))[0], config)
 
 
 def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
@@ -304,7 +416,7 @@ def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
     assert code == 0
     table = pd.read_csv(out)
     assert set(table["privacy_unit"]) == {"sequence"} and table["formal_guarantee"].all()
-    sigma = math.sqrt(2) * max_events_clip(3, 25, 2) / (14 * 27) * get_sigma_gaussian(1.0, 1e-5)
+    sigma = math.sqrt(2) * max_events_clip(3, 25, 2, "lagged") / (14 * 27) * get_sigma_gaussian(1.0, 1e-5)
     np.testing.assert_allclose(np.sqrt(table["sigma2"]), sigma, rtol=1e-9)  # N = 14 training sequences × 27 rows
 
 

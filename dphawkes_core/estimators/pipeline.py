@@ -139,9 +139,9 @@ def sequence_unit(config: FitConfig) -> bool:
 
 
 def ssp_release(config: FitConfig) -> str:
-    """What DP-SSP releases: ``full`` for the sequence unit (its per-sequence clipping bounds ``(A_s, b_s)``),
-    else ``config.ssp_release``."""
-    return "full" if sequence_unit(config) else config.ssp_release
+    """What DP-SSP releases: ``config.ssp_release``, for either unit (the sequence unit clips each sequence's
+    vector of that release: :func:`~dphawkes_core.sequence_privacy.clipped_sums`)."""
+    return config.ssp_release
 
 
 def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:

@@ -9,6 +9,11 @@ Two releases (``FitConfig.ssp_release``):
   ``A`` and ``b`` are rebuilt with :func:`~dphawkes_core.stats.assemble_stats`.
 * ``full`` — the upper triangle of ``A`` and the whole of ``b`` (:func:`release_statistics`).
 
+For the sequence unit both releases add noise to sums of per-sequence vectors clipped at G; its ``lagged``
+vector holds the edges as Gram matrices and row sums summed over sequences
+(:func:`~dphawkes_core.sequence_privacy.pieces_vector`), rebuilt with
+:func:`~dphawkes_core.stats.assemble_summed`.
+
 Everything after the release uses only the released numbers and public ones (σ, C, d, p, n, λ), so it
 costs no privacy: the edge rows are shrunk toward the released mean count, ``Â`` is stabilised (ridge or
 PSD floor, optional roughness penalty across lags) and the least-squares problem is solved with
@@ -22,7 +27,8 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import ConfigError
-from ..stats import MomentPieces, SufficientStats, assemble_stats
+from ..sequence_privacy import release_pieces_vector
+from ..stats import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 from .least_squares import solve_cls
 
 SSP_RIDGE_FACTOR = {"lagged": 4.0, "full": 8.0}
@@ -156,6 +162,10 @@ def released_stats(stats: SufficientStats, sigma: float, release: str,
     """``(Â, b̂)`` of one release with noise std σ in the units of ``A`` (raw pieces get ``σN``)."""
     if release == "full":
         return release_statistics(stats, sigma, rng)
+    summed = getattr(stats, "summed_pieces", None)
+    if summed is not None:  # the sequence unit: one noisy vector of the per-sequence pieces summed
+        rebuilt = assemble_summed(release_pieces_vector(summed, sigma * stats.n_rows, rng))
+        return rebuilt.A, rebuilt.b
     pieces = getattr(stats, "pieces", None)
     if pieces is None:
         raise ConfigError("the lagged DP-SSP release needs the moment pieces: compute the statistics with "
