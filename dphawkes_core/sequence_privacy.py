@@ -83,7 +83,7 @@ def cap_events(events: Events, max_events: int | None) -> tuple[Events, int]:
     return replace(events, sequences=tuple(kept_sequences)), dropped
 
 
-def max_events_clip(lags: int, max_events: int, count_cap: int | None = None, release: str = "full") -> float:
+def max_events_clip(lags: int, max_events: int, count_cap: int | None, release: str) -> float:
     """Public G that no sequence of at most M events exceeds (``c = min(C, M)``; ``docs/privacy.md``).
 
     With ``a_m = ||X[m]||``, ``Σ_m a_m² <= M c`` and ``u_t`` the lagged counts of row t:

@@ -82,7 +82,7 @@ def test_clipping_scales_a_sequence_to_norm_g():
 
 def test_max_events_clip_bounds_every_sequence_of_m_events_and_is_reached_by_a_burst():
     m = 12
-    bound = max_events_clip(P, m, C)
+    bound = max_events_clip(P, m, C, "full")
     rng = np.random.default_rng(2)
     worst = 0.0
     candidates = [_burst(0, events=m), _burst(1, events=m, start=0)]
