@@ -28,7 +28,8 @@ _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged produc
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
 _SECONDS_PER_GRADIENT_STEP = 3e-4  # DP-PGD/DP-CG per step besides the product: noise, projection, loss
 # clipped DP-PGD (per informative row: its lagged entries, d dimensions; measured, see _clipped_gradient_cost)
-_SECONDS_PER_DENSE_DESIGN_CELL = 1.5e-9  # both products of one step, per row × lagged column × dimension
+_SECONDS_PER_DENSE_DESIGN_CELL = 1.7e-9  # both products of one step stream the rows: per row × lagged column
+_SECONDS_PER_DESIGN_MULTIPLY = 6.5e-10  # and multiply each cell into every dimension: per cell × dimension
 _SECONDS_PER_ROW = 2e-8  # residual, norm and clip factor of one row, per dimension
 _SECONDS_PER_SPARSE_ENTRY = 8e-9  # both sparse products of one step, per stored entry × dimension
 _SECONDS_PER_SPARSE_ROW = 6e-8
@@ -169,7 +170,7 @@ def _clipped_gradient_cost(n: int, d: int, p: int, iters: int, n_events: int | N
         build = entries * math.log2(entries + 2) * _SECONDS_PER_SORT_UNIT
     if merged and cells <= MAX_DENSE_CELLS:
         memory = 4 * rows * (d * p + d) * 8  # the rows, their transpose, the merge's copy and its sort
-        step = cells * d * _SECONDS_PER_DENSE_DESIGN_CELL + rows * d * _SECONDS_PER_ROW
+        step = cells * (_SECONDS_PER_DENSE_DESIGN_CELL + d * _SECONDS_PER_DESIGN_MULTIPLY) + rows * d * _SECONDS_PER_ROW
     else:
         memory = 2 * entries * 16 + 4 * rows * d * 8  # CSR and its transpose (value + index), residual work
         step = entries * d * _SECONDS_PER_SPARSE_ENTRY + rows * d * _SECONDS_PER_SPARSE_ROW
