@@ -458,7 +458,8 @@ def dask_executor(address: str, n_workers: int = 2):
         if address == "local":
             cluster = stack.enter_context(LocalCluster(
                 n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None))
+                dashboard_address=":0", scheduler_kwargs={"dashboard": False}))  # no dashboard; its HTTP
+            # health routes on a free port (with no address they take 8787, and warn when it is taken)
             client = stack.enter_context(Client(cluster))
         else:
             try:

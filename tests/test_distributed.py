@@ -63,7 +63,8 @@ def executor():
     """A 2-worker Dask LocalCluster (threads: quick to start; the CLI test starts worker processes)."""
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
+                      scheduler_kwargs={"dashboard": False}) as cluster, \
             Client(cluster) as client:
         yield client.get_executor(pure=False)
 
