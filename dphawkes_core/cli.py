@@ -65,6 +65,11 @@ def _count_cap(text: str) -> int | str:
     return "auto" if text.strip().lower() == "auto" else _positive_int(text)
 
 
+def _sequence_clip(text: str) -> float | str:
+    """``--sequence-clip``: a positive number or ``auto``."""
+    return "auto" if text.strip().lower() == "auto" else _positive_float(text)
+
+
 def _share(text: str) -> float:
     return _parse_number(text, float, lambda v: 0 < v < 1, "strictly between 0 and 1")
 
@@ -395,9 +400,10 @@ def _add_beyond_fit_options(fitp) -> None:
     fitp.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default="event",
                       help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
                            "whole sequence = one person, replaced; ssp with --sequence-clip and/or --max-events)")
-    fitp.add_argument("--sequence-clip", type=_positive_float,
+    fitp.add_argument("--sequence-clip", type=_sequence_clip,
                       help="public G for --privacy-unit sequence: each sequence's statistics scaled to norm <= G "
-                           "(default: the G that --max-events guarantees never clips)")
+                           "(default: the G that --max-events guarantees never clips), or 'auto': spend 5%% of "
+                           "ε on a private choice of G below that one")
     fitp.add_argument("--max-events", type=_positive_int,
                       help="public M for --privacy-unit sequence: each sequence keeps its first M events")
 

@@ -469,6 +469,29 @@ def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases
     budget_split : dict
         For :attr:`PrivacyReport.budget_split`.
     """
+    sigma, split = _compose_selection(epsilon, delta, sensitivity, releases, share)
+    return sigma, {"count_cap": int(count_cap), **split}
+
+
+def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, share: float,
+                          sequence_clip: float) -> tuple[float, dict]:
+    """Noise std of the sequence unit's release after its clip norm G was chosen privately, so that both
+    together are exactly (ε, δ)-DP.
+
+    G's release (:func:`~dphawkes_core.sequence_privacy.dp_sequence_clip`: a histogram of sensitivity √2
+    with noise std ``√2·z(share·ε, δ)``) has the noise multiplier ``z(share·ε, δ)`` of the count cap's
+    release, so it composes with the statistics' release as in :func:`compose_count_cap`:
+    ``μ_total² = μ_G² + μ_fit²``, ``μ_total`` that of (ε, δ). ``budget_split["cap_sigma"]`` is G's noise
+    multiplier (read by the ledger and the audit as the selection's release).
+    """
+    sigma, split = _compose_selection(epsilon, delta, sensitivity, 1, share)
+    return sigma, {"sequence_clip": float(sequence_clip), **split}
+
+
+def _compose_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
+                       share: float) -> tuple[float, dict]:
+    """A selection release with noise multiplier ``z(share·ε, δ)`` followed by K Gaussian releases of
+    sensitivity S: the K releases' noise std and the split (without the selected value)."""
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 
     from .count_cap import cap_noise_sigma
@@ -478,8 +501,7 @@ def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases
     total_multiplier = get_sigma_gaussian(epsilon, delta)
     multiplier = math.sqrt(releases) / math.sqrt(1 / total_multiplier**2 - 1 / cap_multiplier**2)
     split = {
-        "count_cap": int(count_cap), "share": float(share), "cap_sigma": float(cap_multiplier),
-        "cap_epsilon": float(share * epsilon),
+        "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
         "release_epsilon": float(get_epsilon_gaussian(multiplier / math.sqrt(releases), delta)),
         "epsilon_total": composed_epsilon(((cap_multiplier, 1), (multiplier, releases)), delta),
     }

@@ -26,6 +26,11 @@ Mechanism (DP-SSP at the sequence level, derivation in ``docs/privacy.md``):
 4. Rebuilding ``A``, ``b`` (lagged), normalising by the public ``N = Σ_s (n_s − p)`` and the least-squares
    solve of DP-SSP (:func:`~dphawkes_core.estimators.ssp.run_ssp`) are post-processing.
 
+``sequence_clip="auto"`` chooses G privately instead (:func:`dp_sequence_clip`): one Gaussian release of
+the histogram of the norms ``‖v_s‖`` on the public grid ``G_M·2^(−k)``, k = 0..K (replace-one moves one
+sequence between two buckets: sensitivity √2), with a share of ε; G is read off it (:func:`choose_clip`)
+and the two releases compose exactly (:func:`~dphawkes_core.privacy.compose_sequence_clip`).
+
 :func:`max_events_clip` gives the public G that a cap of M events guarantees never clips;
 :func:`unit_conversion` converts a guarantee between the two units (group privacy in GDP).
 """
@@ -39,8 +44,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .binning import SparseCounts, bin_sparse
+from .count_cap import AUTO, cap_noise_sigma
 from .errors import ConfigError
-from .privacy import PrivacyReport, calibrate_single_sensitivity, data_R
+from .privacy import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
 from .stats import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
                     moment_pieces, rows_between, summed_pieces)
 
@@ -51,6 +57,11 @@ if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV l
 PRIVACY_UNITS = ("event", "sequence")
 UNIT_LABELS = {"event": "one event (the paper's unit)", "sequence": "one sequence (one person, replaced whole)"}
 _DENSE_DESIGN_CELLS = 200_000  # n·(dp+1) up to which a sequence's design is laid out densely
+AUTO_CLIP_SHARE = 0.05  # share of ε spent on an automatic G
+AUTO_CLIP_LEVELS = 12  # K: G is chosen on the public grid G_M·2^(−k), k = 0..K
+AUTO_CLIP_FRACTION = 0.05  # ρ: clip at most about this fraction of the sequences
+_CLIP_NOISE_MARGIN = 2.0  # noise std a noisy count above G must leave below ρ·S
+_CLIP_SEED_STREAM = 0x5E9C  # G's noise is drawn from its own stream of a seeded fit
 SEQUENCE_NOTE = ("formal, privacy unit one sequence (replace-one; public S, windows, G, M, C, d, p): one Gaussian "
                  "release of the per-sequence statistics clipped at G")
 
@@ -177,11 +188,13 @@ class SequenceStats(SufficientStats):
     :func:`sequence_privacy_report` calibrates (event-level statistics would make its claim false).
 
     ``release`` says which vector was clipped (``full``: ``(ZZᵀ_s, YZᵀ_s)``; ``lagged``: :func:`pieces_vector`);
-    for ``lagged`` the clipped sums are kept in ``summed_pieces`` (what that release adds noise to)."""
+    for ``lagged`` the clipped sums are kept in ``summed_pieces`` (what that release adds noise to); with
+    ``sequence_clip="auto"``, ``auto_clip`` says how G was chosen."""
 
     sequence_clip: float = math.nan
     release: str = "full"
     summed_pieces: SummedPieces | None = None
+    auto_clip: AutoClip | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +275,122 @@ def clipped_pieces_sums(counts: SparseCounts, lags: int, clip: float) -> Clipped
                        int(clipped), used)
 
 
+def contribution_norms(counts: SparseCounts, lags: int, release: str) -> np.ndarray:
+    """``‖v_s‖`` of every sequence with rows (``n_s > p``), in order: the norms :func:`clipped_sums` clips."""
+    norms = []
+    for s, n in enumerate(counts.lengths):
+        if n <= lags:
+            continue
+        if release == "lagged":
+            norms.append(float(np.linalg.norm(pieces_vector(sequence_pieces(counts, s, lags)))))
+        else:
+            zz, yz, _, _ = sequence_contribution(counts, s, lags)
+            norms.append(contribution_norm(zz, yz))
+    return np.asarray(norms, float)
+
+
+# --- G chosen privately (``FitConfig.sequence_clip = "auto"``) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class AutoClip:
+    """The privately chosen clip norm G and what it cost (:func:`dp_sequence_clip`).
+
+    Attributes
+    ----------
+    sequence_clip : float
+        The chosen G (a value of the public grid).
+    share : float
+        Share of ε spent on it.
+    sigma : float
+        Noise std of each released bucket count (sensitivity √2).
+    grid_top : float
+        The public top of the grid, ``G_M``.
+    levels : int
+        The public K: the grid is ``G_M·2^(−k)``, k = 0..K.
+    clipped_fraction : float
+        The target ρ.
+    """
+
+    sequence_clip: float
+    share: float
+    sigma: float
+    grid_top: float
+    levels: int = AUTO_CLIP_LEVELS
+    clipped_fraction: float = AUTO_CLIP_FRACTION
+
+    def to_dict(self) -> dict:
+        """Plain dict for the result info and JSON export."""
+        return {"sequence_clip": self.sequence_clip, "share": self.share, "sigma": self.sigma,
+                "grid_top": self.grid_top, "levels": self.levels, "clipped_fraction": self.clipped_fraction,
+                "chosen": "privately (noisy histogram of the per-sequence norms)"}
+
+
+def clip_grid(top: float, levels: int = AUTO_CLIP_LEVELS) -> np.ndarray:
+    """The public grid ``top·2^(−k)``, k = K..0, ascending (``top·2^(−K)`` is the floor of G)."""
+    return float(top) * 2.0 ** -np.arange(int(levels), -1, -1, dtype=float)
+
+
+def norm_histogram(norms: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Sequences per bucket of the ascending ``grid``: bucket 0 holds ``‖v_s‖ <= g_0``, bucket i
+    ``g_{i−1} < ‖v_s‖ <= g_i``; a norm above the top joins the top bucket. Replacing one sequence moves it
+    from one bucket to another: one count −1, one +1, L2 sensitivity √2 whatever the data."""
+    buckets = np.minimum(np.searchsorted(grid, np.asarray(norms, float), side="left"), grid.size - 1)
+    return np.bincount(buckets, minlength=grid.size).astype(float)
+
+
+def choose_clip(noisy_histogram: np.ndarray, grid: np.ndarray, sigma: float, sequences: int,
+                clipped_fraction: float = AUTO_CLIP_FRACTION) -> float:
+    """Smallest ``g_i`` whose noisy count above it, ``T̂_i = Σ_{j>i} ĥ_j``, stays at most ``ρ·S`` with two
+    noise std to spare: ``T̂_i + 2σ·√(K−i) <= ρ·S`` (S public; ``σ√(K−i)`` is the std of ``T̂_i``); the top
+    ``G_M`` (nothing above it) when none does. Post-processing only.
+
+    The noise is added, not max-ed with ``ρ·S`` as for the count cap: clipping more sequences than planned
+    biases the estimate by an amount nothing bounds, while a G one grid step too large only doubles the
+    release's noise (∝ G). So when the histogram cannot resolve the tail (``2σ`` near ``ρ·S``), G stays high."""
+    tails = np.concatenate([np.cumsum(noisy_histogram[::-1])[::-1][1:], [0.0]])  # [i] = Σ_{j>i} ĥ_j
+    noise_std = sigma * np.sqrt(np.arange(grid.size - 1, -1, -1, dtype=float))
+    ok = tails + _CLIP_NOISE_MARGIN * noise_std <= clipped_fraction * sequences
+    ok[-1] = True
+    return float(grid[int(np.argmax(ok))])
+
+
+def clip_noise_sigma(epsilon: float, delta: float, share: float) -> float:
+    """Noise std of the bucket counts: the Gaussian mechanism of sensitivity √2 at ``(share·ε, δ)``
+    (public numbers only; the noise multiplier is the count cap's, :func:`~dphawkes_core.count_cap.cap_noise_sigma`)."""
+    return math.sqrt(2.0) * cap_noise_sigma(epsilon, delta, share)
+
+
+def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float, rng: np.random.Generator,
+                     share: float = AUTO_CLIP_SHARE, levels: int = AUTO_CLIP_LEVELS) -> AutoClip:
+    """Choose G from the per-sequence norms with one Gaussian release of their histogram on the public grid.
+
+    Parameters
+    ----------
+    norms : numpy.ndarray
+        ``‖v_s‖`` of the S sequences (:func:`contribution_norms`); S is public.
+    top : float
+        ``G_M`` (:func:`max_events_clip`), the grid's top.
+    epsilon, delta : float
+        The fit's whole budget; ``share·ε`` is spent here.
+    rng : numpy.random.Generator
+        Noise source (:func:`clip_rng`).
+    share : float
+        Share of ε spent on G.
+    levels : int
+        K: the grid is ``top·2^(−k)``, k = 0..K.
+    """
+    grid = clip_grid(top, levels)
+    sigma = clip_noise_sigma(epsilon, delta, share)
+    noisy = norm_histogram(norms, grid) + sigma * rng.standard_normal(grid.size)
+    return AutoClip(choose_clip(noisy, grid, sigma, len(norms)), float(share), sigma, float(top), int(levels))
+
+
+def clip_rng(seed: int | None) -> np.random.Generator:
+    """G's noise generator: OS entropy, or a stream of a seeded fit apart from the release's and the cap's."""
+    return np.random.default_rng(None if seed is None else (int(seed), _CLIP_SEED_STREAM))
+
+
 def sequence_sensitivity(clip: float, n_rows: int) -> float:
     """Replace-one L2 sensitivity of the released ``(Â, b̂)`` in the units of ``A``: ``√2·G/N``."""
     if clip is None or not clip > 0:
@@ -270,8 +399,9 @@ def sequence_sensitivity(clip: float, n_rows: int) -> float:
 
 
 def effective_clip(config: FitConfig) -> float:
-    """G of a sequence-level config: the stated one, or :func:`max_events_clip` from the public M (and C)."""
-    if config.sequence_clip is not None:
+    """G of a sequence-level config: the stated one, or :func:`max_events_clip` from the public M (and C);
+    with ``"auto"``, that ``G_M`` is the top of the grid G is chosen on (:func:`dp_sequence_clip`)."""
+    if config.sequence_clip is not None and config.sequence_clip != AUTO:
         return float(config.sequence_clip)
     return max_events_clip(config.lags, config.max_events, config.count_cap, config.ssp_release)
 
@@ -284,15 +414,25 @@ def sequence_privacy_report(stats: SufficientStats, config: FitConfig) -> Privac
     ConfigError
         Unless ``stats`` are :class:`SequenceStats` clipped at the config's G (and C).
     """
-    clip = effective_clip(config)
+    auto = getattr(stats, "auto_clip", None) if config.sequence_clip == AUTO else None
+    clip = auto.sequence_clip if auto is not None else effective_clip(config)
     if (not isinstance(stats, SequenceStats) or stats.sequence_clip != clip or stats.count_cap != config.count_cap
-            or stats.release != config.ssp_release):
+            or stats.release != config.ssp_release
+            or config.sequence_clip == AUTO and (auto is None or auto.share != config.sequence_clip_share)):
         raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C, for "
                           "its release: compute them with prepare_stats on the sequence-unit config")
-    report = calibrate_single_sensitivity(
-        "ssp", sequence_sensitivity(clip, stats.n_rows), 1, config.calibration, config.dp_delta,
-        epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
-    return replace(report, note=SEQUENCE_NOTE, privacy_unit="sequence")
+    sensitivity = sequence_sensitivity(clip, stats.n_rows)
+    if auto is None:
+        report = calibrate_single_sensitivity(
+            "ssp", sensitivity, 1, config.calibration, config.dp_delta,
+            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+        return replace(report, note=SEQUENCE_NOTE, privacy_unit="sequence")
+    sigma, split = compose_sequence_clip(config.epsilon, config.dp_delta, sensitivity, auto.share, clip)
+    report = calibrate_single_sensitivity("ssp", sensitivity, 1, config.calibration, config.dp_delta,
+                                          sigma2=sigma**2, R=data_R(stats))
+    return replace(report, epsilon=float(config.epsilon), budget_split=split, privacy_unit="sequence",
+                   epsilon_by_calibration={**report.epsilon_by_calibration, "formal": split["epsilon_total"]},
+                   note=f"{SEQUENCE_NOTE}; G = {clip:.4g} chosen privately with {auto.share:.0%} of ε")
 
 
 def prepare_sequence_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:
@@ -308,16 +448,23 @@ def prepare_sequence_stats(events: Events, config: FitConfig) -> tuple[Sufficien
     """
     capped, over_cap = cap_events(events, config.max_events)
     binned = bin_sparse(capped, config.bin_size, config.count_cap)
-    sums = clipped_sums(binned, config.lags, effective_clip(config), config.ssp_release)
+    auto = None
+    if config.sequence_clip == AUTO:
+        auto = dp_sequence_clip(contribution_norms(binned, config.lags, config.ssp_release), effective_clip(config),
+                                config.epsilon, config.dp_delta, clip_rng(config.seed), config.sequence_clip_share)
+    clip = auto.sequence_clip if auto is not None else effective_clip(config)
+    sums = clipped_sums(binned, config.lags, clip, config.ssp_release)
     info = {
         "n_bins": binned.n_bins, "n_events": events.n_events, "binned_events": binned.n_events,
         "dropped_events": binned.dropped_events, "clipped_events": binned.clipped_events,
         "skipped_sequences": sums.stats.skipped_sequences, "window_stated": bool(events.window_stated),
-        "count_cap": binned.count_cap, "privacy_unit": "sequence", "sequence_clip": effective_clip(config),
+        "count_cap": binned.count_cap, "privacy_unit": "sequence", "sequence_clip": clip,
         "max_events": config.max_events, "events_over_cap": over_cap,
         "clipped_sequences": sums.clipped_sequences, "sequences": sums.sequences,
     }
-    return sums.stats, info
+    if auto is None:
+        return sums.stats, info
+    return replace(sums.stats, auto_clip=auto), {**info, "auto_sequence_clip": auto.to_dict()}
 
 
 # --- converting a guarantee between units -----------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 from ..binning import check_bin_size
 from ..count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE, check_share
 from ..errors import ConfigError
-from ..sequence_privacy import PRIVACY_UNITS
+from ..sequence_privacy import AUTO_CLIP_SHARE, PRIVACY_UNITS
 
 METHODS = ("cls", "pgd", "cg", "ssp", "pgd-clip")
 FORMAL_ONLY_METHODS = ("ssp", "pgd-clip")
@@ -83,11 +83,14 @@ class FitConfig:
         ``event`` (one event added or removed: the paper's unit) or ``sequence`` (one sequence — one
         person — replaced whole; ``ssp`` only, which then releases the full statistics: see
         :mod:`~dphawkes_core.sequence_privacy`).
-    sequence_clip : float, optional
+    sequence_clip : float or "auto", optional
         Public G: each sequence's contribution is scaled to L2 norm at most G (sequence unit; ``None``:
-        the G that ``max_events`` guarantees never clips).
+        the G that ``max_events`` guarantees never clips; ``"auto"``: spend ``sequence_clip_share`` of ε on a
+        private choice of G below that one, :func:`~dphawkes_core.sequence_privacy.dp_sequence_clip`).
     max_events : int, optional
         Public M: each sequence keeps its first M events, the later ones are dropped (sequence unit).
+    sequence_clip_share : float
+        Share of ε spent on an automatic G.
     """
 
     method: str = "cls"
@@ -114,8 +117,9 @@ class FitConfig:
     count_cap_share: float = AUTO_CAP_SHARE
     count_cap_max: int = AUTO_CAP_MAX
     privacy_unit: str = "event"
-    sequence_clip: float | None = None
+    sequence_clip: float | str | None = None
     max_events: int | None = None
+    sequence_clip_share: float = AUTO_CLIP_SHARE
 
     def __post_init__(self):
         check_bin_size(self.bin_size)
@@ -157,14 +161,24 @@ class FitConfig:
             raise ConfigError(f"the sequence unit is available for ssp (DP-SSP), not {self.method}")
         if self.count_cap == AUTO:
             raise ConfigError("the sequence unit needs a public count cap C or none, not 'auto'")
-        if self.sequence_clip is not None and not (np.isfinite(self.sequence_clip) and self.sequence_clip > 0):
-            raise ConfigError(f"the clip norm G must be a positive number, got {self.sequence_clip!r}")
+        if self.sequence_clip == AUTO:
+            self._check_auto_clip()
+        elif self.sequence_clip is not None and (isinstance(self.sequence_clip, str)
+                                                 or not (np.isfinite(self.sequence_clip) and self.sequence_clip > 0)):
+            raise ConfigError(f"the clip norm G must be a positive number or 'auto', got {self.sequence_clip!r}")
         if self.max_events is not None and (isinstance(self.max_events, str) or int(self.max_events) != self.max_events
                                             or self.max_events < 1):
             raise ConfigError(f"the cap M on events per sequence must be a positive whole number, got {self.max_events!r}")
         if self.method == "ssp" and self.sequence_clip is None and self.max_events is None:
             raise ConfigError("the sequence unit needs a public clip norm G or a public cap M on events per sequence")
 
+    def _check_auto_clip(self):
+        if self.method != "ssp" or self.epsilon is None or self.sigma2 is not None or self.max_events is None:
+            raise ConfigError("an automatic clip norm G is available for DP-SSP with a target ε (it spends a share "
+                              "of ε) and a public cap M on events per sequence (the top of its grid)")
+        share = self.sequence_clip_share
+        if not (share is not None and np.isfinite(share) and 0 < share < 1):
+            raise ConfigError(f"the share of ε spent on the clip norm G must be in (0, 1), got {share!r}")
 
     def _check_count_cap(self):
         if self.count_cap is None:
