@@ -86,6 +86,16 @@ def tail_counts(counts: SparseCounts | BinnedCounts, max_cap: int) -> np.ndarray
         values = np.concatenate([np.asarray(v) for v in counts.values]) if counts.values else np.zeros(0)
     else:
         values = np.concatenate([x.ravel() for x in counts.counts]) if counts.counts else np.zeros(0)
+    return count_tails(values, max_cap)
+
+
+def count_tails(values: np.ndarray, max_cap: int) -> np.ndarray:
+    """``T[c-1] = #{entries of values >= c}`` for ``c = 1 … max_cap`` (any array of bin counts; zeros ignored).
+
+    Tail counts add over disjoint sets of bins: a partitioned store sums them over partitions
+    (:func:`dphawkes_core.distributed.partitioned_tails`).
+    """
+    values = np.asarray(values).ravel()
     values = np.minimum(values[values > 0].astype(np.int64), max_cap)
     at_least = np.bincount(values, minlength=max_cap + 1)[::-1].cumsum()[::-1]  # [c] = #{X >= c}
     return at_least[1:max_cap + 1].astype(float)
@@ -118,17 +128,33 @@ def dp_count_cap(counts: SparseCounts | BinnedCounts, epsilon: float, delta: flo
     max_cap : int
         Public range of the released tail counts.
     """
+    check_max_cap(max_cap)
+    return cap_from_tails(tail_counts(counts, int(max_cap)), epsilon, delta, rng, share)
+
+
+def check_max_cap(max_cap: int) -> None:
+    """The public range ``c_max`` must be a positive integer."""
     if int(max_cap) != max_cap or max_cap < 1:
         raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
+
+
+def cap_from_tails(tails: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
+                   share: float = AUTO_CAP_SHARE) -> AutoCap:
+    """:func:`dp_count_cap` from already counted tails ``T[c]``, ``c = 1 … c_max`` (``c_max = tails.size``):
+    the Gaussian release and the choice of C."""
     sigma = cap_noise_sigma(epsilon, delta, share)
-    return AutoCap(choose_cap(release_tail_counts(counts, int(max_cap), sigma, rng), sigma), float(share), sigma,
-                   int(max_cap))
+    return AutoCap(choose_cap(noisy_tails(tails, sigma, rng), sigma), float(share), sigma, int(tails.size))
 
 
 def release_tail_counts(counts: SparseCounts | BinnedCounts, max_cap: int, sigma: float,
                         rng: np.random.Generator) -> np.ndarray:
     """The Gaussian release: :func:`tail_counts` plus noise of std σ on each entry."""
-    return tail_counts(counts, max_cap) + sigma * rng.standard_normal(max_cap)
+    return noisy_tails(tail_counts(counts, max_cap), sigma, rng)
+
+
+def noisy_tails(tails: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """Tail counts plus Gaussian noise of std σ on each entry (sensitivity 1: one event moves one entry by 1)."""
+    return tails + sigma * rng.standard_normal(tails.size)
 
 
 def cap_rng(seed: int | None) -> np.random.Generator:

@@ -22,6 +22,7 @@ sequence must hold disjoint time ranges. Nothing here imports Dask: the caller p
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
 from dataclasses import dataclass, replace
 from functools import partial
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .binning import bins_in_window, check_bin_size, check_count_cap, sequence_entries
+from .count_cap import AUTO, cap_from_tails, cap_rng, count_tails
 from .errors import ConfigError, DataError
 from .stats import MomentPieces, check_design_size, dense_lagged_products, lagged_products, rows_between
 
@@ -167,16 +169,58 @@ def scan_partition(path: str) -> tuple[int, dict]:
 def partition_segments(path: str, window: Window, bin_size: float, lags: int,
                        count_cap: int | None = None) -> tuple[list[Segment], int]:
     """Map step: the :class:`Segment` of every sequence in one partition, and its events outside the window."""
-    times, dims, seqs = read_partition(path)
     segments, outside = [], 0
+    for key, per_dim, n_bins, out in _window_sequences(path, window, bin_size):
+        segments.append(segment_of(key, per_dim, n_bins, bin_size, lags, count_cap))
+        outside += out
+    return segments, outside
+
+
+def partition_tails(path: str, window: Window, bin_size: float, max_cap: int) -> tuple[np.ndarray, list]:
+    """Map step of the automatic count cap: the tail counts of one partition's bins that no other partition
+    can share, and the raw rows of those it may share.
+
+    Only a sequence's first and last non-empty bin in a partition can be split with another partition (the
+    partitions of a sequence hold disjoint time ranges), so those rows are returned as
+    ``(sequence, bin, row)`` for :func:`partitioned_tails` to sum before counting, and the other bins are
+    counted here (:func:`~dphawkes_core.count_cap.count_tails`, ``c = 1 … max_cap``).
+    """
+    tails, edges = np.zeros(int(max_cap)), []
+    for key, per_dim, n_bins, _ in _window_sequences(path, window, bin_size):
+        bins, dims, raw, _ = sequence_entries(per_dim, n_bins, bin_size)
+        if not bins.size:
+            continue
+        edge_bins = sorted({int(bins[0]), int(bins[-1])})
+        tails += count_tails(raw[~np.isin(bins, edge_bins)], max_cap)
+        edges += [(key, b, rows_between(bins, dims, raw, b, b + 1, window.dim)[0]) for b in edge_bins]
+    return tails, edges
+
+
+def partitioned_tails(paths, window: Window, bin_size: float, max_cap: int, executor=None) -> np.ndarray:
+    """Tail counts ``T[c] = #{(sequence, bin, dimension): X >= c}``, ``c = 1 … max_cap``, of the unclipped
+    counts of partitions ``paths`` (mapped over ``executor``): the partitions' own counts plus those of their
+    edge bins, summed over partitions first (a bin cut in two is counted once, whole). Equal to
+    :func:`~dphawkes_core.count_cap.tail_counts` of the in-process counts."""
+    mapped = list(_map(executor, partial(partition_tails, window=window, bin_size=bin_size, max_cap=max_cap),
+                       paths))
+    edge_rows: dict = {}
+    for _, edges in mapped:
+        for key, b, row in edges:
+            edge_rows[(key, b)] = edge_rows.get((key, b), 0) + row
+    return sum((t for t, _ in mapped), np.zeros(int(max_cap))) + count_tails(np.array(list(edge_rows.values())),
+                                                                                max_cap)
+
+
+def _window_sequences(path: str, window: Window, bin_size: float):
+    """``(sequence value, per-dimension times relative to the window start, n_bins, events outside the
+    window)`` of every sequence in one partition."""
+    times, dims, seqs = read_partition(path)
     for key, rows in _by_sequence(seqs):
         end = window.ends[key] - window.start
         rel, dim = times[rows] - window.start, dims[rows]
         inside = (rel >= 0) & (rel <= end)
-        outside += int(rows.size - np.count_nonzero(inside))
         per_dim = [rel[inside & (dim == j)] for j in range(window.dim)]
-        segments.append(segment_of(key, per_dim, bins_in_window(end, bin_size), bin_size, lags, count_cap))
-    return segments, outside
+        yield key, per_dim, bins_in_window(end, bin_size), int(rows.size - np.count_nonzero(inside))
 
 
 def _by_sequence(seqs: np.ndarray) -> list[tuple[object, np.ndarray]]:
@@ -343,6 +387,12 @@ def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None 
     check_count_cap(count_cap)
     window = partitioned_window(paths, executor, start_time, end_time)
     check_design_size(window.dim, lags)
+    return _window_pieces(paths, window, bin_size, lags, count_cap, executor)
+
+
+def _window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: int | None,
+                   executor) -> tuple[MomentPieces, dict]:
+    """:func:`partitioned_pieces` on an already read :class:`Window`."""
     mapped = list(_map(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
                                          count_cap=count_cap), paths))
     pieces, counts = reduce_segments([s for segs, _ in mapped for s in segs], lags, count_cap)
@@ -363,36 +413,112 @@ def _key(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-def fit_partitions(paths, config, executor=None, start_time: float | None = None,
-                   end_time: float | None = None):
-    """Fit ``config`` on Parquet partitions: :func:`partitioned_pieces` mapped over ``executor``, then
-    the estimator on the assembled statistics (in this process).
+def prepare_partitioned(paths, config, window: Window, executor=None):
+    """The statistics of ``config`` on Parquet partitions in ``window`` (:func:`partitioned_window`), as
+    :func:`~dphawkes_core.estimators.prepare_stats` gives them for one file.
+
+    With ``config.count_cap = "auto"``, C is chosen first from :func:`partitioned_tails` by
+    :func:`~dphawkes_core.count_cap.cap_from_tails` — the same release (its own noise stream of a
+    seeded fit, ``count_cap_share`` of ε) and rule as in process, so the same C on the same events and
+    seed — and the pieces are then reduced clipped at it (a second pass over the partitions).
 
     Returns
     -------
-    result : FitResult
+    stats : BinnedStats
+        Assembled from the reduced pieces (no per-bin rows).
     data_info : dict
-        As from :func:`partitioned_pieces`, with ``count_cap``.
+        As from :func:`partitioned_pieces`, with ``count_cap`` and, for an automatic cap,
+        ``auto_count_cap`` (:meth:`~dphawkes_core.count_cap.AutoCap.to_dict`).
 
     Raises
     ------
     ConfigError
-        For pgd-clip (it needs every non-empty bin, which the reduce step does not gather) and for
-        ``count_cap="auto"`` (its DP quantile needs every bin count).
+        For pgd-clip: it needs every non-empty bin, which the reduce step does not gather.
     """
-    import time
-
-    from .estimators import fit_stats
     from .estimators.pipeline import pieces_stats
 
     if config.method == "pgd-clip":
         raise ConfigError("pgd-clip needs every non-empty bin, which a partitioned fit does not gather; "
                           "use cls, pgd, cg or ssp")
-    if isinstance(config.count_cap, str):
-        raise ConfigError("--count-cap auto needs every bin count; give a number for a partitioned fit")
+    check_bin_size(config.bin_size)
+    check_design_size(window.dim, config.lags)
+    auto = None
+    if config.count_cap == AUTO:
+        tails = partitioned_tails(paths, window, config.bin_size, config.count_cap_max, executor)
+        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_rng(config.seed), config.count_cap_share)
+    count_cap = config.count_cap if auto is None else auto.count_cap
+    check_count_cap(count_cap)
+    pieces, info = _window_pieces(paths, window, config.bin_size, config.lags, count_cap, executor)
+    info["count_cap"] = count_cap
+    if auto is not None:
+        info["auto_count_cap"] = auto.to_dict()
+    return pieces_stats(pieces), info
+
+
+def fit_partitions(paths, config, executor=None, start_time: float | None = None,
+                   end_time: float | None = None):
+    """Fit ``config`` on Parquet partitions: :func:`partitioned_window` and :func:`prepare_partitioned` (map
+    steps over ``executor``), then the estimator on the assembled statistics (in this process).
+
+    Returns
+    -------
+    result : FitResult
+    data_info : dict
+        As from :func:`prepare_partitioned`.
+    """
+    import time
+
+    from .estimators import fit_stats
+
     start = time.perf_counter()
-    pieces, info = partitioned_pieces(paths, config.bin_size, config.lags, config.count_cap, executor,
-                                      start_time, end_time)
-    result = fit_stats(pieces_stats(pieces), config)
-    info["count_cap"] = config.count_cap
+    window = partitioned_window(paths, executor, start_time, end_time)
+    stats, info = prepare_partitioned(paths, config, window, executor)
+    result = fit_stats(stats, config)
     return replace(result, elapsed_s=time.perf_counter() - start), info
+
+
+_LANE_SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5],
+                       dtype=np.uint64)  # four independent 64-bit lanes of the multiset hash
+
+
+def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
+    """Fingerprint of the events of partitions ``paths`` in ``window``, for the privacy ledger's key.
+
+    A hash of the multiset of in-window events ``(sequence, dimension, time)`` and of the window (start,
+    each sequence's end, d): every event is mixed into four 64-bit lanes in the map step
+    (:func:`partition_fingerprint`) and the lanes add modulo 2⁶⁴ over partitions, so the fingerprint is
+    the same whatever the files' names, dates, encoding, row order or partitioning — a renamed, copied,
+    rewritten or re-partitioned store keeps its ledger — and one event more or less changes it. It is an
+    identifier, not a cryptographic commitment (rows could be crafted to collide); it differs from
+    :func:`~dphawkes_core.ledger.data_fingerprint` of the same events loaded from one file
+    (``docs/scale.md``, "Privacy ledger").
+    """
+    lanes = sum((lane for lane in _map(executor, partial(partition_fingerprint, window=window), paths)),
+                np.zeros(_LANE_SALTS.size, dtype=np.uint64))
+    digest = hashlib.sha256(b"dphawkes-partitions-v1")
+    digest.update(np.float64([window.start, window.dim]).tobytes())
+    for key in sorted(window.ends, key=repr):
+        digest.update(f"{key!r}={window.ends[key]!r};".encode())
+    digest.update(lanes.tobytes())
+    return "partitions-" + digest.hexdigest()
+
+
+def partition_fingerprint(path: str, window: Window) -> np.ndarray:
+    """Map step of :func:`partitioned_fingerprint`: the four lanes summed over one partition's in-window events."""
+    lanes = np.zeros(_LANE_SALTS.size, dtype=np.uint64)
+    for key, per_dim, _, _ in _window_sequences(path, window, 1.0):
+        seq_hash = np.uint64(int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little"))
+        for dim, times in enumerate(per_dim):
+            bits = np.ascontiguousarray(times, dtype=np.float64).view(np.uint64)
+            mixed = _mix(_mix(_mix(bits[None, :] ^ _LANE_SALTS[:, None]) ^ np.uint64(dim)) ^ seq_hash)
+            lanes += mixed.sum(axis=1, dtype=np.uint64)  # arrays: the sums wrap modulo 2⁶⁴
+    return lanes
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on every entry (a bijection of 64-bit words; products wrap modulo 2⁶⁴)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))

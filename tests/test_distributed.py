@@ -8,10 +8,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from dphawkes_core import cli
-from dphawkes_core.binning import BinnedCounts
-from dphawkes_core.distributed import fit_partitions, partitioned_pieces, reduce_segments, segment_of
+from dphawkes_core.binning import BinnedCounts, bin_sparse
+from dphawkes_core.count_cap import tail_counts
+from dphawkes_core.distributed import (fit_partitions, partitioned_fingerprint, partitioned_pieces, partitioned_tails,
+                                       partitioned_window, reduce_segments, segment_of)
 from dphawkes_core.errors import DataError
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.events import load_parquet
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.simulate import simulate
@@ -127,3 +129,67 @@ def test_cli_fit_of_a_glob_on_dask_equals_the_single_file_fit(store, tmp_path, c
     assert dask["n_events"] == one["n_events"] and dask["partitions"] == 4
     assert cli.main(["fit", str(tmp_path / "none-*.parquet"), *common, "--dask", "local"]) == 2
     assert "no Parquet partitions" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("layout", ["by_seq", "by_time"])
+def test_an_automatic_count_cap_equals_the_in_process_one(store, layout):
+    """Same events, same seed: the partitioned tail counts, the released C and the estimate equal the
+    single-file fit's (the time cuts split bins, one holding more than C events in total)."""
+    events = load_parquet(store / "whole.parquet", end_time=END)
+    paths = sorted(str(p) for p in (store / layout).glob("*.parquet"))
+    window = partitioned_window(paths, end_time=END)
+    for max_cap in (2, 5, 64):
+        assert np.array_equal(partitioned_tails(paths, window, DELTA, max_cap),
+                              tail_counts(bin_sparse(events, DELTA), max_cap)), max_cap
+    for share, seed in ((0.05, 4), (0.5, 7)):  # a large share resolves a small C: the bin cut in two matters
+        config = FitConfig(method="ssp", bin_size=DELTA, lags=P, count_cap="auto", epsilon=1.0, seed=seed,
+                           calibration="formal", count_cap_share=share)
+        one, one_info = fit(events, config)
+        dist, dist_info = fit_partitions(paths, config, end_time=END)
+        assert dist_info["auto_count_cap"] == one_info["auto_count_cap"]
+        assert dist_info["count_cap"] == one_info["count_cap"] == one_info["auto_count_cap"]["count_cap"]
+        assert dist_info["clipped_events"] == one_info["clipped_events"]
+        np.testing.assert_allclose(dist.H, one.H, rtol=0, atol=1e-9)
+        assert dist.privacy.epsilon == pytest.approx(one.privacy.epsilon) and one.privacy.epsilon == pytest.approx(1.0)
+
+
+def test_partitioned_releases_are_metered_replayed_and_refused_by_the_ledger(store, tmp_path, capsys):
+    """An auto-cap DP-SSP release on partitions spends budget; the same request on the same events
+    partitioned differently is replayed (the fingerprint is of the events); one past the budget is refused."""
+    ledger = tmp_path / "ledger.json"
+
+    def release(pattern, epsilon):
+        status = cli.main(["fit", str(store / pattern), "--bin-size", str(DELTA), "--lags", str(P), "--end-time",
+                           str(END), "--method", "ssp", "--calibration", "formal", "--count-cap", "auto",
+                           "--epsilon", str(epsilon),
+                           "--ledger", str(ledger), "--budget", "1.5", "--json", str(tmp_path / "fit.json")])
+        err = capsys.readouterr().err
+        return status, err, json.loads((tmp_path / "fit.json").read_text()) if status == 0 else None
+
+    status, err, first = release("by_time/*.parquet", 1.0)
+    assert status == 0 and "ledger: recorded" in err
+    assert first["ledger"]["spent_epsilon"] == pytest.approx(1.0, abs=1e-6) and first["formal_guarantee"]
+    assert first["count_cap"] == first["auto_count_cap"]["count_cap"]
+    status, err, again = release("by_seq", 1.0)
+    assert status == 0 and "replayed" in err and again["kernels"] == first["kernels"]
+    assert again["ledger"]["spent_epsilon"] == first["ledger"]["spent_epsilon"]
+    status, err, _ = release("whole*.parquet", 1.2)  # 1 and 1.2 compose to 1.6 > 1.5
+    assert status == 2 and err.startswith("error: refused") and err.count("\n") == 1
+    (shown,) = json.loads(ledger.read_text())["ledgers"]
+    assert len(shown["entries"]) == 1 and shown["fingerprint"].startswith("partitions-")
+
+
+def test_the_partition_fingerprint_follows_the_events_not_the_files(store, tmp_path):
+    """Renamed or re-partitioned: the same fingerprint; one event more, or another window: another."""
+    def fingerprint(paths, end=END):
+        return partitioned_fingerprint(paths, partitioned_window(paths, end_time=end))
+
+    whole = fingerprint([str(store / "whole.parquet")])
+    for layout in ("by_seq", "by_time"):
+        assert fingerprint(sorted(str(p) for p in (store / layout).glob("*.parquet"))) == whole
+    table = pq.read_table(store / "whole.parquet")
+    pq.write_table(table.take(np.arange(table.num_rows)[::-1]), tmp_path / "renamed.pq", compression="gzip")
+    assert fingerprint([str(tmp_path / "renamed.pq")]) == whole
+    _write(tmp_path / "extra.parquet", [12.3], [1], [2])
+    assert fingerprint([str(tmp_path / "renamed.pq"), str(tmp_path / "extra.parquet")]) != whole
+    assert fingerprint([str(store / "whole.parquet")], END - 1) != whole
