@@ -191,7 +191,14 @@ def _cmd_fit(args) -> int:
                               time_unit=args.time_unit)
     _check_window(config, events)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
-    result, info, ledger = _ledger_fit(args, events, config) if args.ledger else (*fit(events, config), None)
+    if args.ledger:
+        from .estimators import prepare_stats
+        from .ledger import data_fingerprint
+
+        result, info, ledger = _ledger_fit(args, data_fingerprint(events), lambda: prepare_stats(events, config),
+                                           config)
+    else:
+        result, info, ledger = (*fit(events, config), None)
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config))
     _add_lag_average(payload, result, args)
     if ledger is not None:
@@ -226,25 +233,34 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     (:mod:`dphawkes_core.distributed`); on a Dask cluster with ``--dask``, else in this process."""
     import contextlib
 
-    from .distributed import fit_partitions, partition_paths
+    from .distributed import (fit_partitions, partition_paths, partitioned_fingerprint, partitioned_window,
+                              prepare_partitioned)
     from .events import load_labels
     from .sweep import dask_executor
 
-    if args.ledger or args.time_unit or config.privacy_unit != "event":
-        raise UsageError("--ledger, --time-unit and --privacy-unit sequence are not available for a partitioned fit")
+    if args.time_unit or config.privacy_unit != "event":
+        raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
     start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
     if config.method != "cls" and config.calibration == "formal" and end is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(otherwise the window is read from the data)")
     paths = partition_paths(args.events_csv)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
+    ledger = None
     with dask_executor(args.dask) if args.dask else contextlib.nullcontext() as executor:
-        result, info = fit_partitions(paths, config, executor, start_time=start, end_time=end)
+        if args.ledger:
+            window = partitioned_window(paths, executor, start, end)
+            result, info, ledger = _ledger_fit(args, partitioned_fingerprint(paths, window, executor),
+                                               lambda: prepare_partitioned(paths, config, window, executor), config)
+        else:
+            result, info = fit_partitions(paths, config, executor, start_time=start, end_time=end)
     names = load_labels(Path(paths[0]).with_name("labels.csv"))
     if names is None or len(names) != result.dim:
         names = tuple(str(j) for j in range(result.dim))
     payload = result_payload(result, config, info, names, _scenario_truth(args, result.dim, config))
     _add_lag_average(payload, result, args)
+    if ledger is not None:
+        payload["ledger"] = ledger
     _write_json(payload, args.json)
     return 0
 
@@ -267,18 +283,18 @@ def _window_number(text: str) -> float:
             from None
 
 
-def _ledger_fit(args, events: Events, config: FitConfig) -> tuple[FitResult, dict, dict]:
-    """The fit as a release recorded in the ``--ledger`` file: replayed when already paid for, refused
-    (exit 2) past the data set's budget; prints one line on what the ledger did."""
-    from .estimators import prepare_stats
-    from .ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, metered_fit
+def _ledger_fit(args, fingerprint: str, prepare, config: FitConfig) -> tuple[FitResult, dict, dict]:
+    """The fit as a release recorded in the ``--ledger`` file under the data's ``fingerprint``: replayed when
+    already paid for, refused (exit 2) past the data set's budget; prints one line on what the ledger did.
+    ``prepare()`` gives the statistics and data info (it draws an automatic count cap's noise)."""
+    from .ledger import Budget, LedgerBook, LedgerKey, metered_fit
 
-    book, key = LedgerBook(args.ledger), LedgerKey(data_fingerprint(events), config.privacy_unit)
+    book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
     delta = known.budget.delta if known is not None else args.dp_delta
     budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
     book.open(key, budget, label=Path(args.events_csv).name)
-    stats, info = prepare_stats(events, config)
+    stats, info = prepare()
     metered = metered_fit(book, key, stats, config, info)
     ledger = metered.ledger
     summary = {"path": str(book.path), "replayed": metered.replayed, "metered": metered.entry.formal,
