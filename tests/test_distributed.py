@@ -132,20 +132,20 @@ def test_cli_fit_of_a_glob_on_dask_equals_the_single_file_fit(store, tmp_path, c
 
 
 @pytest.mark.parametrize("layout", ["by_seq", "by_time"])
-def test_an_automatic_count_cap_equals_the_in_process_one(store, layout):
-    """Same events, same seed: the partitioned tail counts, the released C and the estimate equal the
-    single-file fit's (the time cuts split bins, one holding more than C events in total)."""
+def test_an_automatic_count_cap_equals_the_in_process_one(store, executor, layout):
+    """Same events, same seed: the partitioned tail counts, the released C and the estimate (on Dask) equal
+    the single-file fit's (the time cuts split bins, one holding more than C events in total)."""
     events = load_parquet(store / "whole.parquet", end_time=END)
     paths = sorted(str(p) for p in (store / layout).glob("*.parquet"))
     window = partitioned_window(paths, end_time=END)
     for max_cap in (2, 5, 64):
-        assert np.array_equal(partitioned_tails(paths, window, DELTA, max_cap),
+        assert np.array_equal(partitioned_tails(paths, window, DELTA, max_cap, executor),
                               tail_counts(bin_sparse(events, DELTA), max_cap)), max_cap
     for share, seed in ((0.05, 4), (0.5, 7)):  # a large share resolves a small C: the bin cut in two matters
         config = FitConfig(method="ssp", bin_size=DELTA, lags=P, count_cap="auto", epsilon=1.0, seed=seed,
                            calibration="formal", count_cap_share=share)
         one, one_info = fit(events, config)
-        dist, dist_info = fit_partitions(paths, config, end_time=END)
+        dist, dist_info = fit_partitions(paths, config, executor, end_time=END)
         assert dist_info["auto_count_cap"] == one_info["auto_count_cap"]
         assert dist_info["count_cap"] == one_info["count_cap"] == one_info["auto_count_cap"]["count_cap"]
         assert dist_info["clipped_events"] == one_info["clipped_events"]
