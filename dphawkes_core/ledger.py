@@ -143,12 +143,14 @@ def gaussian_mechanism(sigma: float, sensitivity: float, releases: int = 1, labe
 
 def mechanisms_of(report: PrivacyReport) -> tuple[Mechanism, ...]:
     """What a fit's privacy report says it spent: its noisy releases (σ, sensitivity, K) and, with an
-    automatic count cap, the cap's own Gaussian release (``budget_split["cap_sigma"]``, sensitivity 1)."""
+    automatic count cap C or clip norm G, that selection's own Gaussian release (``budget_split["cap_sigma"]``:
+    its noise multiplier, so sensitivity 1)."""
     if report.sensitivity is None or report.sigma2 <= 0:
         raise BudgetExceeded("refused: σ² = 0 adds no noise, so its ε is infinite")
     split = getattr(report, "budget_split", None) or {}
-    cap = (Mechanism("gaussian", float(split["cap_sigma"]), 1, "count cap C (noisy tail counts)"),) \
-        if "cap_sigma" in split else ()
+    selection = ("clip norm G (noisy histogram of sequence norms)" if "sequence_clip" in split
+                 else "count cap C (noisy tail counts)")
+    cap = (Mechanism("gaussian", float(split["cap_sigma"]), 1, selection),) if "cap_sigma" in split else ()
     main = gaussian_mechanism(math.sqrt(report.sigma2), report.sensitivity, report.iters,
                               label="noisy statistics" if report.iters == 1 else "noisy gradients")
     return cap + (main,)

@@ -159,3 +159,22 @@ def test_cli_sequence_clip_auto(tmp_path):
     assert payload["sequence_clip"] == payload["auto_sequence_clip"]["sequence_clip"]
     assert payload["sequence_clip"] in clip_grid(max_events_clip(P, M, C, "lagged"))  # OS noise: any grid value
     assert payload["budget_split"]["share"] == 0.05
+
+
+def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
+    """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
+    cap), the statistics the other, and together they spend exactly the fit's ε."""
+    from dphawkes_core.ledger import LedgerBook, LedgerKey, metered_fit
+    from dphawkes_core.sequence_privacy import gdp_epsilon
+
+    events = _events()
+    config = _config(epsilon=2.0)
+    stats, info = prepare_stats(events, config)
+    book, key = LedgerBook(tmp_path / "ledger.json"), LedgerKey("e" * 64, unit="sequence")
+    metered = metered_fit(book, key, stats, config, info)
+    selection, release = metered.entry.mechanisms
+    assert "clip norm G" in selection.label and "count cap" not in selection.label
+    assert selection.parameter == metered.result.privacy.budget_split["cap_sigma"]
+    assert metered.ledger.spent() == pytest.approx(gdp_epsilon(math.hypot(1 / selection.parameter,
+                                                                          1 / release.parameter), 1e-5), rel=1e-6)
+    assert metered.ledger.spent() == pytest.approx(2.0, rel=1e-6)
