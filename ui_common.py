@@ -149,11 +149,14 @@ def stats_cached(dataset_fp: str, _events, stats_items: tuple):
 def stats_config(config: FitConfig) -> FitConfig:
     """The settings the statistics of ``config`` depend on: Δ, p and C — and for an automatic C, which is
     a private release, also the method, ε, δ, seed and budget share it is chosen with; for the sequence
-    unit also M and G (each sequence's contribution is clipped before the sums)."""
+    unit also M and G (each sequence's contribution is clipped before the sums) and, for a G chosen
+    privately, ε, δ, seed and the share it is chosen with."""
     if sequence_unit(config):
+        chosen = ({"epsilon": config.epsilon, "dp_delta": config.dp_delta, "seed": config.seed,
+                   "sequence_clip_share": config.sequence_clip_share} if config.sequence_clip == AUTO else {})
         return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap,
                          calibration="formal", privacy_unit="sequence", max_events=config.max_events,
-                         sequence_clip=config.sequence_clip)
+                         sequence_clip=config.sequence_clip, **chosen)
     if config.count_cap != AUTO:
         return FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap)
     return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=AUTO,
@@ -225,9 +228,10 @@ def sidebar_dataset(dataset: Dataset) -> None:
     st.sidebar.caption(dataset_caption(dataset))
 
 
-def privacy_unit_controls(sb, key_prefix: str = "") -> dict:
+def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False) -> dict:
     """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords);
-    ``key_prefix`` keeps one page's widgets apart from another's."""
+    ``key_prefix`` keeps one page's widgets apart from another's; ``private_clip`` offers G chosen privately
+    (``sequence_clip="auto"``)."""
     unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key=f"{key_prefix}unit", format_func=str,
                     help="event: one event added or removed (the paper's unit); sequence: one whole sequence — "
                          "one person — replaced (DP-SSP only; needs a public cap M and/or clip G)")
@@ -236,6 +240,10 @@ def privacy_unit_controls(sb, key_prefix: str = "") -> dict:
     cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5,
                               key=f"{key_prefix}seqM",
                               help="public: each sequence keeps its first M events, the later ones are dropped"))
+    if private_clip and sb.checkbox("choose G privately (auto)", key=f"{key_prefix}seqGauto",
+                                    help="5% of ε buys a noisy histogram of the sequences' norms; G clips about 5% "
+                                         "of them at most (needs ε and a cap M)"):
+        return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": AUTO}
     clip = sb.number_input("clip norm G per sequence (0 = the G that M never clips)", min_value=0.0, value=0.0,
                            format="%.4g", key=f"{key_prefix}seqG",
                            help="public: each sequence's statistics are scaled to norm at most G")

@@ -152,7 +152,7 @@ def read_controls():
                                                format="%.4g", key="sigma2", **URL)
         kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=DEFAULTS["delta"], format="%.1e",
                                              key="delta", **URL)
-        kwargs.update(privacy_unit_controls(sb))
+        kwargs.update(privacy_unit_controls(sb, private_clip=True))
         if method in FORMAL_ONLY_METHODS:
             kwargs["calibration"] = "formal"
             sb.caption("calibration: formal (the only one this method has)")
@@ -340,6 +340,15 @@ def show_export(result, config, data_info, truth, averaged):
                          file_name=f"dphawkes_{result.method}.csv", mime="text/csv", key="dl_csv")
 
 
+def clip_note(data_info: dict) -> str:
+    """The sequence unit's clip norm G, when it was chosen privately (a release, shown like the fit)."""
+    auto = data_info.get("auto_sequence_clip")
+    if auto is None:
+        return ""
+    return (f" Clip norm G = {auto['sequence_clip']:.4g} chosen privately with {auto['share']:.0%} of ε "
+            f"(a noisy histogram of the sequences' norms).")
+
+
 def main():
     try:
         config = read_controls()
@@ -379,7 +388,7 @@ def main():
     st.caption(f"{data_info['n_bins']:,} bins of Δ = {config.bin_size:g}, p = {config.lags} lags "
                f"(support {config.bin_size * config.lags:.4g}); {count_noun(data_info['dropped_events'], 'event')} "
                f"after the last full bin dropped, {data_info['clipped_events']:,} removed by the count cap; "
-               f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).")
+               f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).{clip_note(data_info)}")
     estimates = {"estimate": result.kernels}
     baselines = {"estimate": result.baseline}
     if reference is not None:

@@ -429,3 +429,20 @@ def test_unit_conversion_of_a_huge_or_infinite_epsilon(epsilon):
     conv = unit_conversion(report, 50)
     assert conv.naive_delta is None and conv.person_epsilon >= epsilon
     assert "nothing" in conv.sentences()[1]
+
+
+@pytest.mark.usefixtures("clear_streamlit_caches")
+def test_app_sequence_unit_with_g_chosen_privately():
+    at = _estimate_page_on_taxi()
+    at.sidebar.radio(key="unit").set_value("sequence")
+    at.run()
+    at.sidebar.number_input(key="seqM").set_value(30)
+    at.sidebar.checkbox(key="seqGauto").check()
+    at.run()
+    assert not at.exception and not at.error
+    assert any("Formal (ε, δ)-DP for one sequence" in s.value for s in at.success)
+    shown = " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.success) for e in kind)
+    assert "chosen privately" in shown
+    at.sidebar.number_input(key="seqM").set_value(0)  # no public M: G has no grid to be chosen on
+    at.run()
+    assert not at.exception and any("M" in e.value for e in at.error)
