@@ -15,11 +15,15 @@ only), which is small enough to travel with the sufficient statistics.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .binning import SparseCounts
 from .errors import ConfigError
+
+if TYPE_CHECKING:  # scipy.sparse loads when a sparse design is built
+    import scipy.sparse
 
 MAX_DESIGN_ENTRIES = 60_000_000  # stored lagged entries of the informative rows (~1 GB as CSR + transpose)
 MAX_DEDUP_CELLS = 30_000_000  # merge identical informative rows when they fit densely in this many cells

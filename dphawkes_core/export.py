@@ -14,11 +14,15 @@ import dataclasses
 import io
 import json
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .estimators import FitConfig, FitResult, release_status
 from .metrics import compare
+
+if TYPE_CHECKING:  # pandas loads where a table is built (start-up of the CLI)
+    import pandas as pd
 
 FORMAT_VERSION = 1
 

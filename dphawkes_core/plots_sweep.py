@@ -10,7 +10,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .estimators import METHOD_NAMES
-from .estimators import METHOD_NAMES
 from .sweep import NON_PRIVATE_METHODS
 
 METRIC_LABELS = {

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import ConfigError
 from .estimators import METHODS
 from .kernels import SCENARIOS, get_scenario
 from .privacy import CALIBRATIONS
+
+if TYPE_CHECKING:  # the sweep engine loads when a sweep runs
+    from .sweep import DataSource, SweepSpec
 
 
 def add_sweep_parser(sub) -> None:

@@ -24,7 +24,7 @@ from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contributi
                                             max_events_clip, pieces_vector, release_pieces_vector,
                                             sequence_contribution, sequence_pieces, sequence_sensitivity,
                                             unit_conversion, vector_pieces)
-from dphawkes_core.stats import assemble_summed, design_matrix
+from dphawkes_core.stats import design_matrix
 
 D, P, C = 2, 3, 2
 TAXI = "/work/shared/data/nyc_taxi/events.csv"
