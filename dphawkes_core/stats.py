@@ -84,8 +84,22 @@ def check_design_size(dim: int, lags: int) -> None:
         )
 
 
+class _LaggedShape:
+    """p and d of pieces that hold ``lagged`` (``(p+1, d, d)``) and ``totals`` (``(d,)``)."""
+
+    @property
+    def lags(self) -> int:
+        """p."""
+        return int(self.lagged.shape[0] - 1)
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return int(self.totals.shape[0])
+
+
 @dataclass(frozen=True)
-class MomentPieces:
+class MomentPieces(_LaggedShape):
     """Everything ``A``, ``b`` and ``yy`` are made of.
 
     ``Z Zᵀ`` and ``Y Zᵀ`` are linear in the full-range lagged products ``C[τ] = Σ_m X[m] X[m-τ]ᵀ``
@@ -119,16 +133,6 @@ class MomentPieces:
     n_bins: np.ndarray
     skipped_sequences: int = 0
     count_cap: int | None = None
-
-    @property
-    def lags(self) -> int:
-        """p."""
-        return int(self.lagged.shape[0] - 1)
-
-    @property
-    def dim(self) -> int:
-        """d."""
-        return int(self.totals.shape[0])
 
     @property
     def n_rows(self) -> int:
@@ -205,7 +209,7 @@ def sufficient_stats(binned: BinnedCounts | SparseCounts, lags: int) -> Sufficie
 
 
 @dataclass(frozen=True)
-class SummedPieces:
+class SummedPieces(_LaggedShape):
     """:class:`MomentPieces` with the edges summed over sequences: exactly what :func:`assemble_summed` needs.
 
     ``A``, ``b`` and ``yy`` use a sequence's first and last p rows only through sums over sequences of their
@@ -237,16 +241,6 @@ class SummedPieces:
     n_rows: int
     skipped_sequences: int = 0
     count_cap: int | None = None
-
-    @property
-    def lags(self) -> int:
-        """p."""
-        return int(self.lagged.shape[0] - 1)
-
-    @property
-    def dim(self) -> int:
-        """d."""
-        return int(self.totals.shape[0])
 
 
 def summed_pieces(pieces: MomentPieces) -> SummedPieces:
