@@ -128,14 +128,9 @@ def dp_count_cap(counts: SparseCounts | BinnedCounts, epsilon: float, delta: flo
     max_cap : int
         Public range of the released tail counts.
     """
-    check_max_cap(max_cap)
-    return cap_from_tails(tail_counts(counts, int(max_cap)), epsilon, delta, rng, share)
-
-
-def check_max_cap(max_cap: int) -> None:
-    """The public range ``c_max`` must be a positive integer."""
     if int(max_cap) != max_cap or max_cap < 1:
         raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
+    return cap_from_tails(tail_counts(counts, int(max_cap)), epsilon, delta, rng, share)
 
 
 def cap_from_tails(tails: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
