@@ -379,7 +379,7 @@ def main():
             cls_config = FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags,
                                    count_cap=stats.count_cap)
             cls_stats = stats if not sequence_unit(config) else stats_cached(
-                fingerprint, events, config_items(stats_config(cls_config)))  # the unclipped sums
+                fingerprint, events, config_items(stats_config(cls_config)))[0]  # the unclipped sums
             reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     except DPHawkesError as exc:
         friendly_error(exc)

@@ -443,6 +443,9 @@ def test_app_sequence_unit_with_g_chosen_privately():
     assert any("Formal (ε, δ)-DP for one sequence" in s.value for s in at.success)
     shown = " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.success) for e in kind)
     assert "chosen privately" in shown
+    at.sidebar.number_input(key="C").set_value(2)  # a C no event-level fit has cached: the CLS reference is fitted
+    at.run()
+    assert not at.exception and not at.error
     at.sidebar.number_input(key="seqM").set_value(0)  # no public M: G has no grid to be chosen on
     at.run()
     assert not at.exception and any("M" in e.value for e in at.error)
