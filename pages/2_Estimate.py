@@ -361,6 +361,10 @@ def main():
     if st.session_state.get("lagmode") == "support s" and (note := support_note(st.session_state["s"], config.bin_size)):
         (st.warning if st.session_state["s"] < config.bin_size else st.caption)(note)
     events = dataset.events
+    if sequence_unit(config) and events.n_sequences == 1:
+        st.warning("One sequence: under the sequence unit it is the whole data set (one person), so the release "
+                   "may reveal almost nothing about it — and it keeps only its first M events. The sequence unit "
+                   "is meant for many sequences, one per person (e.g. the taxi shifts on the Data page).")
     cost = fit_cost(events, config)
     if cost.refused:
         st.error(f"Not started: {cost.reason}.", icon="⛔")

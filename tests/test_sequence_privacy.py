@@ -449,3 +449,16 @@ def test_app_sequence_unit_with_g_chosen_privately():
     at.sidebar.number_input(key="seqM").set_value(0)  # no public M: G has no grid to be chosen on
     at.run()
     assert not at.exception and any("M" in e.value for e in at.error)
+
+
+@pytest.mark.usefixtures("clear_streamlit_caches")
+def test_app_sequence_unit_on_one_sequence_says_what_it_protects():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Estimate.py"), default_timeout=120).run()  # one simulated sequence
+    assert not any("One sequence" in w.value for w in at.warning)
+    at.sidebar.checkbox(key="Cauto").uncheck()
+    at.sidebar.radio(key="unit").set_value("sequence")
+    at.run()
+    assert not at.exception
+    assert any("One sequence: under the sequence unit it is the whole data set" in w.value for w in at.warning)
