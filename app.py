@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui_common import app_pages, current_dataset, sidebar_dataset
+from dphawkes_app.common import app_pages, current_dataset, sidebar_dataset
 
 st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon="🔒", layout="wide")
 

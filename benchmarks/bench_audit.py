@@ -2,7 +2,7 @@
 which the noise std of each formal method must be cut for the audit to refute its claim, and no correct
 mechanism refuted (three seeds and two data shapes each).
 
-Settings: :func:`dphawkes_core.audit.worst_case_fit` (K = 1 from U = 0, tiny constraint, ε = 4, C = 3);
+Settings: :func:`dphawkes_experiments.audit.worst_case_fit` (K = 1 from U = 0, tiny constraint, ε = 4, C = 3);
 worst-case pairs on d = 2 and n = 40 bins (p = 3), pgd-clip on d = 1 and n = 3 bins (p = 1).
 Target: a 2× cut caught for ssp, pgd and cg; pgd-clip reported (its claimed bound is not reachable
 from U = 0, see docs/privacy.md).
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 
-from dphawkes_core.audit import AuditConfig, prepare_worst_case, run_session, worst_case_fit
+from dphawkes_experiments.audit import AuditConfig, prepare_worst_case, run_session, worst_case_fit
 
 TRIALS = 2000
 FACTORS = (1.25, 1.5, 2.0, 3.0, 4.0)

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from dphawkes_core.audit import AuditConfig, default_count_cap, run_audit
+from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit_stats, per_bin_design, prepare_stats
 from dphawkes_core.kernels import get_scenario

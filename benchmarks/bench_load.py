@@ -36,7 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from app_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
+from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
 from benchmarks.st_client import RenderError, Session, widget_state
 
 SESSIONS = 4

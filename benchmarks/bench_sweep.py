@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from dphawkes_core.reproduce import figure_sweep_spec
-from dphawkes_core.sweep import default_executor, run_sweep
+from dphawkes_experiments.reproduce import figure_sweep_spec
+from dphawkes_experiments.sweep import default_executor, run_sweep
 
 TARGET_S = 60.0
 

@@ -1,4 +1,4 @@
-"""Run every reproduction of :mod:`dphawkes_core.reproduce` and write ``docs/reproduction.md``.
+"""Run every reproduction of :mod:`dphawkes_experiments.reproduce` and write ``docs/reproduction.md``.
 
 Usage: ``.venv/bin/python -m benchmarks.reproduce_paper [--runs 10] [--out docs/reproduction.md]``
 """
@@ -11,13 +11,13 @@ import platform
 import time
 from pathlib import Path
 
-from dphawkes_core import reproduce
-from dphawkes_core.sweep import default_executor
+from dphawkes_experiments import reproduce
+from dphawkes_experiments.sweep import default_executor
 
 HEADER = """# Reproduction of the paper's experiments
 
 Made by `{command}` ({when}, {cpus} CPUs, Python {py}; {elapsed:.0f} s in all).
-The same functions run behind the app's *Reproduce the paper* page (`dphawkes_core/reproduce.py`).
+The same functions run behind the app's *Reproduce the paper* page (`dphawkes_experiments/reproduce.py`).
 
 Choices the paper leaves open:
 - kernel support s = 4 (where the box kernels end), so p = ⌈4/Δ⌉;
@@ -25,7 +25,7 @@ Choices the paper leaves open:
 - DP-CG's nuclear-norm radius is r = ||ΔH_true||_* (nuclear norm of the truth) at each Δ (an oracle choice, the most
   favourable one: the truth is on the boundary of the constraint set); the paper does not state r;
 - the paper's MIMIC-II data are not available: Table 1 is replaced by the same measurement (next-event-time
-  RMSE, defined in `dphawkes_core/prediction.py`) on a public data set, with B and r taken from the
+  RMSE, defined in `dphawkes_experiments/prediction.py`) on a public data set, with B and r taken from the
   non-private fit's norms;
 - "the non-private estimation" of the figures is the private algorithm with σ² = 0; the non-private CLS
   estimate is shown alongside.

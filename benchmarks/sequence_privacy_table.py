@@ -3,7 +3,7 @@
 Usage: ``nice python -m benchmarks.sequence_privacy_table [--seeds 5] [--sequences 10000] [--only taxi sim]``
 
 Two multi-sequence data sets, each split by sequence (the first 70 % train, the rest are predicted, as
-:func:`~dphawkes_core.prediction.split_events`):
+:func:`~dphawkes_experiments.prediction.split_events`):
 
 * ``nyc_taxi`` (2,000 taxi shifts, 10 dimensions) on the public window [0, 24 h] per shift, Δ = 0.5 h,
   p = 4; no truth, so the plain error ``||Ĥ − H_ref||_F / ||H_ref||_F`` is against the non-private CLS
@@ -16,7 +16,7 @@ formal event-level default); sequence-level DP-SSP at ε = 1 with public C = 3 a
 per sequence, for each release (``full``, ``lagged``) at the G that M guarantees never clips (``G_M``, its
 own for each release) and at G_M/4 and G_M/16 (which clip), and the lagged release with G chosen privately
 (``sequence_clip="auto"``: 5 % of ε on a noisy histogram of the norms, redrawn per seed); the zero estimate. Columns: median plain error over noise seeds, mean next-event RMSE on the held-out
-sequences (:mod:`dphawkes_core.prediction`, Poisson reference alongside), and the ε per person who owns
+sequences (:mod:`dphawkes_experiments.prediction`, Poisson reference alongside), and the ε per person who owns
 a whole sequence of k = M events (event unit: group privacy, exact in GDP; sequence unit: the fit's ε).
 The noise of every run is seeded (a measurement, not a release). Picking the best G from this table would
 be tuning on private data: G must be chosen from public knowledge.
@@ -34,7 +34,7 @@ from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.events import Events, load_csv
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import compare
-from dphawkes_core.prediction import evaluate_prediction, split_events
+from dphawkes_experiments.prediction import evaluate_prediction, split_events
 from dphawkes_core.sequence_privacy import max_events_clip, unit_conversion
 from dphawkes_core.simulate import simulate
 

@@ -1,8 +1,10 @@
 """dphawkes_core: differentially private estimation of multivariate Hawkes processes.
 
-Pure library (no Streamlit): events → binning → sufficient statistics → CLS / DP-PGD / DP-CG / DP-SSP /
-clipped-gradient DP-PGD, with privacy calibration (``privacy``), metrics, sweeps, audits and Plotly figure
-builders. The ``dphawkes`` command line is :mod:`dphawkes_core.cli`.
+The pure core (no Streamlit, no Plotly): events → binning → sufficient statistics → the estimator
+families of :mod:`.estimators` (CLS, DP-PGD, DP-CG, DP-SSP, clipped DP-PGD), with privacy calibration
+(:mod:`.privacy`), the privacy units, the ledger and metrics. Experiments live in
+:mod:`dphawkes_experiments`, the command line in :mod:`dphawkes_cli`, the app's helpers in
+:mod:`dphawkes_app` (``docs/architecture.md``).
 """
 
 __version__ = "0.1.0"

@@ -16,7 +16,7 @@ sequence over its bins, so each partition of the data can be reduced on its own:
 The result is exactly the in-process :func:`~dphawkes_core.stats.moment_pieces` (integer counts in
 floating point). Partitions may split the data by sequence, by time, or both; the partitions of one
 sequence must hold disjoint time ranges. Nothing here imports Dask: the caller passes any
-``concurrent.futures``-style executor (:func:`dphawkes_core.sweep.dask_executor` for a cluster).
+``concurrent.futures``-style executor (:func:`dphawkes_experiments.sweep.dask_executor` for a cluster).
 """
 
 from __future__ import annotations

@@ -6,16 +6,16 @@ import numpy as np
 import streamlit as st
 
 from dphawkes_core.binning import bin_sparse
-from dphawkes_core.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
+from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.guidance import count_noun, time_scale
+from dphawkes_app.guidance import count_noun, time_scale
 from dphawkes_core.events import MAX_FILE_BYTES
 from dphawkes_core.kernels import SCENARIOS, get_scenario
-from dphawkes_core.plots import bin_heatmap, counting_process, event_raster
+from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
 from dphawkes_core.resources import estimate_simulation_cost
 from dphawkes_core.simulate import MAX_SIMULATED_EVENTS
-from ui_common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
+from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
 
 st.set_page_config(page_title="Data · dphawkes", page_icon="🔒", layout="wide")
 st.title("Data")

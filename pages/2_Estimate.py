@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_core.compare import comparison_epsilon, method_row
+from dphawkes_experiments.compare import comparison_epsilon, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, SSP_STABILISERS, FitConfig,
@@ -15,13 +15,13 @@ from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
-from dphawkes_core.guidance import count_noun, loss_note, negative_baseline_note, support_note, time_scale
-from dphawkes_core.plots import baseline_chart, kernel_grid, loss_curve
-from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
+from dphawkes_app.guidance import count_noun, loss_note, negative_baseline_note, support_note, time_scale
+from dphawkes_app.plots import baseline_chart, kernel_grid, loss_curve
+from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sequence_privacy import UNIT_LABELS
-from ui_budget import budget_state, metered_comparison, release_fit, show_budget
-from ui_common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
+from dphawkes_app.budget import budget_state, metered_comparison, release_fit, show_budget
+from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
                        friendly_error, ignored_link_settings, preset_dataset, privacy_unit_controls, set_dataset,
                        show_unit_conversion, sidebar_dataset, stats_cached, stats_config)
 

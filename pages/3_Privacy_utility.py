@@ -7,14 +7,14 @@ import streamlit as st
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS
 from dphawkes_core.kernels import SCENARIOS, get_scenario
-from dphawkes_core.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
-from dphawkes_core.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
+from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
+from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sequence_privacy import UNIT_LABELS
-from dphawkes_core.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
+from dphawkes_experiments.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
-from ui_budget import budget_state, refuse_experiments, show_budget
-from ui_common import current_dataset, friendly_error, privacy_unit_controls, sidebar_dataset
+from dphawkes_app.budget import budget_state, refuse_experiments, show_budget
+from dphawkes_app.common import current_dataset, friendly_error, privacy_unit_controls, sidebar_dataset
 
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
 WORKS = get_preset(DEFAULT_PRESET).config  # the public settings of "Privacy that works" are the defaults

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from dphawkes_core import reproduce
+from dphawkes_experiments import reproduce
 from dphawkes_core.datasets import list_samples
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.plots_sweep import boxplot_figure, kernel_figure
-from dphawkes_core.prediction import __doc__ as PREDICTION_DOC
-from dphawkes_core.sweep import default_executor
-from ui_common import current_dataset, friendly_error, sidebar_dataset
+from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
+from dphawkes_experiments.prediction import __doc__ as PREDICTION_DOC
+from dphawkes_experiments.sweep import default_executor
+from dphawkes_app.common import current_dataset, friendly_error, sidebar_dataset
 
 RESULTS = "repro_results"
 

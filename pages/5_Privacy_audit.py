@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from dphawkes_core.audit import AuditConfig, default_count_cap, prepare_audit
+from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.metrics import constraint_scale
 from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, FitConfig
-from dphawkes_core.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
-from ui_budget import budget_state, refuse_experiments
-from ui_common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.budget import budget_state, refuse_experiments
+from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
 
 SESSION, RESULT, STOPPED = "audit_session", "audit_result", "audit_stopped"
 CHUNK = 50

@@ -6,9 +6,9 @@ import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.ledger import Budget
-from dphawkes_core.plots_budget import budget_figure
-from ui_budget import EXPERIMENTS_REFUSED, budget_state, show_budget
-from ui_common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.plots_budget import budget_figure
+from dphawkes_app.budget import EXPERIMENTS_REFUSED, budget_state, show_budget
+from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
 
 st.set_page_config(page_title="Privacy budget · dphawkes", page_icon="🔒", layout="wide")
 st.title("Privacy budget")

@@ -18,12 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app  # noqa: E402
+from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app  # noqa: E402
 from dphawkes_core.datasets import simulate_dataset  # noqa: E402
 from dphawkes_core.estimators import prepare_stats  # noqa: E402
 from dphawkes_core.kernels import get_scenario  # noqa: E402
 from dphawkes_core.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint, metered_fit  # noqa: E402
-from dphawkes_core.presets import DEFAULT_PRESET, get_preset  # noqa: E402
+from dphawkes_app.presets import DEFAULT_PRESET, get_preset  # noqa: E402
 
 SIMULATION = {"data": "paper-2d", "n": 20_000, "dseed": 2}
 TARGET = ROOT / "docs" / "budget.png"

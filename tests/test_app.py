@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.metrics import compare
-from dphawkes_core.presets import get_preset
+from dphawkes_app.presets import get_preset
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60

@@ -6,13 +6,13 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.audit import (AuditCancelled, AuditConfig, add_event, clopper_pearson_upper,
+from dphawkes_experiments.audit import (AuditCancelled, AuditConfig, add_event, clopper_pearson_upper,
                                  default_count_cap, epsilon_lower_bound, run_audit)
 from dphawkes_core.binning import bin_events
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_core.simulate import simulate
 
 DT, P = 0.5, 6

@@ -11,7 +11,7 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
 
 from dphawkes_core.binning import BinnedCounts, SparseCounts
-from dphawkes_core.cli import main
+from dphawkes_cli.main import main
 from dphawkes_core.count_cap import (cap_noise_sigma, cap_rng, choose_cap, dp_count_cap, release_tail_counts,
                                      tail_counts)
 from dphawkes_core.errors import ConfigError
@@ -180,7 +180,7 @@ def audit_events():
 def test_audit_runs_the_whole_auto_cap_mechanism(audit_events, broken, violated):
     """The audit chooses C in every run (the test sees it) and claims the composed μ = 1/z(ε, δ); a
     mechanism whose two noises are 100× too small is caught, the correct one is not refuted."""
-    from dphawkes_core.audit import AuditConfig, run_audit
+    from dphawkes_experiments.audit import AuditConfig, run_audit
 
     config = _auto_config(lags=4)
     result = run_audit(audit_events, AuditConfig(config, trials=120, broken_factor=broken, seed=1))

@@ -12,7 +12,7 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
 
 from dphawkes_core.binning import BinnedCounts, SparseCounts
-from dphawkes_core.cli import main
+from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
 from dphawkes_core.events import Events, EventSequence, save_csv

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from app_server import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
+from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
 from dphawkes_core.datasets import list_samples
-from dphawkes_core.presets import DEFAULT_PRESET, get_preset
+from dphawkes_app.presets import DEFAULT_PRESET, get_preset
 
 ROOT = Path(__file__).resolve().parent.parent
 SCREENSHOT_LIMIT = 300 * 1024

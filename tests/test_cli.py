@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dphawkes_core.cli import main
+from dphawkes_cli.main import main
 from dphawkes_core.datasets import default_data_dir
 from dphawkes_core.events import load_csv
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from dphawkes_core.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon, method_config
+from dphawkes_experiments.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon, method_config
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import compare

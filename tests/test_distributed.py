@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dphawkes_core import cli
+from dphawkes_cli import main as cli
 from dphawkes_core.binning import BinnedCounts, bin_sparse
 from dphawkes_core.count_cap import tail_counts
 from dphawkes_core.distributed import (fit_partitions, partitioned_fingerprint, partitioned_pieces, partitioned_tails,

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dphawkes_core.builder import FAMILIES, build_scenario, make_kernel
+from dphawkes_app.builder import FAMILIES, build_scenario, make_kernel
 from dphawkes_core.datasets import default_dataset
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit

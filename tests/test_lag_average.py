@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.cli import main
+from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.kernels import BoxKernel, ExponentialKernel, Scenario, get_scenario

@@ -262,7 +262,7 @@ def events_csv(tmp_path):
 
 
 def run_cli(capsys, *argv):
-    from dphawkes_core.cli import main
+    from dphawkes_cli.main import main
 
     status = main([str(a) for a in argv])
     out, err = capsys.readouterr()

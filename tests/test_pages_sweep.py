@@ -12,7 +12,7 @@ from dphawkes_core.events import Events
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 from dphawkes_core.simulate import simulate
-from dphawkes_core.sweep import DataSource, SweepSpec, run_sweep
+from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 180

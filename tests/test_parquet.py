@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dphawkes_core.cli import load_events_file, main
+from dphawkes_cli.main import load_events_file, main
 from dphawkes_core.errors import DataError
 from dphawkes_core.events import load_csv, load_parquet, save_csv
 from dphawkes_core.kernels import get_scenario

@@ -6,9 +6,9 @@ import pytest
 
 from dphawkes_core.events import from_arrays
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.plots import (baseline_chart, bin_heatmap, counting_process, event_raster, kernel_grid, loss_curve,
+from dphawkes_app.plots import (baseline_chart, bin_heatmap, counting_process, event_raster, kernel_grid, loss_curve,
                                  short_label)
-from dphawkes_core.plots_sweep import log_ticks, tradeoff_figure
+from dphawkes_app.plots_sweep import log_ticks, tradeoff_figure
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import pytest
 
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.events import Events, EventSequence, from_arrays
-from dphawkes_core.prediction import evaluate_prediction, expected_waits, split_events
+from dphawkes_experiments.prediction import evaluate_prediction, expected_waits, split_events
 
 
 def _brute_force_wait(kernels, baseline, dt, times, dims, n, step_fraction=400):

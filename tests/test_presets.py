@@ -7,8 +7,8 @@ import pytest
 
 from dphawkes_core.estimators import fit_stats, prepare_stats
 from dphawkes_core.metrics import compare
-from dphawkes_core.presets import DEFAULT_PRESET, get_preset, preset_for, presets
-from dphawkes_core.reproduce import FIGURES
+from dphawkes_app.presets import DEFAULT_PRESET, get_preset, preset_for, presets
+from dphawkes_experiments.reproduce import FIGURES
 
 NOISE_SEEDS = (0, 1, 2)
 

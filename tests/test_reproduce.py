@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dphawkes_core import reproduce
+from dphawkes_experiments import reproduce
 from dphawkes_core.datasets import list_samples
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.reproduce import Check, ClaimResult, figure_boxplots, figure_kernels, figure_sweep_spec
-from dphawkes_core.sweep import SHRINK_RATIO
+from dphawkes_experiments.reproduce import Check, ClaimResult, figure_boxplots, figure_kernels, figure_sweep_spec
+from dphawkes_experiments.sweep import SHRINK_RATIO
 
 
 def test_verdict_follows_the_checks():

@@ -13,9 +13,9 @@ import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from scipy.stats import norm
 
-from dphawkes_core.audit import AuditConfig, prepare_sequence_audit, run_session
+from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
 from dphawkes_core.binning import BinnedCounts, SparseCounts
-from dphawkes_core.cli import main
+from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.events import Events, EventSequence, save_csv

@@ -7,7 +7,7 @@ import pytest
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.simulate import simulate
-from dphawkes_core.sweep import DataSource, SweepSpec, run_size_sweep, run_sweep, size_specs
+from dphawkes_experiments.sweep import DataSource, SweepSpec, run_size_sweep, run_sweep, size_specs
 
 SCENARIO = get_scenario("paper-2d")
 

@@ -21,13 +21,13 @@ ACCOUNTANT = "dp_accounting"
 
 
 def imported_modules(*cli_args: str, cwd) -> set[str]:
-    """Names of every module imported by ``python -m dphawkes_core.cli *cli_args`` (checked to exit 0)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dphawkes_core.cli", *cli_args],
+    """Names of every module imported by ``python -m dphawkes_cli.main *cli_args`` (checked to exit 0)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dphawkes_cli.main", *cli_args],
                           capture_output=True, text=True, cwd=cwd, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
     names = {line.rsplit("|", 1)[1].strip() for line in lines[1:]}  # lines[0] is the header
-    assert "dphawkes_core.cli" in names  # the report really covers the command
+    assert "dphawkes_cli.main" in names  # the report really covers the command
     return names
 
 
@@ -100,7 +100,7 @@ def test_private_fit_imports_the_accountant(events_csv, tmp_path):
 def test_cli_fit_runs_numpy_blas_on_one_thread(events_csv, tmp_path):
     """The BLAS policy (dphawkes_core/threads.py) reaches the fit path: numpy's BLAS has 1 thread after
     a CLI fit, in a fresh interpreter whose BLAS started with its default (one per core)."""
-    code = ("import sys\nfrom threadpoolctl import threadpool_info\nfrom dphawkes_core.cli import main\n"
+    code = ("import sys\nfrom threadpoolctl import threadpool_info\nfrom dphawkes_cli.main import main\n"
             "before = [i['num_threads'] for i in threadpool_info() if 'numpy' in i['filepath']]\n"
             f"main(['fit', {str(events_csv)!r}, '--bin-size', '0.5', '--support', '2', '--json', 'o.json'])\n"
             "after = [i['num_threads'] for i in threadpool_info() if 'numpy' in i['filepath']]\n"

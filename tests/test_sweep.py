@@ -14,7 +14,7 @@ from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import compare
 from dphawkes_core.privacy import paper_sigma2
 from dphawkes_core.simulate import simulate
-from dphawkes_core.sweep import (
+from dphawkes_experiments.sweep import (
     DataSource,
     SweepSpec,
     cell_key,
@@ -183,7 +183,7 @@ def test_dask_local_cluster_gives_the_same_table(table):
 
 
 def test_cli_sweep_writes_the_table(tmp_path):
-    from dphawkes_core.cli import main
+    from dphawkes_cli.main import main
 
     out = tmp_path / "sweep.parquet"
     code = main(["sweep", "--scenario", "paper-2d", "--events", "300", "--bin-size", "0.5", "1", "--sigma2", "0", "1",
@@ -197,7 +197,7 @@ def test_cli_sweep_writes_the_table(tmp_path):
 
 
 def test_cli_sweep_bad_input_is_one_line(capsys):
-    from dphawkes_core.cli import main
+    from dphawkes_cli.main import main
 
     assert main(["sweep", "--scenario", "paper-2d", "--events", "100", "--bin-size", "0.5", "--sigma2", "0",
                  "--out", "table.txt"]) == 2

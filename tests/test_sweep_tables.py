@@ -6,8 +6,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from dphawkes_core.cli import main
-from dphawkes_core.sweep import load_table, save_table, sidecar_path
+from dphawkes_cli.main import main
+from dphawkes_experiments.sweep import load_table, save_table, sidecar_path
 
 ARGS = ["sweep", "--scenario", "paper-2d", "--events", "200", "--bin-size", "1", "--sigma2", "0", "0.5",
         "--method", "cls", "pgd", "--bound", "0.3", "--iters", "20", "--runs", "1", "--seed", "3", "--workers", "1"]

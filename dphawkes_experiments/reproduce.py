@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .binning import lags_from_support
-from .datasets import list_samples, load_sample
-from .errors import ConfigError
-from .estimators import METHOD_NAMES, FitConfig, fit_stats, prepare_stats
-from .kernels import get_scenario
-from .metrics import compare, constraint_scale
+from dphawkes_core.binning import lags_from_support
+from dphawkes_core.datasets import list_samples, load_sample
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import METHOD_NAMES, FitConfig, fit_stats, prepare_stats
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.metrics import compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
-from .simulate import simulate
+from dphawkes_core.simulate import simulate
 from .sweep import SHRINK_RATIO, DataSource, SweepSpec, run_sweep
 
 SUPPORT = 4.0
@@ -286,7 +286,7 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
     """Table 1 analogue: next-event-time RMSE of CLS, DP-PGD and DP-CG (σ² = 0.1) on real data.
 
     Trained on the first ``train_fraction`` of the timeline (or of the sequences), evaluated on the
-    rest (see :mod:`dphawkes_core.prediction`). B and r are the non-private fit's ``||H||_F`` and
+    rest (see :mod:`dphawkes_experiments.prediction`). B and r are the non-private fit's ``||H||_F`` and
     ``||ΔH||_*`` (data-dependent; the paper does not state them). Private rows are means over
     ``runs`` noise seeds.
     """

@@ -4,7 +4,7 @@ A sweep is a :class:`SweepSpec`: a data source (a scenario simulated afresh for 
 data), the methods, the bin sizes, the privacy levels (σ² values or ε values) and the number of runs.
 Every cell — one (method, Δ, privacy level, seed) — becomes one row of a tidy table with all its
 parameters, σ², ε under every calibration, the paper's and the plain relative error (or, for data
-without ground truth, the held-out next-event-time RMSE of :mod:`dphawkes_core.prediction`) and timings.
+without ground truth, the held-out next-event-time RMSE of :mod:`dphawkes_experiments.prediction`) and timings.
 
 Work is grouped by (seed, Δ) — every cell of a group shares one simulation and one set of sufficient
 statistics, computed once and reused across methods and privacy levels — and groups run on any
@@ -42,16 +42,16 @@ from typing import Callable, Iterable, Iterator, Mapping
 import numpy as np
 import pandas as pd
 
-from .binning import lags_from_support
-from .errors import ConfigError
-from .estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats, sequence_unit
-from .events import Events
-from .kernels import Scenario
-from .metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
+from dphawkes_core.binning import lags_from_support
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats, sequence_unit
+from dphawkes_core.events import Events
+from dphawkes_core.kernels import Scenario
+from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
-from .privacy import CALIBRATIONS, formal_status
-from .simulate import simulate
-from .threads import blas_threads
+from dphawkes_core.privacy import CALIBRATIONS, formal_status
+from dphawkes_core.simulate import simulate
+from dphawkes_core.threads import blas_threads
 
 NON_PRIVATE_METHODS = ("cls",)
 CONSTRAINT_FIELD = {"pgd": "bound", "pgd-clip": "bound", "cg": "radius"}  # others have no radius to compare
@@ -434,7 +434,7 @@ def _utility_columns(result: FitResult, truth, split) -> dict:
 def default_executor(max_workers: int | None = None) -> cf.ProcessPoolExecutor:
     """A process pool with one worker per CPU, started with ``forkserver`` (safe in threaded apps)."""
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["dphawkes_core.sweep"])
+    ctx.set_forkserver_preload(["dphawkes_experiments.sweep"])
     return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=ctx)
 
 

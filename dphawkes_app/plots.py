@@ -14,9 +14,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .binning import BinnedCounts, SparseCounts
-from .events import Events
-from .kernels import Scenario
+from dphawkes_core.binning import BinnedCounts, SparseCounts
+from dphawkes_core.events import Events
+from dphawkes_core.kernels import Scenario
 
 COLORS = {
     "truth": "#222222",
@@ -275,7 +275,7 @@ def loss_curve(histories: dict) -> go.Figure:
 
     The loss ``‖UA − b‖²_F / 2`` is 0 at the exact least-squares solution, so CLS is not drawn as a
     reference: the curve shows how far the noisy iterates are from solving the normal equations. Only
-    iterative methods have a curve (see :func:`dphawkes_core.guidance.loss_note` for the others); the
+    iterative methods have a curve (see :func:`dphawkes_app.guidance.loss_note` for the others); the
     x-axis spans iterations 0 … K.
     """
     fig = go.Figure()

@@ -34,9 +34,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import ConfigError, DataError
-from .events import Events, EventSequence
-from .stats import MAX_DESIGN_ROWS
+from dphawkes_core.errors import ConfigError, DataError
+from dphawkes_core.events import Events, EventSequence
+from dphawkes_core.stats import MAX_DESIGN_ROWS
 
 _CHUNK_CELLS = 4_000_000  # predictions × (p+1)·d intensities held in memory at once
 

@@ -15,18 +15,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ConfigError
-from .estimators import METHODS
-from .kernels import SCENARIOS, get_scenario
-from .privacy import CALIBRATIONS
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import METHODS
+from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.privacy import CALIBRATIONS
 
 if TYPE_CHECKING:  # the sweep engine loads when a sweep runs
-    from .sweep import DataSource, SweepSpec
+    from dphawkes_experiments.sweep import DataSource, SweepSpec
 
 
 def add_sweep_parser(sub) -> None:
     """Register the ``sweep`` subcommand on the ``dphawkes`` sub-parsers."""
-    from .cli import _nonnegative_float, _positive_float, _positive_int, add_window_options
+    from .main import _nonnegative_float, _positive_float, _positive_int, add_window_options
 
     sw = sub.add_parser("sweep", help="privacy-utility sweep over privacy level, bin size, method and seeds")
     data = sw.add_argument_group("data (a scenario simulated afresh per run, or fixed data)")
@@ -69,8 +69,8 @@ def add_sweep_parser(sub) -> None:
 
 
 def _source(args) -> DataSource:
-    from .cli import load_events_file  # the loader (pandas) imports here: `dphawkes --help` starts fast
-    from .sweep import DataSource
+    from .main import load_events_file  # the loader (pandas) imports here: `dphawkes --help` starts fast
+    from dphawkes_experiments.sweep import DataSource
 
     scenario = get_scenario(args.scenario) if args.scenario else None
     if args.data:
@@ -86,7 +86,7 @@ def _source(args) -> DataSource:
 
 
 def _spec(args) -> SweepSpec:
-    from .sweep import SweepSpec  # here (pandas): `dphawkes --help` starts fast
+    from dphawkes_experiments.sweep import SweepSpec  # here (pandas): `dphawkes --help` starts fast
 
     if not str(args.out).lower().endswith((".csv", ".parquet")):
         raise ConfigError("--out must end in .csv or .parquet")
@@ -104,7 +104,7 @@ def _spec(args) -> SweepSpec:
 
 def cmd_sweep(args) -> int:
     """Run the sweep and write the table; exit 130 (with the finished cells written) on Ctrl-C."""
-    from .sweep import dask_executor, default_executor, run_sweep, save_table, sidecar_path
+    from dphawkes_experiments.sweep import dask_executor, default_executor, run_sweep, save_table, sidecar_path
 
     spec = _spec(args)
     executor = dask_executor(args.dask) if args.dask else default_executor(args.workers)

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .binning import lags_from_support
-from .estimators import METHOD_NAMES, METHODS
-from .events import Events
+from dphawkes_core.binning import lags_from_support
+from dphawkes_core.estimators import METHOD_NAMES, METHODS
+from dphawkes_core.events import Events
 
 ONE_SHOT_METHODS = ("cls", "ssp")  # solved in one step: no iterations, so no loss curve
 BINS_PER_GAP = 4  # default Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event

@@ -47,13 +47,13 @@ import numpy as np
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
-from .binning import BinnedCounts, bin_events
-from .count_cap import AUTO, cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
-from .errors import ConfigError, DPHawkesError
-from .estimators import FitConfig, binned_stats, privacy_report, run_private
-from .estimators.ssp import released_stats
-from .events import Events
-from .privacy import gaussian_epsilon
+from dphawkes_core.binning import BinnedCounts, bin_events
+from dphawkes_core.count_cap import AUTO, cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
+from dphawkes_core.errors import ConfigError, DPHawkesError
+from dphawkes_core.estimators import FitConfig, binned_stats, privacy_report, run_private
+from dphawkes_core.estimators.ssp import released_stats
+from dphawkes_core.events import Events
+from dphawkes_core.privacy import gaussian_epsilon
 
 MAX_TRIALS = 200_000
 NEIGHBOURS = ("natural", "worst-case")
@@ -617,7 +617,7 @@ def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, repl
     D' the data with sequence ``index`` replaced by ``replacement`` (an
     :class:`~dphawkes_core.events.EventSequence` on the same window). The test sees the fit's release
     (``ssp_release``: ``full`` or the sequence unit's ``lagged`` one)."""
-    from .sequence_privacy import prepare_sequence_stats
+    from dphawkes_core.sequence_privacy import prepare_sequence_stats
 
     fit = config.fit
     if fit.privacy_unit != "sequence":

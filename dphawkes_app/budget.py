@@ -10,12 +10,12 @@ from dataclasses import dataclass, replace
 
 import streamlit as st
 
-from dphawkes_core.compare import compare_methods
+from dphawkes_experiments.compare import compare_methods
 from dphawkes_core.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
                                   default_ledger_path, is_metered, ledger_fitter, metered_fit)
-from ui_common import config_items, fit_cached, friendly_error
+from .common import config_items, fit_cached, friendly_error
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
 EXPERIMENTS_REFUSED = ("Sweeps and audits are experiments for simulated or public data: on private data their "

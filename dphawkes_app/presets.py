@@ -3,10 +3,10 @@
 A :class:`Preset` is a simulated data set (scenario, number of events, seed) plus a complete
 :class:`~dphawkes_core.estimators.FitConfig`. The config also carries the public settings of the
 methods it does not use (B, r, G, K), so that the same fit can be repeated with every other method
-(:mod:`dphawkes_core.compare`). The noise seed is never part of a preset.
+(:mod:`dphawkes_experiments.compare`). The noise seed is never part of a preset.
 
 The default, ``works``, is a regime where a formal ε = 1 estimate is useful; ``fig1`` and ``fig3`` are
-the paper's kernel figures as published (settings from :data:`dphawkes_core.reproduce.FIGURES`);
+the paper's kernel figures as published (settings from :data:`dphawkes_experiments.reproduce.FIGURES`);
 ``small`` is the ``works`` fit on too few events. ``tests/test_presets.py`` checks each sentence's claim.
 """
 
@@ -16,14 +16,14 @@ import functools
 from dataclasses import dataclass
 from typing import Mapping
 
-from .binning import lags_from_support
-from .compare import METHOD_SETTINGS
-from .count_cap import AUTO, AUTO_CAP_SHARE
-from .datasets import Dataset, simulate_dataset
-from .estimators import FitConfig
-from .kernels import get_scenario
-from .metrics import constraint_scale
-from .reproduce import FIGURES, KERNEL_BIN_SIZE, SUPPORT
+from dphawkes_core.binning import lags_from_support
+from dphawkes_experiments.compare import METHOD_SETTINGS
+from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.datasets import Dataset, simulate_dataset
+from dphawkes_core.estimators import FitConfig
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.metrics import constraint_scale
+from dphawkes_experiments.reproduce import FIGURES, KERNEL_BIN_SIZE, SUPPORT
 
 DEFAULT_PRESET = "works"
 WORKS_EVENTS = 50_000
@@ -100,7 +100,7 @@ def _works_config(**overrides) -> FitConfig:
 
 
 def _paper_figure(figure: str, title: str, summary: str, sigma2: float) -> Preset:
-    """A kernel figure of the paper as :mod:`dphawkes_core.reproduce` runs it, at one σ² of the figure.
+    """A kernel figure of the paper as :mod:`dphawkes_experiments.reproduce` runs it, at one σ² of the figure.
 
     The constraint the figure does not use is set the way the paper's other figures set it: B = 0.2
     (Figures 1–2) for DP-PGD, the truth's ``||ΔH||_*`` (the oracle of Figures 3–4) for DP-CG.

@@ -1,4 +1,4 @@
-"""Plotly figures of a privacy audit (pure functions: an :class:`~dphawkes_core.audit.AuditResult` in,
+"""Plotly figures of a privacy audit (pure functions: an :class:`~dphawkes_experiments.audit.AuditResult` in,
 ``go.Figure`` out)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .audit import AuditResult
+from dphawkes_experiments.audit import AuditResult
 
 _D, _D_PRIME = "#1f77b4", "#d62728"
 

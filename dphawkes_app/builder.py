@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import ConfigError
-from .kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel
 
 MAX_CUSTOM_DIM = 6
 

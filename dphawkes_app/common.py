@@ -1,7 +1,7 @@
 """Streamlit glue shared by the app's pages: the current dataset, caching, friendly errors.
 
 The pages stay thin: they read widgets, call :mod:`dphawkes_core` through the cached wrappers
-below and draw the figures from :mod:`dphawkes_core.plots`. Nothing here estimates anything.
+below and draw the figures from :mod:`dphawkes_app.plots`. Nothing here estimates anything.
 
 Caching: statistics (binning + ``A``, ``b``) are cached separately from fits, keyed on the
 dataset's fingerprint and the binning parameters, so changing only the method, K, ε or the seed
@@ -18,22 +18,22 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from dphawkes_core.compare import compare_methods
+from dphawkes_experiments.compare import compare_methods
 from dphawkes_core.count_cap import AUTO
 from dphawkes_core.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats, sequence_unit
-from dphawkes_core.guidance import count_noun
+from .guidance import count_noun
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.presets import DEFAULT_PRESET, Preset, get_preset
+from .presets import DEFAULT_PRESET, Preset, get_preset
 from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS, unit_conversion
 from dphawkes_core.threads import set_blas_threads
-from dphawkes_core.url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params,
+from .url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params,
                                      parse_data_params, window_value)
 
 set_blas_threads()  # the server's sessions share the cores: one BLAS thread (dphawkes_core/threads.py)
 
-APP_DIR = Path(__file__).resolve().parent
+APP_DIR = Path(__file__).resolve().parent.parent  # the repository root: app.py and pages/
 DATASET_KEY = "dataset"
 FINGERPRINT_KEY = "dataset_fingerprint"
 LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session are not shown
@@ -53,7 +53,7 @@ def fingerprint(dataset: Dataset) -> str:
 
 @st.cache_data(show_spinner="Simulating the preset's data…", max_entries=4)
 def preset_dataset(key: str) -> Dataset:
-    """The simulated data of the preset ``key`` (:mod:`dphawkes_core.presets`), cached."""
+    """The simulated data of the preset ``key`` (:mod:`dphawkes_app.presets`), cached."""
     return get_preset(key).dataset()
 
 
@@ -77,7 +77,7 @@ def sample_cached(name: str, start: str | None, end: str | None) -> Dataset:
 
 
 def _dataset_from_url() -> Dataset | None:
-    """The data a link names (:mod:`dphawkes_core.url_state`), if any; when they cannot be shown, the
+    """The data a link names (:mod:`dphawkes_app.url_state`), if any; when they cannot be shown, the
     reason is kept for :func:`show_link_note`."""
     link = parse_data_params(st.query_params.to_dict(), [s.name for s in list_samples()])
     if link is None:
@@ -114,7 +114,7 @@ def ignored_link_settings(link: dict) -> None:
 
 
 def dataset_to_url(dataset: Dataset, preset: Preset | None = None) -> None:
-    """Put the data source in the URL (:func:`~dphawkes_core.url_state.data_params`) so the view can be
+    """Put the data source in the URL (:func:`~dphawkes_app.url_state.data_params`) so the view can be
     shared, and remove stale data parameters.
 
     Data that are ``preset``'s own need no recipe: ``?preset=…`` already says it.
@@ -173,7 +173,7 @@ def fit_cached(dataset_fp: str, _stats, config_items: tuple):
 @st.cache_data(show_spinner="Fitting the other methods at the same ε…", max_entries=16)
 def compare_cached(dataset_fp: str, _stats, data_info: dict, config_items: tuple, epsilon: float, _reference,
                    public_items: tuple, methods: tuple, include_slow: bool):
-    """:func:`~dphawkes_core.compare.compare_methods`, cached on the dataset and every setting.
+    """:func:`~dphawkes_experiments.compare.compare_methods`, cached on the dataset and every setting.
 
     The reference (truth or non-private fit) is determined by the dataset and the config, so it is not
     part of the key.

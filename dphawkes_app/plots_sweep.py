@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .estimators import METHOD_NAMES
-from .sweep import NON_PRIVATE_METHODS
+from dphawkes_core.estimators import METHOD_NAMES
+from dphawkes_experiments.sweep import NON_PRIVATE_METHODS
 
 METRIC_LABELS = {
     "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",

@@ -13,20 +13,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .binning import lags_from_support
-from .errors import DPHawkesError
-from .count_cap import AUTO_CAP_SHARE
-from .estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
-from .kernels import SCENARIOS, get_scenario
-from .lag_average import add_lag_average, average_fit, block_for_width
-from .ledger import DEFAULT_BUDGET_EPSILON
-from .metrics import constraint_scale
-from .privacy import CALIBRATIONS, formal_status
-from .sequence_privacy import PRIVACY_UNITS
-from .threads import set_blas_threads
+from dphawkes_core.binning import lags_from_support
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.count_cap import AUTO_CAP_SHARE
+from dphawkes_core.estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
+from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.lag_average import add_lag_average, average_fit, block_for_width
+from dphawkes_core.ledger import DEFAULT_BUDGET_EPSILON
+from dphawkes_core.metrics import constraint_scale
+from dphawkes_core.privacy import CALIBRATIONS, formal_status
+from dphawkes_core.sequence_privacy import PRIVACY_UNITS
+from dphawkes_core.threads import set_blas_threads
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
-    from .events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
+    from dphawkes_core.events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
 
 
 class UsageError(DPHawkesError):
@@ -79,7 +79,7 @@ def _nonnegative_float(text: str) -> float:
 
 
 def _write_json(payload: dict, target: str | None) -> None:
-    from .export import to_json
+    from dphawkes_core.export import to_json
 
     text = to_json(payload)
     if target in (None, "-"):
@@ -121,7 +121,7 @@ def add_window_options(parser) -> None:
 def load_events_file(path: str, end_time: str | float | None = None, *, start_time: str | float | None = None,
                      time_unit: str | None = None) -> Events:
     """Load an event CSV or Parquet file (by suffix), with dimension names from a ``labels.csv`` beside it."""
-    from .events import load_csv, load_labels, load_parquet
+    from dphawkes_core.events import load_csv, load_labels, load_parquet
 
     names = load_labels(Path(path).with_name("labels.csv"))
     load = load_parquet if Path(path).suffix.lower() in (".parquet", ".pq") else load_csv
@@ -131,7 +131,7 @@ def load_events_file(path: str, end_time: str | float | None = None, *, start_ti
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None) -> dict:
     """The app's export payload (:func:`~dphawkes_core.export.fit_payload`) with the headline numbers
     also at the top level for scripts: data diagnostics, error metrics and the privacy report."""
-    from .export import fit_payload
+    from dphawkes_core.export import fit_payload
 
     payload = fit_payload(result, config, data_info, names, truth=truth)
     payload.update(bin_size=result.bin_size, lags=result.lags, dim=result.dim, **data_info)
@@ -144,8 +144,8 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
 
 
 def _cmd_simulate(args) -> int:
-    from .events import save_csv
-    from .simulate import simulate
+    from dphawkes_core.events import save_csv
+    from dphawkes_core.simulate import simulate
 
     scenario = get_scenario(args.scenario)
     events = simulate(scenario, n_events=args.events, end_time=args.horizon, seed=args.seed)
@@ -192,8 +192,8 @@ def _cmd_fit(args) -> int:
     _check_window(config, events)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     if args.ledger:
-        from .estimators import prepare_stats
-        from .ledger import data_fingerprint
+        from dphawkes_core.estimators import prepare_stats
+        from dphawkes_core.ledger import data_fingerprint
 
         result, info, ledger = _ledger_fit(args, data_fingerprint(events), lambda: prepare_stats(events, config),
                                            config)
@@ -233,10 +233,10 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     (:mod:`dphawkes_core.distributed`); on a Dask cluster with ``--dask``, else in this process."""
     import contextlib
 
-    from .distributed import (fit_partitions, partition_paths, partitioned_fingerprint, partitioned_window,
+    from dphawkes_core.distributed import (fit_partitions, partition_paths, partitioned_fingerprint, partitioned_window,
                               prepare_partitioned)
-    from .events import load_labels
-    from .sweep import dask_executor
+    from dphawkes_core.events import load_labels
+    from dphawkes_experiments.sweep import dask_executor
 
     if args.time_unit or config.privacy_unit != "event":
         raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
@@ -287,7 +287,7 @@ def _ledger_fit(args, fingerprint: str, prepare, config: FitConfig) -> tuple[Fit
     """The fit as a release recorded in the ``--ledger`` file under the data's ``fingerprint``: replayed when
     already paid for, refused (exit 2) past the data set's budget; prints one line on what the ledger did.
     ``prepare()`` gives the statistics and data info (it draws an automatic count cap's noise)."""
-    from .ledger import Budget, LedgerBook, LedgerKey, metered_fit
+    from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey, metered_fit
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
@@ -309,7 +309,7 @@ def _ledger_fit(args, fingerprint: str, prepare, config: FitConfig) -> tuple[Fit
 
 
 def _cmd_ledger_show(args) -> int:
-    from .ledger import LedgerBook
+    from dphawkes_core.ledger import LedgerBook
 
     if not Path(args.path).is_file():
         raise UsageError(f"no ledger file at {args.path}")
@@ -391,7 +391,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
 
-    from .sweep_cli import add_sweep_parser  # here: sweep_cli reuses this module's argument types
+    from .sweep import add_sweep_parser  # here: sweep_cli reuses this module's argument types
 
     add_sweep_parser(sub)
     _add_audit_parser(sub)
@@ -455,8 +455,8 @@ def _add_audit_parser(sub) -> None:
 
 
 def _cmd_audit(args) -> int:
-    from .audit import AuditConfig, default_count_cap, run_audit
-    from .simulate import simulate
+    from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
+    from dphawkes_core.simulate import simulate
 
     scenario = get_scenario(args.scenario)
     events = simulate(scenario, n_events=args.events, seed=args.data_seed)

@@ -18,12 +18,12 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .count_cap import AUTO
-from .errors import DPHawkesError
-from .estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig, FitResult, fit_stats, release_status
-from .metrics import compare
-from .privacy import FormalStatus
-from .resources import estimate_fit_cost
+from dphawkes_core.count_cap import AUTO
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig, FitResult, fit_stats, release_status
+from dphawkes_core.metrics import compare
+from dphawkes_core.privacy import FormalStatus
+from dphawkes_core.resources import estimate_fit_cost
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
 METHOD_SETTINGS = {"pgd": ("bound", "iters"), "cg": ("radius", "iters"), "pgd-clip": ("bound", "clip", "iters"),
