@@ -31,7 +31,7 @@ CONSOLE_SCRIPT = Path(sys.executable).with_name("dphawkes")
 
 def command() -> list[str]:
     """The installed console script, or the module when the package is not installed."""
-    return [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "dphawkes_cli.main"]
+    return [str(CONSOLE_SCRIPT)] if CONSOLE_SCRIPT.exists() else [sys.executable, "-m", "dphawkes_cli"]
 
 
 def min_wall_time(args: list[str], cwd: Path) -> tuple[float, float]:

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from dphawkes_core.binning import lags_from_support
-from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.count_cap import AUTO_CAP_SHARE
+from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.lag_average import add_lag_average, average_fit, block_for_width
@@ -25,57 +22,12 @@ from dphawkes_core.privacy import CALIBRATIONS, formal_status
 from dphawkes_core.sequence_privacy import PRIVACY_UNITS
 from dphawkes_core.threads import set_blas_threads
 
+from .inputs import (OneLineParser, UsageError, add_window_options, cap_or_auto, clip_or_auto, load_events_file,
+                     nonnegative_float, open_unit_fraction, positive_float, positive_int)
+from .sweep import add_sweep_parser
+
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
     from dphawkes_core.events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
-
-
-class UsageError(DPHawkesError):
-    """Wrong command-line usage."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """Argument parser that reports errors in one line (exit status 2)."""
-
-    def error(self, message):  # noqa: D401 - argparse API
-        raise UsageError(f"{self.prog}: {message}")
-
-
-def _parse_number(text: str, cast, acceptable, requirement: str):
-    """argparse type: ``cast(text)`` that must be finite and satisfy ``acceptable``."""
-    try:
-        value = cast(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a {'whole number' if cast is int else 'number'}") from None
-    if not (np.isfinite(value) and acceptable(value)):
-        raise argparse.ArgumentTypeError(f"{text!r} must be {requirement}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    return _parse_number(text, float, lambda v: v > 0, "a positive number")
-
-
-def _positive_int(text: str) -> int:
-    return _parse_number(text, int, lambda v: v >= 1, "at least 1")
-
-
-def _count_cap(text: str) -> int | str:
-    """``--count-cap``: a positive whole number or ``auto``."""
-    return "auto" if text.strip().lower() == "auto" else _positive_int(text)
-
-
-def _sequence_clip(text: str) -> float | str:
-    """``--sequence-clip``: a positive number or ``auto``."""
-    return "auto" if text.strip().lower() == "auto" else _positive_float(text)
-
-
-def _share(text: str) -> float:
-    return _parse_number(text, float, lambda v: 0 < v < 1, "strictly between 0 and 1")
-
-
-def _nonnegative_float(text: str) -> float:
-    return _parse_number(text, float, lambda v: v >= 0, "a number >= 0")
 
 
 def _write_json(payload: dict, target: str | None) -> None:
@@ -86,46 +38,6 @@ def _write_json(payload: dict, target: str | None) -> None:
         print(text)
     else:
         Path(target).write_text(text + "\n")
-
-
-def _time_point(text: str) -> str:
-    """argparse type: a window bound, a number or an ISO-8601 datetime (kept as text: exact decimals)."""
-    text = text.strip()
-    try:
-        if np.isfinite(float(text)):
-            return text
-    except ValueError:
-        try:
-            datetime.fromisoformat(text.replace("Z", "+00:00"))
-            return text
-        except ValueError:
-            pass
-    raise argparse.ArgumentTypeError(f"{text!r} is not a number or an ISO-8601 datetime")
-
-
-def add_window_options(parser) -> None:
-    """``--start-time``, ``--end-time`` and ``--time-unit`` of every command that loads an event file."""
-    parser.add_argument("--start-time", type=_time_point,
-                        help="observation window start, on the time column's axis: a number or an ISO-8601 "
-                             "datetime (default: 0 for numbers, else the first event, read from the data)")
-    parser.add_argument("--end-time", type=_time_point,
-                        help="observation window end T, a number or a datetime; events outside the window are "
-                             "dropped and counted (default: last event, read from the data; required by the "
-                             "formal calibration)")
-    parser.add_argument("--time-unit", choices=("s", "min", "h", "d"),
-                        help="unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) "
-                             "and datetimes as seconds since the window start (default: numbers as they are, "
-                             "datetimes in seconds)")
-
-
-def load_events_file(path: str, end_time: str | float | None = None, *, start_time: str | float | None = None,
-                     time_unit: str | None = None) -> Events:
-    """Load an event CSV or Parquet file (by suffix), with dimension names from a ``labels.csv`` beside it."""
-    from dphawkes_core.events import load_csv, load_labels, load_parquet
-
-    names = load_labels(Path(path).with_name("labels.csv"))
-    load = load_parquet if Path(path).suffix.lower() in (".parquet", ".pq") else load_csv
-    return load(path, end_time=end_time, names=names, start_time=start_time, time_unit=time_unit)
 
 
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None) -> dict:
@@ -322,7 +234,7 @@ def _add_ledger_options(fitp) -> None:
     """``--ledger`` and ``--budget``: scripted releases on the same data share one budget."""
     fitp.add_argument("--ledger", help="privacy ledger file (JSON, created if missing): the fit is recorded, an "
                                        "identical earlier release is replayed, one past the budget is refused")
-    fitp.add_argument("--budget", type=_positive_float,
+    fitp.add_argument("--budget", type=positive_float,
                       help=f"total ε of this data set's ledger (default {DEFAULT_BUDGET_EPSILON:g} for a new ledger; "
                            "needs --ledger)")
 
@@ -330,7 +242,7 @@ def _add_ledger_options(fitp) -> None:
 def _add_ledger_parser(sub) -> None:
     """``dphawkes ledger show PATH``: every data set's budget, composed ε and releases, as JSON."""
     ledger = sub.add_parser("ledger", help="inspect a privacy ledger file")
-    actions = ledger.add_subparsers(dest="action", required=True, parser_class=_Parser)
+    actions = ledger.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
     show = actions.add_parser("show", help="budget, composed and naively summed ε, and releases per data set (JSON)")
     show.add_argument("path", help="the ledger file (from fit --ledger)")
     show.add_argument("--json", default="-", help="output JSON file (default: stdout)")
@@ -339,14 +251,14 @@ def _add_ledger_parser(sub) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``dphawkes`` argument parser."""
-    parser = _Parser(prog="dphawkes", description="Differentially private Hawkes process estimation.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = OneLineParser(prog="dphawkes", description="Differentially private Hawkes process estimation.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
 
     sim = sub.add_parser("simulate", help="simulate a named scenario to a CSV file")
     sim.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
     size = sim.add_mutually_exclusive_group(required=True)
-    size.add_argument("--events", type=_positive_int, help="stop after this many events")
-    size.add_argument("--horizon", type=_positive_float, help="simulate on [0, HORIZON]")
+    size.add_argument("--events", type=positive_int, help="stop after this many events")
+    size.add_argument("--horizon", type=positive_float, help="simulate on [0, HORIZON]")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--out", required=True, help="output CSV (time,dimension)")
     sim.set_defaults(func=_cmd_simulate)
@@ -356,27 +268,27 @@ def build_parser() -> argparse.ArgumentParser:
                                          "or a directory or quoted glob of Parquet partitions ('events/*.parquet')")
     fitp.add_argument("--dask", metavar="ADDRESS",
                       help="compute the statistics of the partitions on Dask: 'local' or tcp://HOST:PORT")
-    fitp.add_argument("--bin-size", type=_positive_float, required=True, help="bin size Δ")
+    fitp.add_argument("--bin-size", type=positive_float, required=True, help="bin size Δ")
     lag = fitp.add_mutually_exclusive_group(required=True)
-    lag.add_argument("--support", type=_positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
-    lag.add_argument("--lags", type=_positive_int, help="number of lags p")
+    lag.add_argument("--support", type=positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
+    lag.add_argument("--lags", type=positive_int, help="number of lags p")
     fitp.add_argument("--method", choices=METHODS, default="cls")
-    fitp.add_argument("--bound", type=_positive_float, help="B for pgd: ||H||_F <= B")
-    fitp.add_argument("--radius", type=_positive_float, help="r for cg: ||U||_* <= r")
-    fitp.add_argument("--iters", type=_positive_int, help="K noisy iterations (default 1000 pgd, 100 cg)")
+    fitp.add_argument("--bound", type=positive_float, help="B for pgd: ||H||_F <= B")
+    fitp.add_argument("--radius", type=positive_float, help="r for cg: ||U||_* <= r")
+    fitp.add_argument("--iters", type=positive_int, help="K noisy iterations (default 1000 pgd, 100 cg)")
     privacy = fitp.add_mutually_exclusive_group()
-    privacy.add_argument("--epsilon", type=_positive_float, help="target ε (noise calibrated to it)")
-    privacy.add_argument("--sigma2", type=_nonnegative_float, help="noise variance σ² (ε is reported)")
-    fitp.add_argument("--dp-delta", type=_positive_float, default=1e-5, help="δ (default 1e-5)")
+    privacy.add_argument("--epsilon", type=positive_float, help="target ε (noise calibrated to it)")
+    privacy.add_argument("--sigma2", type=nonnegative_float, help="noise variance σ² (ε is reported)")
+    fitp.add_argument("--dp-delta", type=positive_float, default=1e-5, help="δ (default 1e-5)")
     fitp.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
                       help="paper: data-dependent, NOT formal; formal: needs --count-cap; tight-paper")
-    fitp.add_argument("--count-cap", type=_count_cap,
+    fitp.add_argument("--count-cap", type=cap_or_auto,
                       help="public cap C on each bin count (clips the data), or 'auto' (ssp with --epsilon): "
                            "spend --count-cap-share of ε on a private choice of C")
-    fitp.add_argument("--count-cap-share", type=_share, default=AUTO_CAP_SHARE,
+    fitp.add_argument("--count-cap-share", type=open_unit_fraction, default=AUTO_CAP_SHARE,
                       help=f"share of ε spent by --count-cap auto (default {AUTO_CAP_SHARE:g})")
     fitp.add_argument("--step", choices=STEP_RULES, default="theorem", help="pgd step rule")
-    fitp.add_argument("--step-size", type=_positive_float, help="pgd constant step size")
+    fitp.add_argument("--step-size", type=positive_float, help="pgd constant step size")
     fitp.add_argument("--fw-step", choices=FW_STEP_RULES, default="paper",
                       help="cg step: paper = 1/(K+2) as in Algorithm 2, classic = 2/(k+2)")
     add_window_options(fitp)
@@ -384,14 +296,12 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--seed", type=int,
                       help="noise seed: reproducible noise, NOT a private release (default: OS entropy)")
     fitp.add_argument("--json", default="-", help="output JSON file (default: stdout)")
-    fitp.add_argument("--average-width", type=_positive_float, metavar="W",
+    fitp.add_argument("--average-width", type=positive_float, metavar="W",
                       help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
                            "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
     _add_beyond_fit_options(fitp)
     _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
-
-    from .sweep import add_sweep_parser  # here: sweep_cli reuses this module's argument types
 
     add_sweep_parser(sub)
     _add_audit_parser(sub)
@@ -401,26 +311,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_beyond_fit_options(fitp) -> None:
     """Options of the ``ssp`` and ``pgd-clip`` methods (formal calibration only)."""
-    fitp.add_argument("--clip", type=_positive_float, help="G for pgd-clip: per-bin gradient terms clipped to ||.||_F <= G")
-    fitp.add_argument("--ridge", type=_nonnegative_float,
+    fitp.add_argument("--clip", type=positive_float, help="G for pgd-clip: per-bin gradient terms clipped to ||.||_F <= G")
+    fitp.add_argument("--ridge", type=nonnegative_float,
                       help="λ for ssp (default: public rule 4σ√(dp+1) lagged, 8σ√(dp+1) full)")
     fitp.add_argument("--stabiliser", choices=SSP_STABILISERS, default="ridge",
                       help="ssp: ridge = Â + λI, psd = eigenvalues of Â floored at λ")
     fitp.add_argument("--ssp-release", choices=SSP_RELEASES, default="lagged",
                       help="ssp: lagged = lagged cross-products and edge rows (default, ~√p less noise); "
                            "full = upper triangle of A and b")
-    fitp.add_argument("--ssp-smoothing", type=_nonnegative_float, default=10.0,
+    fitp.add_argument("--ssp-smoothing", type=nonnegative_float, default=10.0,
                       help="ssp: weight of the roughness penalty across lags, in units of λ (default 10; 0: none)")
     fitp.add_argument("--ssp-allow-negative", action="store_true",
                       help="ssp: do not constrain kernels and baselines to be >= 0")
     fitp.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default="event",
                       help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
                            "whole sequence = one person, replaced; ssp with --sequence-clip and/or --max-events)")
-    fitp.add_argument("--sequence-clip", type=_sequence_clip,
+    fitp.add_argument("--sequence-clip", type=clip_or_auto,
                       help="public G for --privacy-unit sequence: each sequence's statistics scaled to norm <= G "
                            "(default: the G that --max-events guarantees never clips), or 'auto': spend 5%% of "
                            "ε on a private choice of G below that one")
-    fitp.add_argument("--max-events", type=_positive_int,
+    fitp.add_argument("--max-events", type=positive_int,
                       help="public M for --privacy-unit sequence: each sequence keeps its first M events")
 
 
@@ -428,25 +338,25 @@ def _add_audit_parser(sub) -> None:
     """``dphawkes audit``: empirical lower bound on ε for a mechanism on a simulated scenario."""
     aud = sub.add_parser("audit", help="empirically audit a private method's ε claim on a simulated scenario")
     aud.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
-    aud.add_argument("--events", type=_positive_int, default=1000, help="events to simulate (default 1000)")
+    aud.add_argument("--events", type=positive_int, default=1000, help="events to simulate (default 1000)")
     aud.add_argument("--data-seed", type=int, default=1, help="simulation seed (default 1)")
-    aud.add_argument("--bin-size", type=_positive_float, required=True, help="bin size Δ")
-    aud.add_argument("--support", type=_positive_float, required=True, help="kernel support s (p = ⌈s/Δ⌉)")
+    aud.add_argument("--bin-size", type=positive_float, required=True, help="bin size Δ")
+    aud.add_argument("--support", type=positive_float, required=True, help="kernel support s (p = ⌈s/Δ⌉)")
     aud.add_argument("--method", choices=[m for m in METHODS if m != "cls"], default="pgd")
-    aud.add_argument("--bound", type=_positive_float, help="B (pgd, pgd-clip; default ||H_true||_F)")
-    aud.add_argument("--radius", type=_positive_float, help="r (cg; default ||ΔH_true||_*)")
-    aud.add_argument("--clip", type=_positive_float, default=1.0, help="G (pgd-clip; default 1)")
-    aud.add_argument("--iters", type=_positive_int, default=100, help="K (default 100)")
-    aud.add_argument("--epsilon", type=_positive_float, default=1.0, help="claimed ε (default 1)")
-    aud.add_argument("--dp-delta", type=_positive_float, default=1e-5, help="δ (default 1e-5)")
+    aud.add_argument("--bound", type=positive_float, help="B (pgd, pgd-clip; default ||H_true||_F)")
+    aud.add_argument("--radius", type=positive_float, help="r (cg; default ||ΔH_true||_*)")
+    aud.add_argument("--clip", type=positive_float, default=1.0, help="G (pgd-clip; default 1)")
+    aud.add_argument("--iters", type=positive_int, default=100, help="K (default 100)")
+    aud.add_argument("--epsilon", type=positive_float, default=1.0, help="claimed ε (default 1)")
+    aud.add_argument("--dp-delta", type=positive_float, default=1e-5, help="δ (default 1e-5)")
     aud.add_argument("--calibration", choices=CALIBRATIONS, default="formal")
-    aud.add_argument("--count-cap", type=_count_cap,
+    aud.add_argument("--count-cap", type=cap_or_auto,
                      help="public cap C (default: the data's largest bin count), or 'auto' (ssp): audit the "
                           "whole mechanism that chooses C privately")
-    aud.add_argument("--trials", type=_positive_int, default=2000, help="runs per data set (default 2000)")
-    aud.add_argument("--confidence", type=_positive_float, default=0.95, help="confidence (default 0.95)")
+    aud.add_argument("--trials", type=positive_int, default=2000, help="runs per data set (default 2000)")
+    aud.add_argument("--confidence", type=positive_float, default=0.95, help="confidence (default 0.95)")
     aud.add_argument("--broken", action="store_true", help="divide the noise std by --broken-factor (a bug to catch)")
-    aud.add_argument("--broken-factor", type=_positive_float, default=1e6, help="(default 1e6)")
+    aud.add_argument("--broken-factor", type=positive_float, default=1e6, help="(default 1e6)")
     aud.add_argument("--seed", type=int, default=0, help="audit seed (neighbour search and noise seeds)")
     aud.add_argument("--json", default="-", help="output JSON file (default: stdout)")
     aud.add_argument("--worst-case", action="store_true",

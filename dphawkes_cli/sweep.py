@@ -20,56 +20,56 @@ from dphawkes_core.estimators import METHODS
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.privacy import CALIBRATIONS
 
+from .inputs import add_window_options, load_events_file, nonnegative_float, positive_float, positive_int
+
 if TYPE_CHECKING:  # the sweep engine loads when a sweep runs
     from dphawkes_experiments.sweep import DataSource, SweepSpec
 
 
 def add_sweep_parser(sub) -> None:
     """Register the ``sweep`` subcommand on the ``dphawkes`` sub-parsers."""
-    from .main import _nonnegative_float, _positive_float, _positive_int, add_window_options
 
     sw = sub.add_parser("sweep", help="privacy-utility sweep over privacy level, bin size, method and seeds")
     data = sw.add_argument_group("data (a scenario simulated afresh per run, or fixed data)")
     data.add_argument("--scenario", choices=sorted(SCENARIOS),
                       help="simulate this scenario (or, with --data, use it as the data's ground truth)")
     size = data.add_mutually_exclusive_group()
-    size.add_argument("--events", type=_positive_int, help="events per simulation")
-    size.add_argument("--horizon", type=_positive_float, help="horizon of each simulation")
+    size.add_argument("--events", type=positive_int, help="events per simulation")
+    size.add_argument("--horizon", type=positive_float, help="horizon of each simulation")
     data.add_argument("--data", help="fixed event CSV or .parquet; without --scenario the metric is held-out "
                                      "prediction RMSE")
     add_window_options(data)
     data.add_argument("--train-fraction", type=float, default=0.7, help="training part for the prediction metric")
     grid = sw.add_argument_group("grid")
-    grid.add_argument("--bin-size", type=_positive_float, nargs="+", required=True, help="bin sizes Δ")
+    grid.add_argument("--bin-size", type=positive_float, nargs="+", required=True, help="bin sizes Δ")
     level = grid.add_mutually_exclusive_group(required=True)
-    level.add_argument("--sigma2", type=_nonnegative_float, nargs="+", help="noise variances σ²")
-    level.add_argument("--epsilon", type=_positive_float, nargs="+", help="target ε values")
+    level.add_argument("--sigma2", type=nonnegative_float, nargs="+", help="noise variances σ²")
+    level.add_argument("--epsilon", type=positive_float, nargs="+", help="target ε values")
     grid.add_argument("--method", choices=METHODS, nargs="+", default=["pgd"])
-    grid.add_argument("--runs", type=_positive_int, default=10, help="independent repetitions (seeds)")
+    grid.add_argument("--runs", type=positive_int, default=10, help="independent repetitions (seeds)")
     grid.add_argument("--seed", type=int, default=0, help="first seed")
     est = sw.add_argument_group("estimators")
-    est.add_argument("--support", type=_positive_float, default=4.0, help="kernel support s, p = ⌈s/Δ⌉")
-    est.add_argument("--bound", type=_positive_float, help="PGD bound B (default: the truth's ||H||_F)")
-    est.add_argument("--radius", type=_positive_float, help="CG radius r (default: the truth's ||ΔH||_*)")
-    est.add_argument("--iters", type=_positive_int, default=1000, help="iterations K")
+    est.add_argument("--support", type=positive_float, default=4.0, help="kernel support s, p = ⌈s/Δ⌉")
+    est.add_argument("--bound", type=positive_float, help="PGD bound B (default: the truth's ||H||_F)")
+    est.add_argument("--radius", type=positive_float, help="CG radius r (default: the truth's ||ΔH||_*)")
+    est.add_argument("--iters", type=positive_int, default=1000, help="iterations K")
     est.add_argument("--calibration", choices=CALIBRATIONS, default="paper")
     est.add_argument("--dp-delta", "--delta", dest="delta", type=float, default=1e-5, help="δ (as in fit)")
-    est.add_argument("--count-cap", type=_positive_int, help="public count cap C (formal calibration)")
-    est.add_argument("--clip", type=_positive_float, help="clip norm G of pgd-clip")
+    est.add_argument("--count-cap", type=positive_int, help="public count cap C (formal calibration)")
+    est.add_argument("--clip", type=positive_float, help="clip norm G of pgd-clip")
     est.add_argument("--privacy-unit", choices=("event", "sequence"), default="event",
                      help="event (the paper's) or sequence (one sequence replaced; ssp with --sequence-clip and/or "
                           "--max-events, as in fit)")
-    est.add_argument("--sequence-clip", type=_positive_float, help="public G per sequence (--privacy-unit sequence)")
-    est.add_argument("--max-events", type=_positive_int, help="public M events kept per sequence (sequence unit)")
+    est.add_argument("--sequence-clip", type=positive_float, help="public G per sequence (--privacy-unit sequence)")
+    est.add_argument("--max-events", type=positive_int, help="public M events kept per sequence (sequence unit)")
     run = sw.add_argument_group("execution")
-    run.add_argument("--workers", type=_positive_int, help="processes of the local pool (default: all cores)")
+    run.add_argument("--workers", type=positive_int, help="processes of the local pool (default: all cores)")
     run.add_argument("--dask", metavar="ADDRESS", help="'local' or tcp://HOST:PORT of a Dask scheduler")
     run.add_argument("--out", required=True, help="output table (.csv or .parquet)")
     sw.set_defaults(func=cmd_sweep)
 
 
 def _source(args) -> DataSource:
-    from .main import load_events_file  # the loader (pandas) imports here: `dphawkes --help` starts fast
     from dphawkes_experiments.sweep import DataSource
 
     scenario = get_scenario(args.scenario) if args.scenario else None

@@ -20,7 +20,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from .kernels import Scenario
-    from .lag_average import StepKernels
+    from .step_kernels import StepKernels
 
 FUNCTION_GRID_STEP = 1e-3  # midpoint-rule step of the grid-free error (finer changes it in the 4th digit)
 FUNCTION_GRID_MAX_POINTS = 200_000  # beyond, the step grows with the support (memory d²·points)

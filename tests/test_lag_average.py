@@ -12,7 +12,8 @@ from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.kernels import BoxKernel, ExponentialKernel, Scenario, get_scenario
-from dphawkes_core.lag_average import StepKernels, average_fit, average_lags, block_for_width, fit_steps
+from dphawkes_core.lag_average import average_fit, average_lags, block_for_width, fit_steps
+from dphawkes_core.step_kernels import StepKernels
 from dphawkes_core.metrics import function_relative_error, kernel_function_error, midpoint_grid
 from dphawkes_core.simulate import simulate
 

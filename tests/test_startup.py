@@ -21,8 +21,8 @@ ACCOUNTANT = "dp_accounting"
 
 
 def imported_modules(*cli_args: str, cwd) -> set[str]:
-    """Names of every module imported by ``python -m dphawkes_cli.main *cli_args`` (checked to exit 0)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dphawkes_cli.main", *cli_args],
+    """Names of every module imported by ``python -m dphawkes_cli *cli_args`` (checked to exit 0)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "dphawkes_cli", *cli_args],
                           capture_output=True, text=True, cwd=cwd, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]

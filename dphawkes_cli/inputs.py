@@ -1,0 +1,108 @@
+"""The command line's inputs: argument types that exit in one line, the window options and event-file loading.
+
+Both commands that read data (``fit`` in :mod:`.main`, ``sweep`` in :mod:`.sweep`) use them, so they live
+below both.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dphawkes_core.errors import DPHawkesError
+
+if TYPE_CHECKING:  # the CSV loader (pandas) loads where a command uses it: `dphawkes fit --help` starts fast
+    from dphawkes_core.events import Events
+
+
+class UsageError(DPHawkesError):
+    """Wrong command-line usage."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Argument parser that reports errors in one line (exit status 2)."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def parse_number(text: str, cast, acceptable, requirement: str):
+    """argparse type: ``cast(text)`` that must be finite and satisfy ``acceptable``."""
+    try:
+        value = cast(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a {'whole number' if cast is int else 'number'}") from None
+    if not (np.isfinite(value) and acceptable(value)):
+        raise argparse.ArgumentTypeError(f"{text!r} must be {requirement}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    return parse_number(text, float, lambda v: v > 0, "a positive number")
+
+
+def positive_int(text: str) -> int:
+    return parse_number(text, int, lambda v: v >= 1, "at least 1")
+
+
+def cap_or_auto(text: str) -> int | str:
+    """``--count-cap``: a positive whole number or ``auto``."""
+    return "auto" if text.strip().lower() == "auto" else positive_int(text)
+
+
+def clip_or_auto(text: str) -> float | str:
+    """``--sequence-clip``: a positive number or ``auto``."""
+    return "auto" if text.strip().lower() == "auto" else positive_float(text)
+
+
+def open_unit_fraction(text: str) -> float:
+    return parse_number(text, float, lambda v: 0 < v < 1, "strictly between 0 and 1")
+
+
+def nonnegative_float(text: str) -> float:
+    return parse_number(text, float, lambda v: v >= 0, "a number >= 0")
+
+
+def time_point(text: str) -> str:
+    """argparse type: a window bound, a number or an ISO-8601 datetime (kept as text: exact decimals)."""
+    text = text.strip()
+    try:
+        if np.isfinite(float(text)):
+            return text
+    except ValueError:
+        try:
+            datetime.fromisoformat(text.replace("Z", "+00:00"))
+            return text
+        except ValueError:
+            pass
+    raise argparse.ArgumentTypeError(f"{text!r} is not a number or an ISO-8601 datetime")
+
+
+def add_window_options(parser) -> None:
+    """``--start-time``, ``--end-time`` and ``--time-unit`` of every command that loads an event file."""
+    parser.add_argument("--start-time", type=time_point,
+                        help="observation window start, on the time column's axis: a number or an ISO-8601 "
+                             "datetime (default: 0 for numbers, else the first event, read from the data)")
+    parser.add_argument("--end-time", type=time_point,
+                        help="observation window end T, a number or a datetime; events outside the window are "
+                             "dropped and counted (default: last event, read from the data; required by the "
+                             "formal calibration)")
+    parser.add_argument("--time-unit", choices=("s", "min", "h", "d"),
+                        help="unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) "
+                             "and datetimes as seconds since the window start (default: numbers as they are, "
+                             "datetimes in seconds)")
+
+
+def load_events_file(path: str, end_time: str | float | None = None, *, start_time: str | float | None = None,
+                     time_unit: str | None = None) -> Events:
+    """Load an event CSV or Parquet file (by suffix), with dimension names from a ``labels.csv`` beside it."""
+    from dphawkes_core.events import load_csv, load_labels, load_parquet
+
+    names = load_labels(Path(path).with_name("labels.csv"))
+    load = load_parquet if Path(path).suffix.lower() in (".parquet", ".pq") else load_csv
+    return load(path, end_time=end_time, names=names, start_time=start_time, time_unit=time_unit)
