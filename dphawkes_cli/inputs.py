@@ -106,3 +106,55 @@ def load_events_file(path: str, end_time: str | float | None = None, *, start_ti
     names = load_labels(Path(path).with_name("labels.csv"))
     load = load_parquet if Path(path).suffix.lower() in (".parquet", ".pq") else load_csv
     return load(path, end_time=end_time, names=names, start_time=start_time, time_unit=time_unit)
+
+
+def setting_type(setting):
+    """argparse type of a number option declared by a family's :class:`~dphawkes_core.estimators.Setting`: the
+    setting's own check, one line on failure."""
+    cast = int if setting.kind == "int" else float
+
+    def parse(text: str):
+        value = parse_number(text, cast, lambda v: True, "a number")
+        try:
+            setting.check(value, "")
+        except DPHawkesError:
+            raise argparse.ArgumentTypeError(f"{text!r} must be {setting.requirement()}") from None
+        return value
+
+    parse.__name__ = setting.name  # argparse names the type in its messages
+    return parse
+
+
+def add_family_options(parser, families) -> None:
+    """One flag per option of the registered families, built from their settings metadata (an option several
+    families read, such as K, once); unset flags stay out of the namespace, so a family's defaults apply and an
+    option given to a family that does not read it is refused by the config, in one line."""
+    readers: dict[str, list] = {}
+    for family in families:
+        for setting in family.settings:
+            readers.setdefault(setting.name, []).append((family, setting))
+    group = parser.add_argument_group("method options (each read by the methods named)")
+    for name, pairs in readers.items():
+        setting = pairs[0][1]
+        who = ", ".join(family.name for family, _ in pairs)
+        defaults = {f"{s.default}" for _, s in pairs}
+        default = (f"default {defaults.pop()}" if len(defaults) == 1 else
+                   "default " + ", ".join(f"{s.default} ({f.name})" for f, s in pairs))
+        if setting.default is None and not setting.optional:
+            default = "required"
+        help_text = f"turn off: {setting.label} ({setting.help})" if setting.cli_negates else setting.help
+        text = f"{help_text} [{who}; {setting.none_means or default}]".replace("%", "%%")
+        if setting.kind == "bool":
+            parser_kwargs = dict(action="store_const", const=not setting.default if setting.cli_negates else True)
+        elif setting.kind == "choice":
+            parser_kwargs = dict(choices=setting.choices)
+        else:
+            parser_kwargs = dict(type=setting_type(setting))
+        group.add_argument(setting.flag, dest=name, default=argparse.SUPPRESS, help=text, **parser_kwargs)
+
+
+def given_options(args, families) -> dict:
+    """The family options given on the command line (the flags of :func:`add_family_options`). An option the
+    chosen family does not read stays in, so :class:`~dphawkes_core.estimators.FitConfig` refuses it in one line."""
+    names = {s.name for family in families for s in family.settings}
+    return {name: getattr(args, name) for name in sorted(names) if hasattr(args, name)}

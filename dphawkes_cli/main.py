@@ -6,6 +6,7 @@ Bad input exits with status 2 and one line on stderr; results are JSON (or CSV) 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FW_STEP_RULES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES, FitConfig, FitResult, fit
+from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, get_family, method_names
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.lag_average import add_lag_average, average_fit, block_for_width
 from dphawkes_core.ledger import DEFAULT_BUDGET_EPSILON
@@ -22,8 +23,9 @@ from dphawkes_core.privacy import CALIBRATIONS, formal_status
 from dphawkes_core.sequence_privacy import PRIVACY_UNITS
 from dphawkes_core.threads import set_blas_threads
 
-from .inputs import (OneLineParser, UsageError, add_window_options, cap_or_auto, clip_or_auto, load_events_file,
-                     nonnegative_float, open_unit_fraction, positive_float, positive_int)
+from .inputs import (OneLineParser, UsageError, add_family_options, add_window_options, cap_or_auto, clip_or_auto,
+                     given_options, load_events_file, nonnegative_float, open_unit_fraction, positive_float,
+                     positive_int)
 from .sweep import add_sweep_parser
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
@@ -50,8 +52,8 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
     payload.update(payload.get("metrics", {}))
     if result.privacy is not None:
         payload.update(payload["privacy"])
-        payload.update(count_cap=data_info.get("count_cap", config.count_cap), iters=config.iters, bound=config.bound,
-                       radius=config.radius)  # the C used (chosen privately with --count-cap auto)
+        payload.update(count_cap=data_info.get("count_cap", config.count_cap),  # the C used (auto: chosen privately)
+                       **dataclasses.asdict(config.options))  # the options the method read
     return payload
 
 
@@ -68,25 +70,20 @@ def _cmd_simulate(args) -> int:
 
 def _fit_config(args) -> FitConfig:
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
-    if args.method != "cls" and args.epsilon is None and args.sigma2 is None:
+    if get_family(args.method).private and args.epsilon is None and args.sigma2 is None:
         raise UsageError(f"method {args.method} needs --epsilon (with --dp-delta) or --sigma2")
-    iters = args.iters if args.iters is not None else (1000 if args.method in ("pgd", "pgd-clip") else 100)
     return FitConfig(
-        method=args.method, bin_size=args.bin_size, lags=lags, bound=args.bound, radius=args.radius,
-        iters=iters, epsilon=args.epsilon, dp_delta=args.dp_delta, sigma2=args.sigma2,
-        calibration=args.calibration, count_cap=args.count_cap, step=args.step,
-        step_size=args.step_size, fw_step=args.fw_step, seed=args.seed,
-        clip=args.clip, ridge=args.ridge, stabiliser=args.stabiliser, ssp_release=args.ssp_release,
-        ssp_nonnegative=not args.ssp_allow_negative, ssp_smoothing=args.ssp_smoothing,
+        method=args.method, bin_size=args.bin_size, lags=lags, epsilon=args.epsilon, dp_delta=args.dp_delta,
+        sigma2=args.sigma2, calibration=args.calibration, count_cap=args.count_cap, seed=args.seed,
         count_cap_share=args.count_cap_share, privacy_unit=args.privacy_unit, sequence_clip=args.sequence_clip,
-        max_events=args.max_events,
+        max_events=args.max_events, **given_options(args, FAMILIES.values()),
     )
 
 
 def _check_window(config: FitConfig, events: Events) -> None:
     """A formal fit needs a public observation window: without one (``--end-time``, and ``--start-time``
     for datetimes) exit 2 and say why."""
-    if config.method != "cls" and config.calibration == "formal" and not events.window_stated:
+    if config.family.private and config.calibration == "formal" and not events.window_stated:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(and --start-time for dates); otherwise the window is read from the data")
 
@@ -118,7 +115,7 @@ def _cmd_fit(args) -> int:
     print(f"read: {events.describe()}", file=sys.stderr)
     for warning in events.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if config.seed is not None and config.method != "cls":
+    if config.seed is not None and config.family.private:
         print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
               file=sys.stderr)
     _write_json(payload, args.json)
@@ -145,15 +142,15 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     (:mod:`dphawkes_core.distributed`); on a Dask cluster with ``--dask``, else in this process."""
     import contextlib
 
-    from dphawkes_core.distributed import (fit_partitions, partition_paths, partitioned_fingerprint, partitioned_window,
-                              prepare_partitioned)
+    from dphawkes_core.distributed import partition_paths, partitioned_fingerprint, partitioned_window
+    from dphawkes_core.estimators import fit_partitions, prepare_partitioned
     from dphawkes_core.events import load_labels
     from dphawkes_experiments.sweep import dask_executor
 
     if args.time_unit or config.privacy_unit != "event":
         raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
     start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
-    if config.method != "cls" and config.calibration == "formal" and end is None:
+    if config.family.private and config.calibration == "formal" and end is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(otherwise the window is read from the data)")
     paths = partition_paths(args.events_csv)
@@ -272,10 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     lag = fitp.add_mutually_exclusive_group(required=True)
     lag.add_argument("--support", type=positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
     lag.add_argument("--lags", type=positive_int, help="number of lags p")
-    fitp.add_argument("--method", choices=METHODS, default="cls")
-    fitp.add_argument("--bound", type=positive_float, help="B for pgd: ||H||_F <= B")
-    fitp.add_argument("--radius", type=positive_float, help="r for cg: ||U||_* <= r")
-    fitp.add_argument("--iters", type=positive_int, help="K noisy iterations (default 1000 pgd, 100 cg)")
+    fitp.add_argument("--method", choices=method_names(), default="cls",
+                      help="; ".join(f"{f.name}: {f.summary}" for f in FAMILIES.values()))
     privacy = fitp.add_mutually_exclusive_group()
     privacy.add_argument("--epsilon", type=positive_float, help="target ε (noise calibrated to it)")
     privacy.add_argument("--sigma2", type=nonnegative_float, help="noise variance σ² (ε is reported)")
@@ -287,10 +282,6 @@ def build_parser() -> argparse.ArgumentParser:
                            "spend --count-cap-share of ε on a private choice of C")
     fitp.add_argument("--count-cap-share", type=open_unit_fraction, default=AUTO_CAP_SHARE,
                       help=f"share of ε spent by --count-cap auto (default {AUTO_CAP_SHARE:g})")
-    fitp.add_argument("--step", choices=STEP_RULES, default="theorem", help="pgd step rule")
-    fitp.add_argument("--step-size", type=positive_float, help="pgd constant step size")
-    fitp.add_argument("--fw-step", choices=FW_STEP_RULES, default="paper",
-                      help="cg step: paper = 1/(K+2) as in Algorithm 2, classic = 2/(k+2)")
     add_window_options(fitp)
     fitp.add_argument("--scenario", choices=sorted(SCENARIOS), help="compare with this scenario's true kernels")
     fitp.add_argument("--seed", type=int,
@@ -299,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--average-width", type=positive_float, metavar="W",
                       help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
                            "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
-    _add_beyond_fit_options(fitp)
+    add_family_options(fitp, FAMILIES.values())
+    _add_unit_options(fitp)
     _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
 
@@ -309,20 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_beyond_fit_options(fitp) -> None:
-    """Options of the ``ssp`` and ``pgd-clip`` methods (formal calibration only)."""
-    fitp.add_argument("--clip", type=positive_float, help="G for pgd-clip: per-bin gradient terms clipped to ||.||_F <= G")
-    fitp.add_argument("--ridge", type=nonnegative_float,
-                      help="λ for ssp (default: public rule 4σ√(dp+1) lagged, 8σ√(dp+1) full)")
-    fitp.add_argument("--stabiliser", choices=SSP_STABILISERS, default="ridge",
-                      help="ssp: ridge = Â + λI, psd = eigenvalues of Â floored at λ")
-    fitp.add_argument("--ssp-release", choices=SSP_RELEASES, default="lagged",
-                      help="ssp: lagged = lagged cross-products and edge rows (default, ~√p less noise); "
-                           "full = upper triangle of A and b")
-    fitp.add_argument("--ssp-smoothing", type=nonnegative_float, default=10.0,
-                      help="ssp: weight of the roughness penalty across lags, in units of λ (default 10; 0: none)")
-    fitp.add_argument("--ssp-allow-negative", action="store_true",
-                      help="ssp: do not constrain kernels and baselines to be >= 0")
+def _add_unit_options(fitp) -> None:
+    """The privacy unit and its public bounds."""
     fitp.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default="event",
                       help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
                            "whole sequence = one person, replaced; ssp with --sequence-clip and/or --max-events)")
@@ -342,7 +322,7 @@ def _add_audit_parser(sub) -> None:
     aud.add_argument("--data-seed", type=int, default=1, help="simulation seed (default 1)")
     aud.add_argument("--bin-size", type=positive_float, required=True, help="bin size Δ")
     aud.add_argument("--support", type=positive_float, required=True, help="kernel support s (p = ⌈s/Δ⌉)")
-    aud.add_argument("--method", choices=[m for m in METHODS if m != "cls"], default="pgd")
+    aud.add_argument("--method", choices=[name for name, f in FAMILIES.items() if f.private], default="pgd")
     aud.add_argument("--bound", type=positive_float, help="B (pgd, pgd-clip; default ||H_true||_F)")
     aud.add_argument("--radius", type=positive_float, help="r (cg; default ||ΔH_true||_*)")
     aud.add_argument("--clip", type=positive_float, default=1.0, help="G (pgd-clip; default 1)")
@@ -374,12 +354,11 @@ def _cmd_audit(args) -> int:
     truth = scenario.true_H(args.bin_size, lags)
     cap = args.count_cap if args.count_cap is not None else default_count_cap(events, args.bin_size)
     oracle_bound, oracle_radius = constraint_scale(truth, args.bin_size)
+    public = dict(iters=args.iters, clip=args.clip, bound=args.bound if args.bound is not None else oracle_bound,
+                  radius=args.radius if args.radius is not None else oracle_radius)
     config = FitConfig(
-        method=args.method, bin_size=args.bin_size, lags=lags, iters=args.iters, epsilon=args.epsilon,
-        dp_delta=args.dp_delta, calibration=args.calibration, count_cap=cap,
-        bound=args.bound if args.bound is not None else oracle_bound,
-        radius=args.radius if args.radius is not None else oracle_radius,
-        clip=args.clip,
+        method=args.method, bin_size=args.bin_size, lags=lags, epsilon=args.epsilon, dp_delta=args.dp_delta,
+        calibration=args.calibration, count_cap=cap, **get_family(args.method).own_options(public),
     )
     audit = AuditConfig(config, trials=args.trials, confidence=args.confidence,
                         broken_factor=args.broken_factor if args.broken else None, seed=args.seed,
@@ -390,8 +369,8 @@ def _cmd_audit(args) -> int:
     print(f"\n{result.verdict()}", file=sys.stderr)
     payload = result.to_dict()
     payload.update(scenario=args.scenario, events=events.n_events, data_seed=args.data_seed,
-                   bin_size=args.bin_size, lags=lags, iters=args.iters, bound=config.bound,
-                   radius=config.radius, clip=config.clip, count_cap_default=args.count_cap is None,
+                   bin_size=args.bin_size, lags=lags, **dataclasses.asdict(config.options),
+                   count_cap_default=args.count_cap is None,
                    noise="seeded: an experiment, not a private release")
     # whether the audited settings, run with fresh noise, would be a formal release (C from the data is not)
     payload.update(formal_status(config.calibration, seed=None, window_stated=events.window_stated,

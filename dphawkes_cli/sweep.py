@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import METHODS
+from dphawkes_core.estimators import method_names
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.privacy import CALIBRATIONS
 
@@ -45,7 +45,7 @@ def add_sweep_parser(sub) -> None:
     level = grid.add_mutually_exclusive_group(required=True)
     level.add_argument("--sigma2", type=nonnegative_float, nargs="+", help="noise variances σ²")
     level.add_argument("--epsilon", type=positive_float, nargs="+", help="target ε values")
-    grid.add_argument("--method", choices=METHODS, nargs="+", default=["pgd"])
+    grid.add_argument("--method", choices=method_names(), nargs="+", default=["pgd"])
     grid.add_argument("--runs", type=positive_int, default=10, help="independent repetitions (seeds)")
     grid.add_argument("--seed", type=int, default=0, help="first seed")
     est = sw.add_argument_group("estimators")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .errors import ConfigError
+from .validation import check_bin_size, check_count_cap
 
 if TYPE_CHECKING:  # annotations only: binning must not pull in the CSV loader (pandas) at start-up
     from .events import Events
@@ -43,12 +44,6 @@ def lags_from_support(support: float, bin_size: float) -> int:
         raise ConfigError(f"support s must be a positive number, got {support!r}")
     check_bin_size(bin_size)
     return max(1, robust_ceil(support / bin_size))
-
-
-def check_bin_size(bin_size: float) -> None:
-    """Raise :class:`ConfigError` unless the bin size is a positive finite number."""
-    if not (isinstance(bin_size, (int, float)) and math.isfinite(bin_size) and bin_size > 0):
-        raise ConfigError(f"bin size Δ must be a positive number, got {bin_size!r}")
 
 
 @dataclass(frozen=True)
@@ -238,12 +233,6 @@ def bin_sparse(events: Events, bin_size: float, count_cap: int | None = None) ->
         dropped += out
     return SparseCounts(tuple(lengths), tuple(bins), tuple(dims), tuple(values), events.dim, float(bin_size),
                         dropped, clipped, None if count_cap is None else int(count_cap))
-
-
-def check_count_cap(count_cap) -> None:
-    """Raise :class:`ConfigError` unless the cap is None or a positive integer."""
-    if count_cap is not None and (int(count_cap) != count_cap or count_cap < 1):
-        raise ConfigError(f"count cap C must be a positive integer, got {count_cap!r}")
 
 
 def sequence_entries(times, n_bins: int, bin_size: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -24,6 +24,7 @@ import numpy as np
 
 from .binning import BinnedCounts, SparseCounts
 from .errors import ConfigError
+from .validation import check_share
 
 AUTO = "auto"
 AUTO_CAP_SHARE = 0.05  # share of ε spent on the cap
@@ -61,12 +62,6 @@ class AutoCap:
         """Plain dict for the result info and JSON export."""
         return {"count_cap": self.count_cap, "share": self.share, "sigma": self.sigma, "max_cap": self.max_cap,
                 "clipped_fraction": self.clipped_fraction}
-
-
-def check_share(share: float) -> None:
-    """The share of ε spent on the cap must lie strictly between 0 and 1."""
-    if not (share is not None and np.isfinite(share) and 0 < share < 1):
-        raise ConfigError(f"the share of ε spent on the count cap must be in (0, 1), got {share!r}")
 
 
 def cap_noise_sigma(epsilon: float, delta: float, share: float) -> float:

@@ -30,10 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .binning import bins_in_window, check_bin_size, check_count_cap, sequence_entries
-from .count_cap import AUTO, cap_from_tails, cap_rng, count_tails
+from .binning import bins_in_window, sequence_entries
+from .count_cap import count_tails
 from .errors import ConfigError, DataError
 from .stats import MomentPieces, check_design_size, dense_lagged_products, lagged_products, rows_between
+from .validation import check_bin_size, check_count_cap
 
 PARTITION_COLUMNS = ("time", "dimension", "sequence")
 PARTITION_SUFFIXES = (".parquet", ".pq")
@@ -387,10 +388,10 @@ def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None 
     check_count_cap(count_cap)
     window = partitioned_window(paths, executor, start_time, end_time)
     check_design_size(window.dim, lags)
-    return _window_pieces(paths, window, bin_size, lags, count_cap, executor)
+    return window_pieces(paths, window, bin_size, lags, count_cap, executor)
 
 
-def _window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: int | None,
+def window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: int | None,
                    executor) -> tuple[MomentPieces, dict]:
     """:func:`partitioned_pieces` on an already read :class:`Window`."""
     mapped = list(_map(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
@@ -411,70 +412,6 @@ def _map(executor, fn, items):
 def _key(value):
     """A sequence value as a plain Python scalar (the same key from every partition)."""
     return value.item() if isinstance(value, np.generic) else value
-
-
-def prepare_partitioned(paths, config, window: Window, executor=None):
-    """The statistics of ``config`` on Parquet partitions in ``window`` (:func:`partitioned_window`), as
-    :func:`~dphawkes_core.estimators.prepare_stats` gives them for one file.
-
-    With ``config.count_cap = "auto"``, C is chosen first from :func:`partitioned_tails` by
-    :func:`~dphawkes_core.count_cap.cap_from_tails` — the same release (its own noise stream of a
-    seeded fit, ``count_cap_share`` of ε) and rule as in process, so the same C on the same events and
-    seed — and the pieces are then reduced clipped at it (a second pass over the partitions).
-
-    Returns
-    -------
-    stats : BinnedStats
-        Assembled from the reduced pieces (no per-bin rows).
-    data_info : dict
-        As from :func:`partitioned_pieces`, with ``count_cap`` and, for an automatic cap,
-        ``auto_count_cap`` (:meth:`~dphawkes_core.count_cap.AutoCap.to_dict`).
-
-    Raises
-    ------
-    ConfigError
-        For pgd-clip: it needs every non-empty bin, which the reduce step does not gather.
-    """
-    from .estimators.pipeline import pieces_stats
-
-    if config.method == "pgd-clip":
-        raise ConfigError("pgd-clip needs every non-empty bin, which a partitioned fit does not gather; "
-                          "use cls, pgd, cg or ssp")
-    check_bin_size(config.bin_size)
-    check_design_size(window.dim, config.lags)
-    auto = None
-    if config.count_cap == AUTO:
-        tails = partitioned_tails(paths, window, config.bin_size, config.count_cap_max, executor)
-        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_rng(config.seed), config.count_cap_share)
-    count_cap = config.count_cap if auto is None else auto.count_cap
-    check_count_cap(count_cap)
-    pieces, info = _window_pieces(paths, window, config.bin_size, config.lags, count_cap, executor)
-    info["count_cap"] = count_cap
-    if auto is not None:
-        info["auto_count_cap"] = auto.to_dict()
-    return pieces_stats(pieces), info
-
-
-def fit_partitions(paths, config, executor=None, start_time: float | None = None,
-                   end_time: float | None = None):
-    """Fit ``config`` on Parquet partitions: :func:`partitioned_window` and :func:`prepare_partitioned` (map
-    steps over ``executor``), then the estimator on the assembled statistics (in this process).
-
-    Returns
-    -------
-    result : FitResult
-    data_info : dict
-        As from :func:`prepare_partitioned`.
-    """
-    import time
-
-    from .estimators import fit_stats
-
-    start = time.perf_counter()
-    window = partitioned_window(paths, executor, start_time, end_time)
-    stats, info = prepare_partitioned(paths, config, window, executor)
-    result = fit_stats(stats, config)
-    return replace(result, elapsed_s=time.perf_counter() - start), info
 
 
 _LANE_SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5],

@@ -57,8 +57,9 @@ def _plain(value):
 
 
 def config_fields(config: FitConfig) -> dict:
-    """The configuration's fields for export, without ``seed`` when there is none (OS-entropy noise)."""
-    fields = dataclasses.asdict(config)
+    """The configuration's settings for export (those the fit reads: :meth:`FitConfig.to_dict`), without ``seed``
+    when there is none (OS-entropy noise)."""
+    fields = config.to_dict()
     if fields["seed"] is None:
         del fields["seed"]
     return fields

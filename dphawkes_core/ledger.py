@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from .errors import DPHawkesError
-from .estimators import (METHOD_NAMES, FitConfig, FitResult, fit_stats, privacy_report, release_status,
+from .estimators import (FitConfig, FitResult, fit_stats, privacy_report, release_status,
                          run_private)
 from .privacy import FormalStatus, PrivacyReport
 from .sequence_privacy import PRIVACY_UNITS
@@ -541,8 +541,10 @@ def _ledger_from_dict(item: dict) -> DataLedger:
 
 
 def release_request(key: LedgerKey, config: FitConfig) -> str:
-    """Identity of a release request: the data, the unit and every setting (so the noise distribution)."""
-    settings = _dumps(sorted(dataclasses.asdict(config).items()))
+    """Identity of a release request: the data, the unit and every setting the fit reads (so the noise
+    distribution): :meth:`~dphawkes_core.estimators.FitConfig.to_dict`, where an option the family does not
+    read cannot appear (it is refused)."""
+    settings = _dumps(sorted(config.to_dict().items()))
     return hashlib.sha256(f"{key.id}\n{settings}".encode()).hexdigest()
 
 
@@ -568,7 +570,7 @@ def release_label(config: FitConfig) -> str:
     """One line naming a fit's release: method, privacy target, Δ, p."""
     privacy = (f"ε = {config.epsilon:g}" if config.sigma2 is None and config.epsilon is not None
                else f"σ² = {config.sigma2:g}" if config.sigma2 is not None else "no noise")
-    return f"{METHOD_NAMES.get(config.method, config.method)}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"
+    return f"{config.family.label}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"
 
 
 @dataclass(frozen=True)
@@ -602,7 +604,7 @@ def plan_release(key: LedgerKey, stats, config: FitConfig, data_info: dict, data
         raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-level "
                             f"ledger, not its {key.unit}-level one")
     status = release_status(config, data_info, data_derived)
-    report = privacy_report(stats, config) if config.method != "cls" else None
+    report = privacy_report(stats, config) if config.family.private else None
     mechanisms = mechanisms_of(report) if status.formal else ()
     return ReleasePlan(release_request(key, config), release_label(config), status, report, mechanisms)
 

@@ -103,21 +103,21 @@ def constraint_scale(H: np.ndarray, bin_size: float) -> tuple[float, float]:
     return float(np.linalg.norm(H)), float(bin_size * np.linalg.norm(H, "nuc"))
 
 
-def constraint_ratio(method: str, reference: np.ndarray, bin_size: float, bound: float | None = None,
-                     radius: float | None = None) -> float | None:
+def constraint_ratio(constraint: str | None, reference: np.ndarray, bin_size: float,
+                     value: float | None) -> float | None:
     """How large the constraint set is compared with a reference estimate (truth, or the CLS fit).
 
-    ``B / ||H_ref||_F`` for ``pgd`` (the ball ``||H||_F <= B``) and ``r / ||Δ H_ref||_*`` for ``cg`` (the
-    ball ``||U||_* <= r``); ``None`` for unconstrained methods. Well below 1 (see
-    ``SHRINK_WARNING_RATIO``), every estimate is pulled toward zero, so private and non-private
-    estimates look alike because both are shrunk — not because the noise is harmless.
+    ``constraint`` names the family's constraint (:attr:`~dphawkes_core.estimators.family.Family.constraint`):
+    ``B / ||H_ref||_F`` for ``bound`` (the ball ``||H||_F <= B``), ``r / ||Δ H_ref||_*`` for ``radius`` (the
+    ball ``||U||_* <= r``); ``None`` for an unconstrained family. Well below 1 (see ``SHRINK_WARNING_RATIO``),
+    every estimate is pulled toward zero, so private and non-private estimates look alike because both are
+    shrunk — not because the noise is harmless.
     """
+    if constraint is None or value is None:
+        return None
     fro, nuclear = constraint_scale(reference, bin_size)
-    if method == "pgd" and bound is not None:
-        return bound / fro if fro > 0 else float("inf")
-    if method == "cg" and radius is not None:
-        return radius / nuclear if nuclear > 0 else float("inf")
-    return None
+    scale = fro if constraint == "bound" else nuclear
+    return value / scale if scale > 0 else float("inf")
 
 
 def midpoint_grid(support: float, step: float = FUNCTION_GRID_STEP,

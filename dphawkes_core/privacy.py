@@ -35,6 +35,7 @@ import numpy as np
 
 from .errors import ConfigError
 from .stats import SufficientStats
+from .validation import check_epsilon_delta, check_privacy_inputs
 
 CALIBRATIONS = ("paper", "formal", "tight-paper")
 CALIBRATION_LABELS = {
@@ -115,7 +116,7 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: i
     """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly."""
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
 
-    _check_eps_delta(epsilon, delta)
+    check_epsilon_delta(epsilon, delta)
     return sensitivity * math.sqrt(releases) * get_sigma_gaussian(epsilon, delta)
 
 
@@ -128,50 +129,41 @@ def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: i
     return float(get_epsilon_gaussian(sigma / (sensitivity * math.sqrt(releases)), delta))
 
 
-def paper_sigma2(method: str, epsilon: float, delta: float, iters: int, bin_size: float,
-                 constraint: float, R: float) -> float:
-    """σ² of Theorem 1 (``pgd``, constraint = B) or Theorem 3 (``cg``, constraint = r), as published."""
-    _check_eps_delta(epsilon, delta)
-    return _paper_factor(method, iters, delta, bin_size, constraint, R) / epsilon**2
+@dataclass(frozen=True)
+class PaperTheorem:
+    """The published calibration of one of the paper's algorithms, in the form both share:
+    ``σ² = constant · scale² · R² · K · log²(K/δ) / ε²`` and gradient sensitivity ``2L₂ = 2 · 2 · scale · R``,
+    with ``scale = ΔB`` for DP-PGD (Theorem 1) and ``Δr`` for DP-CG (Theorem 3). The family holds its
+    theorem and its scale; this module only does the arithmetic."""
+
+    name: str
+    constant: float
 
 
-def paper_epsilon(method: str, sigma2: float, delta: float, iters: int, bin_size: float,
-                  constraint: float, R: float) -> float:
-    """The ε that Theorem 1/3 claims for a given σ² (inverse of :func:`paper_sigma2`)."""
+THEOREM_1 = PaperTheorem("Theorem 1 (DP-PGD)", 8.0)
+THEOREM_3 = PaperTheorem("Theorem 3 (DP-CG)", 128.0)
+
+
+def paper_sigma2(theorem: PaperTheorem, epsilon: float, delta: float, iters: int, scale: float, R: float) -> float:
+    """σ² of ``theorem`` as published (``scale`` = ΔB for Theorem 1, Δr for Theorem 3)."""
+    check_epsilon_delta(epsilon, delta)
+    return _paper_factor(theorem, iters, delta, scale, R) / epsilon**2
+
+
+def paper_epsilon(theorem: PaperTheorem, sigma2: float, delta: float, iters: int, scale: float, R: float) -> float:
+    """The ε that ``theorem`` claims for a given σ² (inverse of :func:`paper_sigma2`)."""
     if sigma2 <= 0:
         return math.inf
-    return math.sqrt(_paper_factor(method, iters, delta, bin_size, constraint, R) / sigma2)
+    return math.sqrt(_paper_factor(theorem, iters, delta, scale, R) / sigma2)
 
 
-def _paper_factor(method, iters, delta, bin_size, constraint, R) -> float:
-    log_term = math.log(iters / delta) ** 2
-    if method == "pgd":
-        return 8 * (bin_size * constraint) ** 2 * R**2 * iters * log_term
-    if method == "cg":
-        return 128 * iters * bin_size**2 * constraint**2 * R**2 * log_term
-    raise ConfigError(f"no paper calibration for method {method!r}")
+def _paper_factor(theorem: PaperTheorem, iters, delta, scale, R) -> float:
+    return theorem.constant * scale**2 * R**2 * iters * math.log(iters / delta) ** 2
 
 
-def paper_sensitivity(method: str, bin_size: float, constraint: float, R: float) -> float:
-    """The paper's bound ``2L₂`` on the gradient difference: ``L₂ = 2ΔBR`` (PGD) or ``2ΔrR`` (CG)."""
-    return 2 * (2 * bin_size * constraint * R)
-
-
-def _check_privacy_inputs(epsilon: float | None, sigma2: float | None, dp_delta: float) -> None:
-    """Exactly one of ε or σ², a valid δ, and a σ² that is a number >= 0."""
-    if (epsilon is None) == (sigma2 is None):
-        raise ConfigError("give exactly one of ε (with δ) or σ²")
-    if not (dp_delta is not None and 0 < dp_delta < 1):
-        raise ConfigError(f"δ must be in (0, 1), got {dp_delta!r}")
-    if sigma2 is not None and not (math.isfinite(sigma2) and sigma2 >= 0):
-        raise ConfigError(f"σ² must be a number >= 0, got {sigma2!r}")
-
-
-def _check_eps_delta(epsilon: float, delta: float) -> None:
-    if not (epsilon is not None and math.isfinite(epsilon) and epsilon > 0):
-        raise ConfigError(f"ε must be a positive number, got {epsilon!r}")
-    if not (delta is not None and 0 < delta < 1):
-        raise ConfigError(f"δ must be in (0, 1), got {delta!r}")
+def paper_sensitivity(scale: float, R: float) -> float:
+    """The paper's bound ``2L₂`` on the gradient difference: ``L₂ = 2·scale·R`` (2ΔBR for PGD, 2ΔrR for CG)."""
+    return 2 * (2 * scale * R)
 
 
 @dataclass(frozen=True)
@@ -312,32 +304,23 @@ def formal_status(calibration: str | None, *, seed: int | None, window_stated: b
     return FormalStatus(formal=not reasons, reasons=tuple(reasons))
 
 
-def constraint_fro_radius(method: str, bin_size: float, bound: float | None, radius: float | None) -> float:
-    """Largest ``||U||_F`` in the constraint set: ``ΔB`` (PGD) or ``r`` (CG, as ``||U||_F <= ||U||_*``)."""
-    if method == "pgd":
-        if bound is None or not bound > 0:
-            raise ConfigError("DP-PGD needs a positive bound B (||H||_F <= B)")
-        return bin_size * bound
-    if method == "cg":
-        if radius is None or not radius > 0:
-            raise ConfigError("DP-CG needs a positive nuclear-norm radius r (||U||_* <= r)")
-        return radius
-    raise ConfigError(f"no privacy calibration for method {method!r}")
-
-
-def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float | None,
-              radius: float | None, iters: int, calibration: str, dp_delta: float,
-              epsilon: float | None = None, sigma2: float | None = None,
+def calibrate(stats: SufficientStats, theorem: PaperTheorem, scale: float, fro_radius: float, iters: int,
+              calibration: str, dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
               count_cap: int | None = None) -> PrivacyReport:
-    """Find σ² for a target ε (or ε for a given σ²) and report every calibration side by side.
+    """Find σ² for a target ε (or ε for a given σ²) of K noisy gradients and report every calibration side by side.
 
     Parameters
     ----------
     stats : SufficientStats
         Statistics of the (clipped) data; R is read from them for the paper modes.
-    method : {"pgd", "cg"}
-    bin_size, bound, radius, iters :
-        Δ, B (PGD), r (CG), K.
+    theorem : PaperTheorem
+        The paper's calibration of the algorithm (:data:`THEOREM_1` for DP-PGD, :data:`THEOREM_3` for DP-CG).
+    scale : float
+        ΔB (DP-PGD) or Δr (DP-CG), as the theorem reads it.
+    fro_radius : float
+        The largest ``||U||_F`` of the constraint set (ΔB, or r as ``||U||_F <= ||U||_*``): the formal bound's.
+    iters : int
+        K.
     calibration : {"paper", "formal", "tight-paper"}
     dp_delta : float
         δ.
@@ -352,28 +335,26 @@ def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float
     """
     if calibration not in CALIBRATIONS:
         raise ConfigError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATIONS)}")
-    _check_privacy_inputs(epsilon, sigma2, dp_delta)
+    check_privacy_inputs(epsilon, sigma2, dp_delta)
     if count_cap is not None and stats.count_cap != count_cap:
         raise ConfigError(f"the statistics were clipped at C = {stats.count_cap}, not at the requested C = {count_cap}")
-    beta = constraint_fro_radius(method, bin_size, bound, radius)
-    constraint = bound if method == "pgd" else radius
     R = data_R(stats)
     sens = {
-        "paper": paper_sensitivity(method, bin_size, constraint, R),
-        "tight-paper": paper_sensitivity(method, bin_size, constraint, R),
-        "formal": (formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_sensitivity(beta)
+        "paper": paper_sensitivity(scale, R),
+        "tight-paper": paper_sensitivity(scale, R),
+        "formal": (formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_sensitivity(fro_radius)
                    if stats.count_cap is not None else None),
     }
     if calibration == "formal" and sens["formal"] is None:
         raise ConfigError("the formal calibration needs a public count cap C (counts are clipped at C)")
     if sigma2 is None:
         if calibration == "paper":
-            sigma2 = paper_sigma2(method, epsilon, dp_delta, iters, bin_size, constraint, R)
+            sigma2 = paper_sigma2(theorem, epsilon, dp_delta, iters, scale, R)
         else:
             sigma2 = gaussian_sigma(epsilon, dp_delta, sens[calibration], iters) ** 2
     sigma = math.sqrt(sigma2)
     eps_by = {
-        "paper": paper_epsilon(method, sigma2, dp_delta, iters, bin_size, constraint, R),
+        "paper": paper_epsilon(theorem, sigma2, dp_delta, iters, scale, R),
         "tight-paper": gaussian_epsilon(sigma, dp_delta, sens["tight-paper"], iters),
         "formal": gaussian_epsilon(sigma, dp_delta, sens["formal"], iters) if sens["formal"] else None,
     }
@@ -394,62 +375,6 @@ def calibrate(stats: SufficientStats, method: str, bin_size: float, bound: float
 
 
 # --- one-shot sufficient-statistics release (DP-SSP) and clipped-gradient DP-PGD ----------------------------
-
-FORMAL_ONLY_NOTE = {
-    "ssp": "formal (public C, d, p, n; one Gaussian release of the statistics)",
-    "pgd-clip": "formal (public clip G, B, p, n; K clipped-gradient releases, exact accounting)",
-}
-
-
-def ssp_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
-    """L2 sensitivity of the DP-SSP release: the upper triangle of ``A`` (without the public intercept
-    entry ``A[-1,-1] = 1``) together with ``b``, under one event added or removed, counts clipped at C.
-
-    With ``X̄ = (X + X')/2`` and the changed count ``X[m, j]``, ``N·ΔA = ±(M̄ + M̄ᵀ)`` where
-    ``M̄ = Σ_{k=1..p} e_{(k-1)d+j} z̄_{m+k}ᵀ`` (distinct rows), so ``||N·ΔA||²_F <= 4 p z̄²`` with
-    ``z̄² = (dp−1)C² + (C−½)² + 1``; its diagonal contributes at most ``4p(C−½)²`` and the upper triangle
-    carries ``(||ΔA||²_F + ||diag ΔA||²)/2``. ``N·Δb = ±(e_j z_mᵀ + Σ_k y_{m+k} e_{(k-1)d+j}ᵀ)`` gives
-    ``||N·Δb||²_F <= z_max² + p d C² + 2 p C²``. Derivation and measured tightness: ``docs/privacy.md``.
-    """
-    if count_cap is None or count_cap < 1:
-        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
-    c, p = float(count_cap), int(lags)
-    zbar_sq = (dim * p - 1) * c * c + (c - 0.5) ** 2 + 1.0
-    a_upper_sq = 2.0 * p * (zbar_sq + (c - 0.5) ** 2)
-    b_sq = (dim * p * c * c + 1.0) + p * dim * c * c + 2.0 * p * c * c
-    return math.sqrt(a_upper_sq + b_sq) / n_rows
-
-
-def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
-    """L2 sensitivity of the ``lagged`` DP-SSP release (:class:`~dphawkes_core.stats.MomentPieces` / N):
-    ``C[τ]`` for τ = 1..p, the upper triangle of ``C[0]``, the totals and every sequence's first and
-    last p rows, under one event added or removed, counts clipped at C.
-
-    One count ``X[m, j]`` changes by ±1: for τ >= 1, row j of ``C[τ]`` by ``X[m−τ]`` and column j by
-    ``X[m+τ]`` (``2(d+1)C²`` at most in squares, the ``[j, j]`` entry taking both); ``C[0]`` by
-    ``X[m]`` in row and column j, whose upper triangle holds ``(d−1)C²`` off the diagonal and
-    ``(2C−1)²`` on it; one total by 1. A head (or tail) entry changes by 1 only when ``m`` is among the
-    first (last) p bins, and then ``X[m−τ]`` (``X[m+τ]``) is missing for at least one τ, which removes at
-    least ``(d+2)C² >= 3`` from the ``C[τ]`` part. So ``N·S = sqrt(2p(d+1)C² + (d−1)C² + (2C−1)² + 1)``,
-    attained by a middle bin with every count at C, about √p below :func:`ssp_sensitivity`.
-    Derivation: ``docs/privacy.md``.
-    """
-    if count_cap is None or count_cap < 1:
-        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
-    c, p, d = float(count_cap), int(lags), int(dim)
-    return math.sqrt(2 * p * (d + 1) * c * c + (d - 1) * c * c + (2 * c - 1) ** 2 + 1.0) / n_rows
-
-
-def pgd_clip_sensitivity(lags: int, n_rows: int, clip: float) -> float:
-    """L2 sensitivity ``2(p+1)G/N`` of the clipped per-bin gradient ``Σ_t clip_G(g_t)/N``.
-
-    One event in bin m changes the target of row m and one lagged entry of rows ``m+1 … m+p``: at most
-    ``p+1`` per-bin terms, each inside the ball of radius G before and after, so each moves by ``<= 2G``.
-    """
-    if clip is None or not clip > 0:
-        raise ConfigError("clipped-gradient DP-PGD needs a positive clip norm G")
-    return 2.0 * (int(lags) + 1) * float(clip) / n_rows
-
 
 def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases: int, share: float,
                       count_cap: int) -> tuple[float, dict]:
@@ -496,7 +421,7 @@ def _compose_selection(epsilon: float, delta: float, sensitivity: float, release
 
     from .count_cap import cap_noise_sigma
 
-    _check_eps_delta(epsilon, delta)
+    check_epsilon_delta(epsilon, delta)
     cap_multiplier = cap_noise_sigma(epsilon, delta, share)
     total_multiplier = get_sigma_gaussian(epsilon, delta)
     multiplier = math.sqrt(releases) / math.sqrt(1 / total_multiplier**2 - 1 / cap_multiplier**2)
@@ -521,18 +446,18 @@ def composed_epsilon(mechanisms: tuple, delta: float) -> float:
     return float(accountant.get_epsilon(delta))
 
 
-def calibrate_single_sensitivity(method: str, sensitivity: float, releases: int, calibration: str,
+def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, calibration: str,
                                  dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
                                  R: float = math.nan, auto_cap: tuple[float, int] | None = None) -> PrivacyReport:
     """σ² for a target ε (or ε for a given σ²) of ``releases`` Gaussian releases with a formal sensitivity.
 
-    For the methods that only have a formal calibration (``ssp``, ``pgd-clip``): the paper modes are
-    reported as ``None``. ``auto_cap = (share, C)``: the count cap C was chosen privately with that
+    For the families that only have a formal calibration (DP-SSP, clipped DP-PGD): the paper modes are
+    reported as ``None``; ``note`` says what the guarantee rests on. ``auto_cap = (share, C)``: the count cap C was chosen privately with that
     share of ε, and the releases get the rest (:func:`compose_count_cap`; needs ε, not σ²).
     """
     if calibration != "formal":
-        raise ConfigError(f"method {method} has only the formal calibration; choose calibration 'formal'")
-    _check_privacy_inputs(epsilon, sigma2, dp_delta)
+        raise ConfigError("this method has only the formal calibration; choose calibration 'formal'")
+    check_privacy_inputs(epsilon, sigma2, dp_delta)
     split = {}
     if auto_cap is not None:
         if epsilon is None:
@@ -553,7 +478,7 @@ def calibrate_single_sensitivity(method: str, sensitivity: float, releases: int,
         sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(sensitivity)},
         formal=True,
         iters=int(releases),
-        note=FORMAL_ONLY_NOTE[method] + (f"; count cap C = {split['count_cap']} chosen privately with "
+        note=note + (f"; count cap C = {split['count_cap']} chosen privately with "
                                          f"{split['share']:.0%} of ε" if split else ""),
         budget_split=split,
     )

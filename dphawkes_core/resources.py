@@ -84,7 +84,7 @@ def _fmt_seconds(s: float) -> str:
     return f"{s:.2g} s" if s < 60 else f"{s / 60:.1f} min"
 
 
-def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", iters: int = 1,
+def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
                       n_events: int | None = None, sequences: int | None = None) -> CostEstimate:
     """Predict memory and time of binning, statistics and one fit.
 
@@ -96,10 +96,12 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
         d.
     lags : int
         p.
-    method : str
-        ``cls``, ``pgd``, ``cg``, ``ssp`` or ``pgd-clip``.
+    kind : {"solve", "gradient", "clipped"}
+        The family's kind of work (:attr:`~dphawkes_core.estimators.family.Family.cost_kind`): one solve of the
+        normal equations (CLS, DP-SSP), K noisy gradients of the summed statistics (DP-PGD, DP-CG), or K
+        clipped per-bin gradients (clipped DP-PGD).
     iters : int
-        K (ignored for ``cls`` and ``ssp``).
+        K (ignored for ``solve``).
     n_events : int, optional
         Number of events E. Without it the statistics are costed as on dense counts (every bin laid out).
     sequences : int, optional
@@ -116,11 +118,11 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, method: str = "cls", ite
     memory, seconds = _statistics_cost(n, d, p, n_events)
     memory += q * q * _BYTES_PER_GRAM_CELL
     seconds += p * p * d * d * _SECONDS_PER_FLOP  # edges
-    if method in ("pgd", "cg"):
+    if kind == "gradient":
         seconds += _gradient_seconds(d, p, int(iters), sequences)
     else:
         seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
-    if method == "pgd-clip":
+    if kind == "clipped":
         clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
         memory += clip_memory
         seconds += clip_seconds

@@ -43,15 +43,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .binning import SparseCounts, bin_sparse
-from .count_cap import AUTO, cap_noise_sigma
+from .binning import SparseCounts
+from .count_cap import cap_noise_sigma
 from .errors import ConfigError
-from .privacy import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
+from .privacy import PrivacyReport
 from .stats import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
                     moment_pieces, rows_between, summed_pieces)
+from .validation import check_positive_whole
 
-if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
-    from .estimators.config import FitConfig
+if TYPE_CHECKING:  # annotations only: the core must not pull in the CSV loader (pandas) at start-up
     from .events import Events
 
 PRIVACY_UNITS = ("event", "sequence")
@@ -105,7 +105,7 @@ def max_events_clip(lags: int, max_events: int, count_cap: int | None, release: 
       matrix ``||h hᵀ||_F = ||h||² <= M c`` and each edge row sum ``||h||² <= M c``:
       ``G_M = √((p + 3) c² M² + M² + 2 c M)``.
     """
-    _check_positive_int(max_events, "the cap on events per sequence M")
+    check_positive_whole(max_events, "the cap on events per sequence M")
     c = float(min(count_cap, max_events)) if count_cap is not None else float(max_events)
     p, m = int(lags), float(max_events)
     if release == "lagged":
@@ -398,75 +398,6 @@ def sequence_sensitivity(clip: float, n_rows: int) -> float:
     return math.sqrt(2.0) * float(clip) / n_rows
 
 
-def effective_clip(config: FitConfig) -> float:
-    """G of a sequence-level config: the stated one, or :func:`max_events_clip` from the public M (and C);
-    with ``"auto"``, that ``G_M`` is the top of the grid G is chosen on (:func:`dp_sequence_clip`)."""
-    if config.sequence_clip is not None and config.sequence_clip != AUTO:
-        return float(config.sequence_clip)
-    return max_events_clip(config.lags, config.max_events, config.count_cap, config.ssp_release)
-
-
-def sequence_privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
-    """Noise of the sequence-level release: one Gaussian release of sensitivity :func:`sequence_sensitivity`.
-
-    Raises
-    ------
-    ConfigError
-        Unless ``stats`` are :class:`SequenceStats` clipped at the config's G (and C).
-    """
-    auto = getattr(stats, "auto_clip", None) if config.sequence_clip == AUTO else None
-    clip = auto.sequence_clip if auto is not None else effective_clip(config)
-    if (not isinstance(stats, SequenceStats) or stats.sequence_clip != clip or stats.count_cap != config.count_cap
-            or stats.release != config.ssp_release
-            or config.sequence_clip == AUTO and (auto is None or auto.share != config.sequence_clip_share)):
-        raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C, for "
-                          "its release: compute them with prepare_stats on the sequence-unit config")
-    sensitivity = sequence_sensitivity(clip, stats.n_rows)
-    if auto is None:
-        report = calibrate_single_sensitivity(
-            "ssp", sensitivity, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
-        return replace(report, note=SEQUENCE_NOTE, privacy_unit="sequence")
-    sigma, split = compose_sequence_clip(config.epsilon, config.dp_delta, sensitivity, auto.share, clip)
-    report = calibrate_single_sensitivity("ssp", sensitivity, 1, config.calibration, config.dp_delta,
-                                          sigma2=sigma**2, R=data_R(stats))
-    return replace(report, epsilon=float(config.epsilon), budget_split=split, privacy_unit="sequence",
-                   epsilon_by_calibration={**report.epsilon_by_calibration, "formal": split["epsilon_total"]},
-                   note=f"{SEQUENCE_NOTE}; G = {clip:.4g} chosen privately with {auto.share:.0%} of ε")
-
-
-def prepare_sequence_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:
-    """Cap events per sequence at M, bin (counts clipped at C), clip every sequence's contribution at G.
-
-    Returns
-    -------
-    stats : SufficientStats
-        The clipped sums over the public N.
-    data_info : dict
-        As :func:`~dphawkes_core.estimators.prepare_stats`, plus ``privacy_unit``, ``sequence_clip`` (G),
-        ``max_events`` (M), ``events_over_cap`` (dropped by M), ``clipped_sequences`` and ``sequences``.
-    """
-    capped, over_cap = cap_events(events, config.max_events)
-    binned = bin_sparse(capped, config.bin_size, config.count_cap)
-    auto = None
-    if config.sequence_clip == AUTO:
-        auto = dp_sequence_clip(contribution_norms(binned, config.lags, config.ssp_release), effective_clip(config),
-                                config.epsilon, config.dp_delta, clip_rng(config.seed), config.sequence_clip_share)
-    clip = auto.sequence_clip if auto is not None else effective_clip(config)
-    sums = clipped_sums(binned, config.lags, clip, config.ssp_release)
-    info = {
-        "n_bins": binned.n_bins, "n_events": events.n_events, "binned_events": binned.n_events,
-        "dropped_events": binned.dropped_events, "clipped_events": binned.clipped_events,
-        "skipped_sequences": sums.stats.skipped_sequences, "window_stated": bool(events.window_stated),
-        "count_cap": binned.count_cap, "privacy_unit": "sequence", "sequence_clip": clip,
-        "max_events": config.max_events, "events_over_cap": over_cap,
-        "clipped_sequences": sums.clipped_sequences, "sequences": sums.sequences,
-    }
-    if auto is None:
-        return sums.stats, info
-    return replace(sums.stats, auto_clip=auto), {**info, "auto_sequence_clip": auto.to_dict()}
-
-
 # --- converting a guarantee between units -----------------------------------------------------------------
 
 
@@ -552,7 +483,7 @@ def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConver
     events_per_person : int
         k >= 1.
     """
-    _check_positive_int(events_per_person, "the number of events per person k")
+    check_positive_whole(events_per_person, "the number of events per person k")
     if not report.formal:
         raise ConfigError("only a formal guarantee can be converted between units")
     unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
@@ -563,8 +494,3 @@ def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConver
         return UnitConversion(unit, k, mu, k * mu, gdp_epsilon(k * mu, delta), mu, eps, k * eps,
                               math.exp(log_naive_delta) if log_naive_delta < 0 else None, delta)
     return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta)
-
-
-def _check_positive_int(value, what: str) -> None:
-    if value is None or isinstance(value, bool) or int(value) != value or value < 1:
-        raise ConfigError(f"{what} must be a positive whole number, got {value!r}")

@@ -50,8 +50,7 @@ from scipy.stats import norm
 from dphawkes_core.binning import BinnedCounts, bin_events
 from dphawkes_core.count_cap import AUTO, cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
 from dphawkes_core.errors import ConfigError, DPHawkesError
-from dphawkes_core.estimators import FitConfig, binned_stats, privacy_report, run_private
-from dphawkes_core.estimators.ssp import released_stats
+from dphawkes_core.estimators import FitConfig, binned_stats, get_family, prepare_stats, privacy_report
 from dphawkes_core.events import Events
 from dphawkes_core.privacy import gaussian_epsilon
 
@@ -99,7 +98,7 @@ class AuditConfig:
     neighbours: str = "natural"
 
     def __post_init__(self):
-        if self.fit.method == "cls":
+        if not self.fit.family.private:
             raise ConfigError("the audit needs a private method (cls adds no noise)")
         if int(self.trials) != self.trials or not 20 <= self.trials <= MAX_TRIALS:
             raise ConfigError(f"trials must be a whole number in 20…{MAX_TRIALS:,}, got {self.trials!r}")
@@ -274,11 +273,9 @@ def worst_case_fit(method: str, lags: int = 3, count_cap: int = 3, epsilon: floa
     2000 trials separate μ from 2μ. pgd-clip gets ``p = 1``: at ``U = 0`` its per-bin terms can only
     turn, and the share of its bound ``2(p+1)G/N`` they reach falls with p (0.41 at p = 1, measured).
     """
-    tiny = dict(iters=1, step="constant", step_size=1e-12)
-    extra = {"pgd": dict(bound=1e-3, **tiny), "cg": dict(radius=1e-3, iters=1),
-             "pgd-clip": dict(bound=1e-3, clip=1.0, **tiny), "ssp": {}}[method]
-    return FitConfig(method=method, bin_size=1.0, lags=1 if method == "pgd-clip" else lags, count_cap=count_cap,
-                     calibration="formal", epsilon=epsilon, **extra)
+    family = get_family(method)
+    return FitConfig(method=method, bin_size=1.0, lags=family.worst_case_lags or lags, count_cap=count_cap,
+                     calibration="formal", epsilon=epsilon, **family.worst_case_options)
 
 
 def worst_case_pair(dim: int, n_bins: int, bin_size: float, count_cap: int, empty_bin: bool = False
@@ -387,24 +384,16 @@ class AuditSession:
 
 
 def observed_output(stats, fit: FitConfig, report) -> np.ndarray:
-    """What the test sees of one run of the mechanism, as a vector.
+    """What the test sees of one run of the mechanism, as a vector: the family's
+    :meth:`~dphawkes_core.estimators.family.Family.observed_release` with the noise of ``fit.seed``.
 
     What the privacy claim covers is the release; the estimate is post-processing of it and can hide
     much of what the release shows (DP-SSP's solve hides most of the A part; DP-CG's vertex keeps only
-    the direction of the noisy gradient, which the signal dominates on worst-case data). So:
-
-    * DP-SSP: its release ``(Â, b̂)`` (upper triangle of Â, then b̂), drawn by the very function
-      :func:`~dphawkes_core.estimators.run_ssp` calls, with the same generator;
-    * DP-PGD, DP-CG: the transcript of noisy gradients, recorded by the running loop;
-    * pgd-clip: the estimate H (with K = 1 and a small constant step a linear image of its release).
+    the direction of the noisy gradient, which the signal dominates on worst-case data). So DP-SSP shows
+    its release ``(Â, b̂)``, DP-PGD and DP-CG the transcript of noisy gradients, clipped DP-PGD its estimate
+    (with K = 1 and a small constant step a linear image of its release).
     """
-    if fit.method == "ssp":
-        A_hat, b_hat = released_stats(stats, math.sqrt(report.sigma2), fit.ssp_release,
-                                      np.random.default_rng(fit.seed))
-        return np.concatenate([A_hat[np.triu_indices_from(A_hat)], b_hat.ravel()])
-    transcript = [] if fit.method in ("pgd", "cg") else None
-    result = run_private(stats, fit, report, transcript)
-    return np.concatenate([g.ravel() for g in transcript]) if transcript else result.H.ravel()
+    return fit.family.observed_release(stats, fit, report, np.random.default_rng(fit.seed))
 
 
 def prepare_audit(events: Events, config: AuditConfig) -> AuditSession:
@@ -452,7 +441,7 @@ def prepare_worst_case(config: AuditConfig, dim: int, n_bins: int) -> AuditSessi
     if fit.count_cap is None:
         raise ConfigError("the worst-case neighbours are built from the public count cap C: give one")
     d, d_prime, (s, b, j) = worst_case_pair(dim, n_bins, fit.bin_size, fit.count_cap,
-                                            empty_bin=fit.method == "pgd-clip")
+                                            empty_bin=fit.family.per_bin)
     stats_d, stats_n = binned_stats(d, fit.lags), binned_stats(d_prime, fit.lags)
     claimed = privacy_report(stats_d, fit)
     report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
@@ -617,8 +606,6 @@ def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, repl
     D' the data with sequence ``index`` replaced by ``replacement`` (an
     :class:`~dphawkes_core.events.EventSequence` on the same window). The test sees the fit's release
     (``ssp_release``: ``full`` or the sequence unit's ``lagged`` one)."""
-    from dphawkes_core.sequence_privacy import prepare_sequence_stats
-
     fit = config.fit
     if fit.privacy_unit != "sequence":
         raise ConfigError("sequence neighbours audit a fit with privacy_unit='sequence'")
@@ -628,8 +615,8 @@ def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, repl
         raise ConfigError("the replacement sequence must have the replaced sequence's (public) window")
     sequences = list(events.sequences)
     sequences[index] = replacement
-    stats_d = prepare_sequence_stats(events, fit)[0]
-    stats_n = prepare_sequence_stats(replace(events, sequences=tuple(sequences)), fit)[0]
+    stats_d = prepare_stats(events, fit)[0]
+    stats_n = prepare_stats(replace(events, sequences=tuple(sequences)), fit)[0]
     claimed = privacy_report(stats_d, fit)
     report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
     moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES)

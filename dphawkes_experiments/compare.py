@@ -13,22 +13,21 @@ setting, or a predicted cost over the budget unless slow methods are asked for).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
+from typing import Mapping
 
 import numpy as np
 
 from dphawkes_core.count_cap import AUTO
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHODS, FitConfig, FitResult, fit_stats, release_status
+from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, get_family, iterations, method_names, release_status
 from dphawkes_core.metrics import compare
 from dphawkes_core.privacy import FormalStatus
 from dphawkes_core.resources import estimate_fit_cost
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
-METHOD_SETTINGS = {"pgd": ("bound", "iters"), "cg": ("radius", "iters"), "pgd-clip": ("bound", "clip", "iters"),
-                   "ssp": ("ridge", "stabiliser"), "cls": ()}  # the public settings each method uses
-PUBLIC_SETTINGS = ("bound", "radius", "clip", "iters")  # taken from the reference config for other methods
 
 
 @dataclass(frozen=True)
@@ -80,13 +79,17 @@ def comparison_epsilon(config: FitConfig, result: FitResult, fallback: float | N
     return None
 
 
-def method_config(config: FitConfig, method: str, epsilon: float, public: FitConfig) -> FitConfig:
-    """``config`` with another method at target ``epsilon``: B, r, G and K come from ``config`` when its
-    method uses them, else from ``public``; formal-only methods get the formal calibration."""
-    used = METHOD_SETTINGS[config.method]
-    settings = {name: getattr(config if name in used else public, name) for name in PUBLIC_SETTINGS}
-    calibration = "formal" if method in FORMAL_ONLY_METHODS else config.calibration
-    return replace(config, method=method, epsilon=epsilon, sigma2=None, calibration=calibration, **settings)
+def method_config(config: FitConfig, method: str, epsilon: float, public: Mapping) -> FitConfig:
+    """``config`` with another method at target ``epsilon``: the shared settings (Δ, p, C, δ, unit, seed) of
+    ``config``; each option the other family reads from ``config`` when its family reads it too, else from
+    ``public`` (the public settings stated for every family: B, r, G, K); a formal-only family gets the formal
+    calibration."""
+    family = get_family(method)
+    options = family.own_options({**dict(public), **dataclasses.asdict(config.options)})
+    calibration = "formal" if family.formal_only else config.calibration
+    shared = {k: v for k, v in config.to_dict().items() if not config.family.reads(k)}
+    return FitConfig(**{**shared, "method": method, "epsilon": epsilon, "sigma2": None, "calibration": calibration,
+                        **options})
 
 
 def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data_info: dict,
@@ -98,7 +101,7 @@ def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data
 
 
 def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, reference: np.ndarray,
-                    public: FitConfig, methods=METHODS, include_slow: bool = False,
+                    public: Mapping, methods=None, include_slow: bool = False,
                     data_derived=(), fitter=fit_stats) -> tuple[MethodRow, ...]:
     """Fit each of ``methods`` on ``stats`` at target ``epsilon`` and compare with ``reference``.
 
@@ -114,10 +117,11 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         Target ε of every private fit.
     reference : numpy.ndarray
         ``(d, dp+1)`` truth, or the non-private estimate when there is no truth.
-    public : FitConfig
-        Where B, r, G and K come from when ``config`` has none (the preset's public settings).
-    methods : iterable of str
-        Methods to run (the chosen one is normally left out: its row is :func:`method_row`).
+    public : mapping
+        Public option values for every family (B, r, G, K), used where ``config``'s family does not read them.
+    methods : iterable of str, optional
+        Methods to run (default: every registered one; the chosen one is normally left out: its row is
+        :func:`method_row`).
     include_slow : bool
         Run methods whose predicted cost exceeds :data:`COMPARISON_BUDGET_S` too.
     data_derived : iterable of str
@@ -139,10 +143,14 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     pieces = getattr(stats, "pieces", None)  # the gradient's structured product needs them (its cost: S sequences)
     sequences = None if pieces is None else int(pieces.n_bins.size)
     rows = []
-    for method in methods:
-        other = method_config(config, method, epsilon, public)
-        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, method, other.iters,
-                                 n_events=data_info["n_events"], sequences=sequences)
+    for method in method_names() if methods is None else methods:
+        try:
+            other = method_config(config, method, epsilon, public)
+        except DPHawkesError as exc:
+            rows.append(_not_run(method, f"not run: {exc}"))
+            continue
+        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, other.family.cost_kind,
+                                 iterations(other), n_events=data_info["n_events"], sequences=sequences)
         if not include_slow and cost.seconds > COMPARISON_BUDGET_S:
             rows.append(_not_run(method, f"skipped: predicted to take {cost.seconds:.2g} s"))
             continue

@@ -25,7 +25,7 @@ import pandas as pd
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.datasets import list_samples, load_sample
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import METHOD_NAMES, FitConfig, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit_stats, get_family, method_labels, prepare_stats
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
@@ -107,7 +107,8 @@ class ClaimResult:
 
 
 def _constraint(method: str, bound, truth: np.ndarray, bin_size: float) -> dict:
-    if method == "pgd":
+    """The figure's constraint: its stated B for a family bounded by B, else the oracle r (the truth's ``||ΔH||_*``)."""
+    if get_family(method).constraint == "bound":
         return {"bound": bound}
     return {"radius": constraint_scale(truth, bin_size)[1]}
 
@@ -125,7 +126,7 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
     """``table`` with readable column names (:data:`COLUMN_NAMES`) and method names, for display."""
     shown = table.copy()
     if "fit" in shown:
-        shown["fit"] = shown["fit"].map(lambda m: METHOD_NAMES.get(m, m))
+        shown["fit"] = shown["fit"].map(lambda m: method_labels().get(m, m))
     return shown.rename(columns=COLUMN_NAMES)
 
 
@@ -160,10 +161,11 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
     rows, curves = [], {}
     fits = [("cls", None)] + [(cfg["method"], s2) for s2 in KERNEL_SIGMA2]
     for n, (method, s2) in enumerate(fits):
-        config = FitConfig(method=method, bin_size=dt, lags=lags, iters=cfg["iters"], sigma2=s2, seed=n, **constraint)
+        config = FitConfig(method=method, bin_size=dt, lags=lags, sigma2=s2, seed=n,
+                           **get_family(method).own_options(dict(iters=cfg["iters"], **constraint)))
         result = fit_stats(stats, config)
         h = result.kernels[i, j]
-        curves[f"{METHOD_NAMES[method]} σ²={s2:g}" if s2 is not None else "non-private CLS"] = h
+        curves[f"{get_family(method).label} σ²={s2:g}" if s2 is not None else "non-private CLS"] = h
         err = compare(result.H, truth)
         rows.append({
             "fit": method, "sigma2": 0.0 if s2 is None else s2,
@@ -184,13 +186,13 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
               f"error {e10:.3f}, norm ratio {priv.loc[10.0, 'kernel_norm_ratio']:.2f}",
               bool(e10 < 1 and priv.loc[10.0, "kernel_norm_ratio"] >= 0.25)),
     )
-    if cfg["method"] == "pgd":
+    if get_family(cfg["method"]).constraint == "bound":
         ratio = cfg["bound"] / float(np.linalg.norm(truth))
     else:
         ratio = 1.0
     setup = (f"{cfg['scenario']}, {cfg['n_events']} events (seed {seed}), Δ = {dt}, s = {SUPPORT:g} (p = {lags}), "
-             f"{METHOD_NAMES[cfg['method']]} K = {cfg['iters']}, "
-             + (f"B = {cfg['bound']}" if cfg["method"] == "pgd"
+             f"{get_family(cfg['method']).label} K = {cfg['iters']}, "
+             + (f"B = {cfg['bound']}" if get_family(cfg["method"]).constraint == "bound"
                 else f"r = nuclear norm of the true ΔH = {constraint['radius']:.4f} (oracle)"))
     grid = np.linspace(0, SUPPORT, 401)
     data = {"lag_grid": dt * np.arange(1, lags + 1), "curves": curves, "kernel": name,
@@ -272,10 +274,10 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
     for dt, ratio_value in shrunk.items():
         warnings.extend(_shrink_warning(ratio_value, f"Δ = {dt:g}"))
     cfg = FIGURES[figure]
-    constraint = f"B = {cfg['bound']}" if cfg["method"] == "pgd" else "r = nuclear norm of the true ΔH per Δ (oracle)"
+    constraint = f"B = {cfg['bound']}" if get_family(cfg["method"]).constraint == "bound" else "r = nuclear norm of the true ΔH per Δ (oracle)"
     setup = (f"{cfg['scenario']}, {cfg['n_events']} events, {runs} fresh simulations (seeds {seed}..{seed + runs - 1}), "
              f"Δ ∈ {{{', '.join(f'{d:g}' for d in cfg['bin_sizes'])}}}, σ² ∈ {{0, 0.01, 0.1, 1, 10}}, "
-             f"{METHOD_NAMES[cfg['method']]} K = {cfg['iters']}, {constraint}, s = {SUPPORT:g}; non-private CLS alongside")
+             f"{get_family(cfg['method']).label} K = {cfg['iters']}, {constraint}, s = {SUPPORT:g}; non-private CLS alongside")
     return ClaimResult(f"Figure {figure}", CLAIMS[figure], setup, tuple(checks), tuple(warnings), summary,
                        {"sweep": frame, "method": method})
 
@@ -302,11 +304,11 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
     base = evaluate_prediction(cls.kernels, cls.baseline, bin_size, split)
     rows = [{"method": "CLS (non-private)", "rmse": base.rmse, "rmse_sd": 0.0, "epsilon_paper": np.inf}]
     for method, iters in (("pgd", 1000), ("cg", 100)):
-        label = f"{METHOD_NAMES[method]} (the paper's DP-Hawkes-{method.upper()})"
+        label = f"{get_family(method).label} (the paper's DP-Hawkes-{method.upper()})"
         scores, eps = [], []
         for seed in range(runs):
-            config = FitConfig(method=method, bin_size=bin_size, lags=lags, bound=bound, radius=radius,
-                               iters=iters, sigma2=sigma2, seed=seed)
+            config = FitConfig(method=method, bin_size=bin_size, lags=lags, sigma2=sigma2, seed=seed,
+                               **get_family(method).own_options(dict(bound=bound, radius=radius, iters=iters)))
             result = fit_stats(stats, config)
             scores.append(evaluate_prediction(result.kernels, result.baseline, bin_size, split).rmse)
             eps.append(result.privacy.epsilon_by_calibration["paper"])

@@ -44,7 +44,8 @@ import pandas as pd
 
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import METHODS, FitConfig, FitResult, fit_stats, prepare_stats, sequence_unit
+from dphawkes_core.estimators import (UNIT_KEYWORDS, FitConfig, FitResult, fit_stats, get_family, method_names,
+                                      prepare_stats, register, sequence_unit)
 from dphawkes_core.events import Events
 from dphawkes_core.kernels import Scenario
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
@@ -53,8 +54,6 @@ from dphawkes_core.privacy import CALIBRATIONS, formal_status
 from dphawkes_core.simulate import simulate
 from dphawkes_core.threads import blas_threads
 
-NON_PRIVATE_METHODS = ("cls",)
-CONSTRAINT_FIELD = {"pgd": "bound", "pgd-clip": "bound", "cg": "radius"}  # others have no radius to compare
 PRIVACY_KINDS = ("sigma2", "epsilon")
 SHRINK_RATIO = SHRINK_WARNING_RATIO  # constraint radius below this fraction of the truth's norm: shrunk to zero
 MAX_CELLS = 20_000
@@ -145,7 +144,7 @@ class SweepSpec:
     source : DataSource
         The data.
     methods : tuple of str
-        Estimators (names from :data:`dphawkes_core.estimators.METHODS`). Non-private methods get one
+        Estimators (names from :func:`dphawkes_core.estimators.method_names`). Non-private methods get one
         cell per (seed, Δ), private ones one per privacy level.
     bin_sizes : tuple of float
         Δ values.
@@ -193,9 +192,9 @@ class SweepSpec:
         object.__setattr__(self, "options", tuple(sorted((str(k), v) for k, v in dict(self.options).items())))
         object.__setattr__(self, "bin_sizes", tuple(float(x) for x in self.bin_sizes))
         object.__setattr__(self, "levels", tuple(float(x) for x in self.levels))
-        unknown = [m for m in self.methods if m not in METHODS]
+        unknown = [m for m in self.methods if m not in method_names()]
         if unknown or not self.methods:
-            raise ConfigError(f"unknown or no method {unknown}; choose from {', '.join(METHODS)}")
+            raise ConfigError(f"unknown or no method {unknown}; choose from {', '.join(method_names())}")
         if self.privacy not in PRIVACY_KINDS:
             raise ConfigError(f"privacy level must be one of {PRIVACY_KINDS}, got {self.privacy!r}")
         if not self.bin_sizes or not self.levels:
@@ -226,7 +225,7 @@ class SweepSpec:
         out = []
         for dt in self.bin_sizes:
             for method in self.methods:
-                levels = (math.nan,) if method in NON_PRIVATE_METHODS else self.levels
+                levels = self.levels if get_family(method).private else (math.nan,)
                 for level in levels:
                     for seed in self.seeds:
                         out.append({"method": method, "bin_size": dt, "level": level, "seed": seed})
@@ -235,7 +234,7 @@ class SweepSpec:
     @property
     def n_cells(self) -> int:
         """Number of cells of the grid."""
-        per_seed = sum(1 if m in NON_PRIVATE_METHODS else len(self.levels) for m in self.methods)
+        per_seed = sum(len(self.levels) if get_family(m).private else 1 for m in self.methods)
         return per_seed * len(self.bin_sizes) * int(self.runs)
 
     def to_dict(self) -> dict:
@@ -249,7 +248,7 @@ class SweepSpec:
 
 def cell_key(spec: SweepSpec, cell: Mapping) -> str:
     """Stable identifier of one cell: everything that determines its result."""
-    private = cell["method"] not in NON_PRIVATE_METHODS
+    private = get_family(cell["method"]).private
     params = {
         "data": spec.source.fingerprint, "support": spec.support, "iters": spec.iters,
         "bound": spec.bound, "radius": spec.radius, "count_cap": spec.count_cap,
@@ -274,6 +273,7 @@ class _Group:
     seed: int | None
     bin_size: float
     cells: tuple = field(default_factory=tuple)
+    families: tuple = ()  # the families the cells run, so a worker process knows a family registered at run time
 
 
 def groups(spec: SweepSpec, done: Iterable[str] = ()) -> list[_Group]:
@@ -285,7 +285,8 @@ def groups(spec: SweepSpec, done: Iterable[str] = ()) -> list[_Group]:
             continue
         seed = cell["seed"] if spec.source.simulated else None
         grouped.setdefault((cell["bin_size"], seed), []).append(cell)
-    return [_Group(spec, seed, dt, tuple(cells)) for (dt, seed), cells in grouped.items()]
+    families = tuple(get_family(m) for m in spec.methods)
+    return [_Group(spec, seed, dt, tuple(cells), families) for (dt, seed), cells in grouped.items()]
 
 
 @functools.lru_cache(maxsize=4)
@@ -303,6 +304,8 @@ def run_group(group: _Group) -> list[dict]:
     multithreaded BLAS is about ten times slower on this workload, and the executor already runs one
     group per core. Returns one row (dict) per cell; see :func:`run_sweep` for the columns.
     """
+    for family in group.families:  # a no-op for the package's own; a plug-in's, registered in this worker too
+        register(family)
     with blas_threads():  # the one BLAS threading policy: dphawkes_core/threads.py
         return _run_group(group)
 
@@ -364,12 +367,16 @@ def _num(value) -> float:
 
 
 def _cell_config(spec: SweepSpec, cell: Mapping, lags: int, bound: float, radius: float) -> FitConfig:
-    private = cell["method"] not in NON_PRIVATE_METHODS
+    """A cell's config: the sweep's settings, each given to the families that read it."""
+    family = get_family(cell["method"])
+    private = family.private
     level = cell["level"]
+    public = dict(bound=bound, radius=radius, iters=spec.iters, step=spec.step, fw_step=spec.fw_step)
+    unit = {k: v for k, v in spec.options if k in UNIT_KEYWORDS}
+    options = {k: v for k, v in spec.options if k not in UNIT_KEYWORDS}
     return FitConfig(
-        method=cell["method"], bin_size=cell["bin_size"], lags=lags, bound=bound, radius=radius,
-        iters=spec.iters, calibration=spec.calibration, dp_delta=spec.dp_delta, count_cap=spec.count_cap,
-        step=spec.step, fw_step=spec.fw_step, **dict(spec.options),
+        method=cell["method"], bin_size=cell["bin_size"], lags=lags, calibration=spec.calibration,
+        dp_delta=spec.dp_delta, count_cap=spec.count_cap, **unit, **family.own_options({**public, **options}),
         sigma2=level if private and spec.privacy == "sigma2" else None,
         epsilon=level if private and spec.privacy == "epsilon" else None,
         seed=noise_seed(cell["seed"], cell["bin_size"], cell["method"], level),
@@ -383,10 +390,11 @@ def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -
     or r/||ΔH_true||_* (CG). Below :data:`SHRINK_RATIO` the true model lies far outside the
     constraint set and every estimate is pulled toward zero (``shrunk``).
     """
-    if CONSTRAINT_FIELD.get(method) is None:
+    constraint = get_family(method).constraint
+    if constraint is None:
         return {"bound": math.nan, "radius": math.nan, "constraint_ratio": math.nan, "shrunk": False,
                 "constraint_source": ""}
-    uses_radius = CONSTRAINT_FIELD[method] == "radius"
+    uses_radius = constraint == "radius"
     value, scale = (radius, ref_nuc) if uses_radius else (bound, ref_fro)
     given = spec.radius if uses_radius else spec.bound
     ratio = value / scale if scale > 0 else math.inf
@@ -405,7 +413,7 @@ def _privacy_columns(result: FitResult, config: FitConfig, window_stated: bool, 
     cell's own noise is seeded, as in every experiment here, so no cell is itself a private release.
     """
     calibration = None if result.privacy is None else config.calibration
-    used = {"bound": "B", "radius": "r"}.get(CONSTRAINT_FIELD.get(config.method))
+    used = {"bound": "B", "radius": "r"}.get(config.family.constraint)
     status = formal_status(calibration, seed=None, window_stated=window_stated,
                            data_derived=tuple(name for name in data_derived if name == used))
     labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons),

@@ -1,27 +1,35 @@
-"""Estimators of ``H = [H_1 … H_p, η] = U/Δ``, one module per family.
+"""Estimators of ``H = [H_1 … H_p, η] = U/Δ``, one module per family, one registry.
 
-* :mod:`.least_squares` — non-private CLS and the paper's loss;
-* :mod:`.gradient` — the paper's DP-PGD and DP-CG (noisy gradients);
-* :mod:`.ssp` — DP-SSP (one noisy release of the statistics, then least squares);
-* :mod:`.clipped` — clipped per-bin gradient DP-PGD;
-* :mod:`.pipeline` — binning, statistics, calibration and dispatch shared by all;
-* :mod:`.config` — :class:`FitConfig`, :class:`FitResult` and the option names.
+* :mod:`.family` — the :class:`Family` interface; :mod:`.settings` — the option metadata;
+  :mod:`.units` — the privacy units; :mod:`.registry` — :data:`FAMILIES`, the one name lookup;
+* the families: :mod:`.least_squares` (CLS), :mod:`.gradient` (DP-PGD, DP-CG), :mod:`.ssp` (DP-SSP),
+  :mod:`.clipped` (clipped DP-PGD);
+* :mod:`.binned` — the binned statistics most families fit; :mod:`.sequence_unit` — the sequence unit's
+  statistics and calibration;
+* :mod:`.config` — :class:`FitConfig`; :mod:`.result` — :class:`FitResult`; :mod:`.pipeline` — statistics,
+  calibration and fit, each asked of the family.
 """
 
-from .clipped import BinnedStats, clipped_gradient, per_bin_design, run_pgd_clip
-from .config import (FORMAL_ONLY_METHODS, FW_STEP_RULES, METHOD_NAMES, METHODS, SSP_RELEASES, SSP_STABILISERS, STEP_RULES,
-                     FitConfig, FitResult)
-from .gradient import run_dp_cg, run_dp_pgd, theorem_step_scale
-from .least_squares import fit_cls, paper_gradient, paper_loss, solve_cls
-from .pipeline import (bin_with_cap, binned_stats, fit, fit_cost, fit_private, fit_stats, prepare_stats, privacy_report, release_status,
-                       run_private, sequence_unit)
-from .ssp import release_statistics, run_ssp, ssp_ridge
+from .binned import BinnedStats, bin_with_cap, binned_stats, pieces_stats
+from .clipped import clipped_gradient, per_bin_design, run_pgd_clip
+from .config import UNIT_KEYWORDS, FitConfig
+from .family import Family
+from .gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
+from .least_squares import paper_gradient, paper_loss, solve_cls
+from .pipeline import (fit, fit_cls, fit_cost, fit_partitions, fit_private, fit_stats, iterations, prepare_partitioned,
+                       prepare_stats, privacy_report, release_status, run_private, sequence_unit)
+from .registry import FAMILIES, get_family, method_labels, method_names, register, unregister
+from .result import FitResult
+from .settings import Setting
+from .ssp import SSP_RELEASES, SSP_STABILISERS, release_statistics, run_ssp, ssp_ridge
+from .units import EventUnit, SequenceUnit
 
 __all__ = [
-    "BinnedStats", "FORMAL_ONLY_METHODS", "FW_STEP_RULES", "FitConfig", "FitResult", "METHOD_NAMES", "METHODS", "SSP_RELEASES", "SSP_STABILISERS",
-    "STEP_RULES", "bin_with_cap", "binned_stats", "clipped_gradient", "fit", "fit_cls", "fit_cost", "fit_private", "fit_stats",
-    "paper_gradient", "paper_loss", "per_bin_design", "prepare_stats", "privacy_report", "release_statistics",
-    "release_status",
+    "BinnedStats", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig", "FitResult", "SSP_RELEASES",
+    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats", "clipped_gradient",
+    "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",
+    "method_labels", "method_names", "paper_gradient", "paper_loss", "per_bin_design", "pieces_stats",
+    "prepare_partitioned", "prepare_stats", "privacy_report", "register", "release_statistics", "release_status",
     "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "sequence_unit", "solve_cls", "ssp_ridge",
-    "theorem_step_scale",
+    "theorem_step_scale", "unregister",
 ]

@@ -1,25 +1,34 @@
-"""The paper's private first-order methods: DP-PGD (Algorithm 1) and DP-CG (Algorithm 2).
+"""The paper's private first-order methods as two families: DP-PGD (Algorithm 1) and DP-CG (Algorithm 2).
 
 Both release a noisy gradient ``∇L(U_k) + ζ_k`` at every step; that is their only access to the data.
+Their sensitivity is the formal gradient bound over the constraint set
+(:meth:`~dphawkes_core.privacy.FormalBounds.gradient_sensitivity`), or the paper's data-dependent one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..privacy import PrivacyReport, constraint_fro_radius, formal_bounds
+from ..errors import ConfigError
+from ..privacy import (CALIBRATIONS, THEOREM_1, THEOREM_3, PrivacyReport, calibrate, formal_bounds)
 from ..stats import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
-from .config import FitConfig
+from .family import Family
 from .least_squares import paper_loss
+from .settings import Setting, options_class
+
+STEP_RULES = ("theorem", "constant")
+FW_STEP_RULES = ("paper", "classic")
+ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy gradient steps", minimum=1,
+                     maximum=10**7, step=100)
 
 
-def theorem_step_scale(stats: SufficientStats, config: FitConfig, report: PrivacyReport) -> float:
+def theorem_step_scale(stats: SufficientStats, config, report: PrivacyReport) -> float:
     """``c`` in Theorem 2's step ``η_k = c/√k = ΔB / sqrt(k (L₂² + d(dp+1)σ²))``.
 
     L₂ is the paper's ``2ΔBR`` (data-dependent) under the paper calibrations and the public gradient
     bound under the formal one, so that the step size, too, comes only from public numbers there.
     """
-    beta = constraint_fro_radius(config.method, config.bin_size, config.bound, config.radius)
+    beta = config.family.fro_radius(config)
     if config.calibration == "formal":
         lipschitz = formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_norm_max(beta)
     else:
@@ -176,3 +185,118 @@ def _top_singular_outer(G: np.ndarray) -> np.ndarray:
         return np.zeros_like(G)
     v = G.T @ u / s
     return np.outer(u, v)
+
+
+def _check_pgd_step(options) -> None:
+    if options.step == "constant" and options.step_size is None:
+        raise ConfigError("a constant step needs a positive step size")
+
+
+class _NoisyGradientFamily(Family):
+    """What DP-PGD and DP-CG share: K noisy gradients, three calibrations, the formal gradient bound."""
+
+    calibrations = CALIBRATIONS
+    iterative = True
+    cost_kind = "gradient"
+    sensitivity_fraction = 0.90  # the first release at U_0 = 0 on the all-at-cap pair; 0.905 at d = 1, p = 6, C = 2
+    theorem = THEOREM_1
+
+    def fro_radius(self, config) -> float:
+        """The largest ``||U||_F`` of the constraint set."""
+        raise NotImplementedError
+
+    def theorem_scale(self, config) -> float:
+        """ΔB or Δr: what the paper's theorem multiplies R by."""
+        raise NotImplementedError
+
+    def release_vector(self, stats, config) -> np.ndarray:
+        """The first noisy gradient's mean, ``∇L(U_0) = (U_0 A − b)A`` at ``U_0 = 0``."""
+        return -(stats.b @ stats.A).ravel()
+
+    def privacy_report(self, stats, config):
+        return calibrate(stats, self.theorem, self.theorem_scale(config), self.fro_radius(config), config.iters,
+                         config.calibration, config.dp_delta,
+                         epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2,
+                         count_cap=config.count_cap)
+
+
+PGD_SETTINGS = (
+    Setting("bound", "bound B on $\\lVert H \\rVert_F$", "float", None, "the constraint ||H||_F <= B (||U||_F <= ΔB)",
+            minimum=0.0, minimum_exclusive=True, public_bound=True),
+    ITERATIONS,
+    Setting("step", "step rule", "choice", "theorem", "theorem: η_k of Theorem 2; constant: a fixed step",
+            choices=STEP_RULES),
+    Setting("step_size", "constant step size", "float", None, "the step of the constant rule", minimum=0.0,
+            minimum_exclusive=True, optional=True, none_means="needed by the constant rule only"),
+)
+PGDOptions = options_class("PGDOptions", PGD_SETTINGS, "DP-PGD", __name__, _check_pgd_step)
+
+
+class PGD(_NoisyGradientFamily):
+    """Algorithm 1: projected gradient descent on ``||U||_F <= ΔB`` with Gaussian noise on every gradient."""
+
+    name = "pgd"
+    label = "DP-PGD"
+    summary = "the paper's Algorithm 1: K noisy projected gradient steps on ||H||_F <= B"
+    settings = PGD_SETTINGS
+    options_type = PGDOptions
+    constraint = "bound"
+    worst_case_options = dict(bound=1e-3, iters=1, step="constant", step_size=1e-12)
+    noiseless_limit = "projected gradient"
+
+    def fro_radius(self, config) -> float:
+        return config.bin_size * config.bound
+
+    def theorem_scale(self, config) -> float:
+        return config.bin_size * config.bound
+
+    def run(self, stats, config, report, rng, transcript=None):
+        beta = self.fro_radius(config)
+        k = np.arange(1, config.iters + 1)
+        if config.step == "constant":
+            steps = np.full(config.iters, float(config.step_size))
+        else:
+            steps = theorem_step_scale(stats, config, report) / np.sqrt(k)
+        U, history = run_dp_pgd(stats, beta, config.iters, report.sigma2, steps, rng, exact=report.formal,
+                                transcript=transcript)
+        info = {"step_rule": config.step, "first_step": float(steps[0]), "constraint_fro": beta}
+        info.update(hessian_info(stats, exact=report.formal))  # float64 on the formal path
+        return U, history, info
+
+
+CG_SETTINGS = (
+    Setting("radius", "radius r on $\\lVert U \\rVert_*$ (U = ΔH)", "float", None,
+            "the constraint ||U||_* <= r on the nuclear norm", minimum=0.0, minimum_exclusive=True, public_bound=True),
+    Setting("iters", "iterations K", "int", 100, "number of noisy Frank–Wolfe steps", minimum=1, maximum=10**7,
+            step=100),
+    Setting("fw_step", "Frank–Wolfe step", "choice", "paper",
+            "paper: μ = 1/(K+2) as Algorithm 2 is written; classic: 2/(k+2)", choices=FW_STEP_RULES),
+)
+CGOptions = options_class("CGOptions", CG_SETTINGS, "DP-CG", __name__)
+
+
+class CG(_NoisyGradientFamily):
+    """Algorithm 2: Frank–Wolfe over the nuclear-norm ball ``||U||_* <= r`` with noisy gradients."""
+
+    name = "cg"
+    label = "DP-CG"
+    summary = "the paper's Algorithm 2: K noisy Frank–Wolfe steps on ||U||_* <= r"
+    settings = CG_SETTINGS
+    options_type = CGOptions
+    constraint = "radius"
+    theorem = THEOREM_3
+    worst_case_options = dict(radius=1e-3, iters=1)
+    noiseless_limit = "frank-wolfe"
+
+    def fro_radius(self, config) -> float:
+        return config.radius  # ||U||_F <= ||U||_*
+
+    def theorem_scale(self, config) -> float:
+        return config.bin_size * config.radius
+
+    def run(self, stats, config, report, rng, transcript=None):
+        U, history = run_dp_cg(stats, config.radius, config.iters, report.sigma2, config.fw_step, rng,
+                               exact=report.formal, transcript=transcript)
+        info = {"step_rule": config.fw_step, "constraint_nuclear": config.radius}
+        info.update(hessian_info(stats, exact=report.formal))
+        return U, history, info

@@ -6,12 +6,11 @@ The paper's loss is ``L(U) = ||U ZZᵀ − Y Zᵀ||²_F / (2N²) = ||U A − b||
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..stats import SufficientStats
-from .config import FitResult
+from .family import Family
+from .settings import options_class
 
 
 def paper_loss(U: np.ndarray, stats: SufficientStats) -> float:
@@ -48,16 +47,19 @@ def solve_cls(stats: SufficientStats) -> tuple[np.ndarray, dict]:
     return theta.T, {"solver": "lstsq", "condition_estimate": float(np.linalg.cond(A))}
 
 
-def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
-    """Non-private CLS estimate ``H = θ/Δ`` (Kirchner 2017)."""
-    start = time.perf_counter()
-    theta, info = solve_cls(stats)
-    return FitResult(
-        method="cls",
-        H=theta / bin_size,
-        bin_size=bin_size,
-        lags=stats.lags,
-        elapsed_s=time.perf_counter() - start,
-        loss_history=(paper_loss(theta, stats),),
-        info=info,
-    )
+CLSOptions = options_class("CLSOptions", (), "CLS", __name__)
+
+
+class CLS(Family):
+    """Non-private conditional least squares: the reference every private family is measured against."""
+
+    name = "cls"
+    label = "CLS"
+    summary = "non-private conditional least squares (Kirchner 2017): solves the normal equations exactly"
+    private = False
+    units = ("event", "sequence")
+    options_type = CLSOptions
+
+    def run(self, stats, config, report, rng, transcript=None):
+        theta, info = solve_cls(stats)
+        return theta, [paper_loss(theta, stats)], info

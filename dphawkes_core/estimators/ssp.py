@@ -22,16 +22,25 @@ kernels and baselines constrained to be ``>= 0`` (:func:`solve_nonnegative`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
 
+from ..count_cap import AUTO
 from ..errors import ConfigError
+from ..privacy import calibrate_single_sensitivity, data_R
 from ..sequence_privacy import release_pieces_vector
 from ..stats import MomentPieces, SufficientStats, assemble_stats, assemble_summed
-from .least_squares import solve_cls
+from .family import Family
+from .least_squares import paper_loss, solve_cls
+from .sequence_unit import prepare_sequence_stats, sequence_privacy_report
+from .settings import Setting, options_class
 
 SSP_RIDGE_FACTOR = {"lagged": 4.0, "full": 8.0}
+SSP_STABILISERS = ("ridge", "psd")
+SSP_RELEASES = ("lagged", "full")
+NOTE = "formal (public C, d, p, n; one Gaussian release of the statistics)"
 
 
 def ssp_ridge(sigma: float, n_params: int, release: str = "full") -> float:
@@ -212,3 +221,124 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
     info.update({"ridge": lam, "stabiliser": stabiliser, "ssp_release": release, "nonnegative": nonnegative,
                  "smoothing": smoothing})
     return theta, info
+
+
+def ssp_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
+    """L2 sensitivity of the DP-SSP release: the upper triangle of ``A`` (without the public intercept
+    entry ``A[-1,-1] = 1``) together with ``b``, under one event added or removed, counts clipped at C.
+
+    With ``X̄ = (X + X')/2`` and the changed count ``X[m, j]``, ``N·ΔA = ±(M̄ + M̄ᵀ)`` where
+    ``M̄ = Σ_{k=1..p} e_{(k-1)d+j} z̄_{m+k}ᵀ`` (distinct rows), so ``||N·ΔA||²_F <= 4 p z̄²`` with
+    ``z̄² = (dp−1)C² + (C−½)² + 1``; its diagonal contributes at most ``4p(C−½)²`` and the upper triangle
+    carries ``(||ΔA||²_F + ||diag ΔA||²)/2``. ``N·Δb = ±(e_j z_mᵀ + Σ_k y_{m+k} e_{(k-1)d+j}ᵀ)`` gives
+    ``||N·Δb||²_F <= z_max² + p d C² + 2 p C²``. Derivation and measured tightness: ``docs/privacy.md``.
+    """
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
+    c, p = float(count_cap), int(lags)
+    zbar_sq = (dim * p - 1) * c * c + (c - 0.5) ** 2 + 1.0
+    a_upper_sq = 2.0 * p * (zbar_sq + (c - 0.5) ** 2)
+    b_sq = (dim * p * c * c + 1.0) + p * dim * c * c + 2.0 * p * c * c
+    return math.sqrt(a_upper_sq + b_sq) / n_rows
+
+
+def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
+    """L2 sensitivity of the ``lagged`` DP-SSP release (:class:`~dphawkes_core.stats.MomentPieces` / N):
+    ``C[τ]`` for τ = 1..p, the upper triangle of ``C[0]``, the totals and every sequence's first and
+    last p rows, under one event added or removed, counts clipped at C.
+
+    One count ``X[m, j]`` changes by ±1: for τ >= 1, row j of ``C[τ]`` by ``X[m−τ]`` and column j by
+    ``X[m+τ]`` (``2(d+1)C²`` at most in squares, the ``[j, j]`` entry taking both); ``C[0]`` by
+    ``X[m]`` in row and column j, whose upper triangle holds ``(d−1)C²`` off the diagonal and
+    ``(2C−1)²`` on it; one total by 1. A head (or tail) entry changes by 1 only when ``m`` is among the
+    first (last) p bins, and then ``X[m−τ]`` (``X[m+τ]``) is missing for at least one τ, which removes at
+    least ``(d+2)C² >= 3`` from the ``C[τ]`` part. So ``N·S = sqrt(2p(d+1)C² + (d−1)C² + (2C−1)² + 1)``,
+    attained by a middle bin with every count at C, about √p below :func:`ssp_sensitivity`.
+    Derivation: ``docs/privacy.md``.
+    """
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
+    c, p, d = float(count_cap), int(lags), int(dim)
+    return math.sqrt(2 * p * (d + 1) * c * c + (d - 1) * c * c + (2 * c - 1) ** 2 + 1.0) / n_rows
+
+
+SETTINGS = (
+    Setting("ridge", "ridge λ", "float", None, "λ added to the noisy A (Â + λI) or floor of its eigenvalues",
+            minimum=0.0, optional=True, none_means="the public rule 4σ√(dp+1) (lagged), 8σ√(dp+1) (full)"),
+    Setting("stabiliser", "stabiliser of the noisy A", "choice", "ridge",
+            "ridge: Â + λI; psd: eigenvalues of Â floored at λ", choices=SSP_STABILISERS),
+    Setting("ssp_release", "what is released", "choice", "lagged",
+            "lagged: the lagged cross-products and edge rows (about √p less noise); full: the upper triangle of A and b",
+            choices=SSP_RELEASES),
+    Setting("ssp_nonnegative", "kernels and baselines >= 0", "bool", True,
+            "post-processing: constrain the estimate to be non-negative (no privacy cost)",
+            cli_flag="--ssp-allow-negative", cli_negates=True),
+    Setting("ssp_smoothing", "smoothing across lags", "float", 10.0,
+            "weight of the roughness penalty across lags, in units of λ (0: none)", minimum=0.0, step=1.0),
+)
+SSPOptions = options_class("SSPOptions", SETTINGS, "DP-SSP", __name__)
+
+
+class SSP(Family):
+    """DP-SSP: one Gaussian release of the least-squares statistics of counts clipped at a public C, then
+    least squares as free post-processing (ridge, non-negativity, smoothing across lags)."""
+
+    name = "ssp"
+    label = "DP-SSP"
+    summary = "one noisy release of the least-squares statistics, then least squares: formal from public bounds"
+    calibrations = ("formal",)
+    units = ("event", "sequence")
+    settings = SETTINGS
+    options_type = SSPOptions
+    auto_count_cap = True
+    sensitivity_fraction = 1.0
+    noiseless_options = dict(ridge=0.0, ssp_smoothing=0.0, ssp_nonnegative=False)
+
+    def check(self, config) -> None:
+        super().check(config)
+        if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
+                config.epsilon is None or config.sigma2 is not None):
+            raise ConfigError("an automatic clip norm G is available for DP-SSP with a target ε (it spends a share "
+                              "of ε) and a public cap M on events per sequence (the top of its grid)")
+
+    def prepare_stats(self, events, config):
+        if config.unit.name == "sequence":
+            return prepare_sequence_stats(events, config)
+        return super().prepare_stats(events, config)
+
+    def sensitivity(self, dim: int, lags: int, n_rows: int, count_cap: int, release: str) -> float:
+        """The event unit's L2 sensitivity of ``release`` (:func:`ssp_lagged_sensitivity`, :func:`ssp_sensitivity`)."""
+        return (ssp_lagged_sensitivity if release == "lagged" else ssp_sensitivity)(dim, lags, n_rows, count_cap)
+
+    def privacy_report(self, stats, config):
+        if config.unit.name == "sequence":
+            return sequence_privacy_report(stats, config)
+        auto = config.count_cap == AUTO
+        if config.count_cap is None or stats.count_cap != config.count_cap and not (auto and stats.count_cap):
+            raise ConfigError("DP-SSP needs a public count cap C and statistics clipped at it")
+        sens = self.sensitivity(stats.dim, stats.lags, stats.n_rows, stats.count_cap, config.ssp_release)
+        return calibrate_single_sensitivity(
+            NOTE, sens, 1, config.calibration, config.dp_delta,
+            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats),
+            auto_cap=(config.count_cap_share, stats.count_cap) if auto else None)
+
+    def release_vector(self, stats, config) -> np.ndarray:
+        """The released numbers without noise, in the units of ``A``: the lagged pieces (upper triangle of
+        ``C[0]``, ``C[1..p]``, totals, heads, tails) over N, or the upper triangle of ``A`` (without the public
+        ``A[-1,-1]``) and ``b``."""
+        if config.ssp_release == "full":
+            upper = stats.A[np.triu_indices_from(stats.A)][:-1]
+            return np.concatenate([upper, stats.b.ravel()])
+        pieces = stats.pieces
+        return np.concatenate([pieces.lagged[0][np.triu_indices(pieces.dim)], pieces.lagged[1:].ravel(),
+                               pieces.totals, pieces.heads.ravel(), pieces.tails.ravel()]) / stats.n_rows
+
+    def run(self, stats, config, report, rng, transcript=None):
+        U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng, config.ssp_release,
+                          config.ssp_nonnegative, config.ssp_smoothing)
+        return U, [paper_loss(U, stats)], info
+
+    def observed_release(self, stats, config, report, rng):
+        """The release ``(Â, b̂)`` (upper triangle of Â, then b̂), drawn as :func:`run_ssp` draws it."""
+        A_hat, b_hat = released_stats(stats, math.sqrt(report.sigma2), config.ssp_release, rng)
+        return np.concatenate([A_hat[np.triu_indices_from(A_hat)], b_hat.ravel()])

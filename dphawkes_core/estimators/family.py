@@ -1,0 +1,153 @@
+"""An estimator family as a unit: its options, the privacy units it supports, its sensitivity (through its
+privacy report), its fit and the metadata the CLI and the app build their controls from.
+
+A family is a :class:`Family` subclass in one module (with its options class made by
+:func:`~dphawkes_core.estimators.settings.options_class`) plus one line in
+:mod:`~dphawkes_core.estimators.registry`. Nothing outside the registry dispatches on a method name: the
+pipeline, the ledger, the experiments, the CLI and the app ask the family (``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..privacy import PrivacyReport
+from ..stats import SufficientStats
+from .binned import prepare_binned, prepare_partitioned
+from .settings import Setting
+
+
+class Family:
+    """Base of every estimator family; subclasses set the class attributes and override the methods.
+
+    Attributes
+    ----------
+    name : str
+        The method's code (``--method``, the URL, exports, the ledger).
+    label : str
+        Display name (tables, figures, the app).
+    summary : str
+        One sentence on what it does, for the app and ``--help``.
+    private : bool
+        Adds noise (``False`` for the non-private reference).
+    calibrations : tuple of str
+        The calibrations it has (``("formal",)`` for a formal-only family; empty when not private).
+    units : tuple of str
+        Privacy units it supports (:mod:`~dphawkes_core.estimators.units`).
+    settings : tuple of Setting
+        Its options, declared once.
+    options_type : type
+        Frozen dataclass of its options (fields = settings).
+    auto_count_cap : bool
+        May choose the count cap C privately (``count_cap="auto"``, spending a share of ε).
+    constraint : str or None
+        The option bounding the estimate's norm (``bound``, ``radius``), compared with the truth's norm.
+    per_bin : bool
+        Needs the per-bin counts, not only the summed statistics (so not on partitioned data).
+    iterative : bool
+        Runs K noisy iterations (option ``iters``).
+    cost_kind : str
+        How :func:`~dphawkes_core.resources.estimate_fit_cost` models it: ``solve``, ``gradient`` or ``clipped``.
+    sensitivity_fraction : float
+        Fraction of the formal sensitivity bound that adversarial neighbours are documented to reach
+        (the contract suite checks it: ``tests/core/estimators/test_family_contract.py``).
+    worst_case_options, worst_case_lags : dict, int or None
+        Public options (and p) under which a worst-case privacy audit sees most of the claimed sensitivity
+        (:func:`dphawkes_experiments.audit.worst_case_fit`): one release from ``U = 0``, a tiny constraint.
+    noiseless_limit, noiseless_options : str, dict
+        What the fit is with σ² = 0 and ``noiseless_options``: ``least squares`` (CLS exactly), ``projected
+        gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise) or ``clipped
+        gradient`` (projected gradient descent on the per-bin loss, nothing clipped). The contract suite
+        compares it with an independent dense implementation of that limit.
+    """
+
+    name: ClassVar[str]
+    label: ClassVar[str]
+    summary: ClassVar[str] = ""
+    private: ClassVar[bool] = True
+    calibrations: ClassVar[tuple[str, ...]] = ()
+    units: ClassVar[tuple[str, ...]] = ("event",)
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    options_type: ClassVar[type]
+    auto_count_cap: ClassVar[bool] = False
+    constraint: ClassVar[str | None] = None
+    per_bin: ClassVar[bool] = False
+    iterative: ClassVar[bool] = False
+    cost_kind: ClassVar[str] = "solve"
+    sensitivity_fraction: ClassVar[float] = 0.0
+    worst_case_options: ClassVar[dict] = {}
+    worst_case_lags: ClassVar[int | None] = None
+    noiseless_limit: ClassVar[str] = "least squares"
+    noiseless_options: ClassVar[dict] = {}
+
+    @property
+    def formal_only(self) -> bool:
+        """Has only the formal calibration."""
+        return self.calibrations == ("formal",)
+
+    def options(self, **values):
+        """This family's options from keywords (unknown ones refused by the dataclass)."""
+        return self.options_type(**values)
+
+    def reads(self, name: str) -> bool:
+        """Whether ``name`` is one of this family's options."""
+        return name in self.options_type.__dataclass_fields__
+
+    def own_options(self, values: dict) -> dict:
+        """The entries of ``values`` this family reads (``None`` left out): how a setting stated once for many
+        families (a sweep's B, r, K; the comparison's public settings) reaches those that use it."""
+        return {name: value for name, value in values.items() if self.reads(name) and value is not None}
+
+    def check(self, config) -> None:
+        """Rules that tie the family's options to the shared settings (ε, σ², C, the unit); raise
+        :class:`ConfigError`. The base checks the calibration."""
+        if self.private and config.calibration not in self.calibrations:
+            if self.formal_only:
+                raise ConfigError(f"method {self.name} has only the formal calibration; choose calibration 'formal'")
+            raise ConfigError(f"{self.label} has no calibration {config.calibration!r}; choose one of "
+                              f"{', '.join(self.calibrations)}")
+
+    def prepare_stats(self, events, config) -> tuple[SufficientStats, dict]:
+        """The statistics this family fits, from the events, with a data-info dict: by default the binned
+        moments (:func:`~dphawkes_core.estimators.binned.prepare_binned`). A family whose unit or statistics
+        differ overrides it."""
+        return prepare_binned(events, config)
+
+    def prepare_partitioned(self, paths, config, window, executor=None) -> tuple[SufficientStats, dict]:
+        """The same statistics reduced over Parquet partitions (map steps on ``executor``)."""
+        return prepare_partitioned(paths, config, window, executor)
+
+    def privacy_report(self, stats: SufficientStats, config) -> PrivacyReport:
+        """σ² of the event-unit release of ``config`` on ``stats`` (from ε, or as given) and ε under every
+        calibration: the family's sensitivity, composed over its releases."""
+        raise ConfigError(f"{self.label} adds no noise: it has no privacy report")
+
+    def run(self, stats: SufficientStats, config, report: PrivacyReport | None, rng: np.random.Generator,
+            transcript: list | None = None) -> tuple[np.ndarray, list, dict]:
+        """The estimator on ``stats`` with the noise of ``report`` drawn from ``rng``.
+
+        Returns
+        -------
+        U : numpy.ndarray
+            ``(d, dp+1)`` estimate of ``ΔH``.
+        history : list of float
+            The paper's loss per iteration (one value for a one-shot family).
+        info : dict
+            Diagnostics for the result.
+        """
+        raise NotImplementedError
+
+    def release_vector(self, stats: SufficientStats, config) -> np.ndarray:
+        """The noiseless numbers of the (first) release, in the units its sensitivity is stated in: the L2
+        change of this vector between neighbours is what :meth:`privacy_report`'s ``sensitivity`` bounds."""
+        raise ConfigError(f"{self.label} releases nothing: it adds no noise")
+
+    def observed_release(self, stats: SufficientStats, config, report: PrivacyReport,
+                         rng: np.random.Generator) -> np.ndarray:
+        """Everything the mechanism releases, as one vector: what the privacy audit observes."""
+        transcript = []
+        U, _, _ = self.run(stats, config, report, rng, transcript)
+        return np.concatenate([np.ravel(t) for t in transcript]) if transcript else np.ravel(U)

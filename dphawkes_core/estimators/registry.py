@@ -1,0 +1,52 @@
+"""The one registry of estimator families: the only place a method name is looked up.
+
+A new family is a module with a :class:`~dphawkes_core.estimators.family.Family` subclass and one line in
+:data:`FAMILIES` (or, for a family outside the package — a plug-in, a test's toy family — :func:`register`).
+"""
+
+from __future__ import annotations
+
+from ..errors import ConfigError
+from .clipped import PGDClip
+from .family import Family
+from .gradient import CG, PGD
+from .least_squares import CLS
+from .ssp import SSP
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    """Add ``family`` under its name (a name taken by another family is refused)."""
+    known = FAMILIES.get(family.name)
+    if known is not None and type(known) is not type(family):
+        raise ValueError(f"a family named {family.name!r} is already registered")
+    FAMILIES[family.name] = family
+    return family
+
+
+def unregister(name: str) -> None:
+    """Remove a family added with :func:`register` (tests that register a toy family clean up with it)."""
+    FAMILIES.pop(name, None)
+
+
+def get_family(name: str) -> Family:
+    """The family called ``name``; an unknown name is a one-line :class:`ConfigError` listing the known ones."""
+    try:
+        return FAMILIES[name]
+    except (KeyError, TypeError):
+        raise ConfigError(f"unknown method {name!r}; choose one of {', '.join(FAMILIES)}") from None
+
+
+def method_names() -> tuple[str, ...]:
+    """The registered methods' names, in registration order (the non-private reference first)."""
+    return tuple(FAMILIES)
+
+
+def method_labels() -> dict[str, str]:
+    """``{name: display label}`` of every registered family."""
+    return {name: family.label for name, family in FAMILIES.items()}
+
+
+for _family in (CLS(), PGD(), CG(), SSP(), PGDClip()):
+    register(_family)

@@ -1,0 +1,163 @@
+"""What a family declares about each of its options, once: the metadata the CLI and the app build their
+controls from, and the checks the family's options run when they are made.
+
+A :class:`Setting` names one option (its keyword in :class:`~dphawkes_core.estimators.config.FitConfig`,
+its label, its kind and range, its default and whether it is a public bound a formal guarantee rests on).
+A family's options are a frozen dataclass whose fields are exactly its settings; :func:`check_options`
+validates them against the declaration, so every entry point (CLI, app, experiments) gets the same checks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+from ..validation import is_number, is_whole
+
+KINDS = ("float", "int", "choice", "bool")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One option of an estimator family.
+
+    Attributes
+    ----------
+    name : str
+        The option's keyword (``FitConfig(method=…, <name>=…)``) and field of the family's options.
+    label : str
+        Short label for a control (may contain LaTeX for the app).
+    kind : {"float", "int", "choice", "bool"}
+    default : Any
+        The value when the option is not given (``None`` only where ``optional``).
+    help : str
+        One sentence: what it does.
+    minimum, maximum : float, optional
+        Inclusive range of a number (``minimum_exclusive``: the minimum itself is refused).
+    minimum_exclusive : bool
+    choices : tuple of str
+        The allowed values of a ``choice``.
+    optional : bool
+        ``None`` is allowed and means :attr:`none_means`.
+    none_means : str
+        What ``None`` stands for (shown beside the control).
+    public_bound : bool
+        A public bound the formal sensitivity rests on (B, r, G): must be stated, never read from the data.
+    cli_flag : str, optional
+        The command-line flag (default ``--`` + the name with dashes).
+    cli_negates : bool
+        For a ``bool`` whose default is true: the flag is present to turn it off (``--ssp-allow-negative``).
+    step : float, optional
+        Increment of the app's number input.
+    """
+
+    name: str
+    label: str
+    kind: str
+    default: Any
+    help: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    minimum_exclusive: bool = False
+    choices: tuple = ()
+    optional: bool = False
+    none_means: str = ""
+    public_bound: bool = False
+    cli_flag: str | None = None
+    cli_negates: bool = False
+    step: float | None = None
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"setting {self.name}: unknown kind {self.kind!r}")
+        if self.kind == "choice" and self.default not in self.choices:
+            raise ValueError(f"setting {self.name}: default {self.default!r} not among {self.choices}")
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag."""
+        return self.cli_flag or "--" + self.name.replace("_", "-")
+
+    def check(self, value, family_label: str) -> None:
+        """Raise :class:`ConfigError` (one line naming the family and the option) unless ``value`` fits."""
+        if value is None:
+            if self.optional:
+                return
+            raise ConfigError(f"{family_label} needs {self.label_text()}")
+        ok = {
+            "float": lambda v: is_number(v) and self._in_range(v),
+            "int": lambda v: is_whole(v) and self._in_range(v),
+            "choice": lambda v: v in self.choices,
+            "bool": lambda v: isinstance(v, bool),
+        }[self.kind](value)
+        if not ok:
+            raise ConfigError(f"{family_label}: {self.label_text()} must be {self.requirement()}, got {value!r}")
+
+    def label_text(self) -> str:
+        """The label without LaTeX markup (for messages)."""
+        return self.label.replace("$", "").replace("\\lVert", "‖").replace("\\rVert", "‖").replace("_F", "_F")
+
+    def requirement(self) -> str:
+        """What a valid value is, in words."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "bool":
+            return "true or false"
+        what = "a whole number" if self.kind == "int" else "a number"
+        if self.minimum is not None:
+            what += f" {'>' if self.minimum_exclusive else '>='} {self.minimum:g}"
+        if self.maximum is not None:
+            what += f" and <= {self.maximum:g}"
+        return what
+
+    def _in_range(self, value) -> bool:
+        if self.minimum is not None and (value < self.minimum or self.minimum_exclusive and value == self.minimum):
+            return False
+        return self.maximum is None or value <= self.maximum
+
+
+def check_options(options, settings: tuple[Setting, ...], family_label: str) -> None:
+    """Check every field of a family's ``options`` against its :class:`Setting` (called by the options'
+    ``__post_init__``, so options that exist are valid)."""
+    names = [f.name for f in dataclasses.fields(options)]
+    if names != [s.name for s in settings]:
+        raise ValueError(f"{type(options).__name__}'s fields {names} differ from its settings")
+    for setting in settings:
+        setting.check(getattr(options, setting.name), family_label)
+
+
+def defaults(settings: tuple[Setting, ...]) -> dict:
+    """``{name: default}`` of the settings."""
+    return {s.name: s.default for s in settings}
+
+
+def options_class(name: str, settings: tuple[Setting, ...], family_label: str, module: str, cross_check=None) -> type:
+    """A family's options: a frozen dataclass whose fields are ``settings`` (defaults included), checked
+    against them when made, then by ``cross_check(options)`` for rules that tie options together.
+
+    Parameters
+    ----------
+    name : str
+        Class name (e.g. ``PGDOptions``); assign the class to that name in ``module`` so it pickles.
+    settings : tuple of Setting
+        The declaration, the one source of the fields, defaults, ranges and labels.
+    family_label : str
+        Display name of the family, for messages.
+    module : str
+        ``__name__`` of the family's module.
+    cross_check : callable, optional
+        ``cross_check(options)`` raising :class:`ConfigError`.
+    """
+
+    def __post_init__(self):
+        check_options(self, settings, family_label)
+        if cross_check is not None:
+            cross_check(self)
+
+    fields = [(s.name, Any, dataclasses.field(default=s.default)) for s in settings]
+    cls = dataclasses.make_dataclass(name, fields, frozen=True,
+                                     namespace={"__post_init__": __post_init__, "settings": settings})
+    cls.__module__ = module
+    return cls

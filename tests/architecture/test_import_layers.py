@@ -1,0 +1,146 @@
+"""The import graph, built from the source's AST (every import: top level, inside functions and under
+``TYPE_CHECKING``), has no circle and keeps the layers: core < experiments < CLI and app (``docs/architecture.md``)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("dphawkes_core", "dphawkes_experiments", "dphawkes_cli", "dphawkes_app")
+# layer of each package; a module may import only from its own layer or lower ones, and the two top layers
+# (the CLI and the app) not from each other
+LAYERS = {"dphawkes_core": 0, "dphawkes_experiments": 1, "dphawkes_cli": 2, "dphawkes_app": 2, "pages": 3}
+APP_ONLY = ("streamlit", "plotly")  # third-party packages only the app layer may import
+
+
+def module_files() -> dict[str, Path]:
+    """Dotted name -> file of every module of the product (packages, ``app.py`` and the pages)."""
+    files = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            files[name] = path
+    files["app"] = ROOT / "app.py"
+    for path in sorted((ROOT / "pages").glob("*.py")):
+        files[f"pages.{path.stem}"] = path
+    return files
+
+
+def imported_names(name: str, path: Path) -> set[str]:
+    """Every dotted name that ``path`` imports, relative imports resolved against the module ``name``."""
+    is_package = path.name == "__init__.py"
+    package = name if is_package else name.rpartition(".")[0]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)  # `from pkg import submodule`
+    return names
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the product modules it imports (a submodule import counts as importing the submodule)."""
+    files = module_files()
+    graph = {}
+    for name, path in files.items():
+        targets = set()
+        for target in imported_names(name, path):
+            targets.update(enclosing_packages(target, name))
+        graph[name] = {target for target in targets if target in files and target != name}
+    return graph
+
+
+def enclosing_packages(target: str, importer: str) -> list[str]:
+    """``target`` and the packages Python runs to import it (``a.b.c`` runs ``a/__init__`` and ``a/b/__init__``),
+    except those that contain the importer itself (already running when it imports a sibling)."""
+    parts = target.split(".")
+    prefixes = [".".join(parts[:k]) for k in range(1, len(parts))]
+    return [target] + [p for p in prefixes if not (importer == p or importer.startswith(p + "."))]
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(node):
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer(name: str) -> int:
+    return LAYERS.get(name.split(".")[0], LAYERS["pages"])
+
+
+def test_the_graph_sees_imports_inside_functions_and_type_checking(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import X\n"
+                      "def f():\n    from ..b import c\n    import dphawkes_core.stats\n")
+    assert imported_names("pkg.sub.m", source) >= {"pkg.sub.a", "pkg.b", "pkg.b.c", "dphawkes_core.stats"}
+
+
+def test_importing_a_submodule_runs_its_packages_but_not_the_importers_own():
+    assert enclosing_packages("a.b.c", "x") == ["a.b.c", "a", "a.b"]
+    assert enclosing_packages("a.b.c", "a.b.d") == ["a.b.c"]
+
+
+def test_circles_are_found():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circles():
+    assert circles(import_graph()) == []
+
+
+def test_lower_layers_never_import_higher_ones():
+    upward = [(source, target) for source, targets in import_graph().items() for target in targets
+              if layer(target) > layer(source)
+              or (layer(target) == layer(source) and source.split(".")[0] != target.split(".")[0]
+                  and not source.startswith("pages") and source != "app")]
+    assert upward == []
+
+
+@pytest.mark.parametrize("package", ["dphawkes_core", "dphawkes_experiments", "dphawkes_cli"])
+def test_streamlit_and_plotly_only_in_the_app_layer(package):
+    files = {name: path for name, path in module_files().items() if name.split(".")[0] == package}
+    offenders = sorted(f"{name} imports {target}" for name, path in files.items()
+                       for target in imported_names(name, path) if target.split(".")[0] in APP_ONLY)
+    assert offenders == []
+
+
+def test_no_product_module_at_the_repository_root():
+    """The app's helpers live in ``dphawkes_app``; at the root only ``app.py`` (Streamlit's entry point)."""
+    assert sorted(p.name for p in ROOT.glob("*.py")) == ["app.py"]

@@ -1,0 +1,212 @@
+"""The contract every registered estimator family must pass (in the spirit of scikit-learn's
+``parametrize_with_checks``): it runs on whatever is in the registry, the toy family of
+``test_toy_family.py`` included when it is registered.
+
+References here are independent of the package all the way down: counts are integer arrays written in the
+test, Z is laid out with plain loops, and each noiseless limit is a dense loop written from the paper."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import (FAMILIES, FitConfig, binned_stats, fit_stats, get_family, method_names,
+                                      privacy_report, release_status)
+from dphawkes_cli.main import _fit_config, build_parser
+
+FAMILY_NAMES = method_names()
+PRIVATE = [name for name in FAMILY_NAMES if get_family(name).private]
+GRID = [(1, 6, 2), (2, 3, 3), (1, 1, 1), (3, 4, 2)]  # (d, p, C) of the all-at-cap neighbour pairs
+
+
+def dense_design(counts: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
+    """``Z`` (rows ``[X_{t-1} … X_{t-p}, 1]``, lag-major) and ``Y`` (rows ``X_t``) for t = p … n−1, by loops."""
+    n, d = counts.shape
+    rows, targets = [], []
+    for t in range(lags, n):
+        z = []
+        for k in range(1, lags + 1):
+            z.extend(counts[t - k])
+        rows.append(z + [1.0])
+        targets.append(counts[t])
+    return np.array(rows, dtype=float).T, np.array(targets, dtype=float).T
+
+
+def dense_stats(counts: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
+    Z, Y = dense_design(counts, lags)
+    N = Z.shape[1]
+    return Z @ Z.T / N, Y @ Z.T / N
+
+
+def config_for(name: str, lags: int, **shared) -> FitConfig:
+    family = get_family(name)
+    options = dict(family.worst_case_options) if family.private else {}
+    private = dict(calibration="formal", count_cap=shared.pop("count_cap", 2), sigma2=shared.pop("sigma2", 1.0)) \
+        if family.private else {}
+    return FitConfig(method=name, bin_size=1.0, lags=family.worst_case_lags or lags, **private, **options, **shared)
+
+
+def sample_counts(d: int, n: int = 60, cap: int = 3, seed: int = 4) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, cap + 1, size=(n, d))
+
+
+def binned(counts: np.ndarray, cap: int | None = None) -> BinnedCounts:
+    return BinnedCounts((np.asarray(counts, dtype=np.int64),), 1.0, 0, 0, cap)
+
+
+# --- noiseless limits, written from the paper ------------------------------------------------------------
+
+def least_squares(A, b, config):
+    return np.linalg.solve(A, b.T).T
+
+
+def projected_gradient(A, b, config):
+    U = np.zeros_like(b)
+    for _ in range(config.iters):
+        U = U - config.step_size * (U @ A - b) @ A
+        norm = np.linalg.norm(U)
+        if norm > config.bin_size * config.bound:
+            U = U * (config.bin_size * config.bound / norm)
+    return U
+
+
+def frank_wolfe(A, b, config):
+    U = np.zeros_like(b)
+    mu = 1.0 / (config.iters + 2)
+    for _ in range(config.iters):
+        G = (U @ A - b) @ A
+        u, s, vt = np.linalg.svd(G)
+        U = (1 - mu) * U + mu * (-config.radius * np.outer(u[:, 0], vt[0]))
+    return U
+
+
+def clipped_gradient(A, b, config):  # nothing clipped: gradient of the per-bin loss Σ||y − Uz||²/(2N) = UA − b
+    U = np.zeros_like(b)
+    for _ in range(config.iters):
+        U = U - config.step_size * (U @ A - b)
+        norm = np.linalg.norm(U)
+        if norm > config.bin_size * config.bound:
+            U = U * (config.bin_size * config.bound / norm)
+    return U
+
+
+LIMITS = {"least squares": least_squares, "projected gradient": projected_gradient, "frank-wolfe": frank_wolfe,
+          "clipped gradient": clipped_gradient}
+LIMIT_OPTIONS = {  # public settings under which the limit is informative (not stuck at the constraint)
+    "least squares": {}, "projected gradient": dict(bound=50.0, iters=40, step="constant", step_size=0.02),
+    "frank-wolfe": dict(radius=5.0, iters=30), "clipped gradient": dict(bound=50.0, iters=40, step="constant",
+                                                                        step_size=0.2),
+}
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_with_no_noise_it_equals_its_declared_noiseless_limit(name):
+    family = get_family(name)
+    counts = sample_counts(2)
+    lags = 2
+    options = {**LIMIT_OPTIONS[family.noiseless_limit], **family.noiseless_options}
+    shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.private else {}
+    config = FitConfig(method=name, bin_size=1.0, lags=lags, seed=0, **shared, **options)
+    result = fit_stats(binned_stats(binned(counts, 3), lags), config)
+    A, b = dense_stats(counts, lags)
+    expected = LIMITS[family.noiseless_limit](A, b, config)
+    assert np.allclose(result.H * config.bin_size, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("name", PRIVATE)
+def test_measured_sensitivity_stays_under_the_bound_and_reaches_the_documented_fraction(name):
+    family = get_family(name)
+    fractions = []
+    for d, p, cap in GRID:
+        config = config_for(name, p, count_cap=cap)
+        lags = config.lags
+        at_cap = np.full((40, d), cap, dtype=np.int64)
+        fewer = at_cap.copy()
+        if family.per_bin:  # the largest turn of a clipped per-bin term: an empty bin gets its first event
+            at_cap[20, 0], fewer[20, 0] = 1, 0
+        else:
+            fewer[20, 0] = cap - 1
+        s_d, s_n = binned_stats(binned(fewer, cap), lags), binned_stats(binned(at_cap, cap), lags)
+        bound = privacy_report(s_d, config).sensitivity
+        assert privacy_report(s_n, config).sensitivity == pytest.approx(bound, rel=1e-12)  # a public number
+        moved = np.linalg.norm(family.release_vector(s_n, config) - family.release_vector(s_d, config))
+        assert moved <= bound * (1 + 1e-9), (d, lags, cap)
+        fractions.append(moved / bound)
+    assert max(fractions) >= family.sensitivity_fraction, fractions
+
+
+@pytest.mark.parametrize("name", PRIVATE)
+def test_a_seeded_fit_is_not_formal_and_an_unseeded_one_is(name):
+    config = config_for(name, 2, count_cap=2)
+    info = {"window_stated": True}
+    assert release_status(config, info).formal
+    seeded = release_status(FitConfig(**{**config.to_dict(), "seed": 7}), info)
+    assert not seeded.formal and any("seed" in reason for reason in seeded.reasons)
+
+
+def _other_options() -> list[tuple[str, str]]:
+    pairs = []
+    for name in FAMILY_NAMES:
+        family = get_family(name)
+        others = {s.name for f in FAMILIES.values() for s in f.settings} - {s.name for s in family.settings}
+        pairs.extend((name, option) for option in sorted(others))
+    return pairs
+
+
+@pytest.mark.parametrize("name,option", _other_options())
+def test_options_it_does_not_read_are_refused(name, option):
+    setting = next(s for f in FAMILIES.values() for s in f.settings if s.name == option)
+    value = setting.choices[-1] if setting.kind == "choice" else (not setting.default if setting.kind == "bool"
+                                                                    else 2)
+    base = config_for(name, 2).to_dict()
+    with pytest.raises(ConfigError, match=f"does not read {option}"):
+        FitConfig(**{**base, option: value})
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_its_options_round_trip_through_to_dict_and_never_carry_another_familys(name):
+    config = config_for(name, 2)
+    assert FitConfig(**config.to_dict()) == config
+    own = {s.name for s in get_family(name).settings}
+    others = {s.name for f in FAMILIES.values() for s in f.settings} - own
+    assert not others & set(config.to_dict())
+
+
+def _non_default(setting):
+    if setting.kind == "choice":
+        return next(c for c in setting.choices if c != setting.default)
+    if setting.kind == "bool":
+        return not setting.default
+    base = setting.default if setting.default is not None else (setting.minimum or 0) + 1
+    value = base + (setting.step or 1)
+    return int(value) if setting.kind == "int" else float(value)
+
+
+@pytest.mark.parametrize("name", FAMILY_NAMES)
+def test_its_settings_build_a_cli_that_sets_every_option(name, tmp_path):
+    family = get_family(name)
+    argv = ["fit", "x.csv", "--bin-size", "1", "--lags", "2", "--method", name]
+    if family.private:
+        argv += ["--sigma2", "1", "--calibration", family.calibrations[0], "--count-cap", "2"]
+    expected = {}
+    for setting in family.settings:
+        value = _non_default(setting)
+        if setting.name == "step":  # a constant step needs its size (given below)
+            value = "constant"
+        expected[setting.name] = value
+        if setting.kind == "bool":
+            if value != setting.default and (setting.cli_negates or value):
+                argv.append(setting.flag)
+        else:
+            argv += [setting.flag, str(value)]
+    config = _fit_config(build_parser().parse_args(argv))
+    assert config.method == name
+    for option, value in expected.items():
+        assert getattr(config, option) == value, option
+
+
+def test_the_method_choice_lists_every_registered_family():
+    fit = next(a for a in build_parser()._subparsers._group_actions[0].choices["fit"]._actions if a.dest == "method")
+    assert tuple(fit.choices) == FAMILY_NAMES

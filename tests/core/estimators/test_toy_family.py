@@ -1,0 +1,100 @@
+"""A family is one module plus one registry line: the toy family of ``toy_family.py`` (a module under
+``tests/``), registered here and nowhere else, appears in the CLI, the comparison table, sweeps and audits,
+and passes the contract suite's checks. (The Estimate page's method choice: ``tests/app``.)"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, register, unregister
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.simulate import simulate
+from dphawkes_cli.main import main
+from dphawkes_experiments.audit import AuditConfig, run_audit, worst_case_fit
+from dphawkes_experiments.compare import compare_methods
+from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
+
+import test_family_contract as contract
+from toy_family import ToyMeanRate
+
+NAME = ToyMeanRate.name
+
+
+@pytest.fixture(autouse=True)
+def toy_registered():
+    register(ToyMeanRate())  # the one registry line
+    yield
+    unregister(NAME)
+
+
+def test_cli_fits_it(tmp_path, capsys):
+    events = tmp_path / "events.csv"
+    assert main(["simulate", "--scenario", "paper-2d", "--events", "2000", "--seed", "1", "--out", str(events)]) == 0
+    out = tmp_path / "fit.json"
+    code = main(["fit", str(events), "--bin-size", "0.5", "--lags", "4", "--method", NAME, "--epsilon", "1",
+                 "--calibration", "formal", "--count-cap", "5", "--end-time", "1000", "--shrink", "0.5",
+                 "--json", str(out)])
+    assert code == 0, capsys.readouterr().err
+    payload = json.loads(out.read_text())
+    assert payload["method"] == NAME and payload["formal_guarantee"] is True and payload["shrink"] == 0.5
+    assert np.all(np.asarray(payload["kernels"]) == 0)
+
+
+def test_cli_refuses_its_option_on_another_method(tmp_path, capsys):
+    code = main(["fit", "x.csv", "--bin-size", "0.5", "--lags", "4", "--method", "ssp", "--epsilon", "1",
+                 "--calibration", "formal", "--count-cap", "5", "--shrink", "0.5"])
+    assert code == 2 and "does not read shrink" in capsys.readouterr().err
+
+
+def _stats():
+    events = simulate(get_scenario("paper-2d"), n_events=3000, seed=2)
+    config = FitConfig(bin_size=0.5, lags=4, count_cap=5)
+    from dphawkes_core.estimators import prepare_stats
+    return prepare_stats(events, config)
+
+
+def test_it_has_a_row_in_the_comparison_table():
+    stats, info = _stats()
+    chosen = FitConfig(method="ssp", bin_size=0.5, lags=4, epsilon=1.0, calibration="formal", count_cap=5, seed=1)
+    reference = fit_stats(stats, FitConfig(bin_size=0.5, lags=4)).H
+    rows = compare_methods(stats, info, chosen, 1.0, reference, public={"bound": 1.0, "radius": 0.5, "clip": 1.0,
+                                                                          "iters": 20})
+    toy = next(row for row in rows if row.method == NAME)
+    assert toy.ran and np.isfinite(toy.relative_error) and toy.epsilon == pytest.approx(1.0)
+
+
+def test_a_sweep_runs_it():
+    spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=1000, label="paper-2d"),
+                     methods=("cls", NAME), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0,), runs=2,
+                     support=2.0, calibration="formal", count_cap=5)
+    frame = run_sweep(spec)
+    toy = frame[frame.method == NAME]
+    assert len(toy) == 2 and toy["formal_guarantee"].all() and np.isfinite(toy["relative_error"]).all()
+
+
+def test_an_audit_of_it_holds_and_catches_a_broken_copy():
+    events = simulate(get_scenario("paper-2d"), n_events=500, seed=3)
+    fit = worst_case_fit(NAME, lags=2, count_cap=3, epsilon=4.0)
+    honest = run_audit(events, AuditConfig(fit, trials=1000, neighbours="worst-case", seed=1))
+    assert honest.epsilon_lower_bound <= honest.epsilon_claimed
+    broken = run_audit(events, AuditConfig(fit, trials=1000, neighbours="worst-case", seed=1, broken_factor=4.0))
+    assert broken.epsilon_lower_bound > broken.epsilon_claimed
+
+
+def test_it_passes_the_contract_checks():
+    contract.test_measured_sensitivity_stays_under_the_bound_and_reaches_the_documented_fraction(NAME)
+    contract.test_a_seeded_fit_is_not_formal_and_an_unseeded_one_is(NAME)
+    contract.test_its_options_round_trip_through_to_dict_and_never_carry_another_familys(NAME)
+    for option in ("bound", "radius", "clip", "ridge", "iters"):
+        contract.test_options_it_does_not_read_are_refused(NAME, option)
+
+
+def test_with_no_noise_it_is_the_mean_rate():
+    counts = contract.sample_counts(2)
+    config = FitConfig(method=NAME, bin_size=0.5, lags=2, calibration="formal", count_cap=3, sigma2=0.0, seed=0)
+    result = fit_stats(binned_stats(contract.binned(counts, 3), 2), config)
+    n_rows = len(counts) - 2
+    assert np.allclose(result.baseline, counts.sum(axis=0) / n_rows / 0.5, rtol=1e-12)
