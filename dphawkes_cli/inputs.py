@@ -96,16 +96,30 @@ def add_window_options(parser) -> None:
                         help="unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) "
                              "and datetimes as seconds since the window start (default: numbers as they are, "
                              "datetimes in seconds)")
+    parser.add_argument("--dimensions", metavar="N|NAMES",
+                        help="the declared dimensions: a count N (names 0…N-1) or names login,purchase,…; rows of "
+                             "other dimensions are dropped and counted (default: a labels.csv beside the data, "
+                             "else read from the data — then not a formal release)")
+    parser.add_argument("--sequences", metavar="N|KEYFILE",
+                        help="the declared sequence keys: a number N (keys 0…N-1) or a file of keys (one a line, or "
+                             "a CSV with a sequence column and optional start,end: each key's public window); rows "
+                             "of other keys are dropped and counted (default: read from the data — then not a "
+                             "formal release, when the data have a sequence column)")
 
 
 def load_events_file(path: str, end_time: str | float | None = None, *, start_time: str | float | None = None,
-                     time_unit: str | None = None) -> Events:
-    """Load an event CSV or Parquet file (by suffix), with dimension names from a ``labels.csv`` beside it."""
+                     time_unit: str | None = None, dimensions: str | None = None,
+                     sequences: str | None = None) -> Events:
+    """Load an event CSV or Parquet file (by suffix) over its declared domain: the dimensions of
+    ``--dimensions`` or of a ``labels.csv`` beside it, the sequence keys of ``--sequences``."""
+    from dphawkes_core.domain import Domain, parse_dimensions, read_sequences
     from dphawkes_core.events import load_csv, load_labels, load_parquet
 
-    names = load_labels(Path(path).with_name("labels.csv"))
+    declared = parse_dimensions(dimensions) if dimensions else load_labels(Path(path).with_name("labels.csv"))
+    keys, windows = read_sequences(sequences) if sequences else (None, None)
     load = load_parquet if Path(path).suffix.lower() in (".parquet", ".pq") else load_csv
-    return load(path, end_time=end_time, names=names, start_time=start_time, time_unit=time_unit)
+    return load(path, end_time=end_time, start_time=start_time, time_unit=time_unit,
+                domain=Domain(dimensions=declared, sequences=keys, windows=windows))
 
 
 def setting_type(setting):

@@ -97,15 +97,16 @@ def _cmd_fit(args) -> int:
     if args.dask or _is_partitioned(args.events_csv):
         return _cmd_fit_partitioned(args, config)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
-                              time_unit=args.time_unit)
+                              time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
     _check_window(config, events)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     if args.ledger:
         from dphawkes_core.estimators import prepare_stats
+        from dphawkes_core.estimators.binned import domain_info
         from dphawkes_core.ledger import data_fingerprint
 
-        result, info, ledger = _ledger_fit(args, data_fingerprint(events), lambda: prepare_stats(events, config),
-                                           config)
+        result, info, ledger = _ledger_fit(args, data_fingerprint(events), lambda c: prepare_stats(events, c),
+                                           {"window_stated": events.window_stated, **domain_info(events)}, config)
     else:
         result, info, ledger = (*fit(events, config), None)
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config))
@@ -160,7 +161,8 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
         if args.ledger:
             window = partitioned_window(paths, executor, start, end)
             result, info, ledger = _ledger_fit(args, partitioned_fingerprint(paths, window, executor),
-                                               lambda: prepare_partitioned(paths, config, window, executor), config)
+                                               lambda c: prepare_partitioned(paths, c, window, executor),
+                                               {"window_stated": window.stated}, config)
         else:
             result, info = fit_partitions(paths, config, executor, start_time=start, end_time=end)
     names = load_labels(Path(paths[0]).with_name("labels.csv"))
@@ -192,29 +194,30 @@ def _window_number(text: str) -> float:
             from None
 
 
-def _ledger_fit(args, fingerprint: str, prepare, config: FitConfig) -> tuple[FitResult, dict, dict]:
-    """The fit as a release recorded in the ``--ledger`` file under the data's ``fingerprint``: replayed when
-    already paid for, refused (exit 2) past the data set's budget; prints one line on what the ledger did.
-    ``prepare()`` gives the statistics and data info (it draws an automatic count cap's noise)."""
-    from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey, metered_fit
+def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitConfig) -> tuple[FitResult, dict, dict]:
+    """The fit as a release of the data set's privacy session, recorded in the ``--ledger`` file under the
+    data's ``fingerprint``: replayed with its stored selections when already paid for (nothing drawn), refused
+    (exit 2) past the budget before anything is drawn; prints one line on what the ledger did.
+    ``prepare(config)`` gives the statistics and data info."""
+    from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey
+    from dphawkes_core.session import PrivacySession
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
     delta = known.budget.delta if known is not None else args.dp_delta
     budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
     book.open(key, budget, label=Path(args.events_csv).name)
-    stats, info = prepare()
-    metered = metered_fit(book, key, stats, config, info)
-    ledger = metered.ledger
-    summary = {"path": str(book.path), "replayed": metered.replayed, "metered": metered.entry.formal,
+    answer = PrivacySession(prepare, book, key, public_info).release(config)
+    ledger = answer.ledger
+    summary = {"path": str(book.path), "replayed": answer.replayed, "metered": answer.entry.formal,
                "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
                "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining()}
-    what = ("replayed from the ledger, no new privacy spent" if metered.replayed
-            else "recorded" if metered.entry.formal else "recorded, not metered (not a formal release)")
+    what = ("replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
+            if answer.replayed else "recorded" if answer.entry.formal else "recorded, not metered (not a formal release)")
     print(f"ledger: {what}; composed ε spent {summary['spent_epsilon']:.4g} of {ledger.budget.epsilon:.4g} "
           f"(δ = {ledger.budget.delta:.0e}), remaining: one release of ε ≤ {summary['remaining_epsilon']:.4g}",
           file=sys.stderr)
-    return metered.result, info, summary
+    return answer.result, answer.data_info, summary
 
 
 def _cmd_ledger_show(args) -> int:

@@ -75,7 +75,8 @@ def _source(args) -> DataSource:
     scenario = get_scenario(args.scenario) if args.scenario else None
     if args.data:
         events = load_events_file(args.data, end_time=args.end_time, start_time=args.start_time,
-                                  time_unit=args.time_unit)
+                                  time_unit=args.time_unit, dimensions=args.dimensions,
+                                  sequences=args.sequences)
         if scenario is not None and scenario.dim != events.dim:
             raise ConfigError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {events.dim}")
         return DataSource(scenario=scenario, events=events, label=Path(args.data).name,

@@ -21,13 +21,14 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Sequence
 
 import numpy as np
 
 from . import timeaxis
+from .domain import Domain, codes_in, dimension_codes
 from .errors import DataError
 
 if TYPE_CHECKING:
@@ -85,6 +86,12 @@ class Events:
         Unit of the time axis (``"s"``, ``"min"``, ``"h"``, ``"d"``), ``""`` when unknown.
     time_kind : str
         ``"number"`` or ``"datetime"``: what the input's time column held.
+    dimensions_declared : bool
+        True when d and the names come from a declared domain (:mod:`~dphawkes_core.domain`), not the data.
+    sequences_declared : bool
+        True when the set of sequences is declared (or the input has no sequence column: one sequence).
+    outside_domain : int
+        Rows dropped because their dimension or sequence key is outside the declared domain.
     """
 
     sequences: tuple[EventSequence, ...]
@@ -94,6 +101,14 @@ class Events:
     outside_window: int = 0
     time_unit: str = ""
     time_kind: str = "number"
+    dimensions_declared: bool = False
+    sequences_declared: bool = True
+    outside_domain: int = 0
+
+    @property
+    def domain_declared(self) -> bool:
+        """The dimensions, the sequences and the window are all public (stated, not read from the data)."""
+        return self.dimensions_declared and self.sequences_declared and self.window_stated
 
     @property
     def dim(self) -> int:
@@ -189,7 +204,8 @@ def from_arrays(
     values = np.concatenate(arrays)
     dims = np.repeat(np.arange(len(arrays)), [a.size for a in arrays])
     columns = {"time": values, "dimension": dims}
-    return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, relative_numbers=True)
+    events = _events_from_columns(columns, first_row=1, names=names, end_time=end_time, relative_numbers=True)
+    return replace(events, dimensions_declared=True)  # the caller gave one array per dimension
 
 
 def load_csv(
@@ -200,6 +216,7 @@ def load_csv(
     *,
     start_time: float | str | None = None,
     time_unit: str | None = None,
+    domain: Domain | None = None,
 ) -> Events:
     """Read and validate an event CSV (``time,dimension[,sequence][,start,end]``).
 
@@ -218,6 +235,9 @@ def load_csv(
     time_unit : {"s", "min", "h", "d"}, optional
         Unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) and datetimes
         as seconds since the window start, both divided by the unit.
+    domain : Domain, optional
+        The declared dimensions and sequence keys (and their windows): rows outside are dropped and counted,
+        and d and the sequences are the declared ones (:mod:`~dphawkes_core.domain`).
 
     Returns
     -------
@@ -233,7 +253,7 @@ def load_csv(
     header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source))
     columns = _csv_columns(source, header)
     return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
-                                time_unit=time_unit)
+                                time_unit=time_unit, domain=domain)
 
 
 def load_parquet(
@@ -244,6 +264,7 @@ def load_parquet(
     *,
     start_time: float | str | None = None,
     time_unit: str | None = None,
+    domain: Domain | None = None,
 ) -> Events:
     """Read and validate an event Parquet file with the columns and keywords of :func:`load_csv`.
 
@@ -270,7 +291,7 @@ def load_parquet(
         raise DataError("the file has no event rows")
     columns = {name: _concatenated([g[name] for g in groups]) for name in header}
     return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
-                                time_unit=time_unit)
+                                time_unit=time_unit, domain=domain)
 
 
 def save_csv(events: Events, path: str | os.PathLike | io.TextIOBase) -> None:
@@ -485,20 +506,32 @@ def _check_columns(columns: Sequence[str]) -> None:
 
 
 def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=None, start_time=None,
-                         time_unit=None, relative_numbers: bool = False) -> Events:
+                         time_unit=None, relative_numbers: bool = False, domain: Domain | None = None) -> Events:
     """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
 
-    ``relative_numbers`` turns off the timestamp detection for numbers.
+    ``relative_numbers`` turns off the timestamp detection for numbers; ``domain`` restricts the rows to the
+    declared dimensions and sequences (:func:`_restricted`).
     """
+    domain = domain or Domain()
+    columns, outside_domain, domain_notes = _restricted(columns, domain)
     n_rows = len(columns["time"])
     if n_rows == 0:
-        raise DataError("the data contain no events")
+        raise DataError("the data contain no events" + (" inside the declared domain" if outside_domain else ""))
     seconds = timeaxis.unit_seconds(time_unit)
     times = _time_values(columns["time"], "time", first_row)
-    dims, dim_names, notes = _parse_dimensions(columns["dimension"], names, first_row)
-    seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
-    starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
-    ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
+    dims, dim_names, notes = _parse_dimensions(columns["dimension"], domain.dimensions or names, first_row)
+    if domain.sequences is not None:
+        seq_codes, n_seq = np.asarray(columns.get("sequence", np.zeros(n_rows)), dtype=np.int64), len(domain.sequences)
+    else:
+        seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
+    notes = domain_notes + notes
+    if domain.windows is not None:
+        starts, ends = [w[0] for w in domain.windows], [w[1] for w in domain.windows]
+        if start_time is not None or end_time is not None:
+            raise DataError("the key file declares each sequence's window: give no --start-time/--end-time")
+    else:
+        starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
+        ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
     first_time = float(times.values.min())
     epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
                   and first_time >= timeaxis.EPOCH_LIKE)
@@ -521,7 +554,53 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
     warnings = notes + _window_notes(first_time if epoch_like else None, outside)
     return _validated(sequences, dim_names, warnings, window_stated=stated, outside_window=outside,
-                      time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind)
+                      time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind,
+                      dimensions_declared=domain.dimensions is not None,
+                      sequences_declared=domain.sequences is not None or "sequence" not in columns,
+                      outside_domain=outside_domain)
+
+
+def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
+    """The rows inside the declared domain, with the dimension and sequence columns as declared indices; the
+    number of rows dropped; a note on them. Rows outside are dropped, never refused: a refusal would tell
+    neighbouring data sets apart. With declared sequences the file's own ``start``/``end`` columns are not
+    read (the windows are declared, or given by the window options)."""
+    if domain.dimensions is None and domain.sequences is None:
+        return columns, 0, []
+    n_rows = len(columns["time"])
+    keep = np.ones(n_rows, dtype=bool)
+    coded = {}
+    if domain.dimensions is not None:
+        coded["dimension"], inside = dimension_codes(_plain(columns["dimension"]), domain.dimensions)
+        keep &= inside
+    if domain.sequences is not None:
+        if "sequence" not in columns:
+            if len(domain.sequences) != 1:
+                raise DataError(f"{len(domain.sequences)} sequences are declared but the data have no 'sequence' "
+                                "column")
+            coded["sequence"] = np.zeros(n_rows, dtype=np.int64)
+        else:
+            coded["sequence"], inside = codes_in(_plain(columns["sequence"]), domain.sequences)
+            keep &= inside
+    kept = {name: _rows(column, keep) for name, column in columns.items()
+            if not (domain.sequences is not None and name in ("start", "end"))}
+    kept.update({name: codes[keep] for name, codes in coded.items()})
+    dropped = int(n_rows - np.count_nonzero(keep))
+    note = [f"{dropped:,} row{'s' if dropped != 1 else ''} outside the declared domain (unknown dimension or "
+            f"sequence) {'were' if dropped != 1 else 'was'} dropped"] if dropped else []
+    return kept, dropped, note
+
+
+def _plain(column) -> np.ndarray:
+    """A column as a NumPy array (text as str)."""
+    return column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
+
+
+def _rows(column, keep: np.ndarray):
+    """The kept rows of a NumPy or pandas column (a pandas one re-indexed from 0)."""
+    if hasattr(column, "iloc"):
+        return column[keep].reset_index(drop=True)
+    return np.asarray(column)[keep]
 
 
 def _refuse_negative(t: np.ndarray, first_row: int) -> None:

@@ -424,7 +424,7 @@ class LedgerBook:
         return ledger
 
     def release(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
-                reasons=(), mechanisms=()) -> Release:
+                reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None) -> Release:
         """Answer a release request: replay it if already paid for, refuse it if over budget, else run it.
 
         Parameters
@@ -435,7 +435,10 @@ class LedgerBook:
         run : callable
             Draws the release and returns it as a JSON-able dict (called only when neither replayed nor refused).
         label, formal, reasons, mechanisms :
-            As in :class:`Entry`; ``mechanisms`` must be what ``run`` will spend.
+            As in :class:`Entry`; ``mechanisms`` must be what ``run`` will spend (the budget is checked on them).
+        recorded : callable, optional
+            The mechanisms to record, asked after ``run`` (the same cost, with the values chosen during the
+            release: :class:`~dphawkes_core.session.PrivacySession`); default ``mechanisms``.
 
         Raises
         ------
@@ -449,7 +452,9 @@ class LedgerBook:
                 return Release(earlier, True, ledger)
             if formal:
                 ledger.check(mechanisms)
-            entry = Entry(request, label, bool(formal), tuple(reasons), tuple(mechanisms), run(), _now())
+            result = run()
+            spent = tuple(recorded()) if recorded is not None else tuple(mechanisms)
+            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now())
             ledger = dataclasses.replace(ledger, entries=ledger.entries + (entry,))
             ledgers[key.id] = ledger
         return Release(entry, False, ledger)

@@ -232,7 +232,9 @@ class PrivacyReport:
 
 
 DATA_SETTINGS = {"B": "the bound B", "r": "the radius r", "C": "the count cap C", "T": "the observation window",
-                 "ridge": "the ridge λ"}
+                 "ridge": "the ridge λ", "d": "the number of dimensions d (declare it: --dimensions)",
+                 "S": "the set of sequences (declare it: --sequences)"}
+NO_NOISE = "σ² = 0: no noise, so ε is infinite"
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,7 @@ WINDOW_FROM_DATA = "the window was read from the data"
 
 
 def formal_status(calibration: str | None, *, seed: int | None, window_stated: bool,
-                  data_derived=()) -> FormalStatus:
+                  data_derived=(), noise: bool = True) -> FormalStatus:
     """The one place that decides whether an estimate carries the formal guarantee.
 
     Parameters
@@ -281,7 +283,9 @@ def formal_status(calibration: str | None, *, seed: int | None, window_stated: b
         the data (e.g. the last event time).
     data_derived : iterable of str
         Settings taken from the data rather than stated publicly: keys of :data:`DATA_SETTINGS`
-        (``B``, ``r``, ``C``, ``T``, ``ridge``; ``T`` means the same as ``window_stated=False``).
+        (``B``, ``r``, ``C``, ``T``, ``ridge``, ``d``, ``S``; ``T`` means the same as ``window_stated=False``).
+    noise : bool
+        False when the release adds no noise (σ² = 0): its ε is infinite, whatever the calibration.
 
     Returns
     -------
@@ -295,6 +299,8 @@ def formal_status(calibration: str | None, *, seed: int | None, window_stated: b
         reasons.append("the method adds no noise (not private)")
     elif calibration != "formal":
         reasons.append(f"the {calibration} calibration computes R from the private data")
+    if calibration is not None and not noise:
+        reasons.append(NO_NOISE)
     if seed is not None:
         reasons.append(SEEDED_NOISE)
     if not window_stated or "T" in data_derived:

@@ -17,7 +17,7 @@ from .family import Family
 from .gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
 from .least_squares import paper_gradient, paper_loss, solve_cls
 from .pipeline import (fit, fit_cls, fit_cost, fit_partitions, fit_private, fit_stats, iterations, prepare_partitioned,
-                       prepare_stats, privacy_report, release_status, run_private, sequence_unit)
+                       prepare_stats, privacy_report, release_status, run_private, is_sequence_unit)
 from .registry import FAMILIES, get_family, method_labels, method_names, register, unregister
 from .result import FitResult
 from .settings import Setting
@@ -30,6 +30,6 @@ __all__ = [
     "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",
     "method_labels", "method_names", "paper_gradient", "paper_loss", "per_bin_design", "pieces_stats",
     "prepare_partitioned", "prepare_stats", "privacy_report", "register", "release_statistics", "release_status",
-    "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "sequence_unit", "solve_cls", "ssp_ridge",
+    "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "is_sequence_unit", "solve_cls", "ssp_ridge",
     "theorem_step_scale", "unregister",
 ]

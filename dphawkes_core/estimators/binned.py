@@ -65,11 +65,18 @@ def prepare_binned(events: Events, config) -> tuple[SufficientStats, dict]:
         "clipped_events": binned.clipped_events,
         "skipped_sequences": stats.skipped_sequences,
         "window_stated": bool(events.window_stated),
+        **domain_info(events),
         "count_cap": binned.count_cap,
     }
     if auto_cap is not None:
         info["auto_count_cap"] = auto_cap.to_dict()
     return stats, info
+
+
+def domain_info(events: Events) -> dict:
+    """What of the data's domain was declared (public) and what the declaration dropped."""
+    return {"dimensions_declared": bool(events.dimensions_declared),
+            "sequences_declared": bool(events.sequences_declared), "outside_domain": int(events.outside_domain)}
 
 
 def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:

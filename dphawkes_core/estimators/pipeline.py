@@ -80,10 +80,14 @@ def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
 def release_status(config: FitConfig, data_info: dict, data_derived=()) -> FormalStatus:
     """Whether a fit of ``config`` on data described by ``data_info`` (from :func:`prepare_stats`) is a
     formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.formal_status` from the calibration, the
-    seed, the window and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
+    seed, the noise (σ² = 0 is none), the declared domain (window, dimensions and sequences stated, not read
+    from the data) and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
     calibration = config.calibration if config.family.private else None
+    undeclared = tuple(name for name, key in (("d", "dimensions_declared"), ("S", "sequences_declared"))
+                       if not data_info.get(key, False))
     return formal_status(calibration, seed=config.seed, window_stated=bool(data_info.get("window_stated", False)),
-                         data_derived=data_derived)
+                         data_derived=tuple(data_derived) + undeclared,
+                         noise=config.sigma2 is None or config.sigma2 > 0)
 
 
 def fit_cost(events: Events, config: FitConfig) -> CostEstimate:
@@ -99,7 +103,7 @@ def iterations(config: FitConfig) -> int:
     return int(config.iters) if config.family.iterative else 1
 
 
-def sequence_unit(config: FitConfig) -> bool:
+def is_sequence_unit(config: FitConfig) -> bool:
     """True when ``config`` is a private fit with one sequence as the privacy unit."""
     return config.privacy_unit == "sequence" and config.family.private
 

@@ -18,6 +18,7 @@ from ..privacy import PrivacyReport, calibrate_single_sensitivity, compose_seque
 from ..sequence_privacy import (SEQUENCE_NOTE, SequenceStats, cap_events, clip_rng, clipped_sums, contribution_norms,
                                 dp_sequence_clip, max_events_clip, sequence_sensitivity)
 from ..stats import SufficientStats
+from .binned import domain_info
 
 if TYPE_CHECKING:
     from ..events import Events
@@ -82,7 +83,7 @@ def prepare_sequence_stats(events: Events, config) -> tuple[SufficientStats, dic
     info = {
         "n_bins": binned.n_bins, "n_events": events.n_events, "binned_events": binned.n_events,
         "dropped_events": binned.dropped_events, "clipped_events": binned.clipped_events,
-        "skipped_sequences": sums.stats.skipped_sequences, "window_stated": bool(events.window_stated),
+        "skipped_sequences": sums.stats.skipped_sequences, "window_stated": bool(events.window_stated), **domain_info(events),
         "count_cap": binned.count_cap, "privacy_unit": "sequence", "sequence_clip": clip,
         "max_events": config.max_events, "events_over_cap": over_cap,
         "clipped_sequences": sums.clipped_sequences, "sequences": sums.sequences,
