@@ -158,10 +158,17 @@ def result_table(result: FitResult, names, truth: np.ndarray | None = None) -> p
     return pd.DataFrame(rows)
 
 
-def to_csv(result: FitResult, config: FitConfig, names, truth: np.ndarray | None = None) -> str:
-    """CSV text of :func:`result_table`, preceded by ``# key=value`` lines with the configuration."""
+def to_csv(result: FitResult, config: FitConfig, names, truth: np.ndarray | None = None,
+           data_info: dict | None = None, data_derived=()) -> str:
+    """CSV text of :func:`result_table`, preceded by ``# key=value`` lines with the configuration and the same
+    status line as every export: ``# formal_guarantee=…`` with its reasons (:func:`release_status` on
+    ``data_info``; without it the window and domain are unknown, so not formal)."""
     buffer = io.StringIO()
     for key, value in config_fields(config).items():
         buffer.write(f"# {key}={value}\n")
+    status = release_status(config, data_info or {}, data_derived)
+    buffer.write(f"# formal_guarantee={'true' if status.formal else 'false'}\n")
+    if status.reasons:
+        buffer.write(f"# formal_reasons={'; '.join(status.reasons)}\n")
     result_table(result, names, truth).to_csv(buffer, index=False, float_format="%.10g")
     return buffer.getvalue()

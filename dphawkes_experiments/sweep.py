@@ -45,7 +45,7 @@ import pandas as pd
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (UNIT_KEYWORDS, FitConfig, FitResult, fit_stats, get_family, method_names,
-                                      prepare_stats, register, sequence_unit)
+                                      prepare_stats, register, is_sequence_unit)
 from dphawkes_core.events import Events
 from dphawkes_core.kernels import Scenario
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
@@ -350,9 +350,9 @@ def _run_group(group: _Group) -> list[dict]:
     sequence_stats = None  # the sequence unit's per-sequence clipped sums: the same for every cell of the group
     for cell in group.cells:
         config = _cell_config(spec, cell, lags, bound, radius)
-        if sequence_unit(config) and sequence_stats is None:
+        if is_sequence_unit(config) and sequence_stats is None:
             sequence_stats = prepare_stats(fit_events, config)[0]
-        result = fit_stats(sequence_stats if sequence_unit(config) else stats, config)
+        result = fit_stats(sequence_stats if is_sequence_unit(config) else stats, config)
         row = dict(base, **cell, key=cell_key(spec, cell), noise_seed=config.seed, elapsed_s=result.elapsed_s)
         row.update(_constraint_columns(cell["method"], bound, radius, ref_fro, ref_nuc, spec, constraint_source))
         row.update(_privacy_columns(result, config, window_stated, data_derived))
