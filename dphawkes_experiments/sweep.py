@@ -44,13 +44,14 @@ import pandas as pd
 
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import (UNIT_KEYWORDS, FitConfig, FitResult, fit_stats, get_family, method_names,
-                                      prepare_stats, register, is_sequence_unit)
+from dphawkes_core.estimators import (UNIT_KEYWORDS, FitConfig, FitResult, fit_stats, get_family, is_sequence_unit,
+                                      method_names, prepare_stats, register, release_status)
+from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.events import Events
 from dphawkes_core.kernels import Scenario
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
 from .prediction import evaluate_prediction, split_events
-from dphawkes_core.privacy import CALIBRATIONS, formal_status
+from dphawkes_core.privacy import CALIBRATIONS
 from dphawkes_core.simulate import simulate
 from dphawkes_core.threads import blas_threads
 
@@ -335,7 +336,7 @@ def _run_group(group: _Group) -> list[dict]:
     radius = spec.radius if spec.radius is not None else ref_nuc
     data_derived = () if truth is not None else tuple(
         name for name, given in (("B", spec.bound), ("r", spec.radius)) if given is None)
-    window_stated = bool(events.window_stated)
+    public_info = {"window_stated": bool(events.window_stated), **domain_info(events)}
     base = {
         "source": src.label, "scenario": src.scenario.name if src.scenario is not None else "",
         "simulated": src.simulated, "n_events_requested": _num(src.n_events), "end_time_requested": _num(src.end_time), "data_events": events.n_events,
@@ -355,7 +356,7 @@ def _run_group(group: _Group) -> list[dict]:
         result = fit_stats(sequence_stats if is_sequence_unit(config) else stats, config)
         row = dict(base, **cell, key=cell_key(spec, cell), noise_seed=config.seed, elapsed_s=result.elapsed_s)
         row.update(_constraint_columns(cell["method"], bound, radius, ref_fro, ref_nuc, spec, constraint_source))
-        row.update(_privacy_columns(result, config, window_stated, data_derived))
+        row.update(_privacy_columns(result, config, public_info, data_derived))
         row.update(_utility_columns(result, truth, split))
         rows.append(row)
     return rows
@@ -405,17 +406,17 @@ def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -
     }
 
 
-def _privacy_columns(result: FitResult, config: FitConfig, window_stated: bool, data_derived: tuple) -> dict:
+def _privacy_columns(result: FitResult, config: FitConfig, public_info: dict, data_derived: tuple) -> dict:
     """σ², ε under every calibration, and whether these settings give a formal release.
 
-    ``formal_guarantee``/``formal_reasons`` judge the cell's settings (calibration, window, B and r taken
-    from the data) as :func:`~dphawkes_core.privacy.formal_status` would judge an unseeded fit: the
-    cell's own noise is seeded, as in every experiment here, so no cell is itself a private release.
+    ``formal_guarantee``/``formal_reasons`` judge the cell's settings (calibration, noise, window and domain
+    declared, B and r taken from the data) as :func:`~dphawkes_core.estimators.release_status` would judge an
+    unseeded fit: the cell's own noise is seeded, as in every experiment here, so no cell is itself a private
+    release.
     """
-    calibration = None if result.privacy is None else config.calibration
     used = {"bound": "B", "radius": "r"}.get(config.family.constraint)
-    status = formal_status(calibration, seed=None, window_stated=window_stated,
-                           data_derived=tuple(name for name in data_derived if name == used))
+    status = release_status(replace(config, seed=None), public_info,
+                            tuple(name for name in data_derived if name == used))
     labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons),
               "privacy_unit": config.privacy_unit}
     report = result.privacy
