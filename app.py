@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.common import app_pages, current_dataset, sidebar_dataset
+from dphawkes_core.estimators import method_labels
 
 st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon="🔒", layout="wide")
 
@@ -49,10 +50,11 @@ st.caption(
 )
 
 st.subheader("Pages")
+_LABELS = list(method_labels().values())  # every registered method
 _PAGE_HELP = {
     "1_Data.py": "simulate the paper's processes or your own, upload a CSV or open a real data set, and look at "
                  "its events and bin counts",
-    "2_Estimate.py": "fit the kernels with CLS, DP-PGD, DP-CG, DP-SSP or clipped DP-PGD and compare with the "
+    "2_Estimate.py": f"fit the kernels with {', '.join(_LABELS[:-1])} or {_LABELS[-1]} and compare with the "
                      "truth and the non-private fit; the link reproduces the view",
     "3_Privacy_utility.py": "sweep privacy levels, bin sizes and methods over many runs: how much accuracy "
                             "each ε costs",

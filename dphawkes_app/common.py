@@ -10,9 +10,9 @@ reuses the statistics.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 import streamlit as st
@@ -22,7 +22,8 @@ from dphawkes_experiments.compare import compare_methods
 from dphawkes_core.count_cap import AUTO
 from dphawkes_core.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats, sequence_unit
+from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_stats, get_family, method_names,
+                                      prepare_stats, is_sequence_unit)
 from .guidance import count_noun
 from dphawkes_core.kernels import get_scenario
 from .presets import DEFAULT_PRESET, Preset, get_preset
@@ -146,22 +147,45 @@ def stats_cached(dataset_fp: str, _events, stats_items: tuple):
     return prepare_stats(_events, FitConfig(**dict(stats_items)))
 
 
+def reference_method() -> str:
+    """The non-private reference family's name (the first registered family that adds no noise): the fit
+    every private estimate is shown beside when the data have no truth."""
+    return next(name for name in method_names() if not get_family(name).private)
+
+
+def method_label(method: str) -> str:
+    """A method's label for tables: the family's label, with "(non-private)" for a family that adds no noise."""
+    family = get_family(method)
+    return family.label if family.private else f"{family.label} (non-private)"
+
+
+def _required_options(config: FitConfig) -> dict:
+    """The options of ``config`` that have no default (its public bounds): any config of the family states them."""
+    return {s.name: getattr(config, s.name) for s in config.family.settings if s.default is None and not s.optional}
+
+
 def stats_config(config: FitConfig) -> FitConfig:
     """The settings the statistics of ``config`` depend on: Δ, p and C — and for an automatic C, which is
     a private release, also the method, ε, δ, seed and budget share it is chosen with; for the sequence
     unit also M and G (each sequence's contribution is clipped before the sums) and, for a G chosen
-    privately, ε, δ, seed and the share it is chosen with."""
-    if sequence_unit(config):
+    privately, ε, δ, seed and the share it is chosen with.
+
+    With a public C and the event unit every family fits the binned moments (the default
+    :meth:`~dphawkes_core.estimators.Family.prepare_stats`), so they are keyed on the non-private reference's
+    config and shared by every method."""
+    if is_sequence_unit(config):
         chosen = ({"epsilon": config.epsilon, "dp_delta": config.dp_delta, "seed": config.seed,
                    "sequence_clip_share": config.sequence_clip_share} if config.sequence_clip == AUTO else {})
         return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap,
                          calibration="formal", privacy_unit="sequence", max_events=config.max_events,
-                         sequence_clip=config.sequence_clip, **chosen)
+                         sequence_clip=config.sequence_clip, **chosen, **_required_options(config))
     if config.count_cap != AUTO:
-        return FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap)
+        return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
+                         count_cap=config.count_cap)
     return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=AUTO,
                      epsilon=config.epsilon, dp_delta=config.dp_delta, seed=config.seed, calibration="formal",
-                     count_cap_share=config.count_cap_share, count_cap_max=config.count_cap_max)
+                     count_cap_share=config.count_cap_share, count_cap_max=config.count_cap_max,
+                     **_required_options(config))
 
 
 @st.cache_data(show_spinner="Fitting…", max_entries=32)
@@ -173,18 +197,25 @@ def fit_cached(dataset_fp: str, _stats, config_items: tuple):
 @st.cache_data(show_spinner="Fitting the other methods at the same ε…", max_entries=16)
 def compare_cached(dataset_fp: str, _stats, data_info: dict, config_items: tuple, epsilon: float, _reference,
                    public_items: tuple, methods: tuple, include_slow: bool):
-    """:func:`~dphawkes_experiments.compare.compare_methods`, cached on the dataset and every setting.
+    """:func:`~dphawkes_experiments.compare.compare_methods`, cached on the dataset and every setting;
+    ``public_items`` are the sorted public settings (B, r, G, K) for the other families (:func:`public_items`).
 
     The reference (truth or non-private fit) is determined by the dataset and the config, so it is not
     part of the key.
     """
     return compare_methods(_stats, data_info, FitConfig(**dict(config_items)), epsilon, _reference,
-                           FitConfig(**dict(public_items)), methods, include_slow)
+                           dict(public_items), methods, include_slow)
 
 
 def config_items(config: FitConfig) -> tuple:
-    """Hashable, order-independent form of a :class:`FitConfig` for cache keys."""
-    return tuple(sorted(dataclasses.asdict(config).items()))
+    """Hashable, order-independent form of a :class:`FitConfig` for cache keys: the keywords that rebuild it
+    (:meth:`~dphawkes_core.estimators.FitConfig.to_dict`, so ``FitConfig(**dict(items)) == config``)."""
+    return tuple(sorted(config.to_dict().items()))
+
+
+def public_items(public: Mapping) -> tuple:
+    """Hashable, order-independent form of public settings stated for every family (a cache key)."""
+    return tuple(sorted(dict(public).items()))
 
 
 def friendly_error(exc: DPHawkesError) -> None:
@@ -228,13 +259,18 @@ def sidebar_dataset(dataset: Dataset) -> None:
     st.sidebar.caption(dataset_caption(dataset))
 
 
+def sequence_families() -> str:
+    """Labels of the private families that offer the sequence unit (e.g. "DP-SSP")."""
+    return ", ".join(f.label for f in FAMILIES.values() if f.private and "sequence" in f.units)
+
+
 def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False) -> dict:
     """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords);
     ``key_prefix`` keeps one page's widgets apart from another's; ``private_clip`` offers G chosen privately
     (``sequence_clip="auto"``)."""
     unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key=f"{key_prefix}unit", format_func=str,
                     help="event: one event added or removed (the paper's unit); sequence: one whole sequence — "
-                         "one person — replaced (DP-SSP only; needs a public cap M and/or clip G)")
+                         f"one person — replaced ({sequence_families()} only; needs a public cap M and/or clip G)")
     if unit == "event":
         return {}
     cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5,
@@ -256,3 +292,114 @@ def show_unit_conversion(report, default_k: int) -> None:
     k = int(st.number_input("events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
                             help="a public number: how many events one person contributes"))
     st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k).sentences()))
+
+
+# --- a family's option controls, from its settings ------------------------------------------------------------
+
+OPTION_KEYS = {"bound": "B", "clip": "G", "radius": "r", "iters": "K", "stabiliser": "stab"}
+"""Widget keys (and URL parameters) of the options that had short ones before the controls were built from the
+settings; every other option's key is its name."""
+
+
+def option_key(name: str, keys: Mapping = OPTION_KEYS) -> str:
+    """The widget key (without a page's prefix) of the option ``name``."""
+    return keys.get(name, name)
+
+
+def zero_means_none(setting: Setting) -> bool:
+    """An optional number whose control shows ``None`` as 0 (said in its label)."""
+    return setting.optional and setting.kind == "float"
+
+
+def widget_value(setting: Setting, value):
+    """The value a control of ``setting`` shows for the option ``value`` (0 for ``None`` under
+    :func:`zero_means_none`; ``None`` leaves a number input empty)."""
+    if value is None:
+        return 0.0 if zero_means_none(setting) else None
+    if setting.kind == "float":
+        return float(value)
+    return int(value) if setting.kind == "int" else value
+
+
+def option_widget_values(options_by_family: Mapping[str, Mapping], keys: Mapping = OPTION_KEYS) -> dict:
+    """``{widget key: value}`` of every registered family's options, from ``options_by_family`` (``{name: {option:
+    value}}``, e.g. a preset's :meth:`~dphawkes_app.presets.Preset.options_for`); families earlier in the mapping
+    win where several share a key (B, K)."""
+    values = {}
+    for name, options in options_by_family.items():
+        for setting in get_family(name).settings:
+            if setting.name in options:
+                values.setdefault(option_key(setting.name, keys), widget_value(setting, options[setting.name]))
+    return values
+
+
+def family_controls(sb, family: Family, defaults: Mapping, key_prefix: str = "", url: Mapping | None = None,
+                    keys: Mapping = OPTION_KEYS, columns: int = 0) -> dict:
+    """The controls of ``family``'s options, built from its :attr:`~dphawkes_core.estimators.Family.settings`;
+    returns ``{option: value}`` for :class:`~dphawkes_core.estimators.FitConfig`.
+
+    A number is a ``number_input`` with the setting's range, step and help; a choice a ``selectbox``; a bool a
+    ``checkbox``. An optional float shows ``None`` as 0 and says what that means in its label
+    (``setting.none_means``); an optional choice or whole number has an empty entry. The primary options
+    (:attr:`Setting.primary`: the public bounds B, r, G, and e.g. K or the ridge) are drawn in ``sb`` (across ``columns`` columns when given); every other option in
+    a collapsed "more options" expander, so the default view stays short.
+
+    Parameters
+    ----------
+    sb : container
+        Where the controls go (``st.sidebar``, ``st``, a column).
+    family : Family
+        The chosen family.
+    defaults : mapping
+        Initial values by widget key without ``key_prefix`` (the option's value, ``None`` allowed); an option
+        absent from it starts at its setting's default.
+    key_prefix : str
+        Keeps one page's widgets apart from another's.
+    url : mapping, optional
+        Extra widget keywords, e.g. ``{"bind": "query-params"}`` to put the values in the page's URL.
+    keys : mapping
+        ``{option: widget key}`` for options whose key is not their name (:data:`OPTION_KEYS`).
+    columns : int
+        Lay the main controls out in this many columns (0: one under the other).
+    """
+    main = [s for s in family.settings if s.primary]
+    more = [s for s in family.settings if s not in main]
+    slots = sb.columns(columns) if columns and main else None
+    values = {}
+    for i, setting in enumerate(main):
+        target = slots[i % columns] if slots else sb
+        values[setting.name] = _option_control(target, setting, defaults, key_prefix, url or {}, keys)
+    if more:
+        box = sb.expander("more options")
+        for setting in more:
+            values[setting.name] = _option_control(box, setting, defaults, key_prefix, url or {}, keys)
+    return values
+
+
+def _option_control(target, setting: Setting, defaults: Mapping, key_prefix: str, url: Mapping, keys: Mapping):
+    """One option's widget in ``target``; returns the option's value."""
+    name = option_key(setting.name, keys)
+    value = widget_value(setting, defaults.get(name, setting.default))
+    common = dict(key=key_prefix + name, help=setting.help or None, **url)
+    if setting.kind == "choice":
+        options = [*([None] if setting.optional else []), *setting.choices]
+        return target.selectbox(setting.label, options, index=options.index(value) if value in options else 0,
+                                format_func=lambda c: (setting.none_means or "none") if c is None else str(c), **common)
+    if setting.kind == "bool":
+        return bool(target.checkbox(setting.label, value=bool(value), **common))
+    whole = setting.kind == "int"
+    cast = int if whole else float
+    label = setting.label + (f" (0 = unset: {setting.none_means})" if zero_means_none(setting) else
+                             f" (empty = {setting.none_means})" if setting.optional and setting.none_means else "")
+    minimum = setting.minimum
+    if zero_means_none(setting):
+        minimum = 0.0 if minimum is None else min(float(minimum), 0.0)
+    number = target.number_input(
+        label, min_value=None if minimum is None else cast(minimum),
+        max_value=None if setting.maximum is None else cast(setting.maximum), value=value,
+        step=cast(setting.step) if setting.step is not None else (1 if whole else None),
+        format=None if whole else "%.4g", **common)
+    if number is None:
+        return None
+    number = cast(number)
+    return None if zero_means_none(setting) and number == 0 else number

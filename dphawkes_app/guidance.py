@@ -11,10 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_core.estimators import METHOD_NAMES, METHODS
+from dphawkes_core.estimators import FAMILIES, get_family
 from dphawkes_core.events import Events
 
-ONE_SHOT_METHODS = ("cls", "ssp")  # solved in one step: no iterations, so no loss curve
 BINS_PER_GAP = 4  # default Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event
 GAPS_PER_SUPPORT = 10  # default s ≈ 10 mean inter-event times: p ≈ 40 lags
 
@@ -95,10 +94,11 @@ def negative_baseline_note(baseline, names) -> str | None:
 
 
 def loss_note(method: str) -> str | None:
-    """Why there is no loss curve for a one-shot method, or ``None`` for an iterative one."""
-    if method not in ONE_SHOT_METHODS:
+    """Why there is no loss curve for a one-shot method (a family that is not ``iterative``), or ``None`` for an
+    iterative one."""
+    family = get_family(method)
+    if family.iterative:
         return None
-    how = "solves the normal equations exactly" if method == "cls" else "solves the normal equations once, from the noisy statistics"
-    iterative = ", ".join(METHOD_NAMES[m] for m in METHODS if m not in ONE_SHOT_METHODS)
-    return (f"No loss curve: {METHOD_NAMES[method]} {how}, so there are no iterations to plot. The loss curve is "
-            f"shown for the iterative methods ({iterative}).")
+    iterative = ", ".join(f.label for f in FAMILIES.values() if f.iterative)
+    return (f"No loss curve: {family.label} runs in one step ({family.summary}), so there are no iterations to "
+            f"plot. The loss curve is shown for the iterative methods ({iterative}).")

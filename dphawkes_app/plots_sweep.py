@@ -9,8 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dphawkes_core.estimators import METHOD_NAMES
-from dphawkes_experiments.sweep import NON_PRIVATE_METHODS
+from dphawkes_core.estimators import get_family, method_labels, method_names
 
 METRIC_LABELS = {
     "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
@@ -20,6 +19,21 @@ METRIC_LABELS = {
 ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
                   "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse"}
 _COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+
+
+def _label(method: str) -> str:
+    """The method's display label from the registry (its name when no registered family has it)."""
+    return method_labels().get(method, method)
+
+
+def _references() -> set[str]:
+    """Names of the non-private families (no noise: the reference every private method is measured against)."""
+    return {name for name in method_names() if not get_family(name).private}
+
+
+def _non_private(methods: pd.Series) -> pd.Series:
+    """Which rows of a table's ``method`` column are a non-private family."""
+    return methods.isin(_references())
 
 
 def _level_label(privacy: str, level: float) -> str:
@@ -34,20 +48,20 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
     """
     bins = sorted(frame["bin_size"].unique())
     fig = make_subplots(rows=1, cols=len(bins), subplot_titles=[f"Δ = {b:g}" for b in bins], shared_yaxes=False)
-    private = frame[~frame["method"].isin(NON_PRIVATE_METHODS)]
+    private = frame[~_non_private(frame["method"])]
     methods = sorted(private["method"].unique())
     for col, dt in enumerate(bins, start=1):
         for m_idx, method in enumerate(methods):
             sub = private[(private.bin_size == dt) & (private.method == method)].sort_values("level")
             fig.add_trace(go.Box(
                 x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])], y=sub[metric],
-                name=METHOD_NAMES.get(method, method), legendgroup=method, showlegend=col == 1,
+                name=_label(method), legendgroup=method, showlegend=col == 1,
                 marker_color=_COLORS[m_idx % len(_COLORS)],
                 boxpoints="all", jitter=0.3, pointpos=0,
             ), row=1, col=col)
         panel = frame[frame.bin_size == dt]
         for label, value, dash in (
-            ("non-private (median)", panel.loc[panel.method.isin(NON_PRIVATE_METHODS), metric].median(), "dash"),
+            ("non-private (median)", panel.loc[_non_private(panel.method), metric].median(), "dash"),
             ("all-zero estimate" if metric != "rmse" else "Poisson reference", panel[ZERO_REFERENCE[metric]].median(), "dot"),
         ):
             if np.isfinite(value):
@@ -65,20 +79,20 @@ def tradeoff_figure(frame: pd.DataFrame, metric: str = "relative_error", epsilon
     a dashed horizontal line per Δ.
     """
     fig = go.Figure()
-    private = frame[~frame["method"].isin(NON_PRIVATE_METHODS)]
+    private = frame[~_non_private(frame["method"])]
     finite = private[np.isfinite(private[epsilon_column].astype(float))]
     for idx, ((method, dt), sub) in enumerate(finite.groupby(["method", "bin_size"])):
         stats = sub.groupby("level").agg(eps=(epsilon_column, "median"), q1=(metric, lambda v: v.quantile(0.25)),
                                          med=(metric, "median"), q3=(metric, lambda v: v.quantile(0.75)))
         stats = stats.sort_values("eps")
         color = _COLORS[idx % len(_COLORS)]
-        name = f"{METHOD_NAMES.get(method, method)}, Δ={dt:g}"
+        name = f"{_label(method)}, Δ={dt:g}"
         fig.add_trace(go.Scatter(x=np.concatenate([stats.eps, stats.eps[::-1]]),
                                  y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", line=dict(width=0),
                                  fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False, legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
                                  line=dict(color=color)))
-    for dt, sub in frame[frame["method"].isin(NON_PRIVATE_METHODS)].groupby("bin_size"):
+    for dt, sub in frame[_non_private(frame["method"])].groupby("bin_size"):
         fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color="gray",
                       annotation_text=f"non-private, Δ={dt:g}", annotation_font_size=10)
     ticks = log_ticks(finite[epsilon_column].astype(float))
@@ -99,8 +113,8 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
     for idx, (method, sub) in enumerate(frame.groupby("method")):
         stats = sub.groupby("n_events_requested")[metric].quantile([0.25, 0.5, 0.75]).unstack()
         color = _COLORS[idx % len(_COLORS)]
-        private = method not in NON_PRIVATE_METHODS
-        name = METHOD_NAMES.get(method, method) + ("" if private else " (non-private)")
+        private = method not in _references()
+        name = _label(method) + ("" if private else " (non-private)")
         fig.add_trace(go.Scatter(x=np.concatenate([stats.index, stats.index[::-1]]),
                                  y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself",
                                  line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip",

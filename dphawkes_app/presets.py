@@ -1,9 +1,11 @@
 """Named starting points of the app: data and fit settings chosen together, each saying what it shows.
 
-A :class:`Preset` is a simulated data set (scenario, number of events, seed) plus a complete
-:class:`~dphawkes_core.estimators.FitConfig`. The config also carries the public settings of the
-methods it does not use (B, r, G, K), so that the same fit can be repeated with every other method
-(:mod:`dphawkes_experiments.compare`). The noise seed is never part of a preset.
+A :class:`Preset` is a simulated data set (scenario, number of events, seed), the
+:class:`~dphawkes_core.estimators.FitConfig` of its fit (the shared settings and the options of its own
+family only) and ``public``: the public settings B, r, G and K stated once for every family, so that the
+same fit can be repeated with any other method (:mod:`dphawkes_experiments.compare`). Each family reads
+from them the options it has (:meth:`~dphawkes_core.estimators.Family.own_options`). The noise seed is
+never part of a preset.
 
 The default, ``works``, is a regime where a formal ε = 1 estimate is useful; ``fig1`` and ``fig3`` are
 the paper's kernel figures as published (settings from :data:`dphawkes_experiments.reproduce.FIGURES`);
@@ -12,15 +14,17 @@ the paper's kernel figures as published (settings from :data:`dphawkes_experimen
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Mapping
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_experiments.compare import METHOD_SETTINGS
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.datasets import Dataset, simulate_dataset
-from dphawkes_core.estimators import FitConfig
+from dphawkes_core.estimators import Family, FitConfig, get_family
+from dphawkes_core.estimators.settings import defaults
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import constraint_scale
 from dphawkes_experiments.reproduce import FIGURES, KERNEL_BIN_SIZE, SUPPORT
@@ -31,9 +35,13 @@ SMALL_EVENTS = 1_000
 WORKS_BIN_SIZE = 0.5
 WORKS_SUPPORT = 4.0
 WORKS_COUNT_CAP = 5  # a public fixed cap for the sweeps and a fixed-C fit (50,000 events of paper-2d: a few bins reach 6)
-FIELD_LABELS = {"method": "method", "bin_size": "Δ", "lags": "p", "bound": "B", "radius": "r", "iters": "K",
-                "epsilon": "ε", "dp_delta": "δ", "sigma2": "σ²", "calibration": "calibration",
-                "count_cap": "C", "clip": "G", "ridge": "ridge λ", "stabiliser": "stabiliser"}
+# B, r, G and K = 200 of "Privacy that works", public choices for the families that read them (formal DP-PGD and
+# DP-CG stay at the all-zero error whatever K)
+WORKS_PUBLIC = MappingProxyType({"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200})
+SHARED_LABELS = {"method": "method", "bin_size": "Δ", "lags": "p", "epsilon": "ε", "dp_delta": "δ", "sigma2": "σ²",
+                 "calibration": "calibration", "count_cap": "C"}
+OPTION_LABELS = {"bound": "B", "radius": "r", "iters": "K", "clip": "G", "ridge": "ridge λ",
+                 "stabiliser": "stabiliser"}  # short names of options; any other option is named by its setting
 PRIVACY_FIELDS = ("epsilon", "sigma2", "dp_delta", "calibration")
 
 
@@ -58,7 +66,9 @@ class Preset:
     support : float
         Kernel support s (``config.lags = ⌈s/Δ⌉``).
     config : FitConfig
-        The fit, with public B, r, G and K set for every method (seed left at its default).
+        The fit: the shared settings and the options of its family (seed left at its default).
+    public : mapping
+        Public settings for every family (B, r, G, K), each read by the families that have it.
     """
 
     key: str
@@ -69,6 +79,7 @@ class Preset:
     data_seed: int
     support: float
     config: FitConfig
+    public: Mapping = dataclasses.field(default_factory=lambda: MappingProxyType({}))
 
     def dataset(self) -> Dataset:
         """Simulate the preset's data (with their ground truth)."""
@@ -79,24 +90,34 @@ class Preset:
         return (params.get("scenario") == self.scenario and params.get("n_events") == self.n_events
                 and params.get("end_time") is None and params.get("seed") == self.data_seed)
 
+    def options_for(self, family: Family | str) -> dict:
+        """The options the preset gives ``family`` (a family or its name): its config's options for the preset's
+        own family; else the family's defaults with the public settings it reads."""
+        family = get_family(family) if isinstance(family, str) else family
+        if family.name == self.config.method:
+            return dataclasses.asdict(self.config.options)
+        return {**defaults(family.settings), **family.own_options(dict(self.public))}
+
     def changed_settings(self, config: FitConfig) -> tuple[str, ...]:
         """Labels of the settings of ``config`` that differ from the preset's (seed excluded).
 
-        Only the fields the chosen method uses are compared: B does not matter to DP-SSP.
+        Only what the chosen family reads is compared (B does not matter to DP-SSP): the shared settings,
+        the privacy settings of a private family, and the family's options against those the preset gives it
+        (:meth:`options_for`).
         """
-        names = ["method", "bin_size", "lags", "count_cap", *METHOD_SETTINGS[config.method]]
-        if config.method != "cls":
-            names += PRIVACY_FIELDS
-        return tuple(FIELD_LABELS[n] for n in names if getattr(config, n) != getattr(self.config, n))
+        family = config.family
+        shared = ["method", "bin_size", "lags", "count_cap", *(PRIVACY_FIELDS if family.private else ())]
+        changed = [SHARED_LABELS[n] for n in shared if getattr(config, n) != getattr(self.config, n)]
+        given = self.options_for(family)
+        changed += [OPTION_LABELS.get(s.name, s.label_text()) for s in family.settings
+                    if getattr(config, s.name) != given.get(s.name)]
+        return tuple(changed)
 
 
-def _works_config(**overrides) -> FitConfig:
-    """The ``works`` fit: DP-SSP, formal ε = 1 with a privately chosen C; B, r and K = 200 are public choices
-    for the other methods (formal DP-PGD and DP-CG stay at the all-zero error whatever K)."""
-    settings = dict(method="ssp", bin_size=WORKS_BIN_SIZE, lags=lags_from_support(WORKS_SUPPORT, WORKS_BIN_SIZE),
-                    count_cap=AUTO, epsilon=1.0, dp_delta=1e-5, calibration="formal",
-                    bound=1.0, radius=0.5, clip=1.0, iters=200)
-    return FitConfig(**(settings | overrides))
+def _works_config() -> FitConfig:
+    """The ``works`` fit: DP-SSP, formal ε = 1 with a privately chosen C (its B, r, G, K: :data:`WORKS_PUBLIC`)."""
+    return FitConfig(method="ssp", bin_size=WORKS_BIN_SIZE, lags=lags_from_support(WORKS_SUPPORT, WORKS_BIN_SIZE),
+                     count_cap=AUTO, epsilon=1.0, dp_delta=1e-5, calibration="formal")
 
 
 def _paper_figure(figure: str, title: str, summary: str, sigma2: float) -> Preset:
@@ -109,9 +130,12 @@ def _paper_figure(figure: str, title: str, summary: str, sigma2: float) -> Prese
     scenario = get_scenario(cfg["scenario"])
     lags = lags_from_support(SUPPORT, KERNEL_BIN_SIZE)
     oracle_radius = constraint_scale(scenario.true_H(KERNEL_BIN_SIZE, lags), KERNEL_BIN_SIZE)[1]
-    config = FitConfig(method=cfg["method"], bin_size=KERNEL_BIN_SIZE, lags=lags, bound=FIGURES["1"]["bound"],
-                       radius=oracle_radius, clip=1.0, iters=cfg["iters"], sigma2=sigma2, calibration="paper")
-    return Preset(figure_key(figure), title, summary, cfg["scenario"], cfg["n_events"], 1, SUPPORT, config)
+    public = MappingProxyType({"bound": FIGURES["1"]["bound"], "radius": oracle_radius, "clip": 1.0,
+                               "iters": cfg["iters"]})
+    family = get_family(cfg["method"])
+    config = FitConfig(method=family.name, bin_size=KERNEL_BIN_SIZE, lags=lags, sigma2=sigma2, calibration="paper",
+                       **family.own_options(dict(public)))
+    return Preset(figure_key(figure), title, summary, cfg["scenario"], cfg["n_events"], 1, SUPPORT, config, public)
 
 
 def figure_key(figure: str) -> str:
@@ -127,7 +151,7 @@ def presets() -> dict[str, Preset]:
         f"{WORKS_EVENTS:,} simulated events of the paper's 2-d process, fitted by DP-SSP with a formal ε = 1 "
         f"guarantee ({AUTO_CAP_SHARE:.0%} of it chooses the count cap C): the private kernels lie close to the "
         "truth and the error is far below the all-zero estimate's — with enough data, privacy is affordable.",
-        "paper-2d", WORKS_EVENTS, 1, WORKS_SUPPORT, _works_config())
+        "paper-2d", WORKS_EVENTS, 1, WORKS_SUPPORT, _works_config(), WORKS_PUBLIC)
     fig1 = _paper_figure(
         "1", "Paper, Figure 1 as published",
         f"The paper's Figure 1: {FIGURES['1']['n_events']:,} events of the 2-d process, Δ = {KERNEL_BIN_SIZE:g}, "
@@ -143,7 +167,7 @@ def presets() -> dict[str, Preset]:
         f"The 'Privacy that works' fit on only {SMALL_EVENTS:,} events: the same formal ε = 1 guarantee now costs "
         "accuracy — the private error is more than twice what 50,000 events give and trails the non-private "
         "fit's; the Privacy–utility page's 'How much data does ε need?' shows the whole curve.",
-        "paper-2d", SMALL_EVENTS, 1, WORKS_SUPPORT, _works_config())
+        "paper-2d", SMALL_EVENTS, 1, WORKS_SUPPORT, _works_config(), WORKS_PUBLIC)
     return {p.key: p for p in (works, fig1, fig3, small)}
 
 

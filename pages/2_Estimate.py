@@ -10,8 +10,8 @@ from dphawkes_core.binning import lags_from_support
 from dphawkes_experiments.compare import comparison_epsilon, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import (FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, SSP_STABILISERS, FitConfig,
-                                      fit_cost, release_status, sequence_unit)
+from dphawkes_core.estimators import (FitConfig, fit_cost, get_family, method_labels, method_names, release_status,
+                                      is_sequence_unit)
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
@@ -21,18 +21,12 @@ from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_pr
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_app.budget import budget_state, metered_comparison, release_fit, show_budget
-from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url, fit_cached,
-                       friendly_error, ignored_link_settings, preset_dataset, privacy_unit_controls, set_dataset,
-                       show_unit_conversion, sidebar_dataset, stats_cached, stats_config)
+from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url,
+                                 family_controls, fit_cached, friendly_error, ignored_link_settings, method_label,
+                                 option_widget_values, preset_dataset, privacy_unit_controls, public_items,
+                                 reference_method, sequence_families, set_dataset, show_unit_conversion,
+                                 sidebar_dataset, stats_cached, stats_config)
 
-# option labels (the one naming of METHOD_NAMES) are also the URL values
-METHOD_CODES = {METHOD_NAMES[code]: code for code in ("pgd", "cg", "ssp", "pgd-clip", "cls")}
-METHOD_LABELS = {code: label for label, code in METHOD_CODES.items()} | {"cls": "CLS (non-private)"}
-METHOD_HELP = {"pgd": "noisy projected gradient descent on $\\lVert H \\rVert_F \\le B$ (the paper's Algorithm 1)",
-               "cg": "noisy Frank–Wolfe on the nuclear-norm ball $\\lVert U \\rVert_* \\le r$ (Algorithm 2)",
-               "ssp": "one noisy release of the statistics A, b, then ridge least squares (formal only, needs C)",
-               "pgd-clip": "DP-PGD on per-bin gradients clipped at G: sensitivity from public G (formal only)",
-               "cls": "exact conditional least squares, no privacy"}
 URL = {"bind": "query-params"}
 CUSTOM = "custom"  # the preset selector's entry for data or settings of the user's own
 PRIVACY_MODES = ("ε and δ", "σ² directly")
@@ -42,13 +36,12 @@ LAG_MODES = ("support s", "lags p")
 def widget_values(preset: Preset) -> dict:
     """The sidebar widgets' values (by key) that reproduce ``preset``'s fit."""
     c = preset.config
-    return {"dt": c.bin_size, "lagmode": "support s", "s": preset.support, "p": c.lags,
-            "method": next(label for label, code in METHOD_CODES.items() if code == c.method),
-            "B": c.bound, "G": c.clip, "stab": c.stabiliser, "ridge": c.ridge or 0.0, "r": c.radius,
+    families = dict.fromkeys((c.method, *method_names()))  # the preset's own family first: its options win a key
+    return {"dt": c.bin_size, "lagmode": "support s", "s": preset.support, "p": c.lags, "method": c.family.label,
             "C": {None: 0, AUTO: WORKS_COUNT_CAP}.get(c.count_cap, c.count_cap), "Cauto": c.count_cap == AUTO,
-            "K": c.iters, "privacy": PRIVACY_MODES[c.epsilon is None],
+            "privacy": PRIVACY_MODES[c.epsilon is None],
             "eps": c.epsilon or 1.0, "sigma2": c.sigma2 if c.sigma2 is not None else 0.01, "delta": c.dp_delta,
-            "calib": c.calibration}
+            "calib": c.calibration} | option_widget_values({name: preset.options_for(name) for name in families})
 
 
 def apply_preset() -> None:
@@ -109,26 +102,14 @@ def read_controls():
         lags = lags_from_support(support, bin_size)
     else:
         lags = int(sb.number_input("lags p", min_value=1, value=DEFAULTS["p"], step=5, key="p", **URL))
-    method = METHOD_CODES[sb.selectbox("method", list(METHOD_CODES), index=list(METHOD_CODES).index(DEFAULTS["method"]),
-                                       key="method", **URL)]
-    sb.caption(METHOD_HELP[method])
-    kwargs = {}
-    if method in ("pgd", "pgd-clip"):
-        kwargs["bound"] = sb.number_input("bound B on $\\lVert H \\rVert_F$", min_value=1e-6, value=DEFAULTS["B"], format="%.4g", key="B", **URL)
-    if method == "pgd-clip":
-        kwargs["clip"] = sb.number_input("clip norm G per bin", min_value=1e-6, value=DEFAULTS["G"], format="%.4g", key="G",
-                                         **URL)
-    if method == "ssp":
-        kwargs["stabiliser"] = sb.selectbox("stabiliser of the noisy A", SSP_STABILISERS,
-                                            index=SSP_STABILISERS.index(DEFAULTS["stab"]), key="stab", **URL,
-                                            help="ridge: Â + λI; psd: eigenvalues of Â floored at λ")
-        ridge = sb.number_input("ridge λ (0 = public default: 4σ√(dp+1) for the lagged release, 8σ√(dp+1) for the full one)", min_value=0.0, value=DEFAULTS["ridge"],
-                                format="%.4g", key="ridge", **URL)
-        kwargs["ridge"] = ridge or None
-    if method == "cg":
-        kwargs["radius"] = sb.number_input("radius r on $\\lVert U \\rVert_*$ (U = ΔH)", min_value=1e-6, value=DEFAULTS["r"], format="%.4g",
-                                           key="r", **URL)
-    auto_cap = method == "ssp" and sb.checkbox(
+    methods = {label: name for name, label in method_labels().items()}  # labels are also the URL values
+    labels = list(methods)
+    chosen = sb.selectbox("method", labels, index=labels.index(DEFAULTS["method"]) if DEFAULTS["method"] in labels else 0,
+                          key="method", **URL)
+    family = get_family(methods[chosen])
+    sb.caption(family.summary)
+    kwargs = family_controls(sb, family, DEFAULTS, url=URL)
+    auto_cap = family.auto_count_cap and sb.checkbox(
         "choose C privately (auto)", value=DEFAULTS["Cauto"], key="Cauto", **URL,
         help=f"spend {AUTO_CAP_SHARE:.0%} of ε on a private choice of C (the cap that clips about 1 % of the "
              "events), the rest on the statistics; needs ε, not σ²")
@@ -138,10 +119,7 @@ def read_controls():
         cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=DEFAULTS["C"], step=1, key="C",
                                   **URL, help="every bin count is clipped at C; the formal calibration needs C ≥ 1"))
         kwargs["count_cap"] = cap or None
-    if method in ("pgd", "cg", "pgd-clip"):
-        kwargs["iters"] = int(sb.number_input("iterations K", min_value=1, max_value=100_000, value=DEFAULTS["K"], step=100,
-                                              key="K", **URL))
-    if method != "cls":
+    if family.private:
         sb.subheader("Privacy")
         mode = sb.radio("noise from", PRIVACY_MODES, index=PRIVACY_MODES.index(DEFAULTS["privacy"]), horizontal=True,
                         key="privacy", **URL)
@@ -153,18 +131,20 @@ def read_controls():
         kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=DEFAULTS["delta"], format="%.1e",
                                              key="delta", **URL)
         kwargs.update(privacy_unit_controls(sb, private_clip=True))
-        if method in FORMAL_ONLY_METHODS:
+        if family.formal_only:
             kwargs["calibration"] = "formal"
             sb.caption("calibration: formal (the only one this method has)")
         else:
-            kwargs["calibration"] = sb.selectbox("calibration", CALIBRATIONS, index=CALIBRATIONS.index(DEFAULTS["calib"]),
-                                                 key="calib", **URL)
-            sb.caption(CALIBRATION_LABELS[kwargs["calibration"]])
+            calibrations = list(family.calibrations)
+            kwargs["calibration"] = sb.selectbox(
+                "calibration", calibrations, key="calib", **URL,
+                index=calibrations.index(DEFAULTS["calib"]) if DEFAULTS["calib"] in calibrations else 0)
+            sb.caption(CALIBRATION_LABELS.get(kwargs["calibration"], kwargs["calibration"]))
         seed = sb.number_input("noise seed (empty = fresh noise)", min_value=0, value=None, step=1, key="seed",
                                help="leave empty for a private release; a seed makes the noise reproducible by "
                                     "anyone who knows it: not a private release (for teaching and tests)")
         kwargs["seed"] = None if seed is None else int(seed)
-    return FitConfig(method=method, bin_size=float(bin_size), lags=lags, **kwargs)
+    return FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, **kwargs)
 
 
 def read_averaging(bin_size: float) -> int | None:
@@ -194,7 +174,7 @@ def averaged_kernels(result, block: int | None):
 def show_function_errors(result, averaged, scenario):
     """The grid-free kernel error (relative L2 over [0, pΔ]) of the plain and the averaged estimate."""
     table = pd.DataFrame([
-        {"estimate": f"{METHOD_LABELS[result.method]}, per lag (steps of Δ = {result.bin_size:g})",
+        {"estimate": f"{method_label(result.method)}, per lag (steps of Δ = {result.bin_size:g})",
          "kernel L2 error over [0, s]": kernel_function_error(fit_steps(result), scenario)},
         {"estimate": f"the same, averaged over lags (steps of w = {averaged.width:g})",
          "kernel L2 error over [0, s]": kernel_function_error(averaged, scenario)},
@@ -206,19 +186,20 @@ def show_function_errors(result, averaged, scenario):
 
 def show_metrics(result, reference, truth):
     """Error table (paper metric never alone) or, without a truth, the distance to the non-private fit."""
+    reference_label = get_family(reference_method()).label
     if truth is None:
         st.info("No ground truth for this data set (it was not simulated): the errors below compare with the "
-                "non-private CLS estimate instead.")
+                f"non-private {reference_label} estimate instead.")
         if reference is not None:
             diff = compare(result.H, reference.H)
             st.dataframe(pd.DataFrame([{
-                "relative difference from CLS": diff.relative_error,
+                f"relative difference from {reference_label}": diff.relative_error,
                 "kernels": diff.kernel_relative_error, "baselines": diff.baseline_relative_error,
             }]), hide_index=True)
         return
-    rows = {f"{METHOD_LABELS[result.method]}": compare(result.H, truth)}
+    rows = {method_label(result.method): compare(result.H, truth)}
     if reference is not None:
-        rows["CLS (non-private)"] = compare(reference.H, truth)
+        rows[method_label(reference.method)] = compare(reference.H, truth)
     table = pd.DataFrame([{
         "estimate": label,
         "relative error ‖Ĥ−H‖/‖H‖": r.relative_error,
@@ -243,7 +224,8 @@ def show_shrinkage(config, reference):
     """Warn when the constraint ball is far smaller than the truth (or the CLS fit, without a truth)."""
     if reference is None:
         return
-    ratio = constraint_ratio(config.method, reference, config.bin_size, config.bound, config.radius)
+    constraint = config.family.constraint
+    ratio = constraint_ratio(constraint, reference, config.bin_size, getattr(config, constraint) if constraint else None)
     if ratio is not None and ratio < SHRINK_WARNING_RATIO:
         what = "the true H" if dataset.scenario is not None else "the non-private estimate"
         st.info(f"**Shrinkage:** the constraint is {ratio:.2f}× the size of {what}, so every estimate is pulled "
@@ -301,30 +283,32 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
     """The chosen fit beside every other method at the same ε, on the same statistics."""
     st.subheader("The same fit with the other methods")
     epsilon = comparison_epsilon(config, result, fallback=defaults_from.config.epsilon)
+    reference_label = get_family(reference_method()).label
     if epsilon is None:
         st.caption("No finite ε to compare the methods at: choose a private method with ε, or σ² > 0.")
         return
     include_slow = st.checkbox("also run methods predicted to take over a second", key="cmp_slow")
-    others = tuple(m for m in METHODS if m != config.method)
+    others = tuple(m for m in method_names() if m != config.method)
     if BUDGET.metered:  # on private data each formal method's fit is a release: only on request
-        other_rows = metered_comparison(BUDGET, stats, data_info, config, epsilon, reference, defaults_from.config,
+        other_rows = metered_comparison(BUDGET, stats, data_info, config, epsilon, reference, defaults_from.public,
                                         others, include_slow)
         if other_rows is None:
             return
     else:
         other_rows = compare_cached(fingerprint, stats, data_info, config_items(config), epsilon, reference,
-                                    config_items(defaults_from.config), others, include_slow)
+                                    public_items(defaults_from.public), others, include_slow)
     rows = (method_row(result, config, reference, data_info),) + other_rows
-    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else "relative difference from CLS"
-    table = pd.DataFrame([{"method": METHOD_LABELS[r.method] + (" — chosen" if r is rows[0] else ""),
+    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else f"relative difference from {reference_label}"
+    table = pd.DataFrame([{"method": method_label(r.method) + (" — chosen" if r is rows[0] else ""),
                            error: r.relative_error, "ε": r.epsilon, "formal guarantee": r.guarantee}
                           for r in rows]
                          + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
                              "formal guarantee": "yes: a constant reveals nothing"}])
     st.dataframe(table, hide_index=True, key="comparison", placeholder="—")
+    formal_only = " and ".join(get_family(m).label for m in method_names() if get_family(m).formal_only)
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
-               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); DP-SSP and "
-               "clipped DP-PGD use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
+               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); {formal_only} "
+               "use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
                f"method's where it has them, else the public values of '{defaults_from.title}'.")
 
 
@@ -361,7 +345,7 @@ def main():
     if st.session_state.get("lagmode") == "support s" and (note := support_note(st.session_state["s"], config.bin_size)):
         (st.warning if st.session_state["s"] < config.bin_size else st.caption)(note)
     events = dataset.events
-    if sequence_unit(config) and events.n_sequences == 1:
+    if is_sequence_unit(config) and events.n_sequences == 1:
         st.warning("One sequence: under the sequence unit it is the whole data set (one person), so the release "
                    "may reveal almost nothing about it — and it keeps only its first M events. The sequence unit "
                    "is meant for many sequences, one per person (e.g. the taxi shifts on the Data page).")
@@ -379,10 +363,10 @@ def main():
         if result is None:
             return
         reference = None
-        if config.method != "cls":
-            cls_config = FitConfig(method="cls", bin_size=config.bin_size, lags=config.lags,
+        if config.family.private:  # beside it, the non-private reference on the same counts
+            cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
                                    count_cap=stats.count_cap)
-            cls_stats = stats if not sequence_unit(config) else stats_cached(
+            cls_stats = stats if not is_sequence_unit(config) else stats_cached(
                 fingerprint, events, config_items(stats_config(cls_config)))[0]  # the unclipped sums
             reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     except DPHawkesError as exc:
@@ -427,7 +411,7 @@ def main():
                         truth if truth is not None else (reference or result).H, truth is not None)
     else:
         st.caption("The comparison with the other methods is for the event unit: with one sequence as the unit, "
-                   "only DP-SSP is available.")
+                   f"only {sequence_families()} is available.")
     if result.privacy is not None:
         show_privacy(result.privacy, release_status(config, data_info), config)
     st.subheader("Export")

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS
+from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
@@ -14,15 +14,49 @@ from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_experiments.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
 from dphawkes_app.budget import budget_state, refuse_experiments, show_budget
-from dphawkes_app.common import current_dataset, friendly_error, privacy_unit_controls, sidebar_dataset
+from dphawkes_app.common import (current_dataset, friendly_error, privacy_unit_controls, reference_method,
+                                 sequence_families, sidebar_dataset)
 
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
-WORKS = get_preset(DEFAULT_PRESET).config  # the public settings of "Privacy that works" are the defaults
+WORKS = get_preset(DEFAULT_PRESET).config  # the settings of "Privacy that works" are the defaults:
+WORKS_PUBLIC = get_preset(DEFAULT_PRESET).public  # its fit, and its public B, r, G for the families that read them
+DEFAULT_METHODS = ("cls", "ssp", "pgd")  # the methods first selected: the reference, the preset's, the paper's
 MAX_SIZE_EVENTS = 500_000
-SEQUENCE_UNIT_NOTE = ("The sequence unit (one whole sequence — one person — replaced) applies to DP-SSP only (CLS "
-                      "stays the non-private reference) and to data with several sequences, e.g. nyc_taxi loaded "
-                      "on the Data page (and declared published on the Privacy budget page: a sweep is an "
-                      "experiment) and chosen here as the current data set.")
+
+
+def sequence_unit_note() -> str:
+    """Which families and data the sequence unit applies to."""
+    return (f"The sequence unit (one whole sequence — one person — replaced) applies to {sequence_families()} only "
+            f"({get_family(reference_method()).label} stays the non-private reference) and to data with several "
+            "sequences, e.g. nyc_taxi loaded on the Data page (and declared published on the Privacy budget page: a "
+            "sweep is an experiment) and chosen here as the current data set.")
+
+
+def readers(option: str) -> str:
+    """Labels of the families that read ``option`` (e.g. "DP-PGD, clipped DP-PGD" for the bound B)."""
+    return ", ".join(f.label for f in FAMILIES.values() if f.reads(option))
+
+
+def method_choice(container, key: str, help: str) -> list[str]:
+    """The methods of a sweep: every registered family, labelled by the registry."""
+    names, labels = list(method_names()), method_labels()
+    return container.multiselect("Methods", names, default=[m for m in DEFAULT_METHODS if m in names], key=key,
+                                 format_func=labels.get,
+                                 help=f"{get_family(reference_method()).label} is the non-private reference; {help}")
+
+
+def check_calibration(methods, calibration: str) -> None:
+    """Refuse a calibration some chosen private family does not have."""
+    missing = [get_family(m) for m in methods if get_family(m).private and calibration not in get_family(m).calibrations]
+    if missing:
+        only = "only the formal calibration" if all(f.formal_only for f in missing) else f"no calibration '{calibration}'"
+        raise DPHawkesError(f"{' and '.join(f.label for f in missing)} {'has' if len(missing) == 1 else 'have'} "
+                            f"{only}: choose one they have (the formal one needs a count cap)")
+
+
+def family_options(methods, **values) -> tuple:
+    """``values`` (e.g. the clip G) as a sweep's options, each only when a chosen family reads it."""
+    return tuple((name, value) for name, value in values.items() if any(get_family(m).reads(name) for m in methods))
 
 st.set_page_config(page_title="Privacy–utility · dphawkes", page_icon="🔒", layout="wide")
 st.title("Privacy–utility trade-off")
@@ -69,15 +103,14 @@ def source_widgets() -> DataSource | None:
 
 def spec_widgets(source: DataSource) -> SweepSpec:
     c1, c2, c3 = st.columns(3)
-    methods = c1.multiselect("Methods", list(METHODS), default=["cls", "ssp", "pgd"], key="pu_methods",
-                             format_func=METHOD_NAMES.get,
-                             help="CLS is the non-private reference; DP-SSP and clipped DP-PGD need the formal calibration")
+    formal_only = " and ".join(f.label for f in FAMILIES.values() if f.formal_only)
+    methods = method_choice(c1, "pu_methods", f"{formal_only} need the formal calibration")
     privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
     kind = "sigma2" if privacy.startswith("σ²") else "epsilon"
     levels = c2.text_input("levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}")
     unit = {name: value for name, value in privacy_unit_controls(c2, "pu_").items() if value is not None}
     if unit:
-        c2.caption(SEQUENCE_UNIT_NOTE)
+        c2.caption(sequence_unit_note())
         refuse_single_sequence(source)
     bins = c3.text_input("bin sizes Δ", f"{WORKS.bin_size:g}", key="pu_bins")
     runs = c3.number_input("runs (seeds)", 1, 100, 3, key="pu_runs")
@@ -87,22 +120,23 @@ def spec_widgets(source: DataSource) -> SweepSpec:
                                   key="pu_support")
         iters = d1.number_input("iterations K", 1, 5000, 200, key="pu_iters")
         auto_b = d2.checkbox("B from the truth's $\\lVert H \\rVert_F$ (or the non-private fit's)", False, key="pu_auto_b")
-        bound = None if auto_b else d2.number_input("PGD bound B (paper: 0.2)", 1e-6, 1e6, WORKS.bound, format="%.4g",
-                                                    key="pu_b")
+        bound = None if auto_b else d2.number_input(f"bound B of {readers('bound')} (paper: 0.2)", 1e-6, 1e6,
+                                                    WORKS_PUBLIC["bound"], format="%.4g", key="pu_b")
         auto_r = d3.checkbox("r from the truth's $\\lVert \\Delta H \\rVert_*$ (or the non-private fit's)", False,
                              key="pu_auto_r", help="without a truth, r comes from the data: not a formal guarantee")
-        radius = None if auto_r else d3.number_input("CG radius r", 1e-6, 1e6, WORKS.radius, format="%.4g", key="pu_r")
+        radius = None if auto_r else d3.number_input(f"radius r of {readers('radius')}", 1e-6, 1e6,
+                                                     WORKS_PUBLIC["radius"], format="%.4g", key="pu_r")
         calibration = d4.selectbox("calibration", list(CALIBRATIONS), index=CALIBRATIONS.index("formal"), key="pu_cal",
                                    format_func=lambda c: CALIBRATION_LABELS[c])
         cap = d4.number_input("count cap C (formal; 0 = none)", 0, 10_000, WORKS_COUNT_CAP, key="pu_cap")
-        clip = d4.number_input("clipped DP-PGD: clip norm G", 1e-6, 1e6, 1.0, format="%.4g", key="pu_clip")
-    if any(m in FORMAL_ONLY_METHODS for m in methods) and calibration != "formal":
-        raise DPHawkesError("DP-SSP and clipped DP-PGD have only the formal calibration: choose 'formal' and a count cap")
+        clip = d4.number_input(f"{readers('clip')}: clip norm G", 1e-6, 1e6, WORKS_PUBLIC["clip"], format="%.4g",
+                               key="pu_clip")
+    check_calibration(methods, calibration)
     return SweepSpec(
         source, methods=tuple(methods), bin_sizes=parse_numbers(bins, "bin sizes"), privacy=kind,
         levels=parse_numbers(levels, "levels"), runs=int(runs), support=float(support), bound=bound,
         radius=radius, iters=int(iters), calibration=calibration, count_cap=int(cap) or None,
-        options=tuple(unit.items()) + ((("clip", float(clip)),) if "pgd-clip" in methods else ()),
+        options=tuple(unit.items()) + family_options(methods, clip=float(clip)),
     )
 
 
@@ -194,7 +228,7 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
     if eps_col and not eps_col.endswith("formal"):
         st.caption("⚠️ This ε uses R computed from the private data: NOT a formal guarantee.")
-    private_rows = view[view["method"] != "cls"]
+    private_rows = view[[get_family(m).private for m in view["method"]]]
     if eps_col and eps_col.endswith("formal") and not private_rows["formal_guarantee"].astype(bool).all():
         reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ") if r})
         st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon="⚠️")
@@ -222,9 +256,7 @@ def size_widgets() -> tuple[SweepSpec, tuple]:
     if min(sizes) < 50 or max(sizes) > MAX_SIZE_EVENTS:
         raise DPHawkesError(f"numbers of events: give sizes between 50 and {MAX_SIZE_EVENTS:,}")
     epsilon = c2.number_input("ε (formal)", 0.01, 100.0, WORKS.epsilon, format="%.4g", key="hd_eps")
-    methods = c2.multiselect("Methods", list(METHODS), default=["cls", "ssp", "pgd"], key="hd_methods",
-                             format_func=METHOD_NAMES.get,
-                             help="CLS is the non-private reference; every other method at the formal ε")
+    methods = method_choice(c2, "hd_methods", "every other method at the formal ε")
     bin_size = c3.number_input("bin size Δ", 1e-3, 1e3, WORKS.bin_size, format="%.4g", key="hd_dt")
     runs = c3.number_input("runs (seeds)", 1, 20, 3, key="hd_runs")
     with st.expander("Estimator settings (public)"):
@@ -233,13 +265,16 @@ def size_widgets() -> tuple[SweepSpec, tuple]:
                                   key="hd_support")
         iters = d1.number_input("iterations K", 1, 5000, 200, key="hd_iters")
         cap = d2.number_input("count cap C", 1, 10_000, WORKS_COUNT_CAP, key="hd_cap")
-        bound = d2.number_input("PGD bound B", 1e-6, 1e6, WORKS.bound, format="%.4g", key="hd_b")
-        radius = d3.number_input("CG radius r", 1e-6, 1e6, WORKS.radius, format="%.4g", key="hd_r")
-        clip = d3.number_input("pgd-clip clip norm G", 1e-6, 1e6, WORKS.clip, format="%.4g", key="hd_clip")
+        bound = d2.number_input(f"bound B of {readers('bound')}", 1e-6, 1e6, WORKS_PUBLIC["bound"], format="%.4g",
+                                key="hd_b")
+        radius = d3.number_input(f"radius r of {readers('radius')}", 1e-6, 1e6, WORKS_PUBLIC["radius"], format="%.4g",
+                                 key="hd_r")
+        clip = d3.number_input(f"{readers('clip')}: clip norm G", 1e-6, 1e6, WORKS_PUBLIC["clip"], format="%.4g",
+                               key="hd_clip")
     source = DataSource(scenario=get_scenario(name), n_events=int(sizes[0]), label=name)
     spec = SweepSpec(source, methods=tuple(methods), bin_sizes=(bin_size,), privacy="epsilon", levels=(epsilon,),
                      runs=int(runs), support=float(support), bound=bound, radius=radius, iters=int(iters),
-                     calibration="formal", count_cap=int(cap), options=(("clip", float(clip)),) if "pgd-clip" in methods else ())
+                     calibration="formal", count_cap=int(cap), options=family_options(methods, clip=float(clip)))
     return spec, tuple(int(n) for n in sizes)
 
 

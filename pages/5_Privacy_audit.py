@@ -6,11 +6,11 @@ from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_a
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.metrics import constraint_scale
-from dphawkes_core.estimators import FORMAL_ONLY_METHODS, METHOD_NAMES, METHODS, FitConfig
+from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
-from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.privacy import CALIBRATION_LABELS
 from dphawkes_app.budget import budget_state, refuse_experiments
-from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
 
 SESSION, RESULT, STOPPED = "audit_session", "audit_result", "audit_stopped"
 CHUNK = 50
@@ -32,44 +32,34 @@ def read_controls() -> AuditConfig:
     """Widgets -> AuditConfig (raises DPHawkesError on bad values)."""
     events = dataset.events
     c = st.columns(4)
-    method = c[0].selectbox("method", [m for m in METHODS if m != "cls"], key="au_method", format_func=METHOD_NAMES.get)
+    private = [name for name in method_names() if get_family(name).private]  # the audit needs noise
+    family = get_family(c[0].selectbox("method", private, key="au_method", format_func=lambda m: get_family(m).label))
     bin_size = c[1].number_input("bin size Δ", min_value=1e-3, value=0.5, format="%.4g", key="au_dt")
     support = c[2].number_input("support s", min_value=1e-3, value=5.0, format="%.4g", key="au_s")
     lags = lags_from_support(support, bin_size)
-    calibrations = ["formal"] if method in FORMAL_ONLY_METHODS else list(CALIBRATIONS)
-    calibration = c[3].selectbox("calibration", calibrations, key="au_calib")
-    st.caption(CALIBRATION_LABELS[calibration])
+    calibration = c[3].selectbox("calibration", list(family.calibrations), key="au_calib")
+    st.caption(CALIBRATION_LABELS.get(calibration, calibration))
     c = st.columns(4)
     epsilon = c[0].number_input("claimed ε", min_value=1e-3, value=1.0, format="%.4g", key="au_eps")
     delta = c[1].number_input("δ", min_value=1e-12, max_value=0.1, value=1e-5, format="%.1e", key="au_delta")
-    iters = int(c[2].number_input("iterations K", min_value=1, max_value=5000, value=100, key="au_K",
-                                  disabled=method == "ssp"))
-    cap = int(c[3].number_input("count cap C", min_value=1, value=default_count_cap(events, bin_size),
+    cap = int(c[2].number_input("count cap C", min_value=1, value=default_count_cap(events, bin_size),
                                 key="au_cap", help="default: the data's largest bin count (nothing clipped)"))
     truth = dataset.scenario.true_H(bin_size, lags) if dataset.scenario is not None else None
     oracle_b, oracle_r = constraint_scale(truth, bin_size) if truth is not None else (1.0, 0.5)
+    # the family's options from its settings; B and r start at the truth's norms, K at 100 (an audit runs it often)
+    kwargs = family_controls(st, family, {"B": oracle_b, "r": oracle_r, "G": 1.0, "K": 100}, key_prefix="au_",
+                             columns=4)
     c = st.columns(4)
-    kwargs = {}
-    if method in ("pgd", "pgd-clip"):
-        kwargs["bound"] = c[0].number_input("bound B on $\\lVert H \\rVert_F$", min_value=1e-6, value=oracle_b,
-                                            format="%.4g",
-                                            key="au_B")
-    if method == "pgd-clip":
-        kwargs["clip"] = c[1].number_input("clip G", min_value=1e-6, value=1.0, format="%.4g", key="au_G")
-    if method == "cg":
-        kwargs["radius"] = c[0].number_input("radius r on $\\lVert U \\rVert_*$", min_value=1e-6, value=oracle_r,
-                                             format="%.4g",
-                                             key="au_r")
-    trials = int(c[2].number_input("trials per data set", min_value=20, max_value=100_000, value=1000, step=100,
+    trials = int(c[0].number_input("trials per data set", min_value=20, max_value=100_000, value=1000, step=100,
                                    key="au_trials"))
-    confidence = c[3].select_slider("confidence", [0.9, 0.95, 0.99], value=0.95, key="au_conf")
+    confidence = c[1].select_slider("confidence", [0.9, 0.95, 0.99], value=0.95, key="au_conf")
     broken = st.toggle("Broken mechanism (for teaching): divide the noise std by a factor but keep claiming ε",
                        key="au_broken")
     factor = st.select_slider("noise divided by", [2.0, 4.0, 1e2, 1e4, 1e6, 1e8], value=1e6, key="au_factor",
                               disabled=not broken) if broken else None
     worst = st.toggle("Worst-case neighbours: every count at C, built from the public bounds (where a sensitivity "
                       "bug shows; natural data rarely come near it)", key="au_worst")
-    fit = FitConfig(method=method, bin_size=float(bin_size), lags=lags, iters=iters, epsilon=float(epsilon),
+    fit = FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, epsilon=float(epsilon),
                     dp_delta=float(delta), calibration=calibration, count_cap=cap, **kwargs)
     return AuditConfig(fit, trials=trials, confidence=float(confidence), broken_factor=factor,
                        neighbours="worst-case" if worst else "natural")

@@ -19,7 +19,7 @@ from .settings import Setting, options_class
 STEP_RULES = ("theorem", "constant")
 FW_STEP_RULES = ("paper", "classic")
 ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy gradient steps", minimum=1,
-                     maximum=10**7, step=100)
+                     maximum=10**7, step=100, primary=True)
 
 
 def theorem_step_scale(stats: SufficientStats, config, report: PrivacyReport) -> float:
@@ -268,7 +268,7 @@ CG_SETTINGS = (
     Setting("radius", "radius r on $\\lVert U \\rVert_*$ (U = ΔH)", "float", None,
             "the constraint ||U||_* <= r on the nuclear norm", minimum=0.0, minimum_exclusive=True, public_bound=True),
     Setting("iters", "iterations K", "int", 100, "number of noisy Frank–Wolfe steps", minimum=1, maximum=10**7,
-            step=100),
+            step=100, primary=True),
     Setting("fw_step", "Frank–Wolfe step", "choice", "paper",
             "paper: μ = 1/(K+2) as Algorithm 2 is written; classic: 2/(k+2)", choices=FW_STEP_RULES),
 )

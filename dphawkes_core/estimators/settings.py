@@ -51,6 +51,9 @@ class Setting:
         For a ``bool`` whose default is true: the flag is present to turn it off (``--ssp-allow-negative``).
     step : float, optional
         Increment of the app's number input.
+    primary : bool
+        Shown among the method's main controls (the app puts the others under "more options"); public bounds
+        are always primary.
     """
 
     name: str
@@ -68,8 +71,11 @@ class Setting:
     cli_flag: str | None = None
     cli_negates: bool = False
     step: float | None = None
+    primary: bool = False
 
     def __post_init__(self):
+        if self.public_bound:
+            object.__setattr__(self, "primary", True)
         if self.kind not in KINDS:
             raise ValueError(f"setting {self.name}: unknown kind {self.kind!r}")
         if self.kind == "choice" and self.default not in self.choices:

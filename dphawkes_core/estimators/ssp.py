@@ -264,9 +264,10 @@ def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> 
 
 SETTINGS = (
     Setting("ridge", "ridge λ", "float", None, "λ added to the noisy A (Â + λI) or floor of its eigenvalues",
-            minimum=0.0, optional=True, none_means="the public rule 4σ√(dp+1) (lagged), 8σ√(dp+1) (full)"),
+            minimum=0.0, optional=True, none_means="the public rule 4σ√(dp+1) (lagged), 8σ√(dp+1) (full)",
+            primary=True),
     Setting("stabiliser", "stabiliser of the noisy A", "choice", "ridge",
-            "ridge: Â + λI; psd: eigenvalues of Â floored at λ", choices=SSP_STABILISERS),
+            "ridge: Â + λI; psd: eigenvalues of Â floored at λ", choices=SSP_STABILISERS, primary=True),
     Setting("ssp_release", "what is released", "choice", "lagged",
             "lagged: the lagged cross-products and edge rows (about √p less noise); full: the upper triangle of A and b",
             choices=SSP_RELEASES),

@@ -35,7 +35,7 @@ def test_cli_fits_it(tmp_path, capsys):
     assert main(["simulate", "--scenario", "paper-2d", "--events", "2000", "--seed", "1", "--out", str(events)]) == 0
     out = tmp_path / "fit.json"
     code = main(["fit", str(events), "--bin-size", "0.5", "--lags", "4", "--method", NAME, "--epsilon", "1",
-                 "--calibration", "formal", "--count-cap", "5", "--end-time", "1000", "--shrink", "0.5",
+                 "--calibration", "formal", "--count-cap", "5", "--end-time", "1000", "--dimensions", "2", "--shrink", "0.5",
                  "--json", str(out)])
     assert code == 0, capsys.readouterr().err
     payload = json.loads(out.read_text())
