@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from dphawkes_core.binning import lags_from_support
 from dphawkes_core.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, get_family, method_names
+from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_core.lag_average import add_lag_average, average_fit, block_for_width
 from dphawkes_core.ledger import DEFAULT_BUDGET_EPSILON
@@ -144,7 +144,8 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     import contextlib
 
     from dphawkes_core.distributed import partition_paths, partitioned_fingerprint, partitioned_window
-    from dphawkes_core.estimators import fit_partitions, prepare_partitioned
+    from dphawkes_core.domain import parse_dimensions, read_sequences
+    from dphawkes_core.estimators import prepare_partitioned
     from dphawkes_core.events import load_labels
     from dphawkes_experiments.sweep import dask_executor
 
@@ -155,19 +156,22 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(otherwise the window is read from the data)")
     paths = partition_paths(args.events_csv)
+    declared = parse_dimensions(args.dimensions) if args.dimensions else load_labels(
+        Path(paths[0]).with_name("labels.csv"))
+    keys = read_sequences(args.sequences)[0] if args.sequences else None
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     ledger = None
     with dask_executor(args.dask) if args.dask else contextlib.nullcontext() as executor:
+        window = partitioned_window(paths, executor, start, end, len(declared) if declared else None, keys)
         if args.ledger:
-            window = partitioned_window(paths, executor, start, end)
             result, info, ledger = _ledger_fit(args, partitioned_fingerprint(paths, window, executor),
                                                lambda c: prepare_partitioned(paths, c, window, executor),
-                                               {"window_stated": window.stated}, config)
+                                               {"window_stated": window.stated, **window.domain_info()}, config)
         else:
-            result, info = fit_partitions(paths, config, executor, start_time=start, end_time=end)
-    names = load_labels(Path(paths[0]).with_name("labels.csv"))
-    if names is None or len(names) != result.dim:
-        names = tuple(str(j) for j in range(result.dim))
+            stats, info = prepare_partitioned(paths, config, window, executor)
+            result = fit_stats(stats, config)
+    names = declared if declared is not None and len(declared) == result.dim else tuple(
+        str(j) for j in range(result.dim))
     payload = result_payload(result, config, info, names, _scenario_truth(args, result.dim, config))
     _add_lag_average(payload, result, args)
     if ledger is not None:

@@ -32,6 +32,8 @@ import numpy as np
 
 from .binning import bins_in_window, sequence_entries
 from .count_cap import count_tails
+from .data_info import DataInfo
+from .domain import key_text
 from .errors import ConfigError, DataError
 from .stats import MomentPieces, check_design_size, dense_lagged_products, lagged_products, rows_between
 from .validation import check_bin_size, check_count_cap
@@ -53,13 +55,24 @@ class Window:
     stated : bool
         True when the user stated the window (a public window); False when the ends were read from the data.
     dim : int
-        d: one more than the largest dimension index in any partition.
+        d: the number of declared dimensions, or one more than the largest dimension index in any partition.
+    dimensions_declared : bool
+        d is declared (rows of a dimension >= d are dropped and counted), not read from the data.
+    keys : tuple of str, optional
+        The declared sequence keys (``ends`` is keyed by them; rows of other keys are dropped and counted, and a
+        declared key without rows is a sequence of empty bins); ``None``: the sequences are read from the data.
     """
 
     start: float
     ends: dict
     stated: bool
     dim: int
+    dimensions_declared: bool = False
+    keys: tuple | None = None
+
+    def domain_info(self) -> dict:
+        """What of the domain is declared (:class:`~dphawkes_core.data_info.DataInfo` fields)."""
+        return {"dimensions_declared": self.dimensions_declared, "sequences_declared": self.keys is not None}
 
 
 @dataclass(frozen=True)
@@ -168,13 +181,28 @@ def scan_partition(path: str) -> tuple[int, dict]:
 
 
 def partition_segments(path: str, window: Window, bin_size: float, lags: int,
-                       count_cap: int | None = None) -> tuple[list[Segment], int]:
-    """Map step: the :class:`Segment` of every sequence in one partition, and its events outside the window."""
+                       count_cap: int | None = None) -> tuple[list[Segment], int, int]:
+    """Map step: the :class:`Segment` of every sequence in one partition, its events outside the window and its
+    rows outside the declared domain."""
     segments, outside = [], 0
     for key, per_dim, n_bins, out in _window_sequences(path, window, bin_size):
         segments.append(segment_of(key, per_dim, n_bins, bin_size, lags, count_cap))
         outside += out
-    return segments, outside
+    return segments, outside, outside_domain(path, window)
+
+
+def outside_domain(path: str, window: Window) -> int:
+    """Rows of one partition outside the declared domain (a dimension >= d, an undeclared sequence key)."""
+    _, dims, seqs = read_partition(path)
+    keep = _in_domain(dims, seqs, window)
+    return int(keep.size - np.count_nonzero(keep))
+
+
+def _in_domain(dims: np.ndarray, seqs: np.ndarray, window: Window) -> np.ndarray:
+    keep = dims < window.dim
+    if window.keys is not None:
+        keep &= np.isin(key_text(seqs), np.asarray(window.keys))
+    return keep
 
 
 def partition_tails(path: str, window: Window, bin_size: float, max_cap: int) -> tuple[np.ndarray, list]:
@@ -216,6 +244,10 @@ def _window_sequences(path: str, window: Window, bin_size: float):
     """``(sequence value, per-dimension times relative to the window start, n_bins, events outside the
     window)`` of every sequence in one partition."""
     times, dims, seqs = read_partition(path)
+    keep = _in_domain(dims, seqs, window)
+    times, dims, seqs = times[keep], dims[keep], seqs[keep]
+    if window.keys is not None:
+        seqs = key_text(seqs)
     for key, rows in _by_sequence(seqs):
         end = window.ends[key] - window.start
         rel, dim = times[rows] - window.start, dims[rows]
@@ -336,11 +368,22 @@ def reduce_segments(segments, lags: int, count_cap: int | None = None) -> tuple[
 
 
 def partitioned_window(paths, executor=None, start_time: float | None = None,
-                       end_time: float | None = None) -> Window:
+                       end_time: float | None = None, dimensions: int | None = None,
+                       sequences: tuple | None = None) -> Window:
     """The windows of a partitioned data set: ``[start_time, end_time]`` when stated, else from 0 (or the
-    given start) to each sequence's last event (a pre-pass over the partitions)."""
+    given start) to each sequence's last event (a pre-pass over the partitions); ``dimensions`` (d) and
+    ``sequences`` (keys) declared, or read from the data when ``None``."""
+    if sequences is not None:
+        if end_time is None:
+            raise ConfigError("declared sequences need a stated window: give --end-time")
+        start = 0.0 if start_time is None else float(start_time)
+        if not float(end_time) > start:
+            raise ConfigError(f"the window end {end_time} is not after its start {start}")
+        dim = dimensions if dimensions is not None else _data_dim(paths, executor)
+        return Window(start, {k: float(end_time) for k in sequences}, True, dim, dimensions is not None,
+                      tuple(sequences))
     scans = list(_map(executor, scan_partition, paths))
-    dim = max(m for m, _ in scans) + 1
+    dim = dimensions if dimensions is not None else max(m for m, _ in scans) + 1
     if dim < 1:
         raise DataError("the partitions hold no events")
     last: dict = {}
@@ -351,8 +394,15 @@ def partitioned_window(paths, executor=None, start_time: float | None = None,
     if end_time is not None:
         if not float(end_time) > start:
             raise ConfigError(f"the window end {end_time} is not after its start {start}")
-        return Window(start, {k: float(end_time) for k in last}, True, dim)
-    return Window(start, last, False, dim)
+        return Window(start, {k: float(end_time) for k in last}, True, dim, dimensions is not None)
+    return Window(start, last, False, dim, dimensions is not None)
+
+
+def _data_dim(paths, executor) -> int:
+    dim = max(m for m, _ in _map(executor, scan_partition, paths)) + 1
+    if dim < 1:
+        raise DataError("the partitions hold no events")
+    return dim
 
 
 def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None = None, executor=None,
@@ -392,16 +442,23 @@ def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None 
 
 
 def window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: int | None,
-                   executor) -> tuple[MomentPieces, dict]:
+                   executor) -> tuple[MomentPieces, DataInfo]:
     """:func:`partitioned_pieces` on an already read :class:`Window`."""
     mapped = list(_map(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
                                          count_cap=count_cap), paths))
-    pieces, counts = reduce_segments([s for segs, _ in mapped for s in segs], lags, count_cap)
-    outside = sum(o for _, o in mapped)
-    info = {"n_bins": counts["n_bins"], "n_events": counts["n_events"],
-            "binned_events": counts["binned_events"], "dropped_events": counts["dropped_events"],
-            "clipped_events": counts["clipped_events"], "skipped_sequences": pieces.skipped_sequences,
-            "window_stated": window.stated, "outside_window": outside, "partitions": len(paths)}
+    segments = [s for segs, _, _ in mapped for s in segs]
+    if window.keys is not None:  # a declared key without rows: a sequence of empty bins, as in process
+        present = {s.sequence for s in segments}
+        segments += [segment_of(key, [np.empty(0)] * window.dim, bins_in_window(window.ends[key] - window.start,
+                                                                                 bin_size), bin_size, lags, count_cap)
+                     for key in window.keys if key not in present]
+    pieces, counts = reduce_segments(segments, lags, count_cap)
+    outside = sum(o for _, o, _ in mapped)
+    info = DataInfo(n_bins=counts["n_bins"], n_events=counts["n_events"], binned_events=counts["binned_events"],
+                    dropped_events=counts["dropped_events"], clipped_events=counts["clipped_events"],
+                    skipped_sequences=pieces.skipped_sequences, window_stated=window.stated,
+                    **window.domain_info(), outside_domain=sum(o for _, _, o in mapped),
+                    outside_window=outside, partitions=len(paths))
     return pieces, info
 
 

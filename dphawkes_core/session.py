@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from .count_cap import AUTO
+from .data_info import DataInfo
 from .errors import DPHawkesError
 from .estimators.binned import domain_info
 from .estimators import FitConfig, FitResult, fit_stats, prepare_stats, privacy_report, release_status, run_private
@@ -42,8 +43,9 @@ class SessionAnswer:
     ----------
     result : FitResult
         The estimate (stored or new).
-    data_info : dict
-        The data info it came with, private selections included (stored with the release).
+    data_info : DataInfo or None
+        The data info it came with, private selections included (stored with the release; ``None`` for an
+        entry recorded before data infos were stored).
     replayed : bool
         True when answered from the ledger: nothing was drawn, nothing spent.
     entry : Entry
@@ -53,7 +55,7 @@ class SessionAnswer:
     """
 
     result: FitResult
-    data_info: dict
+    data_info: DataInfo | None
     replayed: bool
     entry: Entry
     ledger: DataLedger
@@ -132,7 +134,7 @@ class PrivacySession:
                 spent.extend(mechanisms_of(report))
                 _check_plan(planned, tuple(spent), self.book.get(self.key))
             record = result_record(dataclasses.replace(result, elapsed_s=time.perf_counter() - start))
-            return {**record, "data_info": info}
+            return {**record, "data_info": info.to_dict()}
 
         answer = self.book.release(self.key, release_request(self.key, config), run, label=release_label(config),
                                    formal=status.formal, reasons=status.reasons, mechanisms=planned,
@@ -165,6 +167,6 @@ def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None
 
 def _answer(entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
     record = dict(entry.result)
-    info = dict(record.pop("data_info", None) or {})
-    return SessionAnswer(result_from_record(record), info, replayed, entry, ledger)
+    info = record.pop("data_info", None)
+    return SessionAnswer(result_from_record(record), DataInfo(**info) if info else None, replayed, entry, ledger)
 

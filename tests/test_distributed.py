@@ -10,10 +10,10 @@ import pytest
 from dphawkes_cli import main as cli
 from dphawkes_core.binning import BinnedCounts, bin_sparse
 from dphawkes_core.count_cap import tail_counts
-from dphawkes_core.distributed import (fit_partitions, partitioned_fingerprint, partitioned_pieces, partitioned_tails,
+from dphawkes_core.distributed import (partitioned_fingerprint, partitioned_pieces, partitioned_tails,
                                        partitioned_window, reduce_segments, segment_of)
 from dphawkes_core.errors import DataError
-from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_stats
 from dphawkes_core.events import load_parquet
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.simulate import simulate
@@ -161,7 +161,7 @@ def test_partitioned_releases_are_metered_replayed_and_refused_by_the_ledger(sto
     def release(pattern, epsilon):
         status = cli.main(["fit", str(store / pattern), "--bin-size", str(DELTA), "--lags", str(P), "--end-time",
                            str(END), "--method", "ssp", "--calibration", "formal", "--count-cap", "auto",
-                           "--epsilon", str(epsilon),
+                           "--epsilon", str(epsilon), "--dimensions", "2", "--sequences", "3",
                            "--ledger", str(ledger), "--budget", "1.5", "--json", str(tmp_path / "fit.json")])
         err = capsys.readouterr().err
         return status, err, json.loads((tmp_path / "fit.json").read_text()) if status == 0 else None

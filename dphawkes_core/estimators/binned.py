@@ -16,6 +16,7 @@ from ..binning import BinnedCounts, SparseCounts, bin_sparse
 from ..bins_design import BinDesign, bin_design
 from ..count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
 from ..distributed import Window, window_pieces, partitioned_tails
+from ..data_info import DataInfo
 from ..errors import ConfigError
 from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces
 from ..validation import check_bin_size, check_count_cap
@@ -40,14 +41,14 @@ class BinnedStats(SufficientStats):
         return bin_design(self.counts, self.lags)
 
 
-def prepare_binned(events: Events, config) -> tuple[SufficientStats, dict]:
+def prepare_binned(events: Events, config) -> tuple[SufficientStats, DataInfo]:
     """Bin the events (with the config's count cap) and compute the sufficient statistics (event unit).
 
     Returns
     -------
     stats : BinnedStats
         The statistics, carrying the non-zero bins for per-bin methods.
-    data_info : dict
+    data_info : DataInfo
         ``n_bins``, ``n_events`` (in the data), ``binned_events``, ``dropped_events``,
         ``clipped_events``, ``skipped_sequences``, ``window_stated`` (whether the user stated the
         observation window, which the formal guarantee needs: :func:`release_status`), ``count_cap``
@@ -57,19 +58,13 @@ def prepare_binned(events: Events, config) -> tuple[SufficientStats, dict]:
     check_design_size(events.dim, config.lags)
     binned, auto_cap = bin_with_cap(events, config)
     stats = binned_stats(binned, config.lags)
-    info = {
-        "n_bins": binned.n_bins,
-        "n_events": events.n_events,
-        "binned_events": binned.n_events,
-        "dropped_events": binned.dropped_events,
-        "clipped_events": binned.clipped_events,
-        "skipped_sequences": stats.skipped_sequences,
-        "window_stated": bool(events.window_stated),
-        **domain_info(events),
-        "count_cap": binned.count_cap,
-    }
-    if auto_cap is not None:
-        info["auto_count_cap"] = auto_cap.to_dict()
+    info = DataInfo(
+        n_bins=binned.n_bins, n_events=events.n_events, binned_events=binned.n_events,
+        dropped_events=binned.dropped_events, clipped_events=binned.clipped_events,
+        skipped_sequences=stats.skipped_sequences, window_stated=bool(events.window_stated),
+        **domain_info(events), count_cap=binned.count_cap,
+        auto_count_cap=auto_cap.to_dict() if auto_cap is not None else None,
+    )
     return stats, info
 
 
@@ -138,7 +133,5 @@ def prepare_partitioned(paths, config, window: Window, executor=None):
     count_cap = config.count_cap if auto is None else auto.count_cap
     check_count_cap(count_cap)
     pieces, info = window_pieces(paths, window, config.bin_size, config.lags, count_cap, executor)
-    info["count_cap"] = count_cap
-    if auto is not None:
-        info["auto_count_cap"] = auto.to_dict()
-    return pieces_stats(pieces), info
+    return pieces_stats(pieces), info.updated(count_cap=count_cap,
+                                              auto_count_cap=auto.to_dict() if auto is not None else None)

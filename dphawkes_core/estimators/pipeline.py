@@ -139,8 +139,10 @@ def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:
 
 
 def fit_partitions(paths, config: FitConfig, executor=None, start_time: float | None = None,
-                   end_time: float | None = None) -> tuple[FitResult, dict]:
-    """Fit ``config`` on Parquet partitions: the window and the statistics (map steps over ``executor``),
+                   end_time: float | None = None, dimensions: int | None = None,
+                   sequences: tuple | None = None) -> tuple[FitResult, dict]:
+    """Fit ``config`` on Parquet partitions: the window (with the declared ``dimensions`` and ``sequences``,
+    :func:`~dphawkes_core.distributed.partitioned_window`) and the statistics (map steps over ``executor``),
     then the estimator on the assembled statistics (in this process).
 
     Returns
@@ -150,7 +152,7 @@ def fit_partitions(paths, config: FitConfig, executor=None, start_time: float | 
         As from :func:`prepare_partitioned`.
     """
     start = time.perf_counter()
-    window = partitioned_window(paths, executor, start_time, end_time)
+    window = partitioned_window(paths, executor, start_time, end_time, dimensions, sequences)
     stats, info = prepare_partitioned(paths, config, window, executor)
     result = fit_stats(stats, config)
     return replace(result, elapsed_s=time.perf_counter() - start), info

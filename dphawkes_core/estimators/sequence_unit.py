@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..binning import bin_sparse
 from ..count_cap import AUTO
+from ..data_info import DataInfo
 from ..errors import ConfigError
 from ..privacy import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
 from ..sequence_privacy import (SEQUENCE_NOTE, SequenceStats, cap_events, clip_rng, clipped_sums, contribution_norms,
@@ -80,14 +81,14 @@ def prepare_sequence_stats(events: Events, config) -> tuple[SufficientStats, dic
                                 config.epsilon, config.dp_delta, clip_rng(config.seed), config.sequence_clip_share)
     clip = auto.sequence_clip if auto is not None else effective_clip(config)
     sums = clipped_sums(binned, config.lags, clip, config.ssp_release)
-    info = {
-        "n_bins": binned.n_bins, "n_events": events.n_events, "binned_events": binned.n_events,
-        "dropped_events": binned.dropped_events, "clipped_events": binned.clipped_events,
-        "skipped_sequences": sums.stats.skipped_sequences, "window_stated": bool(events.window_stated), **domain_info(events),
-        "count_cap": binned.count_cap, "privacy_unit": "sequence", "sequence_clip": clip,
-        "max_events": config.max_events, "events_over_cap": over_cap,
-        "clipped_sequences": sums.clipped_sequences, "sequences": sums.sequences,
-    }
+    info = DataInfo(
+        n_bins=binned.n_bins, n_events=events.n_events, binned_events=binned.n_events,
+        dropped_events=binned.dropped_events, clipped_events=binned.clipped_events,
+        skipped_sequences=sums.stats.skipped_sequences, window_stated=bool(events.window_stated),
+        **domain_info(events), count_cap=binned.count_cap, privacy_unit="sequence", sequence_clip=clip,
+        max_events=config.max_events, events_over_cap=over_cap, clipped_sequences=sums.clipped_sequences,
+        sequences=sums.sequences, auto_sequence_clip=auto.to_dict() if auto is not None else None,
+    )
     if auto is None:
         return sums.stats, info
-    return replace(sums.stats, auto_clip=auto), {**info, "auto_sequence_clip": auto.to_dict()}
+    return replace(sums.stats, auto_clip=auto), info

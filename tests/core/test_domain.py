@@ -106,3 +106,27 @@ def test_a_key_file_declares_keys_and_their_windows(tmp_path):
                                                    windows=(("0", "10"), ("5", "20"))))
     assert events.window_stated and events.outside_domain == 1 and events.n_sequences == 2
     assert [s.end_time for s in events.sequences] == [10.0, 15.0]
+
+
+def _partitions(folder, rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir()
+    half = len(rows) // 2
+    for k, part in enumerate((rows[:half], rows[half:])):
+        t, j, s = zip(*part)
+        pq.write_table(pa.table({"time": list(t), "dimension": list(j), "sequence": list(s)}), folder / f"{k}.parquet")
+    return folder
+
+
+def test_the_partitioned_path_keeps_shape_and_noise_for_the_same_neighbours(tmp_path):
+    rows = [(t, j, s) for s in range(2) for t, j in ROWS]
+    declared = ("--dimensions", "2", "--sequences", "2")
+    base = _fit(_partitions(tmp_path / "d", rows), tmp_path / "d.json", *declared)
+    for name, extra in (("dim", (3.5, 2, 0)), ("seq", (15.0, 0, 7))):
+        neighbour = _fit(_partitions(tmp_path / name, rows + [extra]), tmp_path / f"{name}.json", *declared)
+        assert neighbour["n_bins"] == base["n_bins"] and neighbour["sigma2"] == base["sigma2"]
+        assert np.shape(neighbour["kernels"]) == np.shape(base["kernels"]) and neighbour["formal_guarantee"]
+        assert neighbour["outside_domain"] == 1
+    assert not _fit(tmp_path / "d", tmp_path / "u.json", "--dimensions", "2")["formal_guarantee"]
