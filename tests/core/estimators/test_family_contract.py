@@ -3,7 +3,12 @@
 ``test_toy_family.py`` included when it is registered.
 
 References here are independent of the package all the way down: counts are integer arrays written in the
-test, Z is laid out with plain loops, and each noiseless limit is a dense loop written from the paper."""
+test, Z is laid out with plain loops, and each noiseless limit is a dense loop written from the paper.
+
+A family that fits exact event times (``family.statistics == "events"``: the grid-free one) is given events
+laid in the same bins (:func:`events_from_counts`), its noiseless limit is the continuous-time least squares
+written here from its definition (:func:`continuous_least_squares`), and its sensitivity is measured on the
+adversarial events it documents (``family.worst_case_events``) through its own statistics."""
 
 from __future__ import annotations
 
@@ -12,13 +17,14 @@ import pytest
 
 from dphawkes_core.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.events import from_arrays
 from dphawkes_core.estimators import (FAMILIES, FitConfig, binned_stats, fit_stats, get_family, method_names,
                                       privacy_report, release_status)
 from dphawkes_cli.main import _fit_config, build_parser
 
 FAMILY_NAMES = method_names()
 PRIVATE = [name for name in FAMILY_NAMES if get_family(name).private]
-GRID = [(1, 6, 2), (2, 3, 3), (1, 1, 1), (3, 4, 2)]  # (d, p, C) of the all-at-cap neighbour pairs
+GRID = [(1, 6, 2), (1, 5, 3), (2, 3, 3), (1, 1, 1), (3, 4, 2)]  # (d, p, C) of the all-at-cap neighbour pairs
 
 
 def dense_design(counts: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
@@ -92,12 +98,45 @@ def clipped_gradient(A, b, config):  # nothing clipped: gradient of the per-bin 
     return U
 
 
+def events_from_counts(counts: np.ndarray) -> list[np.ndarray]:
+    """Per dimension, the c events of bin k (width 1) at ``k + (i+1)/(c+1)``, i = 0 … c−1."""
+    n, d = counts.shape
+    return [np.array([k + (i + 1) / (c + 1) for k in range(n) for c in [int(counts[k, j])] for i in range(c)])
+            for j in range(d)]
+
+
+def continuous_least_squares(times: list[np.ndarray], end: float, lags: int) -> np.ndarray:
+    """``U = θ`` (width 1) minimising ``∫_s^T λ² − 2 Σ_{t ≥ s} λ(t)`` over step kernels, from its definition:
+    ``G = ∫ φφᵀ`` exactly on the pieces between breakpoints, ``c_i = Σ φ(t_k)`` by loops, ``θ_i = G⁻¹ c_i``."""
+    d = len(times)
+    events = [(float(t), j) for j in range(d) for t in times[j]]
+
+    def phi(t):
+        v = np.zeros(d * lags + 1)
+        v[-1] = 1.0
+        for u, j in events:
+            for b in range(lags):
+                if b < t - u <= b + 1:
+                    v[b * d + j] += 1
+        return v
+
+    points = sorted({float(lags), float(end)} | {u + b for u, _ in events for b in range(lags + 1)
+                                                if lags < u + b < end})
+    G = sum((t1 - t0) * np.outer(phi((t0 + t1) / 2), phi((t0 + t1) / 2)) for t0, t1 in zip(points, points[1:]))
+    c = np.zeros((d, d * lags + 1))
+    for t, i in events:
+        if t >= lags:
+            c[i] += phi(t)
+    return np.linalg.solve(G, c.T).T
+
+
 LIMITS = {"least squares": least_squares, "projected gradient": projected_gradient, "frank-wolfe": frank_wolfe,
           "clipped gradient": clipped_gradient}
 LIMIT_OPTIONS = {  # public settings under which the limit is informative (not stuck at the constraint)
     "least squares": {}, "projected gradient": dict(bound=50.0, iters=40, step="constant", step_size=0.02),
     "frank-wolfe": dict(radius=5.0, iters=30), "clipped gradient": dict(bound=50.0, iters=40, step="constant",
                                                                         step_size=0.2),
+    "continuous least squares": {},
 }
 
 
@@ -109,9 +148,14 @@ def test_with_no_noise_it_equals_its_declared_noiseless_limit(name):
     options = {**LIMIT_OPTIONS[family.noiseless_limit], **family.noiseless_options}
     shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.private else {}
     config = FitConfig(method=name, bin_size=1.0, lags=lags, seed=0, **shared, **options)
-    result = fit_stats(binned_stats(binned(counts, 3), lags), config)
-    A, b = dense_stats(counts, lags)
-    expected = LIMITS[family.noiseless_limit](A, b, config)
+    if getattr(family, "statistics", "binned") == "events":  # exact event times, laid in the same bins
+        times = events_from_counts(counts)
+        result = fit_stats(family.prepare_stats(from_arrays(times, end_time=len(counts)), config)[0], config)
+        expected = continuous_least_squares(times, len(counts), lags)
+    else:
+        result = fit_stats(binned_stats(binned(counts, 3), lags), config)
+        A, b = dense_stats(counts, lags)
+        expected = LIMITS[family.noiseless_limit](A, b, config)
     assert np.allclose(result.H * config.bin_size, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
 
 
@@ -122,13 +166,16 @@ def test_measured_sensitivity_stays_under_the_bound_and_reaches_the_documented_f
     for d, p, cap in GRID:
         config = config_for(name, p, count_cap=cap)
         lags = config.lags
-        at_cap = np.full((40, d), cap, dtype=np.int64)
-        fewer = at_cap.copy()
-        if family.per_bin:  # the largest turn of a clipped per-bin term: an empty bin gets its first event
-            at_cap[20, 0], fewer[20, 0] = 1, 0
+        if hasattr(family, "worst_case_events"):  # exact event times: the adversarial events it documents
+            s_d, s_n = (family.prepare_stats(events, config)[0] for events in family.worst_case_events(config, d))
         else:
-            fewer[20, 0] = cap - 1
-        s_d, s_n = binned_stats(binned(fewer, cap), lags), binned_stats(binned(at_cap, cap), lags)
+            at_cap = np.full((40, d), cap, dtype=np.int64)
+            fewer = at_cap.copy()
+            if family.per_bin:  # the largest turn of a clipped per-bin term: an empty bin gets its first event
+                at_cap[20, 0], fewer[20, 0] = 1, 0
+            else:
+                fewer[20, 0] = cap - 1
+            s_d, s_n = binned_stats(binned(fewer, cap), lags), binned_stats(binned(at_cap, cap), lags)
         bound = privacy_report(s_d, config).sensitivity
         assert privacy_report(s_n, config).sensitivity == pytest.approx(bound, rel=1e-12)  # a public number
         moved = np.linalg.norm(family.release_vector(s_n, config) - family.release_vector(s_d, config))
