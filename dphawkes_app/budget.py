@@ -14,7 +14,8 @@ from dphawkes_experiments.compare import compare_methods
 from dphawkes_core.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
-                                  default_ledger_path, is_metered, ledger_fitter, metered_fit)
+                                  default_ledger_path, is_metered)
+from dphawkes_core.session import ledger_fitter, metered_fit
 from .common import config_items, fit_cached, friendly_error
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
@@ -135,4 +136,4 @@ def metered_comparison(state: BudgetState, stats, data_info: dict, config, epsil
         return None
     key = replace(state.key, unit=config.privacy_unit)
     return compare_methods(stats, data_info, config, epsilon, reference, public, methods, include_slow,
-                           fitter=ledger_fitter(state.book, key, data_info))
+                           fitter=ledger_fitter(state.book, key, data_info), released=True)

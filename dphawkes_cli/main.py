@@ -42,12 +42,12 @@ def _write_json(payload: dict, target: str | None) -> None:
         Path(target).write_text(text + "\n")
 
 
-def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None) -> dict:
+def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None, status=None) -> dict:
     """The app's export payload (:func:`~dphawkes_core.export.fit_payload`) with the headline numbers
     also at the top level for scripts: data diagnostics, error metrics and the privacy report."""
     from dphawkes_core.export import fit_payload
 
-    payload = fit_payload(result, config, data_info, names, truth=truth)
+    payload = fit_payload(result, config, data_info, names, truth=truth, status=status)
     payload.update(bin_size=result.bin_size, lags=result.lags, dim=result.dim, **data_info)
     payload.update(payload.get("metrics", {}))
     if result.privacy is not None:
@@ -105,11 +105,12 @@ def _cmd_fit(args) -> int:
         from dphawkes_core.estimators.binned import domain_info
         from dphawkes_core.ledger import data_fingerprint
 
-        result, info, ledger = _ledger_fit(args, data_fingerprint(events), lambda c: prepare_stats(events, c),
-                                           {"window_stated": events.window_stated, **domain_info(events)}, config)
+        result, info, ledger, status = _ledger_fit(
+            args, data_fingerprint(events), lambda c: prepare_stats(events, c),
+            {"window_stated": events.window_stated, **domain_info(events)}, config)
     else:
-        result, info, ledger = (*fit(events, config), None)
-    payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config))
+        (result, info), ledger, status = fit(events, config), None, None
+    payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config), status)
     _add_lag_average(payload, result, args)
     if ledger is not None:
         payload["ledger"] = ledger
@@ -119,6 +120,9 @@ def _cmd_fit(args) -> int:
     if config.seed is not None and config.family.private:
         print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
               file=sys.stderr)
+    if config.family.private and not args.ledger:
+        print("note: not released through a privacy session (no --ledger), so not labelled formal; "
+              f"formal_settings {str(payload['formal_settings']).lower()}", file=sys.stderr)
     _write_json(payload, args.json)
     return 0
 
@@ -160,19 +164,20 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
         Path(paths[0]).with_name("labels.csv"))
     keys = read_sequences(args.sequences)[0] if args.sequences else None
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
-    ledger = None
+    ledger = status = None
     with dask_executor(args.dask) if args.dask else contextlib.nullcontext() as executor:
         window = partitioned_window(paths, executor, start, end, len(declared) if declared else None, keys)
         if args.ledger:
-            result, info, ledger = _ledger_fit(args, partitioned_fingerprint(paths, window, executor),
-                                               lambda c: prepare_partitioned(paths, c, window, executor),
-                                               {"window_stated": window.stated, **window.domain_info()}, config)
+            result, info, ledger, status = _ledger_fit(
+                args, partitioned_fingerprint(paths, window, executor),
+                lambda c: prepare_partitioned(paths, c, window, executor),
+                {"window_stated": window.stated, **window.domain_info()}, config)
         else:
             stats, info = prepare_partitioned(paths, config, window, executor)
             result = fit_stats(stats, config)
     names = declared if declared is not None and len(declared) == result.dim else tuple(
         str(j) for j in range(result.dim))
-    payload = result_payload(result, config, info, names, _scenario_truth(args, result.dim, config))
+    payload = result_payload(result, config, info, names, _scenario_truth(args, result.dim, config), status)
     _add_lag_average(payload, result, args)
     if ledger is not None:
         payload["ledger"] = ledger
@@ -198,11 +203,12 @@ def _window_number(text: str) -> float:
             from None
 
 
-def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitConfig) -> tuple[FitResult, dict, dict]:
+def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitConfig) -> tuple:
     """The fit as a release of the data set's privacy session, recorded in the ``--ledger`` file under the
     data's ``fingerprint``: replayed with its stored selections when already paid for (nothing drawn), refused
     (exit 2) past the budget before anything is drawn; prints one line on what the ledger did.
-    ``prepare(config)`` gives the statistics and data info."""
+    ``prepare(config)`` gives the statistics and data info. Returns the result, its data info, a summary of the
+    ledger and the release's formal status (only a session's release can be formal)."""
     from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey
     from dphawkes_core.session import PrivacySession
 
@@ -221,7 +227,7 @@ def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitC
     print(f"ledger: {what}; composed ε spent {summary['spent_epsilon']:.4g} of {ledger.budget.epsilon:.4g} "
           f"(δ = {ledger.budget.delta:.0e}), remaining: one release of ε ≤ {summary['remaining_epsilon']:.4g}",
           file=sys.stderr)
-    return answer.result, answer.data_info, summary
+    return answer.result, answer.data_info, summary, answer.status
 
 
 def _cmd_ledger_show(args) -> int:

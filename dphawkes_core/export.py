@@ -20,6 +20,7 @@ import numpy as np
 
 from .estimators import FitConfig, FitResult, release_status
 from .metrics import compare
+from .privacy import FormalStatus
 
 if TYPE_CHECKING:  # pandas loads where a table is built (start-up of the CLI)
     import pandas as pd
@@ -66,7 +67,7 @@ def config_fields(config: FitConfig) -> dict:
 
 
 def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, dataset_params: dict | None = None,
-                truth: np.ndarray | None = None, data_derived=()) -> dict:
+                truth: np.ndarray | None = None, data_derived=(), status: FormalStatus | None = None) -> dict:
     """Everything about one fit as plain JSON-ready data.
 
     Parameters
@@ -86,6 +87,9 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
     data_derived : iterable of str
         Settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``): they void the
         formal guarantee.
+    status : FormalStatus, optional
+        The release's status from the privacy session that made it (:class:`~dphawkes_core.session.SessionAnswer`);
+        without one the fit was not released through a session, so it is not formal.
 
     Returns
     -------
@@ -109,7 +113,7 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
     }
     if config.seed is not None:
         payload["seed"] = config.seed
-    status = release_status(config, data_info, data_derived)
+    status = status or release_status(config, data_info, data_derived)
     payload.update(status.to_dict())
     if truth is not None:
         payload["metrics"] = compare(result.H, truth).to_dict()
@@ -159,14 +163,14 @@ def result_table(result: FitResult, names, truth: np.ndarray | None = None) -> p
 
 
 def to_csv(result: FitResult, config: FitConfig, names, truth: np.ndarray | None = None,
-           data_info: dict | None = None, data_derived=()) -> str:
+           data_info: dict | None = None, data_derived=(), status: FormalStatus | None = None) -> str:
     """CSV text of :func:`result_table`, preceded by ``# key=value`` lines with the configuration and the same
     status line as every export: ``# formal_guarantee=…`` with its reasons (:func:`release_status` on
     ``data_info``; without it the window and domain are unknown, so not formal)."""
     buffer = io.StringIO()
     for key, value in config_fields(config).items():
         buffer.write(f"# {key}={value}\n")
-    status = release_status(config, data_info or {}, data_derived)
+    status = status or release_status(config, data_info or {}, data_derived)
     buffer.write(f"# formal_guarantee={'true' if status.formal else 'false'}\n")
     if status.reasons:
         buffer.write(f"# formal_reasons={'; '.join(status.reasons)}\n")

@@ -4,10 +4,13 @@ One ledger per data set and privacy unit (:class:`LedgerKey`: a fingerprint of t
 window, and ``"event"`` — the paper's unit — or, later, ``"sequence"``). Each formal release (a fit, an
 entry of the comparison table, the share of ε a fit spends choosing its own count cap) is an
 :class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of
-releases, or Laplace, or a pure ε-DP step) and the released estimate. The total is composed exactly —
-Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)`` (Gaussian DP, Dong,
-Roth & Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``; anything else is
-composed with ``dp_accounting``'s privacy loss distributions — never by summing ε.
+releases, discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released estimate. The total is
+composed exactly — Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)``
+(Gaussian DP, Dong, Roth & Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``;
+Laplace and pure steps join them through ``dp_accounting``'s privacy loss distributions — never by summing ε.
+A discrete Gaussian release (an unseeded lagged DP-SSP, :mod:`~dphawkes_core.noise`) is not μ-GDP: a ledger
+holding one composes every mechanism in zCDP (ρ adds up) and converts once (:func:`_zcdp_composed`), an upper
+bound on the exact composition.
 
 A :class:`Budget` (total ε at the ledger's δ) refuses a release that would take the composed total
 above it (:class:`BudgetExceeded`, one line with what remains). The same release request (same data,
@@ -35,7 +38,6 @@ import hashlib
 import json
 import math
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -43,15 +45,14 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 
 from .errors import DPHawkesError
-from .estimators import (FitConfig, FitResult, fit_stats, privacy_report, release_status,
-                         run_private)
-from .privacy import FormalStatus, PrivacyReport
+from .estimators import FitConfig, FitResult
+from .privacy import PrivacyReport
 from .sequence_privacy import PRIVACY_UNITS
 
 if TYPE_CHECKING:
     from .events import Events
 
-MECHANISM_KINDS = ("gaussian", "laplace", "pure")
+MECHANISM_KINDS = ("gaussian", "discrete-gaussian", "laplace", "pure")
 DEFAULT_BUDGET_EPSILON = 5.0
 DEFAULT_BUDGET_DELTA = 1e-5
 LEDGER_ENV = "DPHAWKES_LEDGER"
@@ -112,11 +113,12 @@ class Mechanism:
 
     Attributes
     ----------
-    kind : {"gaussian", "laplace", "pure"}
-        Gaussian noise, Laplace noise, or a step that is ε-DP by construction (e.g. an exponential mechanism).
+    kind : {"gaussian", "discrete-gaussian", "laplace", "pure"}
+        Gaussian noise, the discrete Gaussian on integers (``ρ = releases/(2z²)`` zCDP, not μ-GDP), Laplace
+        noise, or a step that is ε-DP by construction (e.g. an exponential mechanism).
     parameter : float
-        Gaussian: noise multiplier ``z = σ/S`` (noise std over L2 sensitivity); Laplace: scale over L1
-        sensitivity; pure: its ε.
+        Gaussian and discrete Gaussian: noise multiplier ``z = σ/S`` (noise std over L2 sensitivity); Laplace:
+        scale over L1 sensitivity; pure: its ε.
     releases : int
         How many times it is applied (adaptively), e.g. K noisy gradients.
     label : str
@@ -144,15 +146,17 @@ def gaussian_mechanism(sigma: float, sensitivity: float, releases: int = 1, labe
 def mechanisms_of(report: PrivacyReport) -> tuple[Mechanism, ...]:
     """What a fit's privacy report says it spent: its noisy releases (σ, sensitivity, K) and, with an
     automatic count cap C or clip norm G, that selection's own Gaussian release (``budget_split["cap_sigma"]``:
-    its noise multiplier, so sensitivity 1)."""
+    its noise multiplier, so sensitivity 1). Both are ``discrete-gaussian`` when the report was calibrated for
+    the discrete Gaussian (``report.discrete``: the fit draws it for both)."""
     if report.sensitivity is None or report.sigma2 <= 0:
         raise BudgetExceeded("refused: σ² = 0 adds no noise, so its ε is infinite")
     split = getattr(report, "budget_split", None) or {}
     selection = ("clip norm G (noisy histogram of sequence norms)" if "sequence_clip" in split
                  else "count cap C (noisy tail counts)")
-    cap = (Mechanism("gaussian", float(split["cap_sigma"]), 1, selection),) if "cap_sigma" in split else ()
-    main = gaussian_mechanism(math.sqrt(report.sigma2), report.sensitivity, report.iters,
-                              label="noisy statistics" if report.iters == 1 else "noisy gradients")
+    kind = "discrete-gaussian" if getattr(report, "discrete", False) else "gaussian"
+    cap = (Mechanism(kind, float(split["cap_sigma"]), 1, selection),) if "cap_sigma" in split else ()
+    main = Mechanism(kind, math.sqrt(report.sigma2) / float(report.sensitivity), int(report.iters),
+                     "noisy statistics" if report.iters == 1 else "noisy gradients")
     return cap + (main,)
 
 
@@ -162,13 +166,16 @@ def compose_epsilon(mechanisms, delta: float) -> float:
     Gaussian mechanisms compose to one Gaussian with ``μ² = Σ releases_i / z_i²`` (exact: their privacy
     loss distributions are normal and add); alone, its ε is ``dp_accounting``'s analytic Gaussian
     mechanism. With other mechanisms, the privacy loss distributions are composed by ``dp_accounting``
-    (discretised pessimistically, so the ε is an upper bound). No mechanism: ε = 0.
+    (discretised pessimistically, so the ε is an upper bound). With a discrete Gaussian among them, everything
+    is composed in zCDP (:func:`_zcdp_composed`). No mechanism: ε = 0.
     """
     return _composed(tuple(mechanisms), float(delta))
 
 
 @functools.lru_cache(maxsize=4096)  # pages recompose the same ledger on every render (~10 ms per Gaussian)
 def _composed(mechanisms: tuple[Mechanism, ...], delta: float) -> float:
+    if any(m.kind == "discrete-gaussian" for m in mechanisms):
+        return _zcdp_composed(mechanisms, delta)
     mu_sq = sum(m.releases / m.parameter**2 for m in mechanisms if m.kind == "gaussian")
     others = [m for m in mechanisms if m.kind != "gaussian"]
     if not others:
@@ -178,6 +185,25 @@ def _composed(mechanisms: tuple[Mechanism, ...], delta: float) -> float:
 
         return float(get_epsilon_gaussian(1.0 / math.sqrt(mu_sq), delta))
     return _pld_epsilon(mu_sq, others, delta)
+
+
+def zcdp_rho_of(mechanism: Mechanism) -> float:
+    """ρ-zCDP of one mechanism: ``releases/(2z²)`` for a (discrete) Gaussian — its Rényi divergence of order α is
+    at most ``α·releases/(2z²)`` (exactly, for the continuous one) — and ``releases·ε²/2`` for a Laplace (ε = 1/scale)
+    or pure ε-DP step (Bun & Steinke 2016, Proposition 3.3)."""
+    if mechanism.kind in ("gaussian", "discrete-gaussian"):
+        return mechanism.releases / (2.0 * mechanism.parameter**2)
+    epsilon = 1.0 / mechanism.parameter if mechanism.kind == "laplace" else mechanism.parameter
+    return mechanism.releases * epsilon**2 / 2.0
+
+
+def _zcdp_composed(mechanisms, delta: float) -> float:
+    """ε at δ of ``mechanisms`` composed in zCDP: ``ρ = Σ ρ_i`` (:func:`zcdp_rho_of`), converted once by
+    :func:`~dphawkes_core.noise.zcdp_epsilon`. An upper bound (the continuous Gaussians lose their exactness here:
+    a ledger of Gaussians alone is composed as one Gaussian instead)."""
+    from .noise import zcdp_epsilon
+
+    return zcdp_epsilon(sum(zcdp_rho_of(m) for m in mechanisms), delta)
 
 
 def _pld_epsilon(mu_sq: float, others, delta: float) -> float:
@@ -576,76 +602,3 @@ def release_label(config: FitConfig) -> str:
     privacy = (f"ε = {config.epsilon:g}" if config.sigma2 is None and config.epsilon is not None
                else f"σ² = {config.sigma2:g}" if config.sigma2 is not None else "no noise")
     return f"{config.family.label}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"
-
-
-@dataclass(frozen=True)
-class ReleasePlan:
-    """A fit's release before any noise is drawn: its identity, whether it is formal, and what it would spend.
-
-    Attributes
-    ----------
-    request : str
-        :func:`release_request`.
-    label : str
-        :func:`release_label`.
-    status : FormalStatus
-        From :func:`~dphawkes_core.estimators.release_status`.
-    report : PrivacyReport or None
-        The calibrated noise (``None`` for the non-private method); the release uses exactly this.
-    mechanisms : tuple of Mechanism
-        What a formal release spends (empty otherwise: nothing is metered).
-    """
-
-    request: str
-    label: str
-    status: FormalStatus
-    report: PrivacyReport | None
-    mechanisms: tuple[Mechanism, ...]
-
-
-def plan_release(key: LedgerKey, stats, config: FitConfig, data_info: dict, data_derived=()) -> ReleasePlan:
-    """Calibrate ``config`` on ``stats`` and say what releasing it would spend (nothing is drawn)."""
-    if config.privacy_unit != key.unit:
-        raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-level "
-                            f"ledger, not its {key.unit}-level one")
-    status = release_status(config, data_info, data_derived)
-    report = privacy_report(stats, config) if config.family.private else None
-    mechanisms = mechanisms_of(report) if status.formal else ()
-    return ReleasePlan(release_request(key, config), release_label(config), status, report, mechanisms)
-
-
-@dataclass(frozen=True)
-class MeteredFit:
-    """A fit answered through a ledger: the result, and whether it came from the ledger instead of new noise."""
-
-    result: FitResult
-    replayed: bool
-    entry: Entry
-    ledger: DataLedger
-
-
-def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info: dict,
-                data_derived=(), plan: ReleasePlan | None = None) -> MeteredFit:
-    """Fit ``config`` on ``stats`` as a release recorded in ``book``.
-
-    A formal release (:func:`~dphawkes_core.estimators.release_status`) is checked against the budget
-    before any noise is drawn and refused with :class:`BudgetExceeded` if it would exceed it; any fit
-    that is not formal is recorded unmetered, with its reasons. An identical earlier request is
-    returned from the ledger (``replayed``) without running anything. ``plan``: from
-    :func:`plan_release` on the same arguments, when the caller already has it.
-    """
-    plan = plan or plan_release(key, stats, config, data_info, data_derived)
-
-    def run() -> dict:
-        start = time.perf_counter()
-        result = run_private(stats, config, plan.report) if plan.report is not None else fit_stats(stats, config)
-        return result_record(dataclasses.replace(result, elapsed_s=time.perf_counter() - start))
-
-    answer = book.release(key, plan.request, run, label=plan.label, formal=plan.status.formal,
-                          reasons=plan.status.reasons, mechanisms=plan.mechanisms)
-    return MeteredFit(result_from_record(answer.entry.result), answer.replayed, answer.entry, answer.ledger)
-
-
-def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info: dict, data_derived=()) -> Callable:
-    """``fitter(stats, config) -> FitResult`` that releases through the ledger (for the comparison table)."""
-    return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived).result

@@ -29,6 +29,7 @@ from .estimators.binned import domain_info
 from .estimators import FitConfig, FitResult, fit_stats, prepare_stats, privacy_report, release_status, run_private
 from .ledger import (DataLedger, Entry, LedgerBook, LedgerKey, compose_epsilon, mechanisms_of, release_label,
                      release_request, result_from_record, result_record)
+from .privacy import FormalStatus
 from .sequence_privacy import AutoClip
 
 if TYPE_CHECKING:
@@ -59,6 +60,11 @@ class SessionAnswer:
     replayed: bool
     entry: Entry
     ledger: DataLedger
+
+    @property
+    def status(self) -> FormalStatus:
+        """The formal status the release was recorded with (a session's release: formal when its settings are)."""
+        return FormalStatus(self.entry.formal, tuple(self.entry.reasons))
 
 
 class PrivacySession:
@@ -107,7 +113,7 @@ class PrivacySession:
         selection and the release after it spend depends on ε, δ and the share alone, not on the value chosen.
         """
         self._check_unit(config)
-        status = release_status(config, self.public_info, data_derived)
+        status = release_status(config, self.public_info, data_derived, released=True)
         if not (config.family.private and status.formal):
             return status, ()
         stats, _ = self._prepare(_placeholder_config(config))
@@ -170,3 +176,14 @@ def _answer(entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
     info = record.pop("data_info", None)
     return SessionAnswer(result_from_record(record), DataInfo(**info) if info else None, replayed, entry, ledger)
 
+
+def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=()) -> SessionAnswer:
+    """A release of ``config`` on statistics already computed, through a session on them (the app's cached
+    statistics, the comparison table). An automatic selection in ``stats`` was drawn when they were computed:
+    :meth:`PrivacySession.release` on the events keeps it inside the recorded release instead."""
+    return PrivacySession(lambda _: (stats, data_info), book, key, dict(data_info)).release(config, data_derived)
+
+
+def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=()) -> Callable:
+    """``fitter(stats, config) -> FitResult`` that releases through the ledger (for the comparison table)."""
+    return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived).result

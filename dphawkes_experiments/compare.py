@@ -93,16 +93,16 @@ def method_config(config: FitConfig, method: str, epsilon: float, public: Mappin
 
 
 def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data_info: dict,
-               data_derived=()) -> MethodRow:
-    """The comparison row of a finished fit."""
+               data_derived=(), released: bool = False) -> MethodRow:
+    """The comparison row of a finished fit (``released``: it was released through a privacy session)."""
     epsilon = math.inf if result.privacy is None else float(result.privacy.epsilon)
     return MethodRow(result.method, compare(result.H, reference).relative_error, epsilon,
-                     release_status(config, data_info, data_derived))
+                     release_status(config, data_info, data_derived, released=released))
 
 
 def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, reference: np.ndarray,
                     public: Mapping, methods=None, include_slow: bool = False,
-                    data_derived=(), fitter=fit_stats) -> tuple[MethodRow, ...]:
+                    data_derived=(), fitter=fit_stats, released: bool = False) -> tuple[MethodRow, ...]:
     """Fit each of ``methods`` on ``stats`` at target ``epsilon`` and compare with ``reference``.
 
     Parameters
@@ -129,7 +129,9 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         ``config`` chose automatically is not one of them: it was released privately, and each row notes it.
     fitter : callable
         ``fitter(stats, config) -> FitResult``; on private data, a release through the privacy ledger
-        (:func:`~dphawkes_core.ledger.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
+        (:func:`~dphawkes_core.session.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
+    released : bool
+        ``fitter`` releases through a privacy session, so a row with formal settings is a formal release.
 
     Returns
     -------
@@ -160,7 +162,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
             rows.append(_not_run(method, f"not run: {exc}"))
             continue
         note = cap_note if result.privacy is not None else ""  # a non-private fit has no ε for C to add to
-        rows.append(replace(method_row(result, other, reference, data_info, data_derived), note=note))
+        rows.append(replace(method_row(result, other, reference, data_info, data_derived, released), note=note))
     return tuple(rows)
 
 

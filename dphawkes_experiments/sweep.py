@@ -16,9 +16,10 @@ finished rows of a cancelled run. Finished cells are identified by :func:`cell_k
 Seeds: repetition ``r`` uses seed ``spec.seed + r`` for the simulation (a fresh realisation per
 repetition); the noise seed of each cell is a hash of (seed, Δ, method, level), so every cell gets
 fresh, reproducible noise whatever the executor or the order of completion. Seeded noise makes every
-cell an experiment, not a private release; the ``formal_guarantee`` column says whether the same
-settings, run unseeded, would be one (``formal_reasons`` says why not: calibration, a window read from
-the data, B or r taken from the non-private fit).
+cell an experiment, not a private release (``formal_guarantee`` is false); the ``formal_settings`` column
+says whether the same settings, released unseeded through a privacy session, would be one (``formal_reasons``
+says what else is missing: calibration, a window or domain read from the data, B or r taken from the
+non-private fit, σ² = 0).
 """
 
 from __future__ import annotations
@@ -409,16 +410,16 @@ def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -
 def _privacy_columns(result: FitResult, config: FitConfig, public_info: dict, data_derived: tuple) -> dict:
     """σ², ε under every calibration, and whether these settings give a formal release.
 
-    ``formal_guarantee``/``formal_reasons`` judge the cell's settings (calibration, noise, window and domain
-    declared, B and r taken from the data) as :func:`~dphawkes_core.estimators.release_status` would judge an
-    unseeded fit: the cell's own noise is seeded, as in every experiment here, so no cell is itself a private
-    release.
+    No cell is a release (its noise is seeded, and no session meters it), so ``formal_guarantee`` is false;
+    ``formal_settings`` says whether the same settings, released unseeded through a privacy session, would be
+    formal (calibration, noise, window and domain declared, B and r not taken from the data), and
+    ``formal_reasons`` lists what else is missing.
     """
     used = {"bound": "B", "radius": "r"}.get(config.family.constraint)
     status = release_status(replace(config, seed=None), public_info,
                             tuple(name for name in data_derived if name == used))
     labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons),
-              "privacy_unit": config.privacy_unit}
+              "formal_settings": status.settings_formal, "privacy_unit": config.privacy_unit}
     report = result.privacy
     if report is None:
         return {"sigma2": 0.0, "epsilon": math.inf, **labels,

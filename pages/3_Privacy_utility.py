@@ -9,7 +9,7 @@ from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
-from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS, NOT_RELEASED
 from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_experiments.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
@@ -229,12 +229,13 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     if eps_col and not eps_col.endswith("formal"):
         st.caption("⚠️ This ε uses R computed from the private data: NOT a formal guarantee.")
     private_rows = view[[get_family(m).private for m in view["method"]]]
-    if eps_col and eps_col.endswith("formal") and not private_rows["formal_guarantee"].astype(bool).all():
-        reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ") if r})
+    if eps_col and eps_col.endswith("formal") and not private_rows["formal_settings"].astype(bool).all():
+        reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ")
+                          if r and r != NOT_RELEASED})
         st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon="⚠️")
     st.caption(f"Privacy unit: {UNIT_LABELS[dict(spec.options).get('privacy_unit', 'event')]}. Every run here uses "
-               "seeded noise (an experiment, not a private release); `formal_guarantee` says whether the same "
-               "settings, run with fresh noise, would be one.")
+               "seeded noise (an experiment, not a private release); `formal_settings` says whether the same "
+               "settings, released with fresh noise through a ledger, would be one.")
     if finite:
         st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
     else:
