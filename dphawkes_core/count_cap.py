@@ -14,6 +14,10 @@ of ε (default 5 %) buys one:
    is proportional to C (measured in ``docs/beyond_paper.md``).
 3. The counts are clipped at C and the statistics are released with the rest of the budget; the two
    Gaussian releases compose exactly (:func:`~dphawkes_core.privacy.compose_count_cap`).
+
+The tail counts are integers: in an unseeded fit drawn from the discrete Gaussian
+(:func:`~dphawkes_core.noise.discrete_noise`, the lagged DP-SSP) they take OpenDP's exact discrete Gaussian
+with ``σ_cap = 1/√(2ρ(share·ε, δ))`` and both releases compose in zCDP.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import numpy as np
 
 from .binning import BinnedCounts, SparseCounts
 from .errors import ConfigError
+from .noise import NoiseSource, as_source, gaussian_multiplier, noise_source, uses_discrete
 from .validation import check_share
 
 AUTO = "auto"
@@ -64,14 +69,17 @@ class AutoCap:
                 "clipped_fraction": self.clipped_fraction}
 
 
-def cap_noise_sigma(epsilon: float, delta: float, share: float) -> float:
-    """Noise std of the tail counts: the Gaussian mechanism of sensitivity 1 at ``(share·ε, δ)``.
+def cap_noise_sigma(epsilon: float, delta: float, share: float, discrete: bool = False) -> float:
+    """Noise std of the tail counts: the Gaussian mechanism of sensitivity 1 at ``(share·ε, δ)`` (``discrete``:
+    the discrete Gaussian whose ρ-zCDP converts to ``(share·ε, δ)``).
 
     Only public numbers go in.
     """
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # 1.3 s import: private fits only
 
     check_share(share)
+    if discrete:
+        return gaussian_multiplier(share * epsilon, delta, discrete=True)
     return float(get_sigma_gaussian(share * epsilon, delta))
 
 
@@ -116,8 +124,8 @@ def dp_count_cap(counts: SparseCounts | BinnedCounts, epsilon: float, delta: flo
         Bin counts, not clipped.
     epsilon, delta : float
         The whole budget of the fit; ``share·ε`` is spent here.
-    rng : numpy.random.Generator
-        Noise source (see :func:`cap_rng`).
+    rng : NoiseSource or numpy.random.Generator
+        Noise source (see :func:`cap_rng`); a discrete one draws the discrete Gaussian.
     share : float
         Share of ε spent on the cap.
     max_cap : int
@@ -131,8 +139,8 @@ def dp_count_cap(counts: SparseCounts | BinnedCounts, epsilon: float, delta: flo
 def cap_from_tails(tails: np.ndarray, epsilon: float, delta: float, rng: np.random.Generator,
                    share: float = AUTO_CAP_SHARE) -> AutoCap:
     """:func:`dp_count_cap` from already counted tails ``T[c]``, ``c = 1 … c_max`` (``c_max = tails.size``):
-    the Gaussian release and the choice of C."""
-    sigma = cap_noise_sigma(epsilon, delta, share)
+    the Gaussian release (discrete when ``rng`` is) and the choice of C."""
+    sigma = cap_noise_sigma(epsilon, delta, share, discrete=uses_discrete(rng))
     return AutoCap(choose_cap(noisy_tails(tails, sigma, rng), sigma), float(share), sigma, int(tails.size))
 
 
@@ -142,11 +150,15 @@ def release_tail_counts(counts: SparseCounts | BinnedCounts, max_cap: int, sigma
     return noisy_tails(tail_counts(counts, max_cap), sigma, rng)
 
 
-def noisy_tails(tails: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
-    """Tail counts plus Gaussian noise of std σ on each entry (sensitivity 1: one event moves one entry by 1)."""
+def noisy_tails(tails: np.ndarray, sigma: float, rng: NoiseSource | np.random.Generator) -> np.ndarray:
+    """Tail counts plus Gaussian noise of std σ on each entry (sensitivity 1: one event moves one entry by 1):
+    the exact discrete Gaussian when ``rng`` is discrete (the counts are integers), else ``rng``'s normals."""
+    if uses_discrete(rng):
+        return as_source(rng).discrete_gaussian(tails, sigma).astype(float)
     return tails + sigma * rng.standard_normal(tails.size)
 
 
-def cap_rng(seed: int | None) -> np.random.Generator:
-    """The cap's noise generator: OS entropy, or a stream of a seeded fit apart from the release's."""
-    return np.random.default_rng(None if seed is None else (int(seed), _SEED_STREAM))
+def cap_rng(seed: int | None, discrete: bool = False) -> NoiseSource:
+    """The cap's noise: the OS CSPRNG (discrete Gaussian when ``discrete``: the fit is drawn from it,
+    :func:`~dphawkes_core.noise.discrete_noise`), or numpy's stream of a seeded fit apart from the release's."""
+    return noise_source(None if seed is None else (int(seed), _SEED_STREAM), discrete)

@@ -23,6 +23,11 @@ Exact accounting: K adaptive Gaussian releases with the same sensitivity S and n
 multiplier ``σ/(S√K)``; its (ε, δ) curve is the analytic Gaussian mechanism of Balle & Wang (2018), taken
 from ``dp_accounting.gaussian_mechanism`` (cross-checked against dp-accounting's PLD accountant in the
 tests).
+
+Discrete Gaussian (an unseeded release whose numbers are all integers, :func:`~dphawkes_core.noise.discrete_noise`):
+the same sensitivities, but the releases are ρ-zCDP with ``ρ = K·S²/(2σ²)`` and are composed and converted to
+(ε, δ) in zCDP (:func:`~dphawkes_core.noise.zcdp_epsilon`), so σ for a target ε is about 8 % larger at ε = 1
+(``docs/privacy.md``, "The noise: samplers and generators"). The ``discrete`` flag below selects it.
 """
 
 from __future__ import annotations
@@ -34,8 +39,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import ConfigError
+from .noise import gaussian_multiplier, multiplier_epsilon, zcdp_epsilon, zcdp_rho
 from .stats import SufficientStats
-from .validation import check_epsilon_delta, check_privacy_inputs
+from .validation import check_epsilon_delta, check_privacy_inputs, check_share
 
 CALIBRATIONS = ("paper", "formal", "tight-paper")
 CALIBRATION_LABELS = {
@@ -112,20 +118,26 @@ def data_R(stats: SufficientStats) -> float:
     return float(max(np.sum(stats.A**2), np.sum(stats.b**2)))
 
 
-def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int) -> float:
-    """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly."""
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
+    """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly (``discrete``:
+    discrete Gaussian releases, ρ-zCDP together, converted to (ε, δ) by :func:`~dphawkes_core.noise.zcdp_epsilon`)."""
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
 
     check_epsilon_delta(epsilon, delta)
+    if discrete:
+        return sensitivity * math.sqrt(releases) * gaussian_multiplier(epsilon, delta, discrete=True)
     return sensitivity * math.sqrt(releases) * get_sigma_gaussian(epsilon, delta)
 
 
-def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int) -> float:
-    """Smallest ε such that ``releases`` Gaussian releases with noise σ and sensitivity S are (ε, δ)-DP."""
+def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
+    """Smallest ε such that ``releases`` Gaussian releases with noise σ and sensitivity S are (ε, δ)-DP (``discrete``:
+    discrete Gaussian releases, accounted in zCDP)."""
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian  # here: 1.3 s import, private fits only
 
     if sigma <= 0:
         return math.inf
+    if discrete:
+        return multiplier_epsilon(sigma / (sensitivity * math.sqrt(releases)), delta, discrete=True)
     return float(get_epsilon_gaussian(sigma / (sensitivity * math.sqrt(releases)), delta))
 
 
@@ -203,6 +215,10 @@ class PrivacyReport:
     privacy_unit : str
         What the guarantee protects: ``event`` (one event added or removed, the paper's unit) or
         ``sequence`` (one sequence replaced, :mod:`~dphawkes_core.sequence_privacy`).
+    discrete : bool
+        The noise (of the release and of an automatic count cap) is the exact discrete Gaussian, calibrated and
+        accounted in zCDP (:func:`~dphawkes_core.noise.discrete_noise`): the fit draws it (an unseeded release
+        of integers). False: continuous Gaussian noise, exact Gaussian accounting.
     """
 
     sigma2: float
@@ -218,10 +234,11 @@ class PrivacyReport:
     note: str = ""
     budget_split: dict = field(default_factory=dict)
     privacy_unit: str = "event"
+    discrete: bool = False
 
     def to_dict(self) -> dict:
-        """Plain dict for JSON export."""
-        return {
+        """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged)."""
+        out = {
             "sigma2": self.sigma2, "epsilon": self.epsilon, "dp_delta": self.dp_delta,
             "calibration": self.calibration, "sensitivity": self.sensitivity, "R": self.R,
             "epsilon_by_calibration": dict(self.epsilon_by_calibration),
@@ -229,12 +246,27 @@ class PrivacyReport:
             "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
             "budget_split": dict(self.budget_split), "privacy_unit": self.privacy_unit,
         }
+        if self.discrete:
+            out["noise"] = DISCRETE_NOISE
+        return out
 
+    @property
+    def rho(self) -> float:
+        """ρ of a discrete-Gaussian report (the release and an automatic cap's tail counts, zCDP adds up)."""
+        if not self.discrete:
+            raise ConfigError("only discrete Gaussian noise is accounted in zCDP")
+        rho = self.iters * self.sensitivity**2 / (2.0 * self.sigma2) if self.sigma2 > 0 else math.inf
+        cap = self.budget_split.get("cap_sigma")
+        return rho + (1.0 / (2.0 * cap**2) if cap else 0.0)
+
+
+DISCRETE_NOISE = "discrete Gaussian (exact sampler, OpenDP), composed in zCDP"
 
 DATA_SETTINGS = {"B": "the bound B", "r": "the radius r", "C": "the count cap C", "T": "the observation window",
                  "ridge": "the ridge λ", "d": "the number of dimensions d (declare it: --dimensions)",
                  "S": "the set of sequences (declare it: --sequences)"}
 NO_NOISE = "σ² = 0: no noise, so ε is infinite"
+NOT_RELEASED = "not released through a privacy session: nothing meters repeated releases (use a ledger)"
 
 
 @dataclass(frozen=True)
@@ -252,6 +284,12 @@ class FormalStatus:
     formal: bool
     reasons: tuple[str, ...] = ()
 
+    @property
+    def settings_formal(self) -> bool:
+        """The settings give a formal release: nothing is missing but the release through a privacy session
+        (what an experiment or a public simulation with these settings would be, released on private data)."""
+        return all(reason == NOT_RELEASED for reason in self.reasons)
+
     def label(self) -> str:
         """One line for display: the guarantee, or "not a formal guarantee: <reasons>"."""
         if self.formal:
@@ -259,8 +297,9 @@ class FormalStatus:
         return "not a formal guarantee: " + "; ".join(self.reasons)
 
     def to_dict(self) -> dict:
-        """``formal_guarantee`` and ``formal_reasons`` for JSON export and tables."""
-        return {"formal_guarantee": self.formal, "formal_reasons": list(self.reasons)}
+        """``formal_guarantee``, ``formal_reasons`` and ``formal_settings`` for JSON export and tables."""
+        return {"formal_guarantee": self.formal, "formal_reasons": list(self.reasons),
+                "formal_settings": self.settings_formal}
 
 
 SEEDED_NOISE = "the noise was seeded: reproducible noise, not a private release"
@@ -268,7 +307,7 @@ WINDOW_FROM_DATA = "the window was read from the data"
 
 
 def formal_status(calibration: str | None, *, seed: int | None, window_stated: bool,
-                  data_derived=(), noise: bool = True) -> FormalStatus:
+                  data_derived=(), noise: bool = True, released: bool = False) -> FormalStatus:
     """The one place that decides whether an estimate carries the formal guarantee.
 
     Parameters
@@ -286,6 +325,10 @@ def formal_status(calibration: str | None, *, seed: int | None, window_stated: b
         (``B``, ``r``, ``C``, ``T``, ``ridge``, ``d``, ``S``; ``T`` means the same as ``window_stated=False``).
     noise : bool
         False when the release adds no noise (σ² = 0): its ε is infinite, whatever the calibration.
+    released : bool
+        True only for a release made by a privacy session (:class:`~dphawkes_core.session.PrivacySession`),
+        which meters it; anything else — a fit through the API, a CLI fit without a ledger, an experiment — is
+        not a formal release, whatever its settings (:attr:`FormalStatus.settings_formal` says whether they are).
 
     Returns
     -------
@@ -301,6 +344,8 @@ def formal_status(calibration: str | None, *, seed: int | None, window_stated: b
         reasons.append(f"the {calibration} calibration computes R from the private data")
     if calibration is not None and not noise:
         reasons.append(NO_NOISE)
+    if calibration is not None and not released:
+        reasons.append(NOT_RELEASED)
     if seed is not None:
         reasons.append(SEEDED_NOISE)
     if not window_stated or "T" in data_derived:
@@ -383,7 +428,7 @@ def calibrate(stats: SufficientStats, theorem: PaperTheorem, scale: float, fro_r
 # --- one-shot sufficient-statistics release (DP-SSP) and clipped-gradient DP-PGD ----------------------------
 
 def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases: int, share: float,
-                      count_cap: int) -> tuple[float, dict]:
+                      count_cap: int, discrete: bool = False) -> tuple[float, dict]:
     """Noise std of ``releases`` Gaussian releases of sensitivity S that follow an automatic count cap,
     so that all of them together are exactly (ε, δ)-DP.
 
@@ -393,6 +438,10 @@ def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases
     ``m_total = z(ε, δ)`` makes the total exactly (ε, δ). The total is checked with dp-accounting's PLD
     accountant on the two heterogeneous mechanisms (:func:`composed_epsilon`).
 
+    ``discrete``: both are discrete Gaussian releases (an unseeded lagged DP-SSP): the cap gets
+    ``ρ_cap = ρ(share·ε, δ)``, the releases ``ρ(ε, δ) − ρ_cap`` (zCDP adds up), ``ρ(ε, δ)`` the largest ρ-zCDP
+    that converts to (ε, δ) (:func:`~dphawkes_core.noise.zcdp_rho`).
+
     Returns
     -------
     sigma : float
@@ -400,7 +449,7 @@ def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases
     budget_split : dict
         For :attr:`PrivacyReport.budget_split`.
     """
-    sigma, split = _compose_selection(epsilon, delta, sensitivity, releases, share)
+    sigma, split = _compose_selection(epsilon, delta, sensitivity, releases, share, discrete)
     return sigma, {"count_cap": int(count_cap), **split}
 
 
@@ -420,7 +469,7 @@ def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, shar
 
 
 def _compose_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
-                       share: float) -> tuple[float, dict]:
+                       share: float, discrete: bool = False) -> tuple[float, dict]:
     """A selection release with noise multiplier ``z(share·ε, δ)`` followed by K Gaussian releases of
     sensitivity S: the K releases' noise std and the split (without the selected value)."""
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
@@ -428,6 +477,8 @@ def _compose_selection(epsilon: float, delta: float, sensitivity: float, release
     from .count_cap import cap_noise_sigma
 
     check_epsilon_delta(epsilon, delta)
+    if discrete:
+        return _compose_discrete_selection(epsilon, delta, sensitivity, releases, share)
     cap_multiplier = cap_noise_sigma(epsilon, delta, share)
     total_multiplier = get_sigma_gaussian(epsilon, delta)
     multiplier = math.sqrt(releases) / math.sqrt(1 / total_multiplier**2 - 1 / cap_multiplier**2)
@@ -435,6 +486,25 @@ def _compose_selection(epsilon: float, delta: float, sensitivity: float, release
         "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
         "release_epsilon": float(get_epsilon_gaussian(multiplier / math.sqrt(releases), delta)),
         "epsilon_total": composed_epsilon(((cap_multiplier, 1), (multiplier, releases)), delta),
+    }
+    return multiplier * sensitivity, split
+
+
+def _compose_discrete_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
+                                share: float) -> tuple[float, dict]:
+    """:func:`_compose_selection` for discrete Gaussian releases, in zCDP: ``ρ_cap = ρ(share·ε)``, the K releases
+    share ``ρ(ε) − ρ_cap``; the total converts back to ε (up to the bisection's 1e-12)."""
+    check_share(share)
+    rho_total, rho_cap = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
+    rho_release = rho_total - rho_cap
+    if not rho_release > 0:
+        raise ConfigError(f"the share {share:g} of ε leaves nothing for the release")
+    cap_multiplier = 1.0 / math.sqrt(2.0 * rho_cap)
+    multiplier = math.sqrt(releases) / math.sqrt(2.0 * rho_release)
+    split = {
+        "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
+        "release_epsilon": zcdp_epsilon(rho_release, delta),
+        "epsilon_total": zcdp_epsilon(rho_cap + rho_release, delta),
     }
     return multiplier * sensitivity, split
 
@@ -454,12 +524,14 @@ def composed_epsilon(mechanisms: tuple, delta: float) -> float:
 
 def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, calibration: str,
                                  dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
-                                 R: float = math.nan, auto_cap: tuple[float, int] | None = None) -> PrivacyReport:
+                                 R: float = math.nan, auto_cap: tuple[float, int] | None = None,
+                                 discrete: bool = False) -> PrivacyReport:
     """σ² for a target ε (or ε for a given σ²) of ``releases`` Gaussian releases with a formal sensitivity.
 
     For the families that only have a formal calibration (DP-SSP, clipped DP-PGD): the paper modes are
     reported as ``None``; ``note`` says what the guarantee rests on. ``auto_cap = (share, C)``: the count cap C was chosen privately with that
-    share of ε, and the releases get the rest (:func:`compose_count_cap`; needs ε, not σ²).
+    share of ε, and the releases get the rest (:func:`compose_count_cap`; needs ε, not σ²). ``discrete``: the
+    releases (and the cap's) draw the discrete Gaussian and are calibrated and accounted in zCDP.
     """
     if calibration != "formal":
         raise ConfigError("this method has only the formal calibration; choose calibration 'formal'")
@@ -468,11 +540,12 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
     if auto_cap is not None:
         if epsilon is None:
             raise ConfigError("an automatic count cap spends a share of ε: give ε, not σ²")
-        sigma, split = compose_count_cap(epsilon, dp_delta, sensitivity, releases, *auto_cap)
+        sigma, split = compose_count_cap(epsilon, dp_delta, sensitivity, releases, *auto_cap, discrete=discrete)
         sigma2 = sigma**2
     elif sigma2 is None:
-        sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases) ** 2
-    eps = split["epsilon_total"] if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases)
+        sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases, discrete) ** 2
+    eps = split["epsilon_total"] if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases,
+                                                                discrete)
     return PrivacyReport(
         sigma2=float(sigma2),
         epsilon=float(epsilon if epsilon is not None else eps),
@@ -485,6 +558,8 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
         formal=True,
         iters=int(releases),
         note=note + (f"; count cap C = {split['count_cap']} chosen privately with "
-                                         f"{split['share']:.0%} of ε" if split else ""),
+                                         f"{split['share']:.0%} of ε" if split else "")
+        + ("; " + DISCRETE_NOISE if discrete else ""),
         budget_split=split,
+        discrete=bool(discrete),
     )

@@ -46,6 +46,7 @@ import numpy as np
 from .binning import SparseCounts
 from .count_cap import cap_noise_sigma
 from .errors import ConfigError
+from .noise import NoiseSource, noise_source, zcdp_epsilon
 from .privacy import PrivacyReport
 from .stats import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
                     moment_pieces, rows_between, summed_pieces)
@@ -166,9 +167,10 @@ def _symmetric(upper: np.ndarray, size: int) -> np.ndarray:
     return out + np.triu(out, 1).T
 
 
-def release_pieces_vector(pieces: SummedPieces, raw_sigma: float, rng: np.random.Generator) -> SummedPieces:
+def release_pieces_vector(pieces: SummedPieces, raw_sigma: float, rng: NoiseSource | np.random.Generator) -> SummedPieces:
     """The sequence unit's ``lagged`` release: Gaussian noise of std ``raw_sigma`` on every number of
-    :func:`pieces_vector` (one draw, in its order); N stays exact (public)."""
+    :func:`pieces_vector` (one draw, in its order); N stays exact (public). The clipped sums are real numbers:
+    always continuous noise (the OS CSPRNG's in a release, :mod:`~dphawkes_core.noise`)."""
     if raw_sigma <= 0:
         return pieces
     vector = pieces_vector(pieces)
@@ -361,7 +363,7 @@ def clip_noise_sigma(epsilon: float, delta: float, share: float) -> float:
     return math.sqrt(2.0) * cap_noise_sigma(epsilon, delta, share)
 
 
-def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float, rng: np.random.Generator,
+def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float, rng: NoiseSource | np.random.Generator,
                      share: float = AUTO_CLIP_SHARE, levels: int = AUTO_CLIP_LEVELS) -> AutoClip:
     """Choose G from the per-sequence norms with one Gaussian release of their histogram on the public grid.
 
@@ -373,8 +375,10 @@ def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float
         ``G_M`` (:func:`max_events_clip`), the grid's top.
     epsilon, delta : float
         The fit's whole budget; ``share·ε`` is spent here.
-    rng : numpy.random.Generator
-        Noise source (:func:`clip_rng`).
+    rng : NoiseSource or numpy.random.Generator
+        Noise source (:func:`clip_rng`). The histogram's counts are integers, but the release it selects G for
+        is real-valued (continuous noise, exact Gaussian accounting): it stays continuous, so the fit composes
+        as one Gaussian mechanism.
     share : float
         Share of ε spent on G.
     levels : int
@@ -386,9 +390,9 @@ def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float
     return AutoClip(choose_clip(noisy, grid, sigma, len(norms)), float(share), sigma, float(top), int(levels))
 
 
-def clip_rng(seed: int | None) -> np.random.Generator:
-    """G's noise generator: OS entropy, or a stream of a seeded fit apart from the release's and the cap's."""
-    return np.random.default_rng(None if seed is None else (int(seed), _CLIP_SEED_STREAM))
+def clip_rng(seed: int | None) -> NoiseSource:
+    """G's noise: the OS CSPRNG (continuous), or numpy's stream of a seeded fit apart from the release's and the cap's."""
+    return noise_source(None if seed is None else (int(seed), _CLIP_SEED_STREAM))
 
 
 def sequence_sensitivity(clip: float, n_rows: int) -> float:
@@ -422,6 +426,9 @@ class UnitConversion:
     naive_epsilon, naive_delta : float
         Event unit only: the generic (ε, δ) group-privacy bound ``kε``, ``k e^{(k−1)ε} δ`` (looser).
     dp_delta : float
+    accounting : str
+        ``gdp`` (continuous Gaussian noise, exact), or ``zcdp`` for a discrete Gaussian fit: then every μ above is
+        ``√(2ρ)`` of its ρ-zCDP (a group of k is ``k²ρ``-zCDP) and every ε is converted from zCDP.
     """
 
     fit_unit: str
@@ -434,10 +441,17 @@ class UnitConversion:
     naive_epsilon: float | None
     naive_delta: float | None
     dp_delta: float
+    accounting: str = "gdp"
 
     def sentences(self) -> tuple[str, ...]:
         """Plain-words lines for display."""
         k, delta = self.events_per_person, self.dp_delta
+        if self.accounting == "zcdp" and self.fit_unit == "event":
+            rho, person_rho = self.mu**2 / 2, self.person_mu**2 / 2
+            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (ρ = {rho:.3g} zCDP, discrete "
+                    "Gaussian noise).",
+                    f"Per person with k = {k} events (group privacy in zCDP, k²ρ = {person_rho:.3g}): "
+                    f"ε = {self.person_epsilon:.3g} at δ = {delta:g}.")
         if self.fit_unit == "event":
             naive = (f" (the generic bound kε, k·e^((k−1)ε)·δ gives ε = {self.naive_epsilon:.3g} with "
                      f"δ = {self.naive_delta:.3g})" if self.naive_delta is not None else
@@ -445,8 +459,9 @@ class UnitConversion:
             return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (μ = {self.mu:.3g} GDP).",
                     f"Per person with k = {k} events (group privacy, exact for Gaussian noise: k·μ = "
                     f"{self.person_mu:.3g} GDP): ε = {self.person_epsilon:.3g} at δ = {delta:g}{naive}.")
+        how = f"ρ = {self.mu**2 / 2:.3g} zCDP" if self.accounting == "zcdp" else f"μ = {self.mu:.3g} GDP"
         return (f"Per person (one whole sequence, any number of events): ε = {self.person_epsilon:.3g} at "
-                f"δ = {delta:g} (μ = {self.mu:.3g} GDP).",
+                f"δ = {delta:g} ({how}).",
                 f"Per event: at least as strong — ε = {self.event_epsilon:.3g} at δ = {delta:g} (one event "
                 "changed is one sequence replaced).")
 
@@ -474,7 +489,9 @@ def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConver
 
     Both formal mechanisms here are Gaussian (one release, K releases or a release plus the automatic
     count cap's), so they are exactly μ-GDP with the μ whose Gaussian curve gives the reported (ε, δ);
-    a group of k neighbours is then exactly kμ-GDP (Dong, Roth & Su 2019, Theorem 2.14).
+    a group of k neighbours is then exactly kμ-GDP (Dong, Roth & Su 2019, Theorem 2.14). A discrete Gaussian
+    fit (``report.discrete``, event unit) is not μ-GDP: it is ρ-zCDP (:attr:`PrivacyReport.rho`), and a group of
+    k events shifts its integer releases by at most k times the sensitivity, so ``k²ρ``-zCDP.
 
     Parameters
     ----------
@@ -488,6 +505,11 @@ def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConver
         raise ConfigError("only a formal guarantee can be converted between units")
     unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
     eps = report.epsilon_by_calibration.get("formal") or report.epsilon
+    if getattr(report, "discrete", False):
+        mu = math.sqrt(2 * report.rho)  # ρ = μ²/2
+        person_mu = k * mu if unit == "event" else mu
+        person_eps = zcdp_epsilon(person_mu**2 / 2, delta) if unit == "event" else eps
+        return UnitConversion(unit, k, mu, person_mu, person_eps, mu, eps, None, None, delta, "zcdp")
     mu = gdp_mu(eps, delta) if math.isfinite(eps) else math.inf
     if unit == "event":
         log_naive_delta = math.log(k) + (k - 1) * eps + math.log(delta)  # in logs: e^((k−1)ε) overflows

@@ -164,9 +164,13 @@ def _placeholder_config(config: FitConfig) -> FitConfig:
 
 
 def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None:
-    """The release spent what was planned (composed ε equal to 1e-9): the budget check held for it."""
+    """The release spent what was planned (composed ε equal to 1e-9, and the same kinds of noise: a release drawn
+    from the discrete Gaussian was planned as one, :mod:`~dphawkes_core.noise`): the budget check held for it."""
     delta = ledger.budget.delta if ledger is not None else 1e-5
     before, after = compose_epsilon(planned, delta), compose_epsilon(spent, delta)
+    if sorted(m.kind for m in planned) != sorted(m.kind for m in spent):
+        raise DPHawkesError(f"internal error: the release drew {', '.join(m.kind for m in spent)} noise, planned "
+                            f"{', '.join(m.kind for m in planned)}")
     if abs(before - after) > 1e-9 * max(1.0, before):
         raise DPHawkesError(f"internal error: the release would spend ε = {after:.6g}, planned {before:.6g}")
 

@@ -18,6 +18,7 @@ from ..count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
 from ..distributed import Window, window_pieces, partitioned_tails
 from ..data_info import DataInfo
 from ..errors import ConfigError
+from ..noise import NoiseSource, discrete_noise
 from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces
 from ..validation import check_bin_size, check_count_cap
 
@@ -79,9 +80,15 @@ def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:
     :func:`~dphawkes_core.count_cap.dp_count_cap` on the unclipped counts (a share of ε, its own noise)."""
     if config.count_cap != AUTO:
         return bin_sparse(events, config.bin_size, config.count_cap), None
-    auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_rng(config.seed),
+    auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_noise(config),
                         config.count_cap_share, config.count_cap_max)
     return bin_sparse(events, config.bin_size, auto.count_cap), auto
+
+
+def cap_noise(config) -> NoiseSource:
+    """The automatic cap's noise: its own stream of a seeded fit, else the OS CSPRNG — the discrete Gaussian when the
+    fit is drawn from it (:func:`~dphawkes_core.noise.discrete_noise`)."""
+    return cap_rng(config.seed, discrete_noise(config))
 
 
 def binned_stats(binned: SparseCounts | BinnedCounts, lags: int) -> BinnedStats:
@@ -129,7 +136,7 @@ def prepare_partitioned(paths, config, window: Window, executor=None):
     auto = None
     if config.count_cap == AUTO:
         tails = partitioned_tails(paths, window, config.bin_size, config.count_cap_max, executor)
-        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_rng(config.seed), config.count_cap_share)
+        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share)
     count_cap = config.count_cap if auto is None else auto.count_cap
     check_count_cap(count_cap)
     pieces, info = window_pieces(paths, window, config.bin_size, config.lags, count_cap, executor)

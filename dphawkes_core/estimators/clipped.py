@@ -43,6 +43,13 @@ def clipped_gradient(U: np.ndarray, design: BinDesign, clip: float) -> np.ndarra
     return grad / design.n_rows
 
 
+def clipped_release(U: np.ndarray, design: BinDesign, clip: float, sigma: float,
+                    rng: np.random.Generator) -> np.ndarray:
+    """One release: the clipped per-bin gradient at ``U`` plus ``N(0, σ²)`` noise per entry."""
+    noise = sigma * rng.standard_normal(U.shape) if sigma > 0 else 0.0
+    return clipped_gradient(U, design, clip) + noise
+
+
 def run_pgd_clip(design: BinDesign, stats: SufficientStats, radius_fro: float, clip: float, iters: int,
                  sigma2: float, steps: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list]:
     """``U_{k+1} = Proj_{||U||_F <= radius}(U_k − η_k(ĝ(U_k) + ζ_k))`` from ``U_0 = 0`` with ĝ the clipped
@@ -52,8 +59,7 @@ def run_pgd_clip(design: BinDesign, stats: SufficientStats, radius_fro: float, c
     history = []
     for k in range(iters):
         history.append(paper_loss(U, stats))
-        noise = sigma * rng.standard_normal(U.shape) if sigma > 0 else 0.0
-        U = U - steps[k] * (clipped_gradient(U, design, clip) + noise)
+        U = U - steps[k] * clipped_release(U, design, clip, sigma, rng)
         norm = np.linalg.norm(U)
         if norm > radius_fro:
             U *= radius_fro / norm
@@ -113,7 +119,8 @@ class PGDClip(Family):
     iterative = True
     cost_kind = "clipped"
     sensitivity_fraction = 0.40  # at U_0 = 0 the per-bin terms only turn: 0.402 at d = 1, p = 1, C = 2
-    worst_case_options = dict(bound=1e-3, clip=1.0, iters=1, step="constant", step_size=1e-12)
+    # G <= 1/2: every term the audit's pair changes is clipped (its residual is ±1/2 and ||z_t|| >= 1)
+    worst_case_options = dict(bound=1e-3, clip=0.25, iters=1, step="constant", step_size=1e-12)
     noiseless_limit = "clipped gradient"
     noiseless_options = dict(clip=1e12)
     worst_case_lags = 1  # at U = 0 the per-bin terms can only turn; the share of 2(p+1)G/N they reach falls with p
@@ -142,7 +149,30 @@ class PGDClip(Family):
                 "distinct_rows": design.distinct_rows, "zero_rows": design.zero_rows}
         return U, history, info
 
-    def observed_release(self, stats, config, report, rng):
-        """The estimate H: with K = 1 and a small constant step a linear image of the one release."""
+    def worst_case_state(self, dim, lags, count_cap, config):
+        """The state where every per-bin term the audit's pair changes flips sign, so the change reaches
+        (almost) the whole bound ``2(p+1)G/N`` (from ``U = 0`` at most about 0.43 of it: there all terms
+        ``−y_t z_tᵀ`` lie in one orthant and can only turn).
+
+        Row 0 of U: −1 on every lag of dimension 0 and the intercept ``(p+1)C − ½``; the other rows: the
+        intercept C. With every count at C the residual of a row is then ``−½·e₀``; the rows the changed
+        count touches (its own target row m and the p rows whose regressors hold it) have residual
+        ``+½·e₀`` in D (one event fewer) and ``−½·e₀`` in D′, with nearly parallel ``z_t``: p+1 terms each
+        going from ``+G`` to ``−G`` along almost one direction. The sensitivity ``2(p+1)G/N`` holds at every
+        U, inside the constraint set or not (clipping bounds each term whatever U is)."""
+        U = np.zeros((dim, dim * lags + 1))
+        U[0, 0:dim * lags:dim] = -1.0  # Z is lag-major: column (k−1)d + j holds X_{t−k}[j]
+        U[:, -1] = float(count_cap)
+        U[0, -1] = (lags + 1) * float(count_cap) - 0.5
+        return U
+
+    def observed_release(self, stats, config, report, rng, state=None):
+        """The estimate H (with K = 1 and a small constant step a linear image of the one release); with
+        ``state``, the K clipped-gradient releases made at that U."""
+        if state is not None:
+            design, sigma = per_bin_design(stats), float(np.sqrt(report.sigma2))
+            state = np.asarray(state, dtype=float)
+            return np.concatenate([clipped_release(state, design, config.clip, sigma, rng).ravel()
+                                   for _ in range(config.iters)])
         U, _, _ = self.run(stats, config, report, rng)
         return (U / config.bin_size).ravel()

@@ -14,6 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import ConfigError
+from ..noise import NoiseSource
 from ..privacy import PrivacyReport
 from ..stats import SufficientStats
 from .binned import prepare_binned, prepare_partitioned
@@ -57,6 +58,9 @@ class Family:
     worst_case_options, worst_case_lags : dict, int or None
         Public options (and p) under which a worst-case privacy audit sees most of the claimed sensitivity
         (:func:`dphawkes_experiments.audit.worst_case_fit`): one release from ``U = 0``, a tiny constraint.
+    worst_case_dim : int or None
+        Number of dimensions d of the worst-case audit's neighbour pair when the family's bound is reached
+        only at some d (``None``: the data's d). The audit says which d it used.
     noiseless_limit, noiseless_options : str, dict
         What the fit is with σ² = 0 and ``noiseless_options``: ``least squares`` (CLS exactly), ``projected
         gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise) or ``clipped
@@ -80,6 +84,7 @@ class Family:
     sensitivity_fraction: ClassVar[float] = 0.0
     worst_case_options: ClassVar[dict] = {}
     worst_case_lags: ClassVar[int | None] = None
+    worst_case_dim: ClassVar[int | None] = None
     noiseless_limit: ClassVar[str] = "least squares"
     noiseless_options: ClassVar[dict] = {}
 
@@ -125,9 +130,18 @@ class Family:
         calibration: the family's sensitivity, composed over its releases."""
         raise ConfigError(f"{self.label} adds no noise: it has no privacy report")
 
-    def run(self, stats: SufficientStats, config, report: PrivacyReport | None, rng: np.random.Generator,
+    def integer_release(self, config) -> bool:
+        """Whether every number the fit of ``config`` releases is an integer (and few enough for OpenDP's exact
+        sampler, ~15 µs each): then an unseeded fit draws the discrete Gaussian and is calibrated and accounted
+        in zCDP (:func:`~dphawkes_core.noise.discrete_noise`; pass ``discrete=`` to the calibration). Default:
+        real-valued releases (continuous noise from the OS CSPRNG in a release)."""
+        return False
+
+    def run(self, stats: SufficientStats, config, report: PrivacyReport | None, rng: NoiseSource,
             transcript: list | None = None) -> tuple[np.ndarray, list, dict]:
-        """The estimator on ``stats`` with the noise of ``report`` drawn from ``rng``.
+        """The estimator on ``stats`` with the noise of ``report`` drawn from ``rng``
+        (:func:`~dphawkes_core.noise.noise_source`: numpy's for a seed, the OS CSPRNG for a release, discrete when
+        ``report.discrete``; a numpy ``Generator`` is accepted too and draws like a seeded source).
 
         Returns
         -------
@@ -145,9 +159,23 @@ class Family:
         change of this vector between neighbours is what :meth:`privacy_report`'s ``sensitivity`` bounds."""
         raise ConfigError(f"{self.label} releases nothing: it adds no noise")
 
+    def worst_case_state(self, dim: int, lags: int, count_cap: int, config) -> np.ndarray | None:
+        """A public state ``U`` (``d × (dp+1)``) at which the worst-case audit observes the releases, for a
+        family whose sensitivity bound holds at every state but is reached only away from where a fit
+        starts. The audit's pair is every count at C in all bins and, in D, one count of dimension 0 in the
+        middle bin one lower. ``None`` (the default): the audit runs the mechanism from its own start.
+
+        Each release is calibrated to the bound at whatever state the earlier releases led to (the
+        adaptive composition the claim rests on), so K releases at one chosen state are held to the same
+        claim ``μ = √K·S/σ`` as the run itself; :meth:`observed_release` with ``state`` gives them."""
+        return None
+
     def observed_release(self, stats: SufficientStats, config, report: PrivacyReport,
-                         rng: np.random.Generator) -> np.ndarray:
-        """Everything the mechanism releases, as one vector: what the privacy audit observes."""
+                         rng: np.random.Generator, state: np.ndarray | None = None) -> np.ndarray:
+        """Everything the mechanism releases, as one vector: what the privacy audit observes. With ``state``
+        (:meth:`worst_case_state`): the K releases made at that state."""
+        if state is not None:
+            raise ConfigError(f"{self.label} has no state to release at")
         transcript = []
         U, _, _ = self.run(stats, config, report, rng, transcript)
         return np.concatenate([np.ravel(t) for t in transcript]) if transcript else np.ravel(U)

@@ -11,11 +11,10 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ..binning import n_bins_for
 from ..distributed import partitioned_window
 from ..errors import ConfigError
+from ..noise import noise_source
 from ..privacy import FormalStatus, PrivacyReport, formal_status
 from ..resources import CostEstimate, estimate_fit_cost
 from ..stats import SufficientStats
@@ -46,10 +45,13 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
 
     This is the whole mechanism after calibration (used as is by the privacy audit, which calibrates
     once and runs many seeds). An iterative family appends every noisy gradient it releases to
-    ``transcript`` when given.
+    ``transcript`` when given. The noise comes from :func:`~dphawkes_core.noise.noise_source`: numpy's
+    ``default_rng(seed)`` for a seeded fit (as ever), the OS CSPRNG for a release — with the exact discrete
+    Gaussian when ``report`` was calibrated for it (``report.discrete``), so the sampler is always the one the
+    accounting assumed.
     """
     start = time.perf_counter()
-    rng = np.random.default_rng(config.seed)
+    rng = noise_source(config.seed, discrete=bool(report is not None and report.discrete))
     U, history, info = config.family.run(stats, config, report, rng, transcript)
     return FitResult(
         method=config.method,
@@ -77,17 +79,18 @@ def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
     return fit_stats(stats, FitConfig(method="cls", bin_size=bin_size, lags=stats.lags))
 
 
-def release_status(config: FitConfig, data_info: dict, data_derived=()) -> FormalStatus:
+def release_status(config: FitConfig, data_info: dict, data_derived=(), released: bool = False) -> FormalStatus:
     """Whether a fit of ``config`` on data described by ``data_info`` (from :func:`prepare_stats`) is a
     formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.formal_status` from the calibration, the
     seed, the noise (σ² = 0 is none), the declared domain (window, dimensions and sequences stated, not read
-    from the data) and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
+    from the data), whether a privacy session released it (``released``: only :mod:`~dphawkes_core.session`
+    passes True) and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
     calibration = config.calibration if config.family.private else None
     undeclared = tuple(name for name, key in (("d", "dimensions_declared"), ("S", "sequences_declared"))
                        if not data_info.get(key, False))
     return formal_status(calibration, seed=config.seed, window_stated=bool(data_info.get("window_stated", False)),
                          data_derived=tuple(data_derived) + undeclared,
-                         noise=config.sigma2 is None or config.sigma2 > 0)
+                         noise=config.sigma2 is None or config.sigma2 > 0, released=released)
 
 
 def fit_cost(events: Events, config: FitConfig) -> CostEstimate:

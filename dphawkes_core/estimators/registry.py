@@ -10,6 +10,7 @@ from ..errors import ConfigError
 from .clipped import PGDClip
 from .family import Family
 from .gradient import CG, PGD
+from .grid_free import CTLS
 from .least_squares import CLS
 from .ssp import SSP
 
@@ -48,5 +49,5 @@ def method_labels() -> dict[str, str]:
     return {name: family.label for name, family in FAMILIES.items()}
 
 
-for _family in (CLS(), PGD(), CG(), SSP(), PGDClip()):
+for _family in (CLS(), PGD(), CG(), SSP(), PGDClip(), CTLS()):
     register(_family)

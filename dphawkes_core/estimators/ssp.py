@@ -29,6 +29,7 @@ import numpy as np
 
 from ..count_cap import AUTO
 from ..errors import ConfigError
+from ..noise import NoiseSource, discrete_noise, uses_discrete
 from ..privacy import calibrate_single_sensitivity, data_R
 from ..sequence_privacy import release_pieces_vector
 from ..stats import MomentPieces, SufficientStats, assemble_stats, assemble_summed
@@ -52,11 +53,13 @@ def ssp_ridge(sigma: float, n_params: int, release: str = "full") -> float:
     return float(SSP_RIDGE_FACTOR[release] * sigma * np.sqrt(n_params))
 
 
-def release_statistics(stats: SufficientStats, sigma: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def release_statistics(stats: SufficientStats, sigma: float, rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
     """``full`` release: the upper triangle of ``A`` and ``b`` with noise std σ per entry.
 
     The lower triangle mirrors the upper one (``Â`` is symmetric); ``A[-1,-1] = 1`` is public and left
-    exact. The ``A`` noise is drawn first, then the ``b`` noise (reproducible by seed).
+    exact. The ``A`` noise is drawn first, then the ``b`` noise (reproducible by seed). ``N·A`` and ``N·b`` are
+    integers, but a release holds ``q(q+1)/2 + dq`` numbers (2·10⁶ at p = 500, d = 4): continuous noise, the
+    OS CSPRNG's in a release (``docs/privacy.md``, "The noise: samplers and generators").
     """
     q = stats.n_params
     if sigma <= 0:
@@ -66,19 +69,23 @@ def release_statistics(stats: SufficientStats, sigma: float, rng: np.random.Gene
     return stats.A + noise, stats.b + sigma * rng.standard_normal(stats.b.shape)
 
 
-def _symmetric_noise(size: int, sigma: float, rng: np.random.Generator) -> np.ndarray:
+def _symmetric_noise(size: int, sigma: float, rng: NoiseSource) -> np.ndarray:
     upper = np.triu(sigma * rng.standard_normal((size, size)))
     return upper + np.triu(upper, 1).T
 
 
-def release_pieces(pieces: MomentPieces, raw_sigma: float, rng: np.random.Generator) -> MomentPieces:
+def release_pieces(pieces: MomentPieces, raw_sigma: float, rng: NoiseSource) -> MomentPieces:
     """``lagged`` release: Gaussian noise of std ``raw_sigma`` on every released number of ``pieces``.
 
     ``C[0]`` is symmetric: its upper triangle is released and mirrored. ``n_bins`` is public (the window
-    and Δ fix it) and stays exact. Draw order: ``C[0]``, ``C[1..p]``, totals, heads, tails.
+    and Δ fix it) and stays exact. Draw order: ``C[0]``, ``C[1..p]``, totals, heads, tails. Every number is
+    an integer (products and sums of clipped counts): a discrete ``rng`` (an unseeded release calibrated for
+    it) adds OpenDP's exact discrete Gaussian instead (:func:`_discrete_pieces`).
     """
     if raw_sigma <= 0:
         return pieces
+    if uses_discrete(rng):
+        return _discrete_pieces(pieces, raw_sigma, rng)
     d = pieces.dim
     lagged = pieces.lagged.copy()
     lagged[0] += _symmetric_noise(d, raw_sigma, rng)
@@ -90,6 +97,23 @@ def release_pieces(pieces: MomentPieces, raw_sigma: float, rng: np.random.Genera
         heads=pieces.heads + raw_sigma * rng.standard_normal(pieces.heads.shape),
         tails=pieces.tails + raw_sigma * rng.standard_normal(pieces.tails.shape),
     )
+
+
+def _discrete_pieces(pieces: MomentPieces, raw_sigma: float, rng: NoiseSource) -> MomentPieces:
+    """The ``lagged`` release with the discrete Gaussian ``N_Z(0, raw_sigma²)``: one integer vector in the order of
+    :meth:`SSP.release_vector` (upper triangle of ``C[0]``, ``C[1..p]``, totals, heads, tails), one mechanism."""
+    d = pieces.dim
+    upper = np.triu_indices(d)
+    parts = (pieces.lagged[0][upper], pieces.lagged[1:], pieces.totals, pieces.heads, pieces.tails)
+    noisy = rng.discrete_gaussian(np.concatenate([np.ravel(x) for x in parts]), raw_sigma).astype(float)
+    out, start = [], 0
+    for x in parts:
+        out.append(noisy[start:start + np.size(x)].reshape(np.shape(x)))
+        start += np.size(x)
+    first = np.zeros((d, d))
+    first[upper] = out[0]
+    first = first + np.triu(first, 1).T
+    return replace(pieces, lagged=np.concatenate([first[None], out[1]]), totals=out[2], heads=out[3], tails=out[4])
 
 
 def shrink_edges(noisy: MomentPieces, raw_sigma: float) -> MomentPieces:
@@ -167,7 +191,7 @@ def solve_nonnegative(A_tilde: np.ndarray, b_hat: np.ndarray) -> np.ndarray:
 
 
 def released_stats(stats: SufficientStats, sigma: float, release: str,
-                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+                   rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
     """``(Â, b̂)`` of one release with noise std σ in the units of ``A`` (raw pieces get ``σN``)."""
     if release == "full":
         return release_statistics(stats, sigma, rng)
@@ -185,7 +209,7 @@ def released_stats(stats: SufficientStats, sigma: float, release: str,
 
 
 def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabiliser: str,
-            rng: np.random.Generator, release: str = "lagged", nonnegative: bool = True,
+            rng: NoiseSource, release: str = "lagged", nonnegative: bool = True,
             smoothing: float = 0.0) -> tuple[np.ndarray, dict]:
     """DP-SSP: release once, stabilise ``Â`` and solve the least-squares problem.
 
@@ -198,7 +222,8 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
     ridge : float, optional
         λ; ``None``: :func:`ssp_ridge`.
     stabiliser : {"ridge", "psd"}
-    rng : numpy.random.Generator
+    rng : NoiseSource or numpy.random.Generator
+        :func:`~dphawkes_core.noise.noise_source` of the fit (a discrete one for an unseeded lagged release).
     release : {"lagged", "full"}
     nonnegative : bool
         Constrain kernels and baselines to be ``>= 0`` (:func:`solve_nonnegative`); otherwise solve
@@ -307,6 +332,12 @@ class SSP(Family):
             return prepare_sequence_stats(events, config)
         return super().prepare_stats(events, config)
 
+    def integer_release(self, config) -> bool:
+        """The event unit's ``lagged`` release holds only integers (lagged products, totals and edge rows of clipped
+        counts, and the automatic cap's tail counts): an unseeded one draws the exact discrete Gaussian. The
+        ``full`` release (2·10⁶ numbers at p = 500, d = 4) and the sequence unit's clipped sums keep continuous noise."""
+        return config.unit.name == "event" and config.ssp_release == "lagged"
+
     def sensitivity(self, dim: int, lags: int, n_rows: int, count_cap: int, release: str) -> float:
         """The event unit's L2 sensitivity of ``release`` (:func:`ssp_lagged_sensitivity`, :func:`ssp_sensitivity`)."""
         return (ssp_lagged_sensitivity if release == "lagged" else ssp_sensitivity)(dim, lags, n_rows, count_cap)
@@ -321,7 +352,7 @@ class SSP(Family):
         return calibrate_single_sensitivity(
             NOTE, sens, 1, config.calibration, config.dp_delta,
             epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats),
-            auto_cap=(config.count_cap_share, stats.count_cap) if auto else None)
+            auto_cap=(config.count_cap_share, stats.count_cap) if auto else None, discrete=discrete_noise(config))
 
     def release_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of ``A``: the lagged pieces (upper triangle of
@@ -330,9 +361,7 @@ class SSP(Family):
         if config.ssp_release == "full":
             upper = stats.A[np.triu_indices_from(stats.A)][:-1]
             return np.concatenate([upper, stats.b.ravel()])
-        pieces = stats.pieces
-        return np.concatenate([pieces.lagged[0][np.triu_indices(pieces.dim)], pieces.lagged[1:].ravel(),
-                               pieces.totals, pieces.heads.ravel(), pieces.tails.ravel()]) / stats.n_rows
+        return _pieces_vector(stats.pieces) / stats.n_rows
 
     def run(self, stats, config, report, rng, transcript=None):
         U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng, config.ssp_release,
@@ -340,6 +369,20 @@ class SSP(Family):
         return U, [paper_loss(U, stats)], info
 
     def observed_release(self, stats, config, report, rng):
-        """The release ``(Â, b̂)`` (upper triangle of Â, then b̂), drawn as :func:`run_ssp` draws it."""
-        A_hat, b_hat = released_stats(stats, math.sqrt(report.sigma2), config.ssp_release, rng)
+        """The release as :func:`run_ssp` draws it: the event unit's lagged release is the noisy pieces, in
+        the layout and units of :meth:`release_vector` (noise of one std on every number, before the edge
+        shrinkage, which is post-processing); the full release (and the sequence unit's) is ``(Â, b̂)``
+        (upper triangle of Â, then b̂)."""
+        sigma = math.sqrt(report.sigma2)
+        pieces = getattr(stats, "pieces", None)
+        if config.ssp_release == "lagged" and getattr(stats, "summed_pieces", None) is None and pieces is not None:
+            return _pieces_vector(release_pieces(pieces, sigma * stats.n_rows, rng)) / stats.n_rows
+        A_hat, b_hat = released_stats(stats, sigma, config.ssp_release, rng)
         return np.concatenate([A_hat[np.triu_indices_from(A_hat)], b_hat.ravel()])
+
+
+def _pieces_vector(pieces: MomentPieces) -> np.ndarray:
+    """The released numbers of the lagged release in one vector: upper triangle of ``C[0]``, ``C[1..p]``,
+    totals, heads, tails."""
+    return np.concatenate([pieces.lagged[0][np.triu_indices(pieces.dim)], pieces.lagged[1:].ravel(),
+                           pieces.totals, pieces.heads.ravel(), pieces.tails.ravel()])

@@ -38,13 +38,13 @@ def test_a_row_in_a_new_dimension_changes_neither_shape_nor_noise(tmp_path, extr
     neighbour = _fit(_csv(tmp_path / "n.csv", ROWS + [(extra_time, 2)]), tmp_path / "n.json", "--dimensions", "2")
     assert np.shape(neighbour["kernels"]) == np.shape(base["kernels"]) == (2, 2, 2)
     assert neighbour["sigma2"] == base["sigma2"] and neighbour["n_bins"] == base["n_bins"]
-    assert neighbour["outside_domain"] == 1 and base["formal_guarantee"]  # the domain is applied before the window
-    assert neighbour["formal_guarantee"]
+    assert neighbour["outside_domain"] == 1 and base["formal_settings"]  # the domain is applied before the window
+    assert neighbour["formal_settings"]
 
 
 def test_without_declared_dimensions_the_release_is_not_formal(tmp_path):
     payload = _fit(_csv(tmp_path / "d.csv", ROWS), tmp_path / "d.json")
-    assert not payload["formal_guarantee"]
+    assert not payload["formal_settings"]
     assert any("number of dimensions" in reason for reason in payload["formal_reasons"])
 
 
@@ -55,17 +55,17 @@ def test_a_row_with_a_new_sequence_outside_the_window_changes_nothing(tmp_path):
                      "--dimensions", "2", "--sequences", "2")
     assert neighbour["n_bins"] == base["n_bins"] == 2 * END and neighbour["sigma2"] == base["sigma2"]
     assert np.shape(neighbour["kernels"]) == np.shape(base["kernels"])
-    assert neighbour["formal_guarantee"] and neighbour["outside_domain"] == 1
+    assert neighbour["formal_settings"] and neighbour["outside_domain"] == 1
 
 
 def test_undeclared_sequences_are_not_formal_and_a_missing_declared_one_still_counts(tmp_path):
     rows = [(t, j, s) for s in range(2) for t, j in ROWS]
     path = _csv(tmp_path / "d.csv", rows, True)
     undeclared = _fit(path, tmp_path / "u.json", "--dimensions", "2")
-    assert not undeclared["formal_guarantee"]
+    assert not undeclared["formal_settings"]
     assert any("set of sequences" in reason for reason in undeclared["formal_reasons"])
     three = _fit(path, tmp_path / "t.json", "--dimensions", "2", "--sequences", "3")  # key 2 has no rows
-    assert three["n_bins"] == 3 * END and three["formal_guarantee"]
+    assert three["n_bins"] == 3 * END and three["formal_settings"]
 
 
 def test_no_noise_is_never_formal(tmp_path):
@@ -75,7 +75,7 @@ def test_no_noise_is_never_formal(tmp_path):
             "--dimensions", "2", "--json", str(out)]
     assert main(argv) == 0
     payload = json.loads(out.read_text())
-    assert payload["formal_guarantee"] is False and any("σ² = 0" in r for r in payload["formal_reasons"])
+    assert payload["formal_settings"] is False and any("σ² = 0" in r for r in payload["formal_reasons"])
 
 
 def test_names_map_through_the_declared_list_whatever_their_sort_order(tmp_path):
@@ -127,6 +127,6 @@ def test_the_partitioned_path_keeps_shape_and_noise_for_the_same_neighbours(tmp_
     for name, extra in (("dim", (3.5, 2, 0)), ("seq", (15.0, 0, 7))):
         neighbour = _fit(_partitions(tmp_path / name, rows + [extra]), tmp_path / f"{name}.json", *declared)
         assert neighbour["n_bins"] == base["n_bins"] and neighbour["sigma2"] == base["sigma2"]
-        assert np.shape(neighbour["kernels"]) == np.shape(base["kernels"]) and neighbour["formal_guarantee"]
+        assert np.shape(neighbour["kernels"]) == np.shape(base["kernels"]) and neighbour["formal_settings"]
         assert neighbour["outside_domain"] == 1
-    assert not _fit(tmp_path / "d", tmp_path / "u.json", "--dimensions", "2")["formal_guarantee"]
+    assert not _fit(tmp_path / "d", tmp_path / "u.json", "--dimensions", "2")["formal_settings"]

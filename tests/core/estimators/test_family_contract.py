@@ -185,11 +185,13 @@ def test_measured_sensitivity_stays_under_the_bound_and_reaches_the_documented_f
 
 
 @pytest.mark.parametrize("name", PRIVATE)
-def test_a_seeded_fit_is_not_formal_and_an_unseeded_one_is(name):
+def test_a_seeded_fit_is_not_formal_and_an_unseeded_release_is(name):
     config = config_for(name, 2, count_cap=2)
     info = {"window_stated": True, "dimensions_declared": True, "sequences_declared": True}
-    assert release_status(config, info).formal
-    seeded = release_status(FitConfig(**{**config.to_dict(), "seed": 7}), info)
+    assert release_status(config, info, released=True).formal
+    unreleased = release_status(config, info)  # only a privacy session's release is formal
+    assert not unreleased.formal and unreleased.settings_formal
+    seeded = release_status(FitConfig(**{**config.to_dict(), "seed": 7}), info, released=True)
     assert not seeded.formal and any("seed" in reason for reason in seeded.reasons)
 
 

@@ -39,7 +39,8 @@ def test_cli_fits_it(tmp_path, capsys):
                  "--json", str(out)])
     assert code == 0, capsys.readouterr().err
     payload = json.loads(out.read_text())
-    assert payload["method"] == NAME and payload["formal_guarantee"] is True and payload["shrink"] == 0.5
+    assert payload["method"] == NAME and payload["formal_settings"] is True and payload["shrink"] == 0.5
+    assert payload["formal_guarantee"] is False  # no --ledger: not released through a privacy session
     assert np.all(np.asarray(payload["kernels"]) == 0)
 
 
@@ -72,7 +73,8 @@ def test_a_sweep_runs_it():
                      support=2.0, calibration="formal", count_cap=5)
     frame = run_sweep(spec)
     toy = frame[frame.method == NAME]
-    assert len(toy) == 2 and toy["formal_guarantee"].all() and np.isfinite(toy["relative_error"]).all()
+    assert len(toy) == 2 and toy["formal_settings"].all() and np.isfinite(toy["relative_error"]).all()
+    assert not toy["formal_guarantee"].any()  # seeded experiments, never releases
 
 
 def test_an_audit_of_it_holds_and_catches_a_broken_copy():
@@ -86,7 +88,7 @@ def test_an_audit_of_it_holds_and_catches_a_broken_copy():
 
 def test_it_passes_the_contract_checks():
     contract.test_measured_sensitivity_stays_under_the_bound_and_reaches_the_documented_fraction(NAME)
-    contract.test_a_seeded_fit_is_not_formal_and_an_unseeded_one_is(NAME)
+    contract.test_a_seeded_fit_is_not_formal_and_an_unseeded_release_is(NAME)
     contract.test_its_options_round_trip_through_to_dict_and_never_carry_another_familys(NAME)
     for option in ("bound", "radius", "clip", "ridge", "iters"):
         contract.test_options_it_does_not_read_are_refused(NAME, option)

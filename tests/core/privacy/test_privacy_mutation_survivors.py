@@ -19,7 +19,7 @@ from dphawkes_core.count_cap import cap_from_tails, cap_noise_sigma, choose_cap,
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.events import Events, EventSequence
-from dphawkes_core.privacy import (compose_count_cap, data_R, formal_bounds, formal_status, gaussian_epsilon,
+from dphawkes_core.privacy import (NOT_RELEASED, compose_count_cap, data_R, formal_bounds, formal_status, gaussian_epsilon,
                                    gaussian_sigma)
 from dphawkes_core.sequence_privacy import (cap_events, clip_grid, clip_noise_sigma, clip_rng, clipped_sums,
                                             contribution_norms, dp_sequence_clip, gdp_epsilon, max_events_clip,
@@ -472,20 +472,24 @@ def test_count_cap_release_guards_fields_and_noise():
 
 
 def test_formal_status_names_every_reason():
-    clean = formal_status("formal", seed=None, window_stated=True)
+    clean = formal_status("formal", seed=None, window_stated=True, released=True)
     assert clean.formal and clean.reasons == () and clean.to_dict() == {"formal_guarantee": True,
-                                                                         "formal_reasons": []}
-    read = formal_status("formal", seed=None, window_stated=False)  # the window read from the data alone
-    assert not read.formal and len(read.reasons) == 1 and "window" in read.reasons[0]
-    for status in (formal_status(None, seed=None, window_stated=True),
-                   formal_status("paper", seed=None, window_stated=True),
-                   formal_status("formal", seed=3, window_stated=True),
-                   formal_status("formal", seed=None, window_stated=True, data_derived=("T",))):
-        assert not status.formal and len(status.reasons) == 1
+                                                                         "formal_reasons": [],
+                                                                         "formal_settings": True}
+    unreleased = formal_status("formal", seed=None, window_stated=True)  # only a session's release is formal
+    assert not unreleased.formal and unreleased.settings_formal and unreleased.reasons == (NOT_RELEASED,)
+    read = formal_status("formal", seed=None, window_stated=False, released=True)  # the window read from the data
+    assert not read.formal and len(read.reasons) == 1 and "window" in read.reasons[0] and not read.settings_formal
+    for status in (formal_status(None, seed=None, window_stated=True, released=True),
+                   formal_status("paper", seed=None, window_stated=True, released=True),
+                   formal_status("formal", seed=3, window_stated=True, released=True),
+                   formal_status("formal", seed=None, window_stated=True, data_derived=("T",), released=True),
+                   formal_status("formal", seed=None, window_stated=True, noise=False, released=True)):
+        assert not status.formal and len(status.reasons) == 1 and not status.settings_formal
         assert all(isinstance(r, str) and r for r in status.reasons)
         assert status.to_dict()["formal_reasons"] == list(status.reasons)
     assert "paper" in formal_status("paper", seed=None, window_stated=True).reasons[0]
-    derived = formal_status("formal", seed=None, window_stated=True, data_derived=("B", "C", "T"))
+    derived = formal_status("formal", seed=None, window_stated=True, data_derived=("B", "C", "T"), released=True)
     assert not derived.formal and len(derived.reasons) == 3
     assert any("B" in r for r in derived.reasons) and any("C" in r for r in derived.reasons)
     with pytest.raises(ConfigError):
