@@ -27,7 +27,8 @@ from .data_info import DataInfo
 from .errors import DPHawkesError
 from .estimators.binned import domain_info
 from .estimators import FitConfig, FitResult, fit_stats, prepare_stats, privacy_report, release_status, run_private
-from .ledger import (DataLedger, Entry, LedgerBook, LedgerKey, compose_epsilon, mechanisms_of, release_label,
+from .accounting import compose_epsilon, mechanisms_of
+from .ledger import (DataLedger, Entry, LedgerBook, LedgerKey, release_label,
                      release_request, result_from_record, result_record)
 from .privacy import FormalStatus
 from .sequence_privacy import AutoClip
