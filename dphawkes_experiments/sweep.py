@@ -28,16 +28,11 @@ import concurrent.futures as cf
 import contextlib
 import functools
 import hashlib
-import importlib.machinery
 import json
 import math
-import multiprocessing
-import os
-import sys
 import time
 import zlib
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping
 
 import numpy as np
@@ -51,16 +46,23 @@ from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.events import Events
 from dphawkes_core.kernels import Scenario
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
-from .prediction import evaluate_prediction, split_events
 from dphawkes_core.privacy import CALIBRATIONS
 from dphawkes_core.simulate import simulate
 from dphawkes_core.threads import blas_threads
 
+from .executors import _main_script_kept_from_workers, dask_executor, default_executor
+from .prediction import evaluate_prediction, split_events
+from .tables import load_table, merge_tables, save_table, sidecar_path, tidy
+
+__all__ = [  # the sweep engine, with its executors and tables (executors.py, tables.py)
+    "DataSource", "SweepSpec", "cell_key", "dask_executor", "default_executor", "groups", "iter_sweep", "load_table",
+    "merge_tables", "noise_seed", "run_group", "run_size_sweep", "run_sweep", "save_table", "select", "sidecar_path",
+    "size_specs", "tidy",
+]
+
 PRIVACY_KINDS = ("sigma2", "epsilon")
 SHRINK_RATIO = SHRINK_WARNING_RATIO  # constraint radius below this fraction of the truth's norm: shrunk to zero
 MAX_CELLS = 20_000
-_HEADER = "# dphawkes-sweep "
-_PARQUET_KEY = b"dphawkes_sweep"
 
 
 @dataclass(frozen=True)
@@ -441,63 +443,6 @@ def _utility_columns(result: FitResult, truth, split) -> dict:
             "poisson_rmse": pred.poisson_rmse, "n_predictions": pred.n_predictions}
 
 
-def default_executor(max_workers: int | None = None) -> cf.ProcessPoolExecutor:
-    """A process pool with one worker per CPU, started with ``forkserver`` (safe in threaded apps)."""
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["dphawkes_experiments.sweep"])
-    return cf.ProcessPoolExecutor(max_workers=max_workers or os.cpu_count() or 1, mp_context=ctx)
-
-
-@contextlib.contextmanager
-def dask_executor(address: str, n_workers: int = 2):
-    """Executor of a Dask distributed cluster (optional extra ``dphawkes[dask]``).
-
-    Parameters
-    ----------
-    address : str
-        ``local`` starts a :class:`distributed.LocalCluster` on loopback; anything else
-        (``tcp://HOST:PORT``) is the address of an existing scheduler.
-    n_workers : int
-        Worker processes of the local cluster (one thread each: the fits hold the GIL between BLAS calls).
-    """
-    try:
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise ConfigError("Dask is not installed: pip install 'dphawkes[dask]'") from None
-    with contextlib.ExitStack() as stack:
-        if address == "local":
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=n_workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=":0", scheduler_kwargs={"dashboard": False}))  # no dashboard; its HTTP
-            # health routes on a free port (with no address they take 8787, and warn when it is taken)
-            client = stack.enter_context(Client(cluster))
-        else:
-            try:
-                client = stack.enter_context(Client(address, timeout="10s"))
-            except (OSError, TimeoutError) as exc:
-                raise ConfigError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-        yield client.get_executor(pure=False)
-
-
-@contextlib.contextmanager
-def _main_script_kept_from_workers():
-    """Keep new worker processes from re-running the parent's ``__main__`` file.
-
-    ``multiprocessing`` runs the parent's main script (as ``__mp_main__``) in every spawned or
-    forkserver worker. Under Streamlit ``__main__`` is the page being drawn, so each worker would run
-    the whole page in bare mode (hundreds of "missing ScriptRunContext" warnings) before its first
-    task. The workers only need :mod:`dphawkes_core`: naming the main module ``__main__`` meanwhile
-    makes ``multiprocessing`` skip it.
-    """
-    main = sys.modules["__main__"]
-    saved = main.__dict__.get("__spec__")
-    main.__spec__ = importlib.machinery.ModuleSpec("__main__", None)
-    try:
-        yield
-    finally:
-        main.__spec__ = saved
-
-
 def iter_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Iterable[str] = ()) -> Iterator[list[dict]]:
     """Run the sweep, yielding the rows of each (seed, Δ) group as soon as it finishes.
 
@@ -618,87 +563,9 @@ def run_size_sweep(spec: SweepSpec, sizes: Iterable[int], executor: cf.Executor 
     return merge_tables(*frames)
 
 
-def tidy(rows: list[dict]) -> pd.DataFrame:
-    """Rows to a table in a fixed order (Δ, method, level, seed), parameters first."""
-    frame = pd.DataFrame(rows)
-    if frame.empty:
-        return frame
-    first = ["source", "scenario", "method", "bin_size", "lags", "privacy", "level", "seed", "noise_seed",
-             "sigma2", "epsilon"]
-    cols = first + [c for c in frame.columns if c not in first]
-    frame = frame[cols].sort_values(["bin_size", "method", "level", "seed"], na_position="first", kind="stable")
-    return frame.reset_index(drop=True)
-
-
-def merge_tables(*frames: pd.DataFrame) -> pd.DataFrame:
-    """Concatenate sweep tables, keeping the last row of each cell key."""
-    frames = [f for f in frames if f is not None and not f.empty]
-    if not frames:
-        return pd.DataFrame()
-    joined = pd.concat(frames, ignore_index=True).drop_duplicates("key", keep="last")
-    return tidy(joined.to_dict("records"))
-
-
 def select(frame: pd.DataFrame, spec: SweepSpec) -> pd.DataFrame:
     """The rows of ``frame`` that belong to ``spec``'s grid (e.g. from a larger cache)."""
     keys = {cell_key(spec, c) for c in spec.cells()}
     if frame.empty:
         return frame
     return frame[frame["key"].isin(keys)].reset_index(drop=True)
-
-
-def save_table(frame: pd.DataFrame, path: str | os.PathLike, params: dict | None = None) -> Path:
-    """Write a sweep table to ``.parquet`` (parameters in its metadata) or a plain ``.csv`` (header first,
-    readable by ``pandas.read_csv`` with no options) with the parameters in a sidecar ``<name>.csv.json``."""
-    path = Path(path)
-    meta = json.dumps(params or {}, default=_json_default)
-    if path.suffix.lower() == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        table = table.replace_schema_metadata({**(table.schema.metadata or {}), _PARQUET_KEY: meta.encode()})
-        pq.write_table(table, path)
-    elif path.suffix.lower() == ".csv":
-        frame.to_csv(path, index=False)
-        sidecar_path(path).write_text(meta + "\n")
-    else:
-        raise ConfigError(f"save the table as .csv or .parquet, not {path.suffix or 'no extension'!r}")
-    return path
-
-
-def sidecar_path(path: str | os.PathLike) -> Path:
-    """Where the parameters of a CSV sweep table go: ``x.csv`` -> ``x.csv.json``."""
-    path = Path(path)
-    return path.with_name(path.name + ".json")
-
-
-def load_table(path: str | os.PathLike) -> tuple[pd.DataFrame, dict]:
-    """Read a table written by :func:`save_table`; returns the frame and its parameters."""
-    path = Path(path)
-    if path.suffix.lower() == ".parquet":
-        import pyarrow.parquet as pq
-
-        table = pq.read_table(path)
-        meta = (table.schema.metadata or {}).get(_PARQUET_KEY, b"{}")
-        return table.to_pandas(), json.loads(meta)
-    with path.open() as fh:
-        first = fh.readline()
-        params = json.loads(first[len(_HEADER):]) if first.startswith(_HEADER) else {}  # tables before the sidecar
-        if not first.startswith(_HEADER):
-            fh.seek(0)
-        frame = pd.read_csv(fh)
-    if sidecar_path(path).is_file():
-        params = json.loads(sidecar_path(path).read_text())
-    text = frame.select_dtypes(include=["object", "string"]).columns
-    frame[text] = frame[text].fillna("")  # CSV cannot tell an empty text from a missing one
-    return frame, params
-
-
-def _json_default(obj):
-    if isinstance(obj, (np.floating, np.integer)):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
-
