@@ -30,22 +30,28 @@ from dataclasses import replace
 
 import numpy as np
 
+from dphawkes_core.datasets import DATA_DIR_ENV, default_data_dir
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.events import Events, load_csv
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import compare
 from dphawkes_experiments.prediction import evaluate_prediction, split_events
-from dphawkes_core.sequence_privacy import max_events_clip, unit_conversion
+from dphawkes_core.sequence_privacy import max_events_clip
+from dphawkes_core.unit_conversion import unit_conversion
 from dphawkes_core.simulate import simulate
 
 EPSILON, DELTA, CAP = 1.0, 1e-5, 3
 SEQUENCE_RELEASES = ("full", "lagged")
-TAXI = "/work/shared/data/nyc_taxi/events.csv"
 
 
 def taxi() -> tuple[Events, float, int, int, np.ndarray | None]:
-    """Taxi shifts on the public window [0, 24 h]; Δ, p, M; no truth."""
-    return load_csv(TAXI, end_time=24.0), 0.5, 4, 40, None
+    """Taxi shifts on the public window [0, 24 h]; Δ, p, M; no truth. The data are found as the app finds them
+    (``$DPHAWKES_DATA_DIR``, else ``<repo>/../shared/data``)."""
+    path = default_data_dir() / "nyc_taxi" / "events.csv"
+    if not path.is_file():
+        raise SystemExit(f"real data set {path} not present: set {DATA_DIR_ENV} to the real-data directory, "
+                         "or run with --only sim")
+    return load_csv(path, end_time=24.0), 0.5, 4, 40, None
 
 
 def simulated(sequences: int, horizon: float = 50.0) -> tuple[Events, float, int, int, np.ndarray]:

@@ -27,7 +27,8 @@ from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_
 from .guidance import count_noun
 from dphawkes_core.kernels import get_scenario
 from .presets import DEFAULT_PRESET, Preset, get_preset
-from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS, unit_conversion
+from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS
+from dphawkes_core.unit_conversion import unit_conversion
 from dphawkes_core.threads import set_blas_threads
 from .url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params,
                                      parse_data_params, window_value)
@@ -41,9 +42,12 @@ LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session 
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """Identity of a dataset's content (event times, windows, names), for cache keys."""
+    """Identity of a dataset's content (event times, windows, names) and of what of its domain is declared (the
+    same events with declared dimensions give other statistics' data info), for cache keys."""
     digest = hashlib.sha1()
-    digest.update(repr(dataset.events.names).encode())
+    ev = dataset.events
+    digest.update(repr((ev.names, ev.window_stated, ev.dimensions_declared, ev.sequences_declared,
+                        ev.outside_domain)).encode())
     for seq in dataset.events.sequences:
         digest.update(np.float64(seq.end_time).tobytes())
         for t in seq.times:
@@ -164,21 +168,29 @@ def _required_options(config: FitConfig) -> dict:
     return {s.name: getattr(config, s.name) for s in config.family.settings if s.default is None and not s.optional}
 
 
+def binned_moments(family: Family) -> bool:
+    """The family fits the binned moments every such family shares (it keeps the default ``prepare_stats``)."""
+    return type(family).prepare_stats is Family.prepare_stats
+
+
 def stats_config(config: FitConfig) -> FitConfig:
     """The settings the statistics of ``config`` depend on: Δ, p and C — and for an automatic C, which is
     a private release, also the method, ε, δ, seed and budget share it is chosen with; for the sequence
     unit also M and G (each sequence's contribution is clipped before the sums) and, for a G chosen
     privately, ε, δ, seed and the share it is chosen with.
 
-    With a public C and the event unit every family fits the binned moments (the default
-    :meth:`~dphawkes_core.estimators.Family.prepare_stats`), so they are keyed on the non-private reference's
-    config and shared by every method."""
+    With a public C and the event unit every family that fits the binned moments (the default
+    :meth:`~dphawkes_core.estimators.Family.prepare_stats`) shares them: they are keyed on the non-private
+    reference's config. A family with statistics of its own (e.g. exact event times) keys them on its config."""
     if is_sequence_unit(config):
         chosen = ({"epsilon": config.epsilon, "dp_delta": config.dp_delta, "seed": config.seed,
                    "sequence_clip_share": config.sequence_clip_share} if config.sequence_clip == AUTO else {})
         return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap,
                          calibration="formal", privacy_unit="sequence", max_events=config.max_events,
                          sequence_clip=config.sequence_clip, **chosen, **_required_options(config))
+    if config.count_cap != AUTO and not binned_moments(config.family):
+        return FitConfig(**{**config.to_dict(), "epsilon": None, "sigma2": None, "seed": None,
+                            **({"epsilon": 1.0} if config.family.private else {})})
     if config.count_cap != AUTO:
         return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
                          count_cap=config.count_cap)
@@ -228,7 +240,12 @@ def dataset_caption(dataset: Dataset) -> str:
     ev = dataset.events
     seqs = f", {ev.n_sequences:,} sequences" if ev.n_sequences > 1 else ""
     return (f"**{dataset.label}** ({dataset.source}): {count_noun(ev.n_events, 'event')}, d = {ev.dim}{seqs}, "
-            f"observed time {ev.end_time:.4g}")
+            f"observed time {readable_number(ev.end_time)}{f' {ev.time_unit}' if ev.time_unit else ''}")
+
+
+def readable_number(x: float) -> str:
+    """A length or count for people: ``73,289`` rather than ``7.329e+04``; small numbers with 4 digits."""
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def app_pages() -> list[tuple[str, str]]:
@@ -264,30 +281,35 @@ def sequence_families() -> str:
     return ", ".join(f.label for f in FAMILIES.values() if f.private and "sequence" in f.units)
 
 
-def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False) -> dict:
+def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, url: Mapping | None = None,
+                          on_change=None) -> dict:
     """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords);
     ``key_prefix`` keeps one page's widgets apart from another's; ``private_clip`` offers G chosen privately
-    (``sequence_clip="auto"``)."""
+    (``sequence_clip="auto"``); ``url`` (e.g. ``{"bind": "query-params"}``) puts the unit, M and G in the page's
+    link; ``on_change`` is called when the unit changes (before the rerun)."""
+    url = dict(url or {})
     unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key=f"{key_prefix}unit", format_func=str,
+                    on_change=on_change, **url,
                     help="event: one event added or removed (the paper's unit); sequence: one whole sequence — "
-                         f"one person — replaced ({sequence_families()} only; needs a public cap M and/or clip G)")
+                         f"one person — replaced ({sequence_families()} only; needs a public cap M and/or clip G, "
+                         "and a public count cap C)")
     if unit == "event":
         return {}
     cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5,
-                              key=f"{key_prefix}seqM",
+                              key=f"{key_prefix}seqM", **url,
                               help="public: each sequence keeps its first M events, the later ones are dropped"))
-    if private_clip and sb.checkbox("choose G privately (auto)", key=f"{key_prefix}seqGauto",
+    if private_clip and sb.checkbox("choose G privately (auto)", key=f"{key_prefix}seqGauto", **url,
                                     help="5% of ε buys a noisy histogram of the sequences' norms; G clips about 5% "
                                          "of them at most (needs ε and a cap M)"):
         return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": AUTO}
     clip = sb.number_input("clip norm G per sequence (0 = the G that M never clips)", min_value=0.0, value=0.0,
-                           format="%.4g", key=f"{key_prefix}seqG",
+                           format="%.4g", key=f"{key_prefix}seqG", **url,
                            help="public: each sequence's statistics are scaled to norm at most G")
     return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": clip or None}
 
 
 def show_unit_conversion(report, default_k: int) -> None:
-    """The fit's guarantee in the other unit (:func:`~dphawkes_core.sequence_privacy.unit_conversion`)."""
+    """The fit's guarantee in the other unit (:func:`~dphawkes_core.unit_conversion.unit_conversion`)."""
     st.markdown(f"**Privacy unit: {UNIT_LABELS[report.privacy_unit]}.** What it means for the other unit:")
     k = int(st.number_input("events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
                             help="a public number: how many events one person contributes"))

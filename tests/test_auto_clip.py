@@ -16,7 +16,7 @@ from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
 from dphawkes_core.events import Events, EventSequence, save_csv
-from dphawkes_core.privacy import compose_sequence_clip
+from dphawkes_core.privacy import NOT_RELEASED, compose_sequence_clip
 from dphawkes_core.sequence_privacy import (choose_clip, clip_grid, clip_noise_sigma, clip_rng, contribution_norms,
                                             dp_sequence_clip, max_events_clip, norm_histogram)
 
@@ -104,7 +104,7 @@ def _events(n_seq=300, seed=2, horizon=40.0):
     rng = np.random.default_rng(seed)
     seqs = [EventSequence(tuple(np.sort(rng.uniform(0, horizon, rng.integers(2, 10))) for _ in range(D)), horizon)
             for _ in range(n_seq)]
-    return Events(tuple(seqs), tuple(str(j) for j in range(D)), window_stated=True)
+    return Events(tuple(seqs), tuple(str(j) for j in range(D)), window_stated=True, dimensions_declared=True)
 
 
 def _config(**kw):
@@ -130,7 +130,9 @@ def test_seeded_auto_fit_reports_the_private_choice_and_is_reproducible():
     assert split["sequence_clip"] == info["sequence_clip"] and split["epsilon_total"] == pytest.approx(20.0, rel=1e-6)
     assert a.privacy.formal and "chosen privately" in a.privacy.note
     assert a.privacy.sensitivity == pytest.approx(math.sqrt(2) * info["sequence_clip"] / stats.n_rows)
-    assert release_status(_config(), info).formal  # a private release, not a setting taken from the data
+    # G is a private release, not a setting taken from the data: formal when a privacy session releases it
+    assert release_status(_config(), info, released=True).formal
+    assert release_status(_config(), info).reasons == (NOT_RELEASED,)
     c, _ = fit(events, _config(seed=5))
     assert not np.array_equal(a.H, c.H)
 
@@ -152,10 +154,11 @@ def test_cli_sequence_clip_auto(tmp_path):
     save_csv(_events(), data)
     code = main(["fit", str(data), "--end-time", "40", "--bin-size", "1", "--lags", str(P), "--method", "ssp",
                  "--calibration", "formal", "--epsilon", "20", "--count-cap", str(C), "--privacy-unit", "sequence",
-                 "--max-events", str(M), "--sequence-clip", "auto", "--json", str(out)])
+                 "--max-events", str(M), "--sequence-clip", "auto", "--dimensions", str(D), "--sequences", "300",
+                 "--json", str(out)])
     assert code == 0
     payload = json.loads(out.read_text())
-    assert payload["formal_guarantee"] is True
+    assert payload["formal_settings"] is True and payload["formal_reasons"] == [NOT_RELEASED]  # no --ledger
     assert payload["sequence_clip"] == payload["auto_sequence_clip"]["sequence_clip"]
     assert payload["sequence_clip"] in clip_grid(max_events_clip(P, M, C, "lagged"))  # OS noise: any grid value
     assert payload["budget_split"]["share"] == 0.05
@@ -164,8 +167,9 @@ def test_cli_sequence_clip_auto(tmp_path):
 def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
     cap), the statistics the other, and together they spend exactly the fit's ε."""
-    from dphawkes_core.ledger import LedgerBook, LedgerKey, metered_fit
-    from dphawkes_core.sequence_privacy import gdp_epsilon
+    from dphawkes_core.ledger import LedgerBook, LedgerKey
+    from dphawkes_core.unit_conversion import gdp_epsilon
+    from dphawkes_core.session import metered_fit
 
     events = _events()
     config = _config(epsilon=2.0)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from scipy.stats import norm
 
@@ -17,18 +18,28 @@ from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_
 from dphawkes_core.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.datasets import DATA_DIR_ENV, default_data_dir
+from dphawkes_core.privacy import NOT_RELEASED
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.events import Events, EventSequence, save_csv
 from dphawkes_core.estimators.ssp import released_stats
-from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contribution_norm, gdp_epsilon,
-                                            max_events_clip, pieces_vector, release_pieces_vector,
-                                            sequence_contribution, sequence_pieces, sequence_sensitivity,
-                                            unit_conversion, vector_pieces)
+from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contribution_norm, max_events_clip,
+                                            pieces_vector, release_pieces_vector, sequence_contribution,
+                                            sequence_pieces, sequence_sensitivity, vector_pieces)
+from dphawkes_core.unit_conversion import gdp_epsilon, unit_conversion
 from dphawkes_core.stats import design_matrix
 
 D, P, C = 2, 3, 2
-TAXI = "/work/shared/data/nyc_taxi/events.csv"
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _taxi() -> Path:
+    """The real NYC taxi data, found as the app finds its data sets (``$DPHAWKES_DATA_DIR``, else
+    ``<repo>/../shared/data``: :func:`~dphawkes_core.datasets.default_data_dir`); the test is skipped without it."""
+    path = default_data_dir() / "nyc_taxi" / "events.csv"
+    if not path.is_file():
+        pytest.skip(f"real data set {path} not present (set {DATA_DIR_ENV} to the real-data directory)")
+    return path
 
 
 def _counts(*series, cap=C):
@@ -248,7 +259,7 @@ def test_sequence_unit_config_errors():
     base = dict(bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C)
     with pytest.raises(ConfigError, match="clip norm G or a public cap M"):
         FitConfig(method="ssp", privacy_unit="sequence", **base)
-    with pytest.raises(ConfigError, match="available for ssp"):
+    with pytest.raises(ConfigError, match="sequence unit is available for DP-SSP, not DP-PGD"):
         FitConfig(method="pgd", bound=1.0, privacy_unit="sequence", sequence_clip=1.0, **base)
     with pytest.raises(ConfigError, match="belong to the sequence unit"):
         FitConfig(method="ssp", sequence_clip=1.0, **base)
@@ -266,8 +277,10 @@ def _gaussian_delta(epsilon, mu):
 @pytest.mark.parametrize("k", [1, 5, 50])
 def test_event_fit_person_guarantee_is_k_mu_gdp(k):
     events = _events(n_seq=4, seed=5)
+    # seeded: numpy's continuous Gaussian, exactly μ-GDP (an unseeded lagged release is discrete: the next test)
     result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0,
-                                      count_cap=C))
+                                      count_cap=C, seed=0))
+    assert not result.privacy.discrete
     conv = unit_conversion(result.privacy, k)
     delta = result.privacy.dp_delta
     assert _gaussian_delta(1.0, conv.mu) == pytest.approx(delta, rel=1e-4)
@@ -279,6 +292,25 @@ def test_event_fit_person_guarantee_is_k_mu_gdp(k):
     elif conv.naive_delta is not None:  # at the generic bound's own δ, exact group privacy gives less than kε
         assert gdp_epsilon(conv.person_mu, conv.naive_delta) < conv.naive_epsilon
     assert (conv.naive_delta is None) == (k * math.exp((k - 1) * 1.0) * delta >= 1)
+
+
+@pytest.mark.parametrize("k", [1, 5, 50])
+def test_event_fit_person_guarantee_of_a_discrete_release_is_k_squared_rho_zcdp(k):
+    """An unseeded lagged DP-SSP release draws the discrete Gaussian: ρ-zCDP, not μ-GDP; k events shift its
+    integer releases by at most k sensitivities, so a person of k events is k²ρ-zCDP."""
+    events = _events(n_seq=4, seed=5)
+    result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0,
+                                      count_cap=C))
+    report = result.privacy
+    assert report.discrete
+    assert report.rho == pytest.approx(report.sensitivity**2 / (2 * report.sigma2), rel=1e-12)
+    conv = unit_conversion(report, k)
+    assert conv.mu**2 / 2 == pytest.approx(report.rho) and conv.person_mu == pytest.approx(k * conv.mu)
+    assert zcdp_epsilon_reference(report.rho, report.dp_delta) == pytest.approx(1.0, rel=1e-5)
+    assert conv.person_epsilon == pytest.approx(zcdp_epsilon_reference(k * k * report.rho, report.dp_delta),
+                                                rel=1e-5)
+    assert conv.event_epsilon == pytest.approx(1.0)
+    assert conv.naive_delta is None
 
 
 def test_sequence_fit_implies_the_same_event_guarantee():
@@ -327,18 +359,19 @@ def test_audit_on_sequence_neighbours_catches_noise_halved(release):
 
 def test_cli_sequence_fit_on_taxi(tmp_path, capsys):
     out = tmp_path / "fit.json"
-    code = main(["fit", TAXI, "--end-time", "24", "--bin-size", "1", "--lags", "2", "--method", "ssp",
+    code = main(["fit", str(_taxi()), "--end-time", "24", "--bin-size", "1", "--lags", "2", "--method", "ssp",
                  "--calibration", "formal", "--epsilon", "1", "--count-cap", "3", "--privacy-unit", "sequence",
-                 "--max-events", "30", "--json", str(out)])
+                 "--max-events", "30", "--dimensions", "10", "--sequences", "2000", "--json", str(out)])
     assert code == 0
     payload = json.loads(out.read_text())
-    assert payload["privacy_unit"] == "sequence" and payload["formal_guarantee"] is True
+    assert payload["privacy_unit"] == "sequence" and payload["formal_settings"] is True
+    assert payload["formal_reasons"] == [NOT_RELEASED]  # formal settings; a session's release needs --ledger
     assert payload["events_over_cap"] > 0 and payload["sequences"] == 2000
     assert payload["sequence_clip"] == pytest.approx(max_events_clip(2, 30, 3, "lagged"))  # the default release
 
 
 def test_cli_sequence_unit_bad_method_is_one_line(capsys):
-    code = main(["fit", TAXI, "--end-time", "24", "--bin-size", "1", "--lags", "2", "--method", "pgd",
+    code = main(["fit", str(_taxi()), "--end-time", "24", "--bin-size", "1", "--lags", "2", "--method", "pgd",
                  "--bound", "1", "--calibration", "formal", "--epsilon", "1", "--count-cap", "3",
                  "--privacy-unit", "sequence", "--max-events", "30"])
     assert code == 2
@@ -351,9 +384,11 @@ def _estimate_page_on_taxi(sequences=300):
 
     from dphawkes_core.datasets import list_samples, load_sample
 
+    _taxi()  # skip without the real data
     sample = load_sample(next(s for s in list_samples() if s.name == "nyc_taxi"), end_time=24)
-    subset = dataclasses.replace(sample, events=dataclasses.replace(
-        sample.events, sequences=sample.events.sequences[:sequences]))
+    subset = dataclasses.replace(sample, events=dataclasses.replace(  # its 10 dimensions and these shifts declared
+        sample.events, sequences=sample.events.sequences[:sequences], dimensions_declared=True,
+        sequences_declared=True))
     at = AppTest.from_file(str(ROOT / "pages" / "2_Estimate.py"), default_timeout=120)
     at.session_state["dataset"] = subset
     at.run()
@@ -389,7 +424,7 @@ def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
     at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is DP-SSP's only
     at.run()
     assert not at.exception
-    assert any("sequence unit is available for ssp" in e.value for e in at.error)
+    assert any("sequence unit is available for DP-SSP, not DP-PGD" in e.value for e in at.error)
 
 
 def test_event_statistics_are_refused_by_the_sequence_calibration():
@@ -412,10 +447,11 @@ def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
     out = tmp_path / "sweep.csv"
     code = main(["sweep", "--data", str(path), "--end-time", "30", "--bin-size", "1", "--support", "3",
                  "--method", "ssp", "--epsilon", "1", "--runs", "2", "--calibration", "formal", "--count-cap", "2",
-                 "--privacy-unit", "sequence", "--max-events", "25", "--workers", "1", "--out", str(out)])
+                 "--privacy-unit", "sequence", "--max-events", "25", "--dimensions", str(D), "--sequences", "20",
+                 "--workers", "1", "--out", str(out)])
     assert code == 0
     table = pd.read_csv(out)
-    assert set(table["privacy_unit"]) == {"sequence"} and table["formal_guarantee"].all()
+    assert set(table["privacy_unit"]) == {"sequence"} and table["formal_settings"].all()  # cells: experiments
     sigma = math.sqrt(2) * max_events_clip(3, 25, 2, "lagged") / (14 * 27) * get_sigma_gaussian(1.0, 1e-5)
     np.testing.assert_allclose(np.sqrt(table["sigma2"]), sigma, rtol=1e-9)  # N = 14 training sequences × 27 rows
 

@@ -22,7 +22,8 @@ from dphawkes_core.ledger import LedgerBook, Mechanism, compose_epsilon, mechani
 from dphawkes_core.noise import (SecureNoise, SeededNoise, discrete_gaussian_rho, noise_source, zcdp_epsilon,
                                  zcdp_rho)
 from dphawkes_core.privacy import compose_count_cap, gaussian_epsilon, gaussian_sigma
-from dphawkes_core.sequence_privacy import clip_rng, unit_conversion
+from dphawkes_core.sequence_privacy import clip_rng
+from dphawkes_core.unit_conversion import unit_conversion
 from dphawkes_core.session import PrivacySession
 from dphawkes_core.simulate import simulate
 
