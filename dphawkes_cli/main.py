@@ -334,12 +334,14 @@ def _add_audit_parser(sub) -> None:
     aud.add_argument("--events", type=positive_int, default=1000, help="events to simulate (default 1000)")
     aud.add_argument("--data-seed", type=int, default=1, help="simulation seed (default 1)")
     aud.add_argument("--bin-size", type=positive_float, required=True, help="bin size Δ")
-    aud.add_argument("--support", type=positive_float, required=True, help="kernel support s (p = ⌈s/Δ⌉)")
+    aud.add_argument("--support", type=positive_float,
+                     help="kernel support s (p = ⌈s/Δ⌉); needed unless --worst-case (there: the family's "
+                          "worst-case p, else 3)")
     aud.add_argument("--method", choices=[name for name, f in FAMILIES.items() if f.private], default="pgd")
     aud.add_argument("--bound", type=positive_float, help="B (pgd, pgd-clip; default ||H_true||_F)")
     aud.add_argument("--radius", type=positive_float, help="r (cg; default ||ΔH_true||_*)")
-    aud.add_argument("--clip", type=positive_float, default=1.0, help="G (pgd-clip; default 1)")
-    aud.add_argument("--iters", type=positive_int, default=100, help="K (default 100)")
+    aud.add_argument("--clip", type=positive_float, help="G (pgd-clip; default 1)")
+    aud.add_argument("--iters", type=positive_int, help="K (default 100)")
     aud.add_argument("--epsilon", type=positive_float, default=1.0, help="claimed ε (default 1)")
     aud.add_argument("--dp-delta", type=positive_float, default=1e-5, help="δ (default 1e-5)")
     aud.add_argument("--calibration", choices=CALIBRATIONS, default="formal")
@@ -347,13 +349,18 @@ def _add_audit_parser(sub) -> None:
                      help="public cap C (default: the data's largest bin count), or 'auto' (ssp): audit the "
                           "whole mechanism that chooses C privately")
     aud.add_argument("--trials", type=positive_int, default=2000, help="runs per data set (default 2000)")
-    aud.add_argument("--confidence", type=positive_float, default=0.95, help="confidence (default 0.95)")
+    aud.add_argument("--confidence", type=open_unit_fraction,
+                     help="confidence (default 0.95; 0.999 with --worst-case, where a correct mechanism sits at "
+                          "its bound and is refuted with probability up to (1 − confidence)/2)")
     aud.add_argument("--broken", action="store_true", help="divide the noise std by --broken-factor (a bug to catch)")
     aud.add_argument("--broken-factor", type=positive_float, default=1e6, help="(default 1e6)")
     aud.add_argument("--seed", type=int, default=0, help="audit seed (neighbour search and noise seeds)")
     aud.add_argument("--json", default="-", help="output JSON file (default: stdout)")
     aud.add_argument("--worst-case", action="store_true",
-                     help="audit the worst-case pair built from the public bounds (counts at C) instead of the data")
+                     help="audit the worst-case pair built from the public bounds (counts at C) instead of the "
+                          "data, with the family's worst-case public settings (K, B/r/G, step, p) unless given")
+    aud.add_argument("--worst-case-dim", type=positive_int, metavar="D",
+                     help="d of the worst-case pair (default: the family's worst case, else the data's d)")
     aud.set_defaults(func=_cmd_audit)
 
 
@@ -361,30 +368,54 @@ def _cmd_audit(args) -> int:
     from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
     from dphawkes_core.simulate import simulate
 
+    family = get_family(args.method)
+    if args.support is None and not args.worst_case:
+        raise UsageError("--support is needed (p = ⌈s/Δ⌉) unless --worst-case")
+    if args.worst_case_dim is not None and not args.worst_case:
+        raise UsageError("--worst-case-dim sets the worst-case pair: add --worst-case")
     scenario = get_scenario(args.scenario)
     events = simulate(scenario, n_events=args.events, seed=args.data_seed)
-    lags = lags_from_support(args.support, args.bin_size)
-    truth = scenario.true_H(args.bin_size, lags)
     cap = args.count_cap if args.count_cap is not None else default_count_cap(events, args.bin_size)
-    oracle_bound, oracle_radius = constraint_scale(truth, args.bin_size)
-    public = dict(iters=args.iters, clip=args.clip, bound=args.bound if args.bound is not None else oracle_bound,
-                  radius=args.radius if args.radius is not None else oracle_radius)
+    given = family.own_options({name: getattr(args, name) for name in ("iters", "clip", "bound", "radius")})
+    if args.worst_case:  # the public settings under which the family's bound shows (one release, tiny constraint)
+        lags = lags_from_support(args.support, args.bin_size) if args.support is not None else (
+            family.worst_case_lags or 3)
+        options = {**family.worst_case_options, **given}
+        from_family = sorted(set(family.worst_case_options) - set(given)) + (["lags"] if args.support is None else [])
+    else:
+        lags = lags_from_support(args.support, args.bin_size)
+        oracle_bound, oracle_radius = constraint_scale(scenario.true_H(args.bin_size, lags), args.bin_size)
+        options = family.own_options({"iters": 100, "clip": 1.0, "bound": oracle_bound, "radius": oracle_radius,
+                                      **given})
     config = FitConfig(
         method=args.method, bin_size=args.bin_size, lags=lags, epsilon=args.epsilon, dp_delta=args.dp_delta,
-        calibration=args.calibration, count_cap=cap, **get_family(args.method).own_options(public),
+        calibration=args.calibration, count_cap=cap, **options,
     )
-    audit = AuditConfig(config, trials=args.trials, confidence=args.confidence,
+    confidence = args.confidence if args.confidence is not None else (0.999 if args.worst_case else 0.95)
+    audit = AuditConfig(config, trials=args.trials, confidence=confidence,
                         broken_factor=args.broken_factor if args.broken else None, seed=args.seed,
-                        neighbours="worst-case" if args.worst_case else "natural")
+                        neighbours="worst-case" if args.worst_case else "natural", worst_case_dim=args.worst_case_dim)
     set_blas_threads()
     result = run_audit(events, audit, progress=lambda done, total: print(
         f"\r{done}/{total} trials", end="", file=sys.stderr, flush=True))
-    print(f"\n{result.verdict()}", file=sys.stderr)
+    print(file=sys.stderr)
+    if args.worst_case:
+        info = result.extra
+        settings = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
+                             for name, value in sorted({**options, "lags": lags}.items()))
+        print(f"worst-case pair: every count at C = {cap} in {info['worst_case_dim']} dimension(s) × "
+              f"{info['worst_case_bins']} bins, one event fewer in D; {family.label} with {settings} "
+              f"({', '.join(from_family) or 'none'} from the family's worst case; options given override them)"
+              + ("; releases observed at the family's worst-case state U, not from U = 0"
+                 if info.get("released_at_state") is not None else ""), file=sys.stderr)
+    print(result.verdict(), file=sys.stderr)
     payload = result.to_dict()
     payload.update(scenario=args.scenario, events=events.n_events, data_seed=args.data_seed,
                    bin_size=args.bin_size, lags=lags, **dataclasses.asdict(config.options),
                    count_cap_default=args.count_cap is None,
                    noise="seeded: an experiment, not a private release")
+    if args.worst_case:
+        payload.update(worst_case_settings_from_family=from_family)
     # whether the audited settings, run with fresh noise, would be a formal release (C from the data is not)
     payload.update(formal_status(config.calibration, seed=None, window_stated=events.window_stated,
                                  data_derived=("C",) if args.count_cap is None else ()).to_dict())
