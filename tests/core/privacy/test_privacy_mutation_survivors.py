@@ -22,16 +22,13 @@ from dphawkes_core.events import Events, EventSequence
 from dphawkes_core.privacy import (NOT_RELEASED, compose_count_cap, data_R, formal_bounds, formal_status, gaussian_epsilon,
                                    gaussian_sigma)
 from dphawkes_core.sequence_privacy import (cap_events, clip_grid, clip_noise_sigma, clip_rng, clipped_sums,
-                                            contribution_norms, dp_sequence_clip, gdp_epsilon, max_events_clip,
-                                            norm_histogram, pieces_vector, release_pieces_vector,
-                                            sequence_contribution, sequence_pieces, sequence_sensitivity,
-                                            unit_conversion)
+                                            contribution_norms, dp_sequence_clip, max_events_clip, norm_histogram,
+                                            pieces_vector, release_pieces_vector, sequence_contribution,
+                                            sequence_pieces, sequence_sensitivity)
+from dphawkes_core.unit_conversion import gdp_epsilon, unit_conversion
 
-try:  # each family's sensitivity lives in its estimator module (issue 19's restructuring) ...
-    from dphawkes_core.estimators.clipped import pgd_clip_sensitivity
-    from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
-except ImportError:  # ... and lived in dphawkes_core.privacy before
-    from dphawkes_core.privacy import pgd_clip_sensitivity, ssp_lagged_sensitivity, ssp_sensitivity
+from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
+from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
 
 DELTA = 1e-5
 SETTINGS = [(1, 1, 1, 5), (2, 3, 2, 40), (3, 2, 5, 17), (4, 6, 3, 1000)]  # (d, p, C, N)

@@ -33,11 +33,8 @@ from dphawkes_core.estimators.gradient import GradientOperator
 from dphawkes_core.estimators.ssp import release_pieces, release_statistics, released_stats
 from dphawkes_core.privacy import formal_bounds
 
-try:  # each family's sensitivity lives in its estimator module (issue 19's restructuring) ...
-    from dphawkes_core.estimators.clipped import pgd_clip_sensitivity
-    from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
-except ImportError:  # ... and lived in dphawkes_core.privacy before
-    from dphawkes_core.privacy import pgd_clip_sensitivity, ssp_lagged_sensitivity, ssp_sensitivity
+from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
+from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
 
 # (d, p, C): the issue's d = 1, p = 6, C = 2 and other small settings; n = 3p + 2 bins (a middle bin exists)
 CASES = [(1, 1, 1), (1, 3, 1), (1, 6, 2), (1, 2, 3), (2, 2, 1), (2, 3, 2), (3, 2, 2)]
