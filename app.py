@@ -1,5 +1,7 @@
-"""Home page of the dphawkes app: what it does, the privacy unit, and links to the pages."""
+"""Home page of the dphawkes app: what it does, the pages, what ε means (with a picture) and what privacy
+costs (a curve precomputed by scripts/privacy_cost_table.py), and the privacy unit."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -7,30 +9,102 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.common import app_pages, current_dataset, sidebar_dataset
-from dphawkes_core.estimators import method_labels
+from dphawkes_app.plots_privacy import epsilon_picture, odds_text, privacy_cost_figure
+from dphawkes_core.estimators import FAMILIES, method_labels
+
+COST_TABLE = Path(__file__).resolve().parent / "sample_data" / "privacy_cost.json"
 
 st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon="🔒", layout="wide")
 
 st.title("Differentially private Hawkes process estimation")
 st.markdown(
-    "A Hawkes process models events that trigger further events: an earthquake its aftershocks, a "
-    "message its replies. This app estimates **who excites whom, and how long for** — the kernels "
-    "h(t) and the baseline rates η — from event times, as in Zuo et al., *Differentially Private "
-    "Estimation of Hawkes Process*. The events are counted in bins of width Δ and fitted by least "
-    "squares, either exactly (CLS) or with **differential privacy**: the paper's DP-PGD and DP-CG add "
-    "Gaussian noise to every gradient step, and two methods beyond the paper have a formal guarantee "
-    "from public bounds alone — **DP-SSP** (one noisy release of the least-squares statistics) and "
-    "**clipped DP-PGD** (gradients clipped per bin). No single event can then be told from the result. "
-    "You can simulate the paper's processes or your own, upload a CSV or open real data, and see "
-    "how much accuracy each level of privacy costs, next to the true kernels when they are known."
-)
+    "Events that trigger further events — an earthquake its aftershocks, a message its replies — follow a "
+    "**Hawkes process**. This app estimates **who excites whom, and for how long** from event times, and can "
+    "do it with **differential privacy**: the result then says almost nothing about any single event in the "
+    "data. Simulate data or bring your own, estimate, and see what privacy costs in accuracy.")
+
+_LABELS = list(method_labels().values())  # every registered method
+_PAGE_HELP = {
+    "1_Data.py": "simulate the paper's processes or your own, upload a CSV or Parquet file or open a real data set, "
+                 "and look at its events and bin counts",
+    "2_Estimate.py": f"fit the kernels with {', '.join(_LABELS[:-1])} or {_LABELS[-1]} and compare with the "
+                     "truth and the non-private fit; on private data each release is made on request",
+    "3_Privacy_utility.py": "sweep privacy levels, bin sizes and methods over many runs: how much accuracy "
+                            "each ε costs",
+    "4_Reproduce_paper.py": "rerun the paper's Figures 1–4 and Table 1 with one click each, its claim beside "
+                            "our measurement",
+    "5_Privacy_audit.py": "check a privacy claim from the outside: run a mechanism on two neighbouring data "
+                          "sets many times and bound its real ε from below",
+    "6_Privacy_budget.py": "every release on a data set counts: its ledger, each release's ε, the total composed "
+                           "exactly against naive summation, and the budget that refuses one release too many",
+}
+st.subheader("Pages")
+page_columns = st.columns(2)
+for n, (path, label) in enumerate(app_pages()):
+    with page_columns[n % 2]:
+        st.page_link(path, label=label, icon="➡️")
+        st.caption(_PAGE_HELP.get(Path(path).name, ""))
+
+
+@st.cache_data(show_spinner=False)
+def cost_table() -> dict | None:
+    """The precomputed "what privacy costs" table (``None`` when the file is missing)."""
+    try:
+        return json.loads(COST_TABLE.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+st.subheader("What ε means")
+table = cost_table()
+explain, picture = st.columns([2, 3])
+with explain:
+    st.markdown(
+        "A private estimate comes with two numbers, **ε** and **δ**. Take any one event (the *privacy unit*) and "
+        "anyone who sees the result — whatever they knew before. Comparing the data **with** and **without** that "
+        "event, the result is almost equally likely either way: the probabilities differ by a factor of at most "
+        "**e^ε**. So their odds that the event is in the data can move by at most that factor:\n\n"
+        "| ε | odds move by at most |\n|---|---|\n"
+        + "".join(f"| {e:g} | × {odds_text(e)} |\n" for e in (0.1, 0.5, 1.0, 3.0, 10.0))
+        + "\nSo at ε = 1 someone who thought it a coin flip (50 %) that the event is in the data can be at most "
+        "73 % sure afterwards (and at least 27 %). "
+        "**δ** is the small probability that this bound does not hold (a rare unlucky output): keep it far below "
+        "one over the number of people in the data, e.g. δ = 10⁻⁵. Smaller ε means more noise: more privacy, "
+        "less accuracy.")
+with picture:
+    if table is not None:
+        choices = sorted(float(e) for e in table["multipliers"])
+        epsilon = st.select_slider("ε in the picture", choices, value=1.0 if 1.0 in choices else choices[0],
+                                   key="home_eps", format_func=lambda e: f"{e:g}",
+                                   help="the noise that gives this ε at δ = 1e-5 for one release that one event "
+                                        "moves by at most 1")
+        z = float(table["multipliers"][f"{epsilon:g}"])
+        st.plotly_chart(epsilon_picture(epsilon, z, float(table["delta"])), key="epsilon_picture")
+        st.markdown(f"<small>One release of a number that one event moves by at most 1, with Gaussian noise σ = "
+                    f"{z:.3g} (what ε = {epsilon:g}, δ = 10⁻⁵ needs). Seeing one output, nobody can tell well which "
+                    "curve it came from: the ratio of the curves is the factor by which their odds move.</small>",
+                    unsafe_allow_html=True)
+
+st.subheader("What privacy costs")
+if table is None:
+    st.info("The precomputed curve (sample_data/privacy_cost.json) is missing: run "
+            "`.venv/bin/python scripts/privacy_cost_table.py`, or sweep ε on the *Privacy utility* page.")
+else:
+    st.plotly_chart(privacy_cost_figure(table["rows"], title=(
+        f"Error against ε on {table['n_events']:,} simulated events of {table['scenario']} (the default preset)")),
+        key="privacy_cost")
+    st.markdown(
+        f"<small>Each method at each formal ε (δ = 10⁻⁵, public C = {table['count_cap']}, Δ = {table['bin_size']:g}, "
+        f"s = {table['support']:g}), {table['runs']} simulations with their own noise; precomputed by "
+        f"`{table['made_by']}`. Below the dashed line: as good as the non-private fit (with post-processing it can "
+        "even be better); on the dotted line: no better than outputting zero. Sweep your own settings on the "
+        "*Privacy utility* page.</small>", unsafe_allow_html=True)
 
 st.subheader("What is protected: one event in one bin")
 st.markdown(
-    "Two data sets are *neighbours* when they differ by **one event**, i.e. by 1 in one bin of one "
+    "Two data sets are *neighbouring* when they differ by **one event**, i.e. by 1 in one bin of one "
     "dimension. Differential privacy (ε, δ) bounds how much the released estimate can change "
-    "between any two neighbours, so nobody can tell whether that one event was in the data."
-)
+    "between any two neighbours, so nobody can tell whether that one event was in the data.")
 counts = np.array([[0, 2, 1, 0, 1, 3], [1, 0, 0, 2, 0, 1]])
 neighbour = counts.copy()
 neighbour[0, 3] += 1
@@ -46,28 +120,19 @@ st.caption(
     "The noise needed depends on how much one such change can move the gradient (its sensitivity). "
     "The paper computes that bound from the private data itself, so its calibration is **not a "
     "formal guarantee**; the app always shows it next to a formal calibration that uses only public "
-    "bounds (a cap C on each bin count)."
-)
+    "bounds (a cap C on each bin count).")
 
-st.subheader("Pages")
-_LABELS = list(method_labels().values())  # every registered method
-_PAGE_HELP = {
-    "1_Data.py": "simulate the paper's processes or your own, upload a CSV or open a real data set, and look at "
-                 "its events and bin counts",
-    "2_Estimate.py": f"fit the kernels with {', '.join(_LABELS[:-1])} or {_LABELS[-1]} and compare with the "
-                     "truth and the non-private fit; the link reproduces the view",
-    "3_Privacy_utility.py": "sweep privacy levels, bin sizes and methods over many runs: how much accuracy "
-                            "each ε costs",
-    "4_Reproduce_paper.py": "rerun the paper's Figures 1–4 and Table 1 with one click each, its claim beside "
-                            "our measurement",
-    "5_Privacy_audit.py": "check a privacy claim from the outside: run a mechanism on two neighbouring data "
-                          "sets many times and bound its real ε from below",
-    "6_Privacy_budget.py": "every release on a data set counts: its ledger, each release's ε, the total composed "
-                           "exactly against naive summation, and the budget that refuses one release too many",
-}
-for path, label in app_pages():
-    st.page_link(path, label=label, icon="➡️")
-    st.caption(_PAGE_HELP.get(Path(path).name, ""))
+with st.expander("The methods"):
+    formal = [f.label for f in FAMILIES.values() if f.private and f.formal_only]
+    paper = [f.label for f in FAMILIES.values() if f.private and not f.formal_only]
+    reference = [f.label for f in FAMILIES.values() if not f.private]
+    st.markdown(
+        "The events are counted in bins of width Δ and the kernels h(t) and baseline rates η fitted by least "
+        f"squares, as in Zuo et al., *Differentially Private Estimation of Hawkes Process*: exactly "
+        f"({', '.join(reference)}, not private), or with differential privacy. The paper's "
+        f"{' and '.join(paper)} add Gaussian noise to every gradient step; "
+        f"{', '.join(formal)} have a formal guarantee from public bounds alone.\n\n"
+        + "\n".join(f"- **{f.label}**: {f.summary}" for f in FAMILIES.values()))
 
 dataset, _ = current_dataset()
 sidebar_dataset(dataset)

@@ -30,7 +30,7 @@ def _case_row(scenario: str, n_events: int, bin_size: float, support: float, ite
     lags = lags_from_support(support, bin_size)
     config = FitConfig(method="pgd-clip", bin_size=bin_size, lags=lags, iters=iters, epsilon=1.0,
                        calibration="formal", bound=0.5, clip=1.0, count_cap=5)
-    predicted = estimate_fit_cost(n_bins_for(events, bin_size), events.dim, lags, "pgd-clip", iters,
+    predicted = estimate_fit_cost(n_bins_for(events, bin_size), events.dim, lags, "clipped", iters,
                                   n_events=events.n_events).seconds
     start = time.process_time()
     stats, _ = prepare_stats(events, config)

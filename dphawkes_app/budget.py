@@ -6,17 +6,13 @@ remaining budget, and sends the pages' fits on private data through it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import streamlit as st
 
-from dphawkes_experiments.compare import compare_methods
 from dphawkes_core.datasets import Dataset
-from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
                                   default_ledger_path, is_metered)
-from dphawkes_core.session import ledger_fitter, metered_fit
-from .common import config_items, fit_cached, friendly_error
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
 EXPERIMENTS_REFUSED = ("Sweeps and audits are experiments for simulated or public data: on private data their "
@@ -105,35 +101,32 @@ def refuse_experiments(state: BudgetState) -> bool:
     return True
 
 
-def release_fit(state: BudgetState, dataset_fp: str, stats, config, data_info: dict):
-    """The fit to show: cached on public data; on private data a release through the ledger — shown again
-    from the ledger when already paid for, refused past the budget. ``None`` when nothing is shown."""
-    if not state.metered:
-        return fit_cached(dataset_fp, stats, config_items(config))
-    if state.error:
-        return None
-    try:  # a sequence-level fit goes to the data set's sequence-level ledger
-        metered = metered_fit(state.book, replace(state.key, unit=config.privacy_unit), stats, config, data_info)
-    except DPHawkesError as exc:
-        friendly_error(exc)
-        return None
-    if metered.entry.formal and not metered.replayed:
-        st.rerun()  # draw the page again: the release now comes from the ledger and the budget box is current
-    st.caption(":material/replay: Shown again from the ledger: already paid for — no new noise, no privacy spent."
-               if metered.entry.formal else "Not metered: " + "; ".join(metered.entry.reasons) +
-               " — the ledger lists it apart from the formal releases.")
-    return metered.result
+SIMULATED_COPY_MAX_EVENTS = 50_000
 
 
-def metered_comparison(state: BudgetState, stats, data_info: dict, config, epsilon: float, reference, public,
-                       methods, include_slow: bool):
-    """The comparison table's other methods on private data: every formal one is a release, so they run
-    only when the user asks (each is then replayed from the ledger on later renders). ``None`` when not asked."""
-    if state.error:
-        return None
-    if not st.toggle("Compare with the other methods (each formal one is a release that spends ε)", key="cmp_release"):
-        st.caption("Off on private data: each method's fit would be another release on the budget.")
-        return None
-    key = replace(state.key, unit=config.privacy_unit)
-    return compare_methods(stats, data_info, config, epsilon, reference, public, methods, include_slow,
-                           fitter=ledger_fitter(state.book, key, data_info), released=True)
+def simulated_copy_scenario(dataset: Dataset):
+    """A simulated process with the data's shape: the first known scenario with the same number of dimensions
+    (``None`` when there is none)."""
+    from dphawkes_core.kernels import SCENARIOS, get_scenario
+
+    return next((get_scenario(name) for name in SCENARIOS if get_scenario(name).dim == dataset.events.dim), None)
+
+
+def offer_simulated_copy(dataset: Dataset, key: str, what: str = "Run it on a simulation instead") -> None:
+    """The one-click way on from a refusal on private data: load a public simulation with the same number of
+    dimensions and (up to 50,000) events — no budget — and rerun the page on it."""
+    from .common import set_dataset, simulate_cached
+    from .guidance import count_noun
+
+    scenario = simulated_copy_scenario(dataset)
+    if scenario is None:
+        from dphawkes_core.kernels import get_scenario
+
+        scenario = get_scenario("paper-2d")
+    n_events = int(min(max(dataset.events.n_events, 1000), SIMULATED_COPY_MAX_EVENTS))
+
+    def load():
+        set_dataset(simulate_cached(repr(scenario), scenario, n_events, None, 1))
+
+    st.button(f"{what}: simulate {count_noun(n_events, 'event')} of {scenario.name} (d = {scenario.dim}; public, "
+              "no budget)", key=key, on_click=load, type="primary", icon=":material/science:")

@@ -208,9 +208,11 @@ def fit_cached(dataset_fp: str, _stats, config_items: tuple):
 
 @st.cache_data(show_spinner="Fitting the other methods at the same ε…", max_entries=16)
 def compare_cached(dataset_fp: str, _stats, data_info: dict, config_items: tuple, epsilon: float, _reference,
-                   public_items: tuple, methods: tuple, include_slow: bool):
+                   public_items: tuple, methods: tuple, include_slow: bool, noise_key: tuple | None = None):
     """:func:`~dphawkes_experiments.compare.compare_methods`, cached on the dataset and every setting;
     ``public_items`` are the sorted public settings (B, r, G, K) for the other families (:func:`public_items`).
+    ``noise_key`` (a session's nonce and draw number) keeps unseeded fits to the session that drew them: the
+    cache never shows one noise draw to everyone.
 
     The reference (truth or non-private fit) is determined by the dataset and the config, so it is not
     part of the key.
@@ -244,8 +246,8 @@ def dataset_caption(dataset: Dataset) -> str:
 
 
 def readable_number(x: float) -> str:
-    """A length or count for people: ``73,289`` rather than ``7.329e+04``; small numbers with 4 digits."""
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
+    """A length for people, to 4 significant digits: ``73,290`` rather than ``7.329e+04``."""
+    return f"{float(f'{x:.4g}'):,.0f}" if abs(x) >= 1000 else f"{x:.4g}"
 
 
 def app_pages() -> list[tuple[str, str]]:

@@ -16,20 +16,49 @@ from plotly.subplots import make_subplots
 
 from dphawkes_core.binning import BinnedCounts, SparseCounts
 from dphawkes_core.events import Events
+from dphawkes_core.estimators import method_names
 from dphawkes_core.kernels import Scenario
 
-COLORS = {
-    "truth": "#222222",
-    "estimate": "#d62728",
-    "non-private": "#1f77b4",
-}
-_PALETTE = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+TRUTH_COLOR = "#222222"
+METHOD_PALETTE = ("#1f77b4", "#d62728", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+"""One colour per estimator family, in registry order (:func:`method_color`): the same method has the same colour
+on every page and in every figure (kernels, baselines, losses, sweeps, the Home page's curve)."""
+UNKNOWN_METHOD_COLOR = "#7f7f7f"
+DIMENSION_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+"""Colours of dimensions (raster, counting process): muted, so they are not read as methods."""
+COLORS = {"truth": TRUTH_COLOR}  # series whose colour does not depend on a method
 TRUTH_POINTS = 400
 MAX_GRID_DIM = 6  # a grid of curves stays readable up to 6 × 6; beyond, integrated kernels
 
 
-def _color(label: str, index: int) -> str:
-    return COLORS.get(label, _PALETTE[index % len(_PALETTE)])
+def method_color(method: str) -> str:
+    """The colour of the family ``method`` (its name): :data:`METHOD_PALETTE` in the registry's order, so the
+    non-private reference (registered first) is always the first colour."""
+    names = method_names()
+    if method not in names:
+        return UNKNOWN_METHOD_COLOR
+    return METHOD_PALETTE[names.index(method) % len(METHOD_PALETTE)]
+
+
+def method_colors() -> dict[str, str]:
+    """``{name: colour}`` of every registered family."""
+    return {name: method_color(name) for name in method_names()}
+
+
+def rgba(color: str, alpha: float) -> str:
+    """``#rrggbb`` as a CSS ``rgba(…)`` with opacity ``alpha`` (bands, shaded areas)."""
+    r, g, b = (int(color[k:k + 2], 16) for k in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha:g})"
+
+
+def _color(label: str, index: int, colors: dict | None = None) -> str:
+    if colors and label in colors:
+        return colors[label]
+    return COLORS.get(label, METHOD_PALETTE[index % len(METHOD_PALETTE)])
+
+
+def _lag_title(time_unit: str) -> str:
+    return f"lag t ({time_unit})" if time_unit else "lag t"
 
 
 def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> go.Figure:
@@ -60,7 +89,7 @@ def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> g
         shown = t[t <= cut]
         fig.add_trace(go.Scattergl(
             x=shown, y=np.full(shown.size, name), mode="markers", name=name, showlegend=False,
-            marker={"symbol": "line-ns-open", "size": 14, "color": _PALETTE[j % len(_PALETTE)]},
+            marker={"symbol": "line-ns-open", "size": 14, "color": DIMENSION_PALETTE[j % len(DIMENSION_PALETTE)]},
             hovertemplate="t=%{x:.4g}<extra>" + name + "</extra>",
         ))
     title = "Event raster"
@@ -89,7 +118,7 @@ def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) 
             reduced = True
         x = np.concatenate([[0.0], t, [seq.end_time]])
         y = np.concatenate([[0], counts, [counts[-1] if counts.size else 0]])
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": _PALETTE[j % len(_PALETTE)]},
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": DIMENSION_PALETTE[j % len(DIMENSION_PALETTE)]},
                                  name=name))
     title = "Counting process N(t) per dimension" + (" (sampled jump points)" if reduced else "")
     fig.update_layout(title=title, xaxis_title="time", yaxis_title="number of events", height=340,
@@ -143,7 +172,8 @@ def short_label(name, width: int = 18, lines: int = 2) -> str:
 
 
 def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario | None = None,
-                steps: dict | None = None) -> go.Figure:
+                steps: dict | None = None, *, colors: dict | None = None, bands: dict | None = None,
+                dashes: dict | None = None, time_unit: str = "", title: str | None = None) -> go.Figure:
     """d×d grid of kernel plots: each estimate on the lag grid, step estimates as step lines, the true
     kernel when known.
 
@@ -167,6 +197,18 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
         Label -> :class:`~dphawkes_core.lag_average.StepKernels` (e.g. the estimate averaged over lags),
         each drawn as a step line over its bins. The integrated-kernel view omits them: averaging over lags
         keeps each kernel's integral.
+    colors : dict, optional
+        Label -> colour (:func:`method_color` of the method each series comes from); other labels take the
+        palette in order.
+    bands : dict, optional
+        Label -> ``(low, high, colour)`` with ``(d, d, p)`` arrays: a shaded band per cell (e.g. the spread of
+        several noise draws), drawn under the estimates.
+    dashes : dict, optional
+        Label -> Plotly dash style (e.g. ``"dash"`` for a reference).
+    time_unit : str
+        The data's time unit, for the lag axis ("lag t (d)").
+    title : str, optional
+        Replaces the default title.
     """
     names = [str(n) for n in names]
     d = len(names)
@@ -184,29 +226,38 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
             pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
             if truth is not None:
                 fig.add_trace(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
-                                         showlegend=first, line={"color": COLORS["truth"], "width": 2},
+                                         showlegend=first, line={"color": TRUTH_COLOR, "width": 2},
                                          hovertemplate=pair + "<extra>truth</extra>"),
+                              row=i + 1, col=j + 1)
+            for label, (low, high, color) in (bands or {}).items():
+                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
+                                         legendgroup=label, showlegend=False, hoverinfo="skip"),
+                              row=i + 1, col=j + 1)
+                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
+                                         fill="tonexty", fillcolor=rgba(color, 0.22), name=label, legendgroup=label,
+                                         showlegend=first, hoverinfo="skip"),
                               row=i + 1, col=j + 1)
             for n_label, (label, values) in enumerate(estimates.items()):
                 fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
                                          legendgroup=label, showlegend=first, marker={"size": 3},
-                                         line={"color": _color(label, n_label), "width": 1.5},
+                                         line={"color": _color(label, n_label, colors), "width": 1.5,
+                                               "dash": (dashes or {}).get(label, "solid")},
                                          hovertemplate=pair + f"<extra>{label}</extra>"),
                               row=i + 1, col=j + 1)
             for n_label, (label, step) in enumerate((steps or {}).items(), start=len(estimates)):
                 fig.add_trace(go.Scatter(x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]),
-                                         mode="lines", line={"shape": "hv", "color": _color(label, n_label), "width": 2},
+                                         mode="lines", line={"shape": "hv", "color": _color(label, n_label, colors), "width": 2},
                                          name=label, legendgroup=label, showlegend=first,
                                          hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
                                                        f"starting at t = %{{x:.3g}}<extra>{label}</extra>"),
                               row=i + 1, col=j + 1)
     _label_grid(fig, names)
-    fig.update_layout(title={"text": "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected "
-                                     "dimension i (to)", "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10}},
+    fig.update_layout(title={"text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected "
+                                              "dimension i (to)", "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10}},
                       height=height, margin={"t": 110, "b": 90, "r": 70, "l": 60},
                       legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container",
                               "x": 0.5, "xanchor": "center"})
-    fig.update_xaxes(title_text="lag t", row=d)
+    fig.update_xaxes(title_text=_lag_title(time_unit), row=d)
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
     return fig
@@ -257,20 +308,29 @@ def kernel_mass_heatmaps(lag_grid: np.ndarray, estimates: dict, names, scenario:
     return fig
 
 
-def baseline_chart(names, estimates: dict, truth=None) -> go.Figure:
-    """Grouped bars of the baselines ``η`` per dimension: each estimate and the truth when known."""
+def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = None,
+                   errors: dict | None = None) -> go.Figure:
+    """Grouped bars of the baselines ``η`` per dimension: each estimate and the truth when known; ``errors``
+    (label -> ``(low, high)`` per dimension) draws the spread of several noise draws as error bars."""
     names = list(names)
     fig = go.Figure()
     if truth is not None:
-        fig.add_trace(go.Bar(x=names, y=np.asarray(truth, float), name="truth", marker_color=COLORS["truth"]))
+        fig.add_trace(go.Bar(x=names, y=np.asarray(truth, float), name="truth", marker_color=TRUTH_COLOR))
     for n_label, (label, values) in enumerate(estimates.items()):
-        fig.add_trace(go.Bar(x=names, y=np.asarray(values, float), name=label, marker_color=_color(label, n_label)))
+        values = np.asarray(values, float)
+        bars = None
+        if errors and label in errors:
+            low, high = (np.asarray(v, float) for v in errors[label])
+            bars = {"type": "data", "symmetric": False, "array": np.maximum(high - values, 0),
+                    "arrayminus": np.maximum(values - low, 0), "color": "#444444"}
+        fig.add_trace(go.Bar(x=names, y=values, name=label, marker_color=_color(label, n_label, colors),
+                             error_y=bars))
     fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension", yaxis_title="rate",
                       xaxis={"type": "category"}, height=320, margin={"t": 50, "b": 40})
     return fig
 
 
-def loss_curve(histories: dict) -> go.Figure:
+def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
     """Paper loss ``L(U_k)`` against iteration k for each labelled history (log scale when positive).
 
     The loss ``‖UA − b‖²_F / 2`` is 0 at the exact least-squares solution, so CLS is not drawn as a
@@ -286,7 +346,8 @@ def loss_curve(histories: dict) -> go.Figure:
         positive &= bool(np.all(y > 0))
         longest = max(longest, y.size)
         fig.add_trace(go.Scatter(x=np.arange(y.size), y=y, mode="lines" if y.size > 1 else "markers", name=label,
-                                 line={"color": _color(label, n_label)}))
+                                 line={"color": _color(label, n_label, colors)}))
+    fig.update_yaxes(exponentformat="power")  # 3·10⁻⁴, not "300μ" (μ is also μ-GDP on these pages)
     fig.update_layout(title="Loss L(U<sub>k</sub>) = ‖U<sub>k</sub>A − b‖<sup>2</sup><sub>F</sub> / 2",
                       xaxis={"title": "iteration k", "range": [0, max(longest - 1, 1)]}, yaxis_title="loss",
                       yaxis_type="log" if positive else "linear", height=320, margin={"t": 50, "b": 40})

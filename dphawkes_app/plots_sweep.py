@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from dphawkes_core.estimators import get_family, method_labels, method_names
+from .plots import method_color
 
 METRIC_LABELS = {
     "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
@@ -18,7 +19,8 @@ METRIC_LABELS = {
 }
 ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
                   "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse"}
-_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")  # one per Δ (the colour is the method)
+_LEVEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")  # noise levels, not methods
 
 
 def _label(method: str) -> str:
@@ -56,7 +58,7 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
             fig.add_trace(go.Box(
                 x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])], y=sub[metric],
                 name=_label(method), legendgroup=method, showlegend=col == 1,
-                marker_color=_COLORS[m_idx % len(_COLORS)],
+                marker_color=method_color(method),
                 boxpoints="all", jitter=0.3, pointpos=0,
             ), row=1, col=col)
         panel = frame[frame.bin_size == dt]
@@ -81,17 +83,18 @@ def tradeoff_figure(frame: pd.DataFrame, metric: str = "relative_error", epsilon
     fig = go.Figure()
     private = frame[~_non_private(frame["method"])]
     finite = private[np.isfinite(private[epsilon_column].astype(float))]
-    for idx, ((method, dt), sub) in enumerate(finite.groupby(["method", "bin_size"])):
+    bins = sorted(finite["bin_size"].unique())
+    for (method, dt), sub in finite.groupby(["method", "bin_size"]):
         stats = sub.groupby("level").agg(eps=(epsilon_column, "median"), q1=(metric, lambda v: v.quantile(0.25)),
                                          med=(metric, "median"), q3=(metric, lambda v: v.quantile(0.75)))
         stats = stats.sort_values("eps")
-        color = _COLORS[idx % len(_COLORS)]
+        color = method_color(method)
         name = f"{_label(method)}, Δ={dt:g}"
         fig.add_trace(go.Scatter(x=np.concatenate([stats.eps, stats.eps[::-1]]),
                                  y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", line=dict(width=0),
                                  fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False, legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
-                                 line=dict(color=color)))
+                                 line=dict(color=color, dash=_DASHES[bins.index(dt) % len(_DASHES)])))
     for dt, sub in frame[_non_private(frame["method"])].groupby("bin_size"):
         fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color="gray",
                       annotation_text=f"non-private, Δ={dt:g}", annotation_font_size=10)
@@ -110,9 +113,9 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
     estimate is a dotted horizontal line. Ticks sit at the simulated sizes.
     """
     fig = go.Figure()
-    for idx, (method, sub) in enumerate(frame.groupby("method")):
+    for method, sub in frame.groupby("method"):
         stats = sub.groupby("n_events_requested")[metric].quantile([0.25, 0.5, 0.75]).unstack()
-        color = _COLORS[idx % len(_COLORS)]
+        color = method_color(method)
         private = method not in _references()
         name = _label(method) + ("" if private else " (non-private)")
         fig.add_trace(go.Scatter(x=np.concatenate([stats.index, stats.index[::-1]]),
@@ -154,6 +157,6 @@ def kernel_figure(data: dict) -> go.Figure:
     fig.add_trace(go.Scatter(x=data["true_grid"], y=data["true_values"], name="truth", line=dict(color="black", width=3)))
     for idx, (label, values) in enumerate(data["curves"].items()):
         fig.add_trace(go.Scatter(x=data["lag_grid"], y=values, name=label, mode="lines",
-                                 line=dict(color=_COLORS[idx % len(_COLORS)], shape="hv")))
+                                 line=dict(color=_LEVEL_COLORS[idx % len(_LEVEL_COLORS)], shape="hv")))
     fig.update_layout(height=380, margin=dict(t=30, b=40), xaxis_title="lag t", yaxis_title=data["kernel"] + "(t)")
     return fig

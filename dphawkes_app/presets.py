@@ -39,10 +39,12 @@ WORKS_COUNT_CAP = 5  # a public fixed cap for the sweeps and a fixed-C fit (50,0
 # DP-CG stay at the all-zero error whatever K)
 WORKS_PUBLIC = MappingProxyType({"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200})
 SHARED_LABELS = {"method": "method", "bin_size": "Δ", "lags": "p", "epsilon": "ε", "dp_delta": "δ", "sigma2": "σ²",
-                 "calibration": "calibration", "count_cap": "C"}
+                 "calibration": "calibration", "count_cap": "C", "privacy_unit": "the privacy unit",
+                 "max_events": "M (events per sequence)", "sequence_clip": "G (clip per sequence)"}
 OPTION_LABELS = {"bound": "B", "radius": "r", "iters": "K", "clip": "G", "ridge": "ridge λ",
                  "stabiliser": "stabiliser"}  # short names of options; any other option is named by its setting
 PRIVACY_FIELDS = ("epsilon", "sigma2", "dp_delta", "calibration")
+UNIT_FIELDS = ("privacy_unit", "max_events", "sequence_clip")  # the privacy unit and its public bounds
 
 
 @dataclass(frozen=True)
@@ -102,11 +104,12 @@ class Preset:
         """Labels of the settings of ``config`` that differ from the preset's (seed excluded).
 
         Only what the chosen family reads is compared (B does not matter to DP-SSP): the shared settings,
-        the privacy settings of a private family, and the family's options against those the preset gives it
-        (:meth:`options_for`).
+        the privacy settings of a private family (with the privacy unit and its bounds M and G), and the
+        family's options against those the preset gives it (:meth:`options_for`). An automatic C that became a
+        public one (or back) is a change of "C".
         """
         family = config.family
-        shared = ["method", "bin_size", "lags", "count_cap", *(PRIVACY_FIELDS if family.private else ())]
+        shared = ["method", "bin_size", "lags", "count_cap", *(PRIVACY_FIELDS + UNIT_FIELDS if family.private else ())]
         changed = [SHARED_LABELS[n] for n in shared if getattr(config, n) != getattr(self.config, n)]
         given = self.options_for(family)
         changed += [OPTION_LABELS.get(s.name, s.label_text()) for s in family.settings

@@ -7,15 +7,18 @@ import streamlit as st
 
 from dphawkes_core.binning import bin_sparse
 from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
-from dphawkes_core.datasets import default_data_dir, list_samples, load_sample, upload_dataset
+from dphawkes_core.datasets import default_data_dir, list_samples
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_app.guidance import count_noun, time_scale
+from dphawkes_app.guidance import count_noun, nice_number, time_scale
 from dphawkes_core.events import MAX_FILE_BYTES
 from dphawkes_core.kernels import SCENARIOS, get_scenario
 from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
 from dphawkes_core.resources import estimate_simulation_cost
 from dphawkes_core.simulate import MAX_SIMULATED_EVENTS
 from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
+from dphawkes_app.domain_input import declared, domain_section, sample_with_domain, sequence_keys, upload_with_domain
+
+MAX_HEATMAP_BINS = 1_000_000  # the heatmap's default Δ never makes more bins (they are summed for drawing anyway)
 
 st.set_page_config(page_title="Data · dphawkes", page_icon="🔒", layout="wide")
 st.title("Data")
@@ -76,8 +79,10 @@ def simulate_section():
     c = st.columns(3)
     mode = c[0].radio("Stop after", ["number of events", "horizon"], key="sim_size_mode")
     if mode == "number of events":
-        n_events = int(c[1].number_input("events", min_value=1, max_value=MAX_SIMULATED_EVENTS, value=1000,
-                                         step=500, key="sim_events"))
+        loaded = previous.params.get("n_events") if previous.source == "simulated" else None
+        n_events = int(c[1].number_input("events", min_value=1, max_value=MAX_SIMULATED_EVENTS,
+                                         value=int(loaded or 1000), step=500, key="sim_events",
+                                         help="starts at the size of the loaded simulation"))
         end_time, expected = None, float(n_events)
     else:
         end_time = float(c[1].number_input("horizon T", min_value=1e-3, value=1000.0, format="%.6g",
@@ -104,8 +109,8 @@ def adopt(make_dataset, success_message) -> None:
     st.success(success_message(dataset))
 
 
-TIME_UNITS = {"as in the file": None, "seconds (s)": "s", "minutes (min)": "min", "hours (h)": "h",
-              "days (d)": "d"}
+TIME_UNITS = {"as in the file (datetimes in seconds)": None, "seconds (s)": "s", "minutes (min)": "min",
+              "hours (h)": "h", "days (d)": "d"}
 
 
 def window_inputs(prefix: str, start: str = "", end: str = "") -> tuple[str | None, str | None]:
@@ -138,15 +143,19 @@ def upload_section(previous):
     start, end = window_inputs("upload")
     unit = TIME_UNITS[st.selectbox("time unit", list(TIME_UNITS), key="upload_unit",
                                    help="Convert the time axis: numbers are then read as seconds (e.g. Unix "
-                                        "time), datetimes as seconds since the window start.")]
+                                        "time), datetimes as seconds since the window start. 'As in the file' keeps "
+                                        "numbers as they are and reads datetimes in seconds: choose hours or days for "
+                                        "data spread over weeks.")]
     file = st.file_uploader("Event file (CSV or Parquet)", type=["csv", "txt", "parquet"], key="upload_csv")
     if file is None:
         return
-    marker = (file.file_id, file.name, file.size, start, end, unit)
+    domain = declared("upload", file.file_id)
+    marker = (file.file_id, file.name, file.size, start, end, unit, domain)
     if st.session_state.get("upload_marker") != marker:
         st.session_state["upload_marker"] = marker
         try:
-            dataset = upload_dataset(file.name, file.getvalue(), end_time=end, start_time=start, time_unit=unit)
+            dataset = upload_with_domain(file.name, file.getvalue(), end_time=end, start_time=start, time_unit=unit,
+                                         domain=domain)
         except DPHawkesError as exc:
             st.session_state["upload_error"] = str(exc)
         else:
@@ -156,13 +165,17 @@ def upload_section(previous):
     if error:
         st.error(f"“{file.name}” was rejected: {error}. The previous data set ({previous.label}) is still loaded.",
                  icon="⚠️")
-    else:
-        st.success(f"Loaded “{file.name}”.")
+        return
+    st.success(f"Loaded “{file.name}”.")
+    current, _ = current_dataset()
+    if current.source == "upload" and current.label == file.name:
+        keys = sequence_keys(file.name, file.getvalue()) if current.events.n_sequences > 1 else None
+        domain_section("upload", file.file_id, current, keys)
 
 
 @st.cache_data(show_spinner="Loading the data set…", max_entries=4)
-def _load_sample(name: str, path: str, mtime: float, start: str | None, end: str | None, _info):
-    return load_sample(_info, end_time=end, start_time=start)
+def _load_sample(name: str, path: str, mtime: float, start: str | None, end: str | None, domain, _info):
+    return sample_with_domain(_info, end_time=end, start_time=start, domain=domain)
 
 
 def sample_section():
@@ -176,8 +189,6 @@ def sample_section():
     names = [s.name for s in samples]
     name = st.selectbox("Data set", names, key="sample_name")
     info = samples[names.index(name)]
-    with st.expander("Provenance", expanded=True):
-        st.markdown(info.provenance)
     documented = info.documented_window
     if documented is not None:
         st.markdown(f"**Observation window** — proposed from the provenance ({documented.note}); time unit "
@@ -187,10 +198,24 @@ def sample_section():
         st.markdown("**Observation window** — the provenance documents none: state it, or leave it blank to "
                     "read it from the data.")
         start, end = window_inputs(f"sample_{info.name}")
+    labels = info.events_path.with_name("labels.csv").is_file()
+    st.caption("Dimensions: declared by the data set's labels.csv (public metadata)." if labels else
+               "No labels.csv: the dimensions are read from the data until you declare them below, after loading.")
+
+    def load():
+        return _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, start, end,
+                            declared("sample", info.name), info)
+
     if st.button("Load this data set", type="primary", key="sample_go"):
-        adopt(lambda: _load_sample(info.name, str(info.events_path), info.events_path.stat().st_mtime, start, end,
-                                   info),
-              lambda d: f"Loaded {info.name}.")
+        adopt(load, lambda d: f"Loaded {info.name}.")
+    with st.expander("Provenance (where the data come from, how they were made)"):
+        st.markdown(info.provenance)
+    current, _ = current_dataset()
+    if current.source == "sample" and current.label == info.name:
+        if declared("sample", info.name) is not None and not current.events.dimensions_declared:
+            adopt(load, lambda d: f"Reloaded {info.name} with the declared domain.")  # the declaration just made
+            current, _ = current_dataset()
+        domain_section("sample", info.name, current, from_metadata=labels)
 
 
 def window_section(events) -> None:
@@ -212,9 +237,15 @@ def plots_section(dataset):
     if events.n_sequences > 1:
         seq = int(c[0].number_input("sequence", min_value=0, max_value=events.n_sequences - 1, value=0,
                                     key="plot_sequence"))
-    bin_size = float(c[1].number_input("bin size Δ for the heatmap", min_value=1e-6, format="%.4g",
-                                       value=time_scale(events).bin_size, key="plot_bin_size",
-                                       help="default: about a quarter of the data's mean time between events"))
+    longest = max(s.end_time for s in events.sequences)
+    proposed = time_scale(events).bin_size
+    if longest / proposed > MAX_HEATMAP_BINS:  # e.g. datetimes read in seconds: millions of bins
+        proposed = nice_number(longest / MAX_HEATMAP_BINS)
+    unit = f" ({events.time_unit})" if events.time_unit else ""
+    bin_size = float(c[1].number_input(f"bin size Δ for the heatmap{unit}", min_value=1e-6, format="%.4g",
+                                       value=proposed, key="plot_bin_size",
+                                       help="default: about a quarter of the data's mean time between events "
+                                            f"(at most {MAX_HEATMAP_BINS:,} bins)"))
     one = dataclasses.replace(events, sequences=(events.sequences[seq],), warnings=())
     if one.n_events == 0:
         st.info("This sequence has no events.")
@@ -230,7 +261,11 @@ def plots_section(dataset):
 
 
 previous, _ = current_dataset()
-source = st.radio("Source", ["Simulate", "Upload a CSV", "Sample data"], horizontal=True, key="data_source")
+SOURCES = {"Simulate": "Simulate", "Upload a CSV": "Upload a file (CSV or Parquet)", "Sample data": "Real data sets"}
+if "data_source" not in st.session_state:  # a new visit: the source of the loaded data
+    st.session_state["data_source"] = {"upload": "Upload a CSV", "sample": "Sample data"}.get(previous.source,
+                                                                                             "Simulate")
+source = st.radio("Source", list(SOURCES), horizontal=True, key="data_source", format_func=SOURCES.get)
 if source == "Simulate":
     simulate_section()
 elif source == "Upload a CSV":

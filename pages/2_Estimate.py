@@ -1,36 +1,52 @@
 """Estimate page: start from a preset, fit the kernels with any method, compare with the truth, the
-non-private fit and the other methods at the same ε."""
+non-private fit and the other methods at the same ε.
+
+On public (simulated) data everything re-runs live, with fresh noise per draw in this session; on private
+data nothing is computed by opening the page or moving a widget: an estimate is released on request, through
+the data set's privacy session (:mod:`dphawkes_app.release`)."""
 
 import math
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_experiments.compare import comparison_epsilon, method_row
+from dphawkes_experiments.compare import comparison_epsilon, compare_methods, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import (FitConfig, fit_cost, get_family, method_labels, method_names, release_status,
-                                      is_sequence_unit)
+from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
-from dphawkes_app.guidance import count_noun, loss_note, negative_baseline_note, support_note, time_scale
-from dphawkes_app.plots import baseline_chart, kernel_grid, loss_curve
+from dphawkes_app.guidance import (count_noun, loss_note, negative_baseline_note, no_better_than_zero,
+                                   post_processing_note, support_note, time_scale, zero_note, zero_reason)
+from dphawkes_app.plots import kernel_grid, baseline_chart, loss_curve, method_color
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sequence_privacy import UNIT_LABELS
-from dphawkes_app.budget import budget_state, metered_comparison, release_fit, show_budget
+from dphawkes_app.budget import budget_state, show_budget
 from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url,
                                  family_controls, fit_cached, friendly_error, ignored_link_settings, method_label,
                                  option_widget_values, preset_dataset, privacy_unit_controls, public_items,
                                  reference_method, sequence_families, set_dataset, show_unit_conversion,
                                  sidebar_dataset, stats_cached, stats_config)
+from dphawkes_app.follow import (CONFIRM_KEY, CUSTOM, follow_data, from_data, preset_remembered,
+                                 sequence_unit_ready, show_note, show_unit_note)
+from dphawkes_app.release import (Shown, after_comparison_release, app_session, band_of, comparison_flash,
+                                  comparison_release, draw_again, live_fit, noise_band, noise_key, private_fit,
+                                  release_fitter, replay_fitter)
 
 URL = {"bind": "query-params"}
-CUSTOM = "custom"  # the preset selector's entry for data or settings of the user's own
 PRIVACY_MODES = ("ε and δ", "σ² directly")
 LAG_MODES = ("support s", "lags p")
+BAND_DRAWS = (10, 20, 50)
+EPSILON_HELP = ("ε bounds what anyone can learn about one event (the privacy unit) from the result: whatever they "
+                "believed before, their odds that the event is in the data can move by a factor of at most e^ε — "
+                "×1.1 at ε = 0.1, ×2.7 at ε = 1, ×20 at ε = 3. Smaller ε: more noise, more privacy. The Home page "
+                "draws it.")
+DELTA_HELP = ("δ: the small probability that the ε bound does not hold (a rare unlucky output). Keep it far below "
+              "1 / (number of people in the data), e.g. 1e-5.")
 
 
 def widget_values(preset: Preset) -> dict:
@@ -41,7 +57,8 @@ def widget_values(preset: Preset) -> dict:
             "C": {None: 0, AUTO: WORKS_COUNT_CAP}.get(c.count_cap, c.count_cap), "Cauto": c.count_cap == AUTO,
             "privacy": PRIVACY_MODES[c.epsilon is None],
             "eps": c.epsilon or 1.0, "sigma2": c.sigma2 if c.sigma2 is not None else 0.01, "delta": c.dp_delta,
-            "calib": c.calibration} | option_widget_values({name: preset.options_for(name) for name in families})
+            "calib": c.calibration, "unit": "event"} | option_widget_values(
+        {name: preset.options_for(name) for name in families})
 
 
 def apply_preset() -> None:
@@ -49,15 +66,20 @@ def apply_preset() -> None:
     key = st.session_state["preset"]
     if key == CUSTOM:
         return
-    set_dataset(preset_dataset(key))
-    st.session_state.update(widget_values(get_preset(key)))
+    preset = get_preset(key)
+    dataset = preset_dataset(key)
+    set_dataset(dataset)
+    st.session_state.update(widget_values(preset))
+    preset_remembered(preset)
+    st.session_state["settings_for"] = st.session_state["dataset_fingerprint"]
 
 
 def choose_preset() -> tuple[Preset | None, Preset]:
     """The preset selector; returns the chosen preset (``None`` for the user's own data or settings) and
     the preset the widgets' defaults come from (the default one for the user's own)."""
     wanted = get_preset(st.query_params.get("preset", DEFAULT_PRESET)).key
-    data, _ = current_dataset(wanted)
+    data, fp = current_dataset(wanted)
+    follow_data(data, fp, wanted, widget_values)  # a change of data: the preset, Δ and s follow it (said below)
     if "preset" not in st.session_state:  # a new visit: the URL's preset if the data are its own
         match = preset_for(data.params, preferred=wanted)
         st.session_state["preset"] = match.key if match is not None else CUSTOM
@@ -82,11 +104,15 @@ sidebar_dataset(dataset)
 dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
 BUDGET = budget_state(dataset, fingerprint)
+PRIVATE = BUDGET.metered or (bool(BUDGET.error) and not BUDGET.simulated)
 show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
-if preset is None and dataset.scenario is None:  # real or uploaded data: Δ and s from their time scale
-    SCALE = time_scale(dataset.events)
+SCALE = time_scale(dataset.events) if preset is None and dataset.scenario is None else None
+if SCALE is not None:  # real or uploaded data: Δ and s proposed from their time scale
     DEFAULTS.update(dt=SCALE.bin_size, s=SCALE.support)
     st.caption(SCALE.describe())
+show_note(fingerprint)
+sequence_unit_ready(DEFAULTS)  # the sequence unit never dead-ends: a method or C it cannot use is switched
+show_unit_note()
 
 
 def read_controls():
@@ -102,6 +128,12 @@ def read_controls():
         lags = lags_from_support(support, bin_size)
     else:
         lags = int(sb.number_input("lags p", min_value=1, value=DEFAULTS["p"], step=5, key="p", **URL))
+    if PRIVATE and from_data():  # proposed from private data: read from the data until confirmed as public
+        sb.checkbox("Δ and s are my public choice", key=CONFIRM_KEY,
+                    help="Δ and s were proposed from these data (their mean time between events): read from the "
+                         "private data. A formal release needs settings chosen without looking at the data — "
+                         "confirm these as your public choice, or set your own.")
+        sb.caption("Δ and s: proposed from these data — *read from the data* until you confirm them.")
     methods = {label: name for name, label in method_labels().items()}  # labels are also the URL values
     labels = list(methods)
     chosen = sb.selectbox("method", labels, index=labels.index(DEFAULTS["method"]) if DEFAULTS["method"] in labels else 0,
@@ -112,7 +144,7 @@ def read_controls():
     auto_cap = family.auto_count_cap and sb.checkbox(
         "choose C privately (auto)", value=DEFAULTS["Cauto"], key="Cauto", **URL,
         help=f"spend {AUTO_CAP_SHARE:.0%} of ε on a private choice of C (the cap that clips about 1 % of the "
-             "events), the rest on the statistics; needs ε, not σ²")
+             "events), the rest on the statistics; needs ε, not σ², and the event unit")
     if auto_cap:
         kwargs["count_cap"] = AUTO
     else:
@@ -124,13 +156,14 @@ def read_controls():
         mode = sb.radio("noise from", PRIVACY_MODES, index=PRIVACY_MODES.index(DEFAULTS["privacy"]), horizontal=True,
                         key="privacy", **URL)
         if mode == "ε and δ":
-            kwargs["epsilon"] = sb.number_input("ε", min_value=1e-6, value=DEFAULTS["eps"], format="%.4g", key="eps", **URL)
+            kwargs["epsilon"] = sb.number_input("ε", min_value=1e-6, value=DEFAULTS["eps"], format="%.4g", key="eps",
+                                                help=EPSILON_HELP, **URL)
         else:
             kwargs["sigma2"] = sb.number_input("σ² per noisy entry", min_value=0.0, value=DEFAULTS["sigma2"],
                                                format="%.4g", key="sigma2", **URL)
         kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=DEFAULTS["delta"], format="%.1e",
-                                             key="delta", **URL)
-        kwargs.update(privacy_unit_controls(sb, private_clip=True))
+                                             key="delta", help=DELTA_HELP, **URL)
+        kwargs.update(privacy_unit_controls(sb, private_clip=True, url=URL))
         if family.formal_only:
             kwargs["calibration"] = "formal"
             sb.caption("calibration: formal (the only one this method has)")
@@ -184,8 +217,16 @@ def show_function_errors(result, averaged, scenario):
                "a metric that does not depend on the lag grid, so the two can be compared.")
 
 
-def show_metrics(result, reference, truth):
-    """Error table (paper metric never alone) or, without a truth, the distance to the non-private fit."""
+def noiseless_label(config: FitConfig) -> str:
+    """The private family without noise (σ² = 0): the fair non-private comparison, with the same post-processing."""
+    return f"{config.family.label} with σ² = 0: {get_family(reference_method()).label} with the same post-processing"
+
+
+def show_metrics(shown: Shown, reference, noiseless, truth):
+    """Error table (paper metric never alone) or, without a truth, the distance to the non-private fit; the
+    private fit beating the plain non-private one is explained by the post-processing; an estimate no better
+    than zero says so, and why."""
+    result, config = shown.result, shown.config
     reference_label = get_family(reference_method()).label
     if truth is None:
         st.info("No ground truth for this data set (it was not simulated): the errors below compare with the "
@@ -196,10 +237,13 @@ def show_metrics(result, reference, truth):
                 f"relative difference from {reference_label}": diff.relative_error,
                 "kernels": diff.kernel_relative_error, "baselines": diff.baseline_relative_error,
             }]), hide_index=True)
+            zero_warning(shown, diff.relative_error, reference.H)
         return
     rows = {method_label(result.method): compare(result.H, truth)}
     if reference is not None:
         rows[method_label(reference.method)] = compare(reference.H, truth)
+    if noiseless is not None:
+        rows[noiseless_label(config)] = compare(noiseless.H, truth)
     table = pd.DataFrame([{
         "estimate": label,
         "relative error ‖Ĥ−H‖/‖H‖": r.relative_error,
@@ -218,6 +262,21 @@ def show_metrics(result, reference, truth):
     st.caption(f"The paper's metric divides the relative error by d(dp+1) = {truth.size:,}, so it shrinks as p grows "
                "whatever the estimate; an estimate is only useful if its plain relative error is below the "
                "all-zero reference's 1.")
+    private_error = rows[method_label(result.method)].relative_error
+    if reference is not None and noiseless is not None:
+        note = post_processing_note(config.family.label, private_error, rows[noiseless_label(config)].relative_error,
+                                    reference_label, rows[method_label(reference.method)].relative_error)
+        if note:
+            st.info(note, icon=":material/balance:")
+    zero_warning(shown, private_error, truth)
+
+
+def zero_warning(shown: Shown, error: float, reference_H) -> None:
+    """Say when a private estimate is no better than outputting zero, and why."""
+    if shown.result.privacy is None or not no_better_than_zero(error):
+        return
+    scale = float(np.sqrt(np.mean(np.square(reference_H))))
+    st.warning(zero_note(shown.result, shown.config, shown.data_info, error, scale), icon=":material/exposure_zero:")
 
 
 def show_shrinkage(config, reference):
@@ -233,15 +292,16 @@ def show_shrinkage(config, reference):
                 "not because the noise is harmless. Compare with the all-zero reference above.", icon=":material/info:")
 
 
-def show_privacy(report, status, config):
-    """σ², ε under each calibration and their ratio, with the label of :func:`release_status`, and the
-    guarantee converted to the other privacy unit."""
+def show_privacy(shown: Shown):
+    """σ², ε under each calibration and their ratio, with the formal status: a release (private data), or the
+    settings' status on public data (nothing is released there), and the guarantee in the other privacy unit."""
+    report, status, config = shown.result.privacy, shown.status, shown.config
     st.subheader("Privacy")
     eps = report.epsilon_by_calibration
     cols = st.columns(3)
     cols[0].metric("noise variance σ²", f"{report.sigma2:.4g}")
-    cols[1].metric(f"ε ({report.calibration})", f"{report.epsilon:.4g}")
-    cols[2].metric("δ", f"{report.dp_delta:.1e}")
+    cols[1].metric(f"ε ({report.calibration})", f"{report.epsilon:.4g}", help=EPSILON_HELP)
+    cols[2].metric("δ", f"{report.dp_delta:.1e}", help=DELTA_HELP)
     rows = []
     for name in CALIBRATIONS:
         value = eps.get(name)
@@ -255,15 +315,24 @@ def show_privacy(report, status, config):
             "ε ÷ ε(paper)": (value / eps["paper"]) if value is not None and eps.get("paper") else math.nan,
         })
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="privacy_table", placeholder="n/a")
+    bounds = ("the clip G or cap M per sequence, C, d, p, the windows, the number of sequences"
+              if report.privacy_unit == "sequence" else "count cap C, B or r, d, p, n")
     if status.formal:
-        bounds = ("the clip G or cap M per sequence, C, d, p, the windows, the number of sequences"
-                  if report.privacy_unit == "sequence" else "count cap C, B or r, d, p, n")
-        st.success(f"Formal (ε, δ)-DP for {UNIT_LABELS[report.privacy_unit]}: the noise is calibrated from public "
-                   f"bounds only ({bounds}), the observation window was stated, and the noise is fresh.")
+        st.success(f"**Formal (ε, δ)-DP release** for {UNIT_LABELS[report.privacy_unit]}: the noise is calibrated "
+                   f"from public bounds only ({bounds}), the domain and window were declared, the noise is fresh, and "
+                   "the release is metered in this data set's ledger.")
+        show_unit_conversion(report, config.max_events or 50)
+    elif not shown.private_data and status.settings_formal:
+        st.success(f"**Formal (ε, δ)-DP settings** for {UNIT_LABELS[report.privacy_unit]}: on private data this "
+                   f"would be a formal (ε, δ)-DP release — noise from public bounds only ({bounds}), a stated window, "
+                   "fresh noise — released through the data set's ledger. Here the data are public (a simulation, or "
+                   "data marked published): everything re-runs live and nothing is a release.",
+                   icon=":material/verified:")
         show_unit_conversion(report, config.max_events or 50)
     else:
+        reasons = [r for r in status.reasons if shown.private_data or not r.startswith("not released")]
         advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."
-        st.warning(f"**Not a formal guarantee:** {'; '.join(status.reasons)}.{advice}", icon="⚠️")
+        st.warning(f"**Not a formal guarantee:** {'; '.join(reasons)}.{advice}", icon="⚠️")
     if eps.get("formal") is None:
         st.caption("Set a count cap C ≥ 1 to see the formal ε for this σ².")
 
@@ -279,9 +348,30 @@ def show_preset(config):
         st.caption(f"You changed {', '.join(changed)}: the sentence above describes the preset as given.")
 
 
-def show_comparison(stats, data_info, config, result, reference, has_truth):
-    """The chosen fit beside every other method at the same ε, on the same statistics."""
+def comparison_table(rows, has_truth: bool, reference_label: str, chosen) -> pd.DataFrame:
+    """The comparison's rows with a verdict against the all-zero estimate (never "formal: yes" alone beside an
+    estimate no better than zero)."""
+    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else f"relative difference from {reference_label}"
+
+    def verdict(r) -> str:
+        if not r.ran or not math.isfinite(r.relative_error):
+            return ""
+        if get_family(r.method).private and no_better_than_zero(r.relative_error):
+            return f"no better than outputting zero: {zero_reason(get_family(r.method))}"
+        return "better than zero" if r.relative_error < 1 else "no better than zero"
+
+    return pd.DataFrame([{"method": method_label(r.method) + (" — chosen" if r is chosen else ""),
+                          error: r.relative_error, "ε": r.epsilon, "formal guarantee": r.guarantee,
+                          "against Ĥ = 0": verdict(r)} for r in rows]
+                        + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
+                            "formal guarantee": "yes: a constant reveals nothing", "against Ĥ = 0": "—"}])
+
+
+def show_comparison(shown: Shown, reference, has_truth, blocked: str):
+    """The chosen fit beside every other method at the same ε, on the same statistics; on private data each
+    formal method is a release, made only on request (one button for all of them)."""
     st.subheader("The same fit with the other methods")
+    config, result, stats, data_info = shown.config, shown.result, shown.stats, shown.data_info
     epsilon = comparison_epsilon(config, result, fallback=defaults_from.config.epsilon)
     reference_label = get_family(reference_method()).label
     if epsilon is None:
@@ -289,48 +379,137 @@ def show_comparison(stats, data_info, config, result, reference, has_truth):
         return
     include_slow = st.checkbox("also run methods predicted to take over a second", key="cmp_slow")
     others = tuple(m for m in method_names() if m != config.method)
-    if BUDGET.metered:  # on private data each formal method's fit is a release: only on request
-        other_rows = metered_comparison(BUDGET, stats, data_info, config, epsilon, reference, defaults_from.public,
-                                        others, include_slow)
-        if other_rows is None:
-            return
+    if shown.private_data:  # each formal method's fit is a release: only on request
+        session = app_session(BUDGET, dataset, fingerprint, config.privacy_unit)
+        comparison_flash()
+        pending = []
+        args = (stats, data_info, config, epsilon, reference, defaults_from.public, others, include_slow)
+        other_rows = compare_methods(*args, fitter=replay_fitter(session, pending), released=True)
+        if comparison_release(session, pending, "the other methods", blocked):
+            answers = []
+            try:
+                compare_methods(*args, fitter=release_fitter(session, answers), released=True)
+            except DPHawkesError as exc:
+                friendly_error(exc)
+            after_comparison_release(session, answers)
     else:
         other_rows = compare_cached(fingerprint, stats, data_info, config_items(config), epsilon, reference,
-                                    public_items(defaults_from.public), others, include_slow)
-    rows = (method_row(result, config, reference, data_info),) + other_rows
-    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else f"relative difference from {reference_label}"
-    table = pd.DataFrame([{"method": method_label(r.method) + (" — chosen" if r is rows[0] else ""),
-                           error: r.relative_error, "ε": r.epsilon, "formal guarantee": r.guarantee}
-                          for r in rows]
-                         + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
-                             "formal guarantee": "yes: a constant reveals nothing"}])
-    st.dataframe(table, hide_index=True, key="comparison", placeholder="—")
+                                    public_items(defaults_from.public), others, include_slow, noise_key(config))
+    rows = (method_row(result, config, reference, data_info, released=shown.private_data),) + other_rows
+    st.dataframe(comparison_table(rows, has_truth, reference_label, rows[0]), hide_index=True, key="comparison",
+                 placeholder="—")
     formal_only = " and ".join(get_family(m).label for m in method_names() if get_family(m).formal_only)
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
                f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); {formal_only} "
                "use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
-               f"method's where it has them, else the public values of '{defaults_from.title}'.")
+               f"method's where it has them, else the public values of '{defaults_from.title}'."
+               + ("" if shown.private_data else " On public data nothing is released: 'formal guarantee' says "
+                  "whether the same settings would be a formal release on private data."))
 
 
-def show_export(result, config, data_info, truth, averaged):
-    """Download buttons for the estimate (and its lag average) and every parameter needed to reproduce it."""
-    payload = fit_payload(result, config, data_info, dataset.events.names, dataset.params, truth)
+PUBLIC_INFO = ("n_bins", "window_stated", "dimensions_declared", "sequences_declared", "count_cap", "auto_count_cap",
+               "privacy_unit", "sequence_clip", "max_events", "sequences", "auto_sequence_clip")
+"""What of a data info is public on private data: fixed by the declared domain and the settings, or released
+(an automatic C or G). Event, dropped and clipped counts are computed from the raw data."""
+RELEASED_KEYS = ("format_version", "method", "config", "support", "dimension_names", "lag_grid", "baseline", "kernels",
+                 "formal_guarantee", "formal_reasons", "formal_settings", "private_fields", "release_note", "seed",
+                 "lag_average")
+
+
+def released_only(payload: dict) -> dict:
+    """A private data set's download: the release (estimate, settings, formal status, the privacy report's
+    numbers from public bounds) without what was computed from the raw data (loss, counts, R and the paper's
+    data-dependent ε, solver diagnostics, the file's name)."""
+    out = {key: payload[key] for key in RELEASED_KEYS if key in payload}
+    out["data_info"] = {key: value for key, value in payload.get("data_info", {}).items() if key in PUBLIC_INFO}
+    privacy = payload.get("privacy")
+    if isinstance(privacy, dict):
+        keep = {"sigma2", "epsilon", "dp_delta", "calibration", "sensitivity", "formal", "iters", "note",
+                "budget_split", "privacy_unit", "noise", "formal_guarantee", "formal_reasons", "formal_settings"}
+        out["privacy"] = {key: value for key, value in privacy.items() if key in keep}
+        if privacy.get("calibration") == "formal":
+            out["privacy"]["epsilon_by_calibration"] = {"formal": privacy.get("epsilon_by_calibration", {}).get("formal")}
+    out["left_out"] = ("computed from the raw data, not private: loss_history, event/dropped/clipped counts, R and "
+                       "the paper's data-dependent ε, solver diagnostics")
+    return out
+
+
+def show_export(shown: Shown, truth, averaged):
+    """Download buttons for the estimate (and its lag average) and every parameter needed to reproduce it; on
+    private data the release only (:func:`released_only`), with the status it was recorded with."""
+    result, config, data_info = shown.result, shown.config, shown.data_info
+    status = shown.status if shown.private_data else None  # public data: the core's "not released" status
+    payload = fit_payload(result, config, dict(data_info), dataset.events.names, dataset.params, truth, status=status)
     if averaged is not None:
         add_lag_average(payload, result, averaged, dataset.scenario)
+    if shown.private_data:
+        payload = released_only(payload)
+        st.caption("The downloads hold the release only: the estimate, its settings and its formal status — not the "
+                   "loss, the event counts or anything else computed from the raw data.")
     c = st.columns(2)
     c[0].download_button("Download JSON", to_json(payload), file_name=f"dphawkes_{result.method}.json",
                          mime="application/json", key="dl_json")
-    c[1].download_button("Download CSV", to_csv(result, config, dataset.events.names, truth),
+    c[1].download_button("Download CSV", to_csv(result, config, dataset.events.names, truth, dict(data_info),
+                                                status=status),
                          file_name=f"dphawkes_{result.method}.csv", mime="text/csv", key="dl_csv")
 
 
-def clip_note(data_info: dict) -> str:
+def clip_note(data_info) -> str:
     """The sequence unit's clip norm G, when it was chosen privately (a release, shown like the fit)."""
     auto = data_info.get("auto_sequence_clip")
     if auto is None:
         return ""
     return (f" Clip norm G = {auto['sequence_clip']:.4g} chosen privately with {auto['share']:.0%} of ε "
             f"(a noisy histogram of the sequences' norms).")
+
+
+def references(shown: Shown):
+    """The non-private reference on the same counts (the unclipped sums for the sequence unit) and the private
+    family without noise (σ² = 0, the same post-processing: the fair non-private comparison). Both are computed
+    from the raw data; deterministic, so cached for every session."""
+    config, stats = shown.config, shown.stats
+    if not config.family.private:
+        return None, None
+    cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
+                           count_cap=stats.count_cap)
+    cls_stats = stats_cached(fingerprint, dataset.events, config_items(stats_config(cls_config)))[0]  # unclipped sums
+    reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
+    noiseless = None
+    if not is_sequence_unit(config):
+        try:
+            noiseless = fit_cached(fingerprint, stats, config_items(noiseless_config(shown)))
+        except DPHawkesError:
+            noiseless = None  # e.g. a family that needs noise to run: no σ² = 0 line
+    return reference, noiseless
+
+
+def noiseless_config(shown: Shown) -> FitConfig:
+    """The shown private fit with σ² = 0 (no noise, so its statistics' public C) and the same post-processing:
+    an option left to a public rule that depends on σ (the ridge λ) keeps the value the private fit used, so
+    e.g. the smoothing across lags (in units of λ) is the same."""
+    config, result = shown.config, shown.result
+    changes = {"sigma2": 0.0, "epsilon": None, "seed": None, "count_cap": shown.stats.count_cap}
+    for setting in config.family.settings:
+        if getattr(config, setting.name) is None and setting.name in result.info and \
+                isinstance(result.info[setting.name], (int, float)):
+            changes[setting.name] = float(result.info[setting.name])
+    return FitConfig(**{**config.to_dict(), **changes})
+
+
+def band_controls(shown: Shown) -> int | None:
+    """On public data: "draw the noise again" and the band of several draws (number of draws, or ``None``)."""
+    if shown.private_data or not shown.result.privacy or shown.config.seed is not None:
+        return None
+    c = st.columns([1, 1, 2])
+    c[0].button("Draw the noise again", key="draw_again", on_click=draw_again, icon=":material/casino:",
+                help="fresh noise (not seeded): the estimate as another release would give it")
+    draws = c[1].selectbox("band of draws", (0, *BAND_DRAWS), key="band_draws",
+                           format_func=lambda n: "no band" if n == 0 else f"{n} draws",
+                           help="fit the same settings with fresh noise this many times and shade the range "
+                                "(5 %–95 %) of the private kernels: how much one release can vary")
+    c[2].caption("Public simulated data: every fit re-runs live with fresh noise for this session. Draw again to "
+                 "see another release; a band shows many at once.")
+    return draws or None
 
 
 def main():
@@ -357,39 +536,68 @@ def main():
         st.warning(f"Heavy fit: {cost.reason}.")
         if not st.checkbox("Run it anyway", key="confirm_heavy"):
             return
+    blocked = ""
+    if PRIVATE and from_data() and not st.session_state.get(CONFIRM_KEY):
+        blocked = ("Δ and s were proposed from these data (read from the data): confirm them as your public choice "
+                   "in the sidebar, or set your own, before a formal release.")
     try:
-        stats, data_info = stats_cached(fingerprint, events, config_items(stats_config(config)))
-        result = release_fit(BUDGET, fingerprint, stats, config, data_info)  # private data: through the ledger
-        if result is None:
+        shown = private_fit(BUDGET, dataset, fingerprint, config, blocked) if PRIVATE else \
+            live_fit(fingerprint, events, config)
+        if shown is None:
             return
-        reference = None
-        if config.family.private:  # beside it, the non-private reference on the same counts
-            cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
-                                   count_cap=stats.count_cap)
-            cls_stats = stats if not is_sequence_unit(config) else stats_cached(
-                fingerprint, events, config_items(stats_config(cls_config)))[0]  # the unclipped sums
-            reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
+        reference, noiseless = references(shown)
     except DPHawkesError as exc:
         friendly_error(exc)
         return
+    show_estimate(shown, reference, noiseless, block, cost, blocked)
+
+
+def show_estimate(shown: Shown, reference, noiseless, block, cost, blocked: str) -> None:
+    """Everything about the estimate shown: figures, errors, comparison, privacy and export."""
+    result, config, data_info = shown.result, shown.config, shown.data_info
+    events = dataset.events
     truth = dataset.scenario.true_H(config.bin_size, config.lags) if dataset.scenario is not None else None
     st.caption(f"{data_info['n_bins']:,} bins of Δ = {config.bin_size:g}, p = {config.lags} lags "
                f"(support {config.bin_size * config.lags:.4g}); {count_noun(data_info['dropped_events'], 'event')} "
                f"after the last full bin dropped, {data_info['clipped_events']:,} removed by the count cap; "
                f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).{clip_note(data_info)}")
+    draws = band_controls(shown)
+    label = method_label(result.method)
     estimates = {"estimate": result.kernels}
     baselines = {"estimate": result.baseline}
+    colors = {"estimate": method_color(result.method)}
+    dashes = {}
     if reference is not None:
         estimates["non-private"] = reference.kernels
         baselines["non-private"] = reference.baseline
+        colors["non-private"] = method_color(reference.method)
+    if noiseless is not None:
+        estimates["σ² = 0, same post-processing"] = noiseless.kernels
+        colors["σ² = 0, same post-processing"] = method_color(result.method)
+        dashes["σ² = 0, same post-processing"] = "dot"
+    bands, errors = None, None
+    if draws:
+        low, high, _ = noise_band(fingerprint, shown, draws)
+        (k_low, k_high), (b_low, b_high) = band_of(low, high, result.dim, result.lags)
+        name = f"{draws} fresh noise draws (5–95 %)"
+        bands = {name: (k_low, k_high, method_color(result.method))}
+        errors = {"estimate": (b_low, b_high)}
     averaged = averaged_kernels(result, block)
     steps = {f"averaged (w = {averaged.width:g})": averaged} if averaged is not None else None
-    st.plotly_chart(kernel_grid(result.lag_grid, estimates, events.names, dataset.scenario, steps), key="kernels")
+    title = (f"Kernels h<sub>ij</sub>(t): estimate = {label}" + (", non-private = " + get_family(reference.method).label
+                                                                  if reference is not None else "")
+             + " — column = source j (from), row = affected dimension i (to)")
+    st.plotly_chart(kernel_grid(result.lag_grid, estimates, events.names, dataset.scenario, steps, colors=colors,
+                                bands=bands, dashes=dashes, time_unit=events.time_unit, title=title), key="kernels")
+    if shown.private_data and reference is not None:
+        st.caption(":material/visibility_off: **Not private — for your eyes only:** the non-private reference, the "
+                   "σ² = 0 line, the loss curve and the event counts are computed from the raw data. Only the "
+                   "estimate and its privacy report are the release.")
     c = st.columns(2)
     with c[0]:
         c[0].plotly_chart(baseline_chart(events.names, baselines,
-                                         dataset.scenario.baseline if dataset.scenario is not None else None),
-                          key="baselines")
+                                         dataset.scenario.baseline if dataset.scenario is not None else None,
+                                         colors=colors, errors=errors), key="baselines")
         if note := negative_baseline_note(result.baseline, events.names):
             c[0].warning(note)
     with c[1]:
@@ -397,25 +605,24 @@ def main():
         if one_shot:
             c[1].info(one_shot, icon=":material/info:")
         else:
-            c[1].plotly_chart(loss_curve({"estimate": result.loss_history}), key="loss")
+            c[1].plotly_chart(loss_curve({"estimate": result.loss_history}, colors=colors), key="loss")
         if result.privacy is not None and not one_shot:
             c[1].caption("The loss is the exact objective on the raw data: a diagnostic for you, not part of the "
                          "private release (only the estimate is).")
     st.subheader("Errors")
-    show_metrics(result, reference, truth)
+    show_metrics(shown, reference, noiseless, truth)
     if averaged is not None and dataset.scenario is not None:
         show_function_errors(result, averaged, dataset.scenario)
     show_shrinkage(config, truth if truth is not None else (reference.H if reference is not None else None))
     if config.privacy_unit == "event":
-        show_comparison(stats, data_info, config, result,
-                        truth if truth is not None else (reference or result).H, truth is not None)
+        show_comparison(shown, truth if truth is not None else (reference or result).H, truth is not None, blocked)
     else:
         st.caption("The comparison with the other methods is for the event unit: with one sequence as the unit, "
                    f"only {sequence_families()} is available.")
     if result.privacy is not None:
-        show_privacy(result.privacy, release_status(config, data_info), config)
+        show_privacy(shown)
     st.subheader("Export")
-    show_export(result, config, data_info, truth, averaged)
+    show_export(shown, truth, averaged)
 
 
 main()

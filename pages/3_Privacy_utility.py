@@ -13,7 +13,7 @@ from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS, NOT_RELEASED
 from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_experiments.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
-from dphawkes_app.budget import budget_state, refuse_experiments, show_budget
+from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments, show_budget
 from dphawkes_app.common import (current_dataset, friendly_error, privacy_unit_controls, reference_method,
                                  sequence_families, sidebar_dataset)
 
@@ -91,6 +91,7 @@ def source_widgets() -> DataSource | None:
         n_events = c2.number_input("events per simulation", 50, 200_000, 20_000, step=1000, key="pu_events")
         return DataSource(scenario=get_scenario(name), n_events=int(n_events), label=name)
     if refuse_experiments(BUDGET):  # a sweep is an experiment: not on private data (docs/privacy.md)
+        offer_simulated_copy(dataset, "pu_simulate", "Sweep a simulation with the same shape")
         return None
     if dataset.scenario is not None:
         st.caption("Fixed data with known truth: every run changes only the noise; errors are against the truth.")
@@ -238,6 +239,13 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
                "settings, released with fresh noise through a ledger, would be one.")
     if finite:
         st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
+        reference = view.loc[[not get_family(m).private for m in view["method"]], metric].median()
+        private_medians = private_rows.groupby(["method", "level"])[metric].median()
+        if pd.notna(reference) and (private_medians < reference).any():
+            st.caption("Some private medians lie below the non-private one: their post-processing (non-negativity, "
+                       "smoothing across lags, a constraint) costs no privacy and the plain non-private fit does not "
+                       "get it — the Estimate page shows the same post-processing without noise (σ² = 0) beside each "
+                       "private fit.")
     else:
         st.info("No finite ε in the table under this calibration, so there is no curve: σ² = 0 and the non-private "
                 "fit are not private, and the formal ε needs a count cap C ≥ 1.")

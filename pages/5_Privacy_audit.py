@@ -1,5 +1,7 @@
 """Privacy audit page: check a mechanism's ε claim from the outside, on the current data set."""
 
+import math
+
 import streamlit as st
 
 from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
@@ -9,10 +11,19 @@ from dphawkes_core.metrics import constraint_scale
 from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_core.privacy import CALIBRATION_LABELS
-from dphawkes_app.budget import budget_state, refuse_experiments
+from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
 from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
 
 SESSION, RESULT, STOPPED = "audit_session", "audit_result", "audit_stopped"
+SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def power_of_ten(value: float) -> str:
+    """``1000000.0`` as ``10⁶`` (and ``2.0`` as ``2``)."""
+    exponent = math.log10(value)
+    if value >= 100 and exponent == int(exponent):
+        return "10" + str(int(exponent)).translate(SUPERSCRIPTS)
+    return f"{value:g}"
 CHUNK = 50
 
 st.set_page_config(page_title="Privacy audit · dphawkes", page_icon="🔒", layout="wide")
@@ -25,6 +36,7 @@ dataset, dataset_fp = current_dataset()
 sidebar_dataset(dataset)
 st.caption("Data: " + dataset_caption(dataset))
 if refuse_experiments(budget_state(dataset, dataset_fp)):  # an audit is an experiment: not on private data
+    offer_simulated_copy(dataset, "au_simulate", "Audit a simulation with the same shape")
     st.stop()
 
 
@@ -37,7 +49,11 @@ def read_controls() -> AuditConfig:
     bin_size = c[1].number_input("bin size Δ", min_value=1e-3, value=0.5, format="%.4g", key="au_dt")
     support = c[2].number_input("support s", min_value=1e-3, value=5.0, format="%.4g", key="au_s")
     lags = lags_from_support(support, bin_size)
-    calibration = c[3].selectbox("calibration", list(family.calibrations), key="au_calib")
+    calibrations = list(family.calibrations)
+    calibration = c[3].selectbox("calibration", calibrations, key="au_calib",
+                                 index=calibrations.index("formal") if "formal" in calibrations else 0,
+                                 help="formal: the guarantee from public bounds (what a release claims); the paper's "
+                                      "calibrations compute R from the data and are no guarantee")
     st.caption(CALIBRATION_LABELS.get(calibration, calibration))
     c = st.columns(4)
     epsilon = c[0].number_input("claimed ε", min_value=1e-3, value=1.0, format="%.4g", key="au_eps")
@@ -56,7 +72,10 @@ def read_controls() -> AuditConfig:
     broken = st.toggle("Broken mechanism (for teaching): divide the noise std by a factor but keep claiming ε",
                        key="au_broken")
     factor = st.select_slider("noise divided by", [2.0, 4.0, 1e2, 1e4, 1e6, 1e8], value=1e6, key="au_factor",
-                              disabled=not broken) if broken else None
+                              format_func=power_of_ten, disabled=not broken,
+                              help="a correct mechanism keeps the noise; dividing it by this factor while still "
+                                   "claiming ε is the bug the audit should catch (large factors are caught with few "
+                                   "trials, 2× needs the worst-case neighbours and thousands)") if broken else None
     worst = st.toggle("Worst-case neighbours: every count at C, built from the public bounds (where a sensitivity "
                       "bug shows; natural data rarely come near it)", key="au_worst")
     fit = FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, epsilon=float(epsilon),

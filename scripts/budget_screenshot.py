@@ -22,7 +22,8 @@ from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, run
 from dphawkes_core.datasets import simulate_dataset  # noqa: E402
 from dphawkes_core.estimators import prepare_stats  # noqa: E402
 from dphawkes_core.kernels import get_scenario  # noqa: E402
-from dphawkes_core.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint, metered_fit  # noqa: E402
+from dphawkes_core.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint  # noqa: E402
+from dphawkes_core.session import metered_fit  # noqa: E402
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset  # noqa: E402
 
 SIMULATION = {"data": "paper-2d", "n": 20_000, "dseed": 2}

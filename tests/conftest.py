@@ -35,3 +35,13 @@ def no_problems(at) -> None:
     """An AppTest run without uncaught exceptions and without error boxes."""
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def zcdp_epsilon_reference(rho: float, delta: float) -> float:
+    """ε at δ of ρ-zCDP by dp-accounting's RDP conversion (Rényi ε(α) = αρ) on a fine grid of orders α: an
+    independent check of the discrete Gaussian's calibration (``dphawkes_core.noise`` computes it its own way)."""
+    import numpy as np
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    orders = 1 + np.exp(np.linspace(-8, 8, 4001))
+    return float(compute_epsilon(orders, orders * rho, delta)[0])

@@ -11,6 +11,7 @@ import pytest
 from dphawkes_cli.main import main
 from dphawkes_core.datasets import default_data_dir
 from dphawkes_core.events import load_csv
+from dphawkes_core.privacy import NOT_RELEASED
 
 DATA = default_data_dir()
 # (folder, bin size, support) in each data set's own time unit
@@ -66,14 +67,15 @@ def test_private_fit_reports_every_calibration(simulated, tmp_path, capsys):
     code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--lags", "10", "--method", "pgd",
                         "--bound", "0.5", "--iters", "50", "--epsilon", "1", "--dp-delta", "1e-5",
                         "--calibration", "formal", "--count-cap", "4", "--end-time", _window_end(simulated),
-                        "--json", str(out)], capsys)
+                        "--dimensions", "2", "--json", str(out)], capsys)
     assert code == 0, err
     p = json.loads(out.read_text())
     for key in ("sigma2", "epsilon", "dp_delta", "calibration", "sensitivity", "R", "count_cap", "iters",
                 "bound", "loss_history", "epsilon_by_calibration"):
         assert key in p
     assert p["epsilon_by_calibration"]["formal"] == pytest.approx(1.0, rel=1e-6)
-    assert len(p["loss_history"]) == 51 and p["formal_guarantee"] is True
+    assert len(p["loss_history"]) == 51 and p["formal_settings"] is True  # formal settings; not a session's
+    assert p["formal_guarantee"] is False and p["formal_reasons"] == [NOT_RELEASED]  # release without --ledger
     # σ² given directly: ε is reported under each calibration, the paper's one labelled
     out2 = tmp_path / "cg.json"
     code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--lags", "10", "--method", "cg",
@@ -81,6 +83,8 @@ def test_private_fit_reports_every_calibration(simulated, tmp_path, capsys):
     assert code == 0, err
     q = json.loads(out2.read_text())
     assert q["sigma2"] == 0.01 and q["formal_guarantee"] is False
+    assert (q["radius"], q["iters"], q["fw_step"]) == (1, 100, "paper")  # DP-CG's options, K at its default
+    assert not {"bound", "clip", "step"} & set(q)  # only the options DP-CG reads
     assert q["epsilon_by_calibration"]["formal"] is None  # no count cap, no formal claim
     assert "NOT a formal guarantee" in q["note"]
 
@@ -134,6 +138,23 @@ def test_bad_arguments_exit_2_with_one_line(simulated, argv_tail, fragment, caps
     assert code == 2
     assert fragment in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("method, option, message", [
+    (["--method", "ssp", "--count-cap", "3", "--calibration", "formal"], ["--bound", "1"],
+     "DP-SSP does not read bound (an option of DP-PGD, clipped DP-PGD)"),
+    (["--method", "pgd", "--bound", "1"], ["--radius", "1"], "DP-PGD does not read radius (an option of DP-CG)"),
+    (["--method", "cg", "--radius", "1"], ["--clip", "1"], "DP-CG does not read clip (an option of clipped DP-PGD)"),
+    (["--method", "cls"], ["--iters", "5"], "CLS does not read iters"),
+])
+def test_an_option_the_method_does_not_read_exits_2_naming_it(simulated, method, option, message, capsys):
+    """An option of another family is refused, never silently ignored (it could not then change the release)."""
+    privacy = [] if "cls" in method else ["--epsilon", "1", "--end-time", _window_end(simulated)]
+    code, out, err = run(["fit", str(simulated), "--bin-size", "0.5", "--lags", "4", *method, *privacy, *option],
+                         capsys)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("error: ") and message in err
 
 
 @pytest.mark.parametrize("name", sorted(BAD_CSV))

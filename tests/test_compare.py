@@ -6,15 +6,17 @@ from dataclasses import replace
 import pytest
 
 from dphawkes_experiments.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon, method_config
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.kernels import get_scenario
+from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint
 from dphawkes_core.metrics import compare
+from dphawkes_core.privacy import NOT_RELEASED, SEEDED_NOISE
 from dphawkes_core.resources import estimate_fit_cost
+from dphawkes_core.session import ledger_fitter
 from dphawkes_core.simulate import simulate
 
 SCENARIO = get_scenario("paper-2d")
-PUBLIC = FitConfig(method="ssp", bin_size=0.5, lags=8, bound=1.0, radius=0.5, clip=1.0, iters=200,
-                   count_cap=5, epsilon=1.0, calibration="formal")
+PUBLIC = {"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200}  # the public settings stated for every family
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +63,8 @@ def test_paper_calibration_is_kept_but_formal_only_methods_are_formal(data):
 def test_slow_methods_are_skipped_unless_asked_for(data):
     stats, info, truth = data
     chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=1.0, calibration="formal", seed=0)
-    public = replace(PUBLIC, iters=10**5)
-    cost = estimate_fit_cost(info["n_bins"], stats.dim, stats.lags, "pgd-clip", public.iters)
+    public = {**PUBLIC, "iters": 10**5}
+    cost = estimate_fit_cost(info["n_bins"], stats.dim, stats.lags, get_family("pgd-clip").cost_kind, public["iters"])
     assert cost.seconds > COMPARISON_BUDGET_S
     (row,) = compare_methods(stats, info, chosen, 1.0, truth, public, methods=("pgd-clip",))
     assert not row.ran and row.note.startswith("skipped")
@@ -88,7 +90,7 @@ def test_comparison_epsilon(data):
     assert comparison_epsilon(cls, fit_stats(stats, cls)) is None
 
 
-def test_an_automatic_cap_is_passed_on_as_a_private_release_and_said_so():
+def test_an_automatic_cap_is_passed_on_as_a_private_release_and_said_so(tmp_path):
     events = simulate(SCENARIO, n_events=2000, seed=4)
     chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap="auto", epsilon=1.0, calibration="formal",
                        seed=2)
@@ -98,9 +100,14 @@ def test_an_automatic_cap_is_passed_on_as_a_private_release_and_said_so():
                                        iters=200, epsilon=1.0, calibration="formal", seed=2))
     assert row.relative_error == pytest.approx(compare(alone.H, SCENARIO.true_H(0.5, 8)).relative_error, rel=1e-12)
     # C was released privately by the DP-SSP fit (its ε share spent there): reusing it is post-processing
-    # (the seed is the only reason it is not formal here)
-    assert len(row.status.reasons) == 1 and "seed" in row.status.reasons[0]
+    # (the seed is the only reason it is not formal here, beside not being released through a privacy session)
+    assert row.status.reasons == (NOT_RELEASED, SEEDED_NOISE)
     assert row.guarantee.endswith(f"(C = {stats.count_cap} from DP-SSP's private choice, whose ε share that fit spent)")
     unseeded = replace(chosen, seed=None)
     (row,) = compare_methods(stats, info, unseeded, 1.0, SCENARIO.true_H(0.5, 8), PUBLIC, methods=("pgd",))
-    assert row.status.formal and row.guarantee.startswith("yes (C = ")
+    assert row.status.reasons == (NOT_RELEASED,) and row.status.settings_formal  # formal settings, no session
+    book, key = LedgerBook(tmp_path / "ledger.json"), LedgerKey(data_fingerprint(events))
+    (row,) = compare_methods(stats, info, unseeded, 1.0, SCENARIO.true_H(0.5, 8), PUBLIC, methods=("pgd",),
+                             fitter=ledger_fitter(book, key, info), released=True)
+    assert row.status.formal and row.guarantee.startswith("yes (C = ")  # released through the ledger: formal
+    assert len(book.get(key).metered) == 1

@@ -153,9 +153,67 @@ def test_invalid_configs_are_refused():
     with pytest.raises(ConfigError, match="unknown method"):
         est.FitConfig(method="magic")
     with pytest.raises(ConfigError, match="constant step"):
-        est.FitConfig(method="pgd", step="constant")
+        est.FitConfig(method="pgd", bound=1.0, step="constant")
     _, s = small_stats()
+    # B is a required option of DP-PGD: refused when the config is made, before any fit
     with pytest.raises(ConfigError, match="bound B"):
-        est.fit_stats(s, est.FitConfig(method="pgd", lags=3, bin_size=0.5, sigma2=1.0))
+        est.FitConfig(method="pgd", lags=3, bin_size=0.5, sigma2=1.0)
     with pytest.raises(ConfigError, match="exactly one"):
         est.fit_stats(s, est.FitConfig(method="cg", lags=3, bin_size=0.5, radius=1.0))
+
+
+# --- each family reads its own options only ------------------------------------------------------------------
+
+def _family_keywords(family) -> dict:
+    """A valid config of ``family``: shared settings, a formal target ε when private, its required public bounds."""
+    keywords = dict(method=family.name, bin_size=0.5, lags=3, count_cap=3)
+    if family.private:
+        keywords.update(epsilon=1.0, calibration="formal")
+    return {**keywords, **family.worst_case_options}
+
+
+def _example_value(setting):
+    """A valid value of ``setting`` that is not ``None`` (and not the default where there is a choice)."""
+    if setting.kind == "choice":
+        value = next(c for c in setting.choices if c != setting.default)
+    elif setting.kind == "bool":
+        value = not setting.default
+    elif setting.default is not None:
+        value = setting.default
+    else:
+        value = 1 if setting.kind == "int" else 1.0
+    setting.check(value, "")
+    return value
+
+
+FOREIGN_OPTIONS = [
+    (family.name, setting.name)
+    for family in est.FAMILIES.values()
+    for setting in dict((s.name, s) for other in est.FAMILIES.values() for s in other.settings).values()
+    if not family.reads(setting.name)
+]
+
+
+@pytest.mark.parametrize("method, option", FOREIGN_OPTIONS)
+def test_a_family_refuses_an_option_only_other_families_read(method, option):
+    family = est.get_family(method)
+    readers = [f for f in est.FAMILIES.values() if f.reads(option)]
+    setting = next(s for s in readers[0].settings if s.name == option)
+    value = _example_value(setting)
+    for reader in readers:  # a valid value where it is read ...
+        assert getattr(est.FitConfig(**{**_family_keywords(reader), option: value}), option) == value
+    base = _family_keywords(family)
+    with pytest.raises(ConfigError) as refused:  # ... is refused where it is not, naming the option and its readers
+        est.FitConfig(**base, **{option: value})
+    assert str(refused.value) == (f"{family.label} does not read {option} "
+                                  f"(an option of {', '.join(f.label for f in readers)})")
+    assert est.FitConfig(**base, **{option: None}) == est.FitConfig(**base)  # not given: nothing to refuse
+    assert option not in est.FitConfig(**base).to_dict()
+    with pytest.raises(AttributeError):
+        getattr(est.FitConfig(**base), option)
+
+
+def test_every_family_is_checked_for_foreign_options_and_unknown_ones_are_refused():
+    assert {method for method, _ in FOREIGN_OPTIONS} == set(est.method_names())  # each family refuses some
+    with pytest.raises(ConfigError, match="unknown setting"):
+        est.FitConfig(method="ssp", count_cap=3, epsilon=1.0, calibration="formal", banana=1.0)

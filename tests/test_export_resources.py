@@ -32,6 +32,8 @@ def test_json_round_trips_estimate_and_every_parameter(private_fit):
     payload = json.loads(to_json(fit_payload(result, config, info, dataset.events.names, dataset.params, truth)))
     assert payload["config"]["seed"] == 7 and payload["seed"] == 7
     assert payload["config"]["bound"] == 2.0 and payload["config"]["iters"] == 50
+    assert payload["config"] == {k: v for k, v in config.to_dict().items()}  # exactly what the fit reads
+    assert not {"radius", "clip", "ridge", "fw_step"} & set(payload["config"])  # no other family's options
     assert payload["dataset"]["scenario"] == "paper-2d"
     np.testing.assert_allclose(payload["kernels"], result.kernels)
     np.testing.assert_allclose(payload["baseline"], result.baseline)
@@ -69,22 +71,22 @@ def test_csv_table_matches_kernels_and_truth(private_fit):
 
 
 def test_cost_grows_with_size_and_refuses_over_limits():
-    small = estimate_fit_cost(15_000, 2, 50, "pgd", 1000)
+    small = estimate_fit_cost(15_000, 2, 50, "gradient", 1000)
     assert small.level == "ok" and small.seconds < 1
-    bigger = estimate_fit_cost(150_000, 2, 50, "pgd", 1000)
+    bigger = estimate_fit_cost(150_000, 2, 50, "gradient", 1000)
     assert bigger.seconds > small.seconds and bigger.memory_bytes > small.memory_bytes
-    assert estimate_fit_cost(15_000, 2, 50, "pgd", 10_000).seconds > small.seconds
-    too_wide = estimate_fit_cost(15_000, 2, MAX_DESIGN_ROWS, "cls")
+    assert estimate_fit_cost(15_000, 2, 50, "gradient", 10_000).seconds > small.seconds
+    too_wide = estimate_fit_cost(15_000, 2, MAX_DESIGN_ROWS, "solve")
     assert too_wide.refused and "use a larger bin size" in too_wide.reason
-    every_bin_full = estimate_fit_cost(10**9, 2, 5, "cls")  # no event count: every bin costed as non-empty
+    every_bin_full = estimate_fit_cost(10**9, 2, 5, "solve")  # no event count: every bin costed as non-empty
     assert every_bin_full.refused and "would need" in every_bin_full.reason
-    sparse = estimate_fit_cost(10**9, 2, 5, "cls", n_events=10**6)  # the sparse path: memory follows events
+    sparse = estimate_fit_cost(10**9, 2, 5, "solve", n_events=10**6)  # the sparse path: memory follows events
     assert not sparse.refused and sparse.memory_bytes < 2**30
-    upload = estimate_fit_cost(29_487_968, 2, 50, "cls", n_events=2_900_000)  # issue 11's 49 MB file, Δ = 0.1
+    upload = estimate_fit_cost(29_487_968, 2, 50, "solve", n_events=2_900_000)  # issue 11's 49 MB file, Δ = 0.1
     assert not upload.refused
-    slow = estimate_fit_cost(1_000_000, 6, 900, "pgd", 100_000)
+    slow = estimate_fit_cost(1_000_000, 6, 900, "gradient", 100_000)
     assert slow.refused and slow.seconds > REFUSE_SECONDS
-    warn = estimate_fit_cost(5_000_000, 4, 50, "pgd", 1000)  # about 1 GB of bins and FFT work arrays
+    warn = estimate_fit_cost(5_000_000, 4, 50, "gradient", 1000)  # about 1 GB of bins and FFT work arrays
     assert warn.level == "warn" and "needs" in warn.reason and not warn.refused
 
 

@@ -129,20 +129,20 @@ def test_seeded_dp_fits_agree_with_the_dense_path(config):
 def test_cost_model_follows_the_operators_choice():
     """paper-4d at Δ = 0.01 (d = 4, p = 500), K = 1000: the structured steps for one sequence, no A² to form;
     many sequences (or S unknown) are costed as the dense product they run."""
-    one = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000, sequences=1)
-    unknown = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000)
-    many = estimate_fit_cost(27_519, 4, 500, "pgd", 1000, n_events=4000, sequences=2000)
+    one = estimate_fit_cost(27_519, 4, 500, "gradient", 1000, n_events=4000, sequences=1)
+    unknown = estimate_fit_cost(27_519, 4, 500, "gradient", 1000, n_events=4000)
+    many = estimate_fit_cost(27_519, 4, 500, "gradient", 1000, n_events=4000, sequences=2000)
     assert one.seconds < 5 < unknown.seconds == many.seconds
 
 
 def test_fit_cost_gives_the_cost_model_the_sequences_the_fit_will_see():
     """The app's cost guard (:func:`fit_cost`) predicts DP-PGD's structured steps for a whole process and
     the dense ones for many sequences — as the gradient operator then runs them."""
-    config = FitConfig(method="pgd", bin_size=0.01, lags=500, iters=1000, sigma2=1.0)
+    config = FitConfig(method="pgd", bin_size=0.01, lags=500, bound=1.0, iters=1000, sigma2=1.0)
     whole = Events((EventSequence((np.array([0.5, 40.0]), np.array([3.0]), np.array([]), np.array([9.0])), 60.0),),
                    tuple("abcd"), window_stated=True)
     many = Events(whole.sequences * 2000, whole.names, window_stated=True)
-    assert fit_cost(whole, config) == estimate_fit_cost(6000, 4, 500, "pgd", 1000, n_events=4, sequences=1)
-    assert fit_cost(many, config) == estimate_fit_cost(2000 * 6000, 4, 500, "pgd", 1000, n_events=8000,
+    assert fit_cost(whole, config) == estimate_fit_cost(6000, 4, 500, "gradient", 1000, n_events=4, sequences=1)
+    assert fit_cost(many, config) == estimate_fit_cost(2000 * 6000, 4, 500, "gradient", 1000, n_events=8000,
                                                        sequences=2000)
     assert fit_cost(whole, config).seconds < 5 < fit_cost(many, config).seconds

@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import zcdp_epsilon_reference
 
 from dphawkes_core import privacy as pv
 from dphawkes_experiments.audit import (AuditConfig, mu_lower_bound, prepare_worst_case, run_session, worst_case_fit,
@@ -49,7 +50,10 @@ def test_noise_comes_from_os_entropy_and_no_seed_is_exported(events):
     payload = fit_payload(first, config, info, events.names)
     assert "seed" not in payload and "seed" not in payload["config"]
     assert "seed=" not in to_csv(first, config, events.names)
-    assert payload["formal_guarantee"] is True and payload["privacy"]["formal_guarantee"] is True
+    # formal settings; not itself a release: only a privacy session's release is labelled formal (issue 20)
+    for status in (payload, payload["privacy"]):
+        assert status["formal_settings"] is True and status["formal_guarantee"] is False
+        assert status["formal_reasons"] == [pv.NOT_RELEASED]
 
 
 def test_a_seeded_fit_is_labelled_reproducible_noise_not_a_release(events):
@@ -70,9 +74,12 @@ def test_cli_seed_prints_one_warning_line_and_is_not_formal(tmp_path, capsys):
                  "--count-cap", "3", "--epsilon", "1", "--end-time", end, "--seed", "2", "--json", str(out)])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert [line for line in err.splitlines() if "not a private release" in line] == [err.strip().splitlines()[-1]]
+    assert [line for line in err.splitlines() if "not a private release" in line] == [
+        "warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)"]
+    assert err.strip().splitlines()[-1].startswith("note: not released through a privacy session")  # no --ledger
     payload = json.loads(out.read_text())
     assert payload["formal_guarantee"] is False and payload["seed"] == 2
+    assert payload["formal_settings"] is False and pv.SEEDED_NOISE in payload["formal_reasons"]
 
 
 # --- 2. arithmetic ------------------------------------------------------------------------------------------
@@ -131,19 +138,21 @@ def test_window_read_from_the_data_is_not_formal():
     for events, formal in ((read, False), (stated, True)):
         result, info = fit(events, config)
         payload = fit_payload(result, config, info, events.names)
-        assert payload["formal_guarantee"] is formal
+        assert payload["formal_settings"] is formal and payload["formal_guarantee"] is False  # not a session's
         assert (pv.WINDOW_FROM_DATA in payload["formal_reasons"]) is not formal
 
 
 # --- 4. labels ----------------------------------------------------------------------------------------------
 
 def test_formal_status_names_every_reason():
-    ok = pv.formal_status("formal", seed=None, window_stated=True)
+    ok = pv.formal_status("formal", seed=None, window_stated=True, released=True)
     assert ok.formal and ok.reasons == () and ok.label() == "formal (ε, δ)-DP guarantee"
+    unreleased = pv.formal_status("formal", seed=None, window_stated=True)  # only a session's release is formal
+    assert not unreleased.formal and unreleased.reasons == (pv.NOT_RELEASED,) and unreleased.settings_formal
     every = pv.formal_status("paper", seed=1, window_stated=False, data_derived=("B", "r", "C", "ridge"))
-    assert not every.formal and len(every.reasons) == 7
+    assert not every.formal and len(every.reasons) == 8 and not every.settings_formal
     assert every.label().startswith("not a formal guarantee: the paper calibration")
-    assert pv.formal_status("formal", seed=None, window_stated=True, data_derived=("T",)).reasons == (
+    assert pv.formal_status("formal", seed=None, window_stated=True, data_derived=("T",), released=True).reasons == (
         pv.WINDOW_FROM_DATA,)
     assert "no noise" in pv.formal_status(None, seed=None, window_stated=True).reasons[0]
     with pytest.raises(pv.ConfigError, match="unknown"):
@@ -162,7 +171,9 @@ def test_sweep_rows_on_real_data_with_data_derived_radius_are_not_formal():
     given = run_sweep(SweepSpec(DataSource(events=events), bound=0.5, **common), _serial())
     assert not derived["formal_guarantee"].iloc[0]
     assert "the bound B was taken from the data" in derived["formal_reasons"].iloc[0]
-    assert given["formal_guarantee"].iloc[0] and given["formal_reasons"].iloc[0] == ""
+    assert not derived["formal_settings"].iloc[0]
+    # a sweep cell is an experiment, not a session's release: formal settings, not itself formal
+    assert given["formal_settings"].iloc[0] and given["formal_reasons"].iloc[0] == pv.NOT_RELEASED
 
 
 def _serial():
@@ -179,8 +190,8 @@ def test_audit_cli_labels_a_data_derived_cap_and_runs_worst_case(tmp_path, capsy
     assert code == 0, capsys.readouterr().err
     payload = json.loads(out.read_text())
     assert payload["neighbours"] == "worst-case" and payload["count_cap_default"]
-    assert payload["formal_guarantee"] is False
-    assert payload["formal_reasons"] == ["the count cap C was taken from the data"]
+    assert payload["formal_guarantee"] is False and payload["formal_settings"] is False
+    assert payload["formal_reasons"] == [pv.NOT_RELEASED, "the count cap C was taken from the data"]
 
 
 # --- 5. audit on worst-case data ----------------------------------------------------------------------------
@@ -214,7 +225,10 @@ def test_worst_case_audit_catches_too_little_noise_and_passes_the_correct_mechan
     assert not _worst_case_audit(method, 400, None).violated
     result = _worst_case_audit(method, 400, factor)
     assert result.violated, (result.mu_lower_bound, result.mu_claimed)
-    assert result.mu_claimed == pytest.approx(0.925, abs=0.01)  # ε = 4, δ = 1e-5
+    if method == "ssp":  # its lagged release is discrete: calibrated in zCDP, μ²/2 = ρ converts to ε = 4
+        assert zcdp_epsilon_reference(result.mu_claimed**2 / 2, 1e-5) == pytest.approx(4.0, rel=1e-5)
+    else:
+        assert result.mu_claimed == pytest.approx(0.925, abs=0.01)  # ε = 4, δ = 1e-5
 
 
 @pytest.mark.slow

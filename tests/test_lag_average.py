@@ -15,6 +15,7 @@ from dphawkes_core.kernels import BoxKernel, ExponentialKernel, Scenario, get_sc
 from dphawkes_core.lag_average import average_fit, average_lags, block_for_width, fit_steps
 from dphawkes_core.step_kernels import StepKernels
 from dphawkes_core.metrics import function_relative_error, kernel_function_error, midpoint_grid
+from dphawkes_core.privacy import NOT_RELEASED
 from dphawkes_core.simulate import simulate
 
 
@@ -167,8 +168,9 @@ def test_cli_without_the_truth_exports_the_average_only_and_without_the_flag_not
 def test_cli_private_fit_lists_its_average_among_the_private_fields(events_csv, tmp_path):
     end = str(math.ceil(float(np.loadtxt(events_csv, delimiter=",", skiprows=1, usecols=0).max())))
     payload = _fit_json(events_csv, tmp_path, "--method", "ssp", "--calibration", "formal", "--epsilon", "1",
-                        "--count-cap", "3", "--end-time", end, "--average-width", "1")
-    assert "lag_average" in payload["private_fields"] and payload["formal_guarantee"] is True
+                        "--count-cap", "3", "--end-time", end, "--dimensions", "2", "--average-width", "1")
+    assert "lag_average" in payload["private_fields"] and payload["formal_settings"] is True  # no --ledger: not
+    assert payload["formal_reasons"] == [NOT_RELEASED]  # itself a session's release, its settings formal
     assert "no privacy cost" in payload["lag_average"]["note"]
 
 

@@ -5,15 +5,18 @@ import math
 
 import numpy as np
 import pytest
+from conftest import zcdp_epsilon_reference
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dphawkes_core.estimators import FitConfig, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.events import from_arrays
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.ledger import (Budget, BudgetExceeded, DataLedger, LedgerBook, LedgerError, LedgerKey, Mechanism,
-                                  compose_epsilon, data_fingerprint, gaussian_mechanism, metered_fit)
+                                  compose_epsilon, data_fingerprint, gaussian_mechanism, mechanisms_of,
+                                  release_request)
 from dphawkes_core.privacy import SEEDED_NOISE
+from dphawkes_core.session import PrivacySession, metered_fit
 from dphawkes_core.simulate import simulate
 
 DELTA = 1e-5
@@ -83,9 +86,13 @@ def test_an_automatic_count_cap_is_metered_with_the_release(ssp_data):
     fit = metered_fit(book, key, stats, config, info)
     cap, release = fit.entry.mechanisms
     assert cap.parameter == fit.result.privacy.budget_split["cap_sigma"] and cap.releases == 1
-    mu = math.hypot(1 / cap.parameter, 1 / release.parameter)
-    assert fit.ledger.spent() == pytest.approx(gdp_epsilon(mu, DELTA), rel=1e-6)
+    # an unseeded lagged DP-SSP and its cap draw the discrete Gaussian: composed in zCDP, ρ = Σ 1/(2z²)
+    assert cap.kind == release.kind == "discrete-gaussian"
+    rho = 1 / (2 * cap.parameter**2) + 1 / (2 * release.parameter**2)
+    assert fit.ledger.spent() == pytest.approx(zcdp_epsilon_reference(rho, DELTA), rel=1e-5)
     assert fit.ledger.spent() == pytest.approx(1.0, rel=1e-6)  # the cap's share included, nothing more
+    seeded = fit_stats(stats, ssp_config(count_cap="auto", seed=1)).privacy  # an experiment: numpy's Gaussian
+    assert [m.kind for m in mechanisms_of(seeded)] == ["gaussian", "gaussian"]  # μ-GDP, composed exactly
 
 
 def test_a_fit_calibrated_to_epsilon_spends_that_epsilon(ssp_data):
@@ -271,7 +278,8 @@ def run_cli(capsys, *argv):
 
 def cli_fit(capsys, events_csv, ledger, *extra, epsilon=1.0):
     return run_cli(capsys, "fit", events_csv, "--bin-size", 0.5, "--support", 2, "--method", "ssp", "--epsilon",
-                   epsilon, "--calibration", "formal", "--count-cap", 5, "--end-time", 700, "--ledger", ledger, *extra)
+                   epsilon, "--calibration", "formal", "--count-cap", 5, "--end-time", 700, "--dimensions", 2,
+                   "--ledger", ledger, *extra)
 
 
 def test_scripted_releases_share_one_budget(capsys, tmp_path, events_csv):
@@ -314,3 +322,67 @@ def test_a_fit_is_recorded_only_in_the_ledger_of_its_privacy_unit(ssp_data):
     with pytest.raises(DPHawkesError, match="event-level fit belongs in"):
         metered_fit(book, LedgerKey(key.fingerprint, "sequence"), stats, ssp_config(), info)
     assert book.get(LedgerKey(key.fingerprint, "sequence")) is None
+
+
+# --- a release's identity is what the fit reads ---------------------------------------------------------------
+
+REBUILT_CONFIGS = {
+    "cls": dict(method="cls", count_cap=5),
+    "pgd": dict(method="pgd", bound=0.8, iters=20, step="constant", step_size=0.05),
+    "pgd paper": dict(method="pgd", bound=0.8, iters=20, calibration="paper", count_cap=None),
+    "cg": dict(method="cg", radius=0.4, iters=20, fw_step="classic"),
+    "ssp": dict(method="ssp", ridge=0.2, stabiliser="psd", ssp_release="full", ssp_nonnegative=False,
+                ssp_smoothing=0.0),
+    "ssp sigma2": dict(method="ssp", epsilon=None, sigma2=1e-4),
+    "pgd-clip": dict(method="pgd-clip", bound=0.8, clip=2.0, iters=10),
+    "seeded": dict(method="ssp", seed=3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REBUILT_CONFIGS))
+def test_a_config_rebuilt_from_its_dict_is_the_same_release(ssp_data, name):
+    """``FitConfig(**config.to_dict())`` is the same release: the same request, the same mechanisms, and fitting it
+    after the original is a replay that spends nothing more."""
+    book, key, stats, info = ssp_data
+    config = ssp_config(**REBUILT_CONFIGS[name])
+    if config.method == "cls":
+        config = FitConfig(**{k: v for k, v in config.to_dict().items() if k not in ("epsilon", "calibration")})
+    rebuilt = FitConfig(**config.to_dict())
+    assert rebuilt == config and rebuilt.to_dict() == config.to_dict()
+    assert release_request(key, rebuilt) == release_request(key, config)
+    session = PrivacySession(lambda _: (stats, info), book, key, dict(info))
+    assert session.plan(rebuilt) == session.plan(config)  # the same status and mechanisms: the same charge
+    first = metered_fit(book, key, stats, config, info)
+    again = metered_fit(book, key, stats, rebuilt, info)
+    assert not first.replayed and again.replayed
+    assert len(again.ledger.entries) == 1 and again.ledger.spent() == first.ledger.spent()
+    np.testing.assert_array_equal(again.result.H, first.result.H)
+
+
+def test_the_automatic_cap_and_the_sequence_unit_rebuild_to_the_same_release(tmp_path):
+    events = simulate(get_scenario("paper-2d"), n_events=1500, seed=3)
+    key = LedgerKey(data_fingerprint(events))
+    auto = ssp_config(count_cap="auto", count_cap_share=0.1)
+    sequence = ssp_config(privacy_unit="sequence", max_events=2000, sequence_clip="auto", sequence_clip_share=0.2)
+    for config, unit in ((auto, "event"), (sequence, "sequence")):
+        rebuilt = FitConfig(**config.to_dict())
+        assert rebuilt == config
+        unit_key = LedgerKey(key.fingerprint, unit)
+        assert release_request(unit_key, rebuilt) == release_request(unit_key, config)
+        stats, info = prepare_stats(events, config)
+        book = LedgerBook(tmp_path / f"{unit}.json")
+        first = metered_fit(book, unit_key, stats, config, info)
+        again = metered_fit(book, unit_key, stats, rebuilt, info)
+        assert first.entry.formal and again.replayed and again.ledger.spent() == first.ledger.spent()
+
+
+def test_the_request_is_what_the_fit_reads():
+    """Defaults stated or not, and a foreign option left unset, are one request; any option the fit reads is part
+    of it."""
+    key = LedgerKey("0" * 64)
+    pgd = dict(method="pgd", bin_size=0.5, lags=4, epsilon=1.0, bound=1.0)
+    assert release_request(key, FitConfig(**pgd)) == release_request(
+        key, FitConfig(**pgd, iters=1000, step="theorem", step_size=None, radius=None, clip=None, ridge=None))
+    assert release_request(key, FitConfig(**pgd, iters=999)) != release_request(key, FitConfig(**pgd))
+    assert release_request(key, ssp_config(ridge=0.5)) != release_request(key, ssp_config())
+    assert release_request(key, ssp_config(bound=None)) == release_request(key, ssp_config())

@@ -10,7 +10,7 @@ from dphawkes_core.binning import BinnedCounts
 from dphawkes_core.bins_design import SparseCounts, bin_design
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (FitConfig, binned_stats, clipped_gradient, fit_stats, solve_cls)
-from dphawkes_core.privacy import pgd_clip_sensitivity
+from dphawkes_core.estimators.clipped import pgd_clip_sensitivity
 from dphawkes_core.stats import design_matrix, sufficient_stats
 
 D, P = 2, 3

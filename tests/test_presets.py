@@ -5,6 +5,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import fit_stats, prepare_stats
 from dphawkes_core.metrics import compare
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset, preset_for, presets
@@ -52,10 +53,12 @@ def test_paper_figures_use_the_reproduction_settings(figure):
     assert (preset.scenario, preset.n_events, config.method, config.iters) == (
         cfg["scenario"], cfg["n_events"], cfg["method"], cfg["iters"])
     assert config.bin_size == 0.05 and config.lags == 80 and config.calibration == "paper"
-    assert config.bound == 0.2  # the paper's B
+    # a config holds its own family's options only; the other constraint is the preset's public setting
+    assert preset.options_for("pgd")["bound"] == 0.2  # the paper's B
     truth = preset.dataset().scenario.true_H(0.05, 80)
     nuclear = np.linalg.svd(0.05 * truth, compute_uv=False).sum()
-    assert config.radius == pytest.approx(nuclear)  # the oracle r = ||ΔH_true||_*
+    assert preset.options_for("cg")["radius"] == pytest.approx(nuclear)  # the oracle r = ||ΔH_true||_*
+    assert getattr(config, config.family.constraint) == preset.options_for(config.method)[config.family.constraint]
 
 
 def test_every_preset_has_a_sentence_and_its_own_data():
@@ -70,9 +73,11 @@ def test_every_preset_has_a_sentence_and_its_own_data():
 
 def test_changed_settings_name_only_what_the_method_uses():
     works = get_preset("works")
-    assert works.changed_settings(replace(works.config, bound=7.0)) == ()  # DP-SSP has no B
+    with pytest.raises(ConfigError, match="DP-SSP does not read bound"):  # DP-SSP has no B: refused, not ignored
+        replace(works.config, bound=7.0)
     assert works.changed_settings(replace(works.config, bin_size=0.25, epsilon=2.0)) == ("Δ", "ε")
-    assert works.changed_settings(replace(works.config, method="pgd", count_cap=5, bound=7.0)) == ("method", "C", "B")
+    pgd = {**works.options_for("pgd"), "bound": 7.0}  # the preset's public K (and B, changed) for DP-PGD
+    assert works.changed_settings(replace(works.config, method="pgd", count_cap=5, **pgd)) == ("method", "C", "B")
 
 
 def test_presets_are_found_from_the_data_and_the_url():

@@ -54,10 +54,10 @@ def test_paper_formulas_are_reproduced_exactly():
     K, delta, eps, dt, B, r, R = 1000, 1e-5, 0.7, 0.1, 0.2, 1.5, 3.0
     pgd = 8 * (dt * B) ** 2 * R**2 * K * math.log(K / delta) ** 2 / eps**2
     cg = 128 * K * dt**2 * r**2 * R**2 * math.log(K / delta) ** 2 / eps**2
-    assert pv.paper_sigma2("pgd", eps, delta, K, dt, B, R) == pytest.approx(pgd, rel=1e-14)
-    assert pv.paper_sigma2("cg", eps, delta, K, dt, r, R) == pytest.approx(cg, rel=1e-14)
-    assert pv.paper_epsilon("pgd", pgd, delta, K, dt, B, R) == pytest.approx(eps, rel=1e-12)
-    assert pv.paper_sensitivity("pgd", dt, B, R) == pytest.approx(4 * dt * B * R)
+    assert pv.paper_sigma2(pv.THEOREM_1, eps, delta, K, dt * B, R) == pytest.approx(pgd, rel=1e-14)
+    assert pv.paper_sigma2(pv.THEOREM_3, eps, delta, K, dt * r, R) == pytest.approx(cg, rel=1e-14)
+    assert pv.paper_epsilon(pv.THEOREM_1, pgd, delta, K, dt * B, R) == pytest.approx(eps, rel=1e-12)
+    assert pv.paper_sensitivity(dt * B, R) == pytest.approx(4 * dt * B * R)
 
 
 def test_issue_orientation_numbers_and_the_papers_slack():
@@ -66,10 +66,10 @@ def test_issue_orientation_numbers_and_the_papers_slack():
     assert pv.gaussian_sigma(1.0, delta, 1.0, K) == pytest.approx(118, rel=0.01)
     # the paper's sigma in units of its sensitivity 2L2 = 4ΔBR: about 412
     dt, B, R = 0.1, 0.2, 1.0
-    paper_sigma = math.sqrt(pv.paper_sigma2("pgd", 1.0, delta, K, dt, B, R))
-    assert paper_sigma / pv.paper_sensitivity("pgd", dt, B, R) == pytest.approx(412, rel=0.01)
+    paper_sigma = math.sqrt(pv.paper_sigma2(pv.THEOREM_1, 1.0, delta, K, dt * B, R))
+    assert paper_sigma / pv.paper_sensitivity(dt * B, R) == pytest.approx(412, rel=0.01)
     # ... which under exact accounting of the same sensitivity is eps of about 0.1-0.3, not 1
-    eps = pv.gaussian_epsilon(paper_sigma, delta, pv.paper_sensitivity("pgd", dt, B, R), K)
+    eps = pv.gaussian_epsilon(paper_sigma, delta, pv.paper_sensitivity(dt * B, R), K)
     assert 0.1 < eps < 0.3
 
 
@@ -137,20 +137,20 @@ def test_calibrate_reports_all_modes_and_refuses_formal_without_cap():
     rng = np.random.default_rng(0)
     x = rng.binomial(3, 0.2, (300, 2))
     s = sufficient_stats(_binned(x), 5)
-    rep = pv.calibrate(s, "pgd", 0.1, 0.2, None, 100, "formal", 1e-5, epsilon=1.0, count_cap=3)
+    rep = pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0, count_cap=3)
     assert rep.formal and rep.epsilon == 1.0
     assert rep.epsilon_by_calibration["formal"] == pytest.approx(1.0, rel=1e-6)
     assert set(rep.epsilon_by_calibration) == {"paper", "formal", "tight-paper"}
     # the same sigma2 given directly reports the same eps
-    back = pv.calibrate(s, "pgd", 0.1, 0.2, None, 100, "formal", 1e-5, sigma2=rep.sigma2, count_cap=3)
+    back = pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, sigma2=rep.sigma2, count_cap=3)
     assert back.epsilon == pytest.approx(1.0, rel=1e-6)
-    paper = pv.calibrate(s, "pgd", 0.1, 0.2, None, 100, "paper", 1e-5, epsilon=1.0, count_cap=3)
+    paper = pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "paper", 1e-5, epsilon=1.0, count_cap=3)
     assert not paper.formal and "NOT a formal guarantee" in paper.note
     assert paper.R == pytest.approx(max(np.sum(s.A**2), np.sum(s.b**2)))
     uncapped = sufficient_stats(BinnedCounts((x,), 0.1, 0, 0, None), 5)
     with pytest.raises(ConfigError, match="count cap"):
-        pv.calibrate(uncapped, "pgd", 0.1, 0.2, None, 100, "formal", 1e-5, epsilon=1.0)
+        pv.calibrate(uncapped, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0)
     with pytest.raises(ConfigError, match="clipped at"):
-        pv.calibrate(s, "pgd", 0.1, 0.2, None, 100, "formal", 1e-5, epsilon=1.0, count_cap=5)
-    no_formal = pv.calibrate(uncapped, "cg", 0.1, None, 1.0, 100, "paper", 1e-5, sigma2=0.5)
+        pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0, count_cap=5)
+    no_formal = pv.calibrate(uncapped, pv.THEOREM_3, 0.1 * 1.0, 1.0, 100, "paper", 1e-5, sigma2=0.5)
     assert no_formal.epsilon_by_calibration["formal"] is None

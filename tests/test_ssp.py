@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import zcdp_epsilon_reference
 import scipy.optimize
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
@@ -13,8 +14,8 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
 import dphawkes_core.estimators.ssp as ssp_module
 from dphawkes_core.estimators.ssp import (release_pieces, roughness_matrix, shrink_edges, solve_nonnegative,
-                                          ssp_ridge)
-from dphawkes_core.privacy import formal_bounds, ssp_lagged_sensitivity, ssp_sensitivity
+                                          ssp_lagged_sensitivity, ssp_ridge, ssp_sensitivity)
+from dphawkes_core.privacy import formal_bounds
 from dphawkes_core.stats import design_matrix, moment_pieces
 
 D, P, C = 2, 4, 3
@@ -71,12 +72,22 @@ def test_release_is_symmetric_and_keeps_public_intercept(stats):
     assert abs(entries.std() - 0.3) < 0.05 and abs((b_hat - stats.b).std() - 0.3) < 0.1
 
 
-@pytest.mark.parametrize("release, sensitivity", [("lagged", ssp_lagged_sensitivity), ("full", ssp_sensitivity)])
-def test_one_release_calibration_matches_analytic_gaussian(stats, release, sensitivity):
-    result = fit_stats(stats, _config(epsilon=1.0, dp_delta=1e-5, ssp_release=release))
+@pytest.mark.parametrize("release, sensitivity, seed, discrete", [
+    ("lagged", ssp_lagged_sensitivity, None, True),  # a release of integers: OpenDP's discrete Gaussian, in zCDP
+    ("lagged", ssp_lagged_sensitivity, 0, False),  # seeded (an experiment): numpy's continuous noise
+    ("full", ssp_sensitivity, None, False),
+])
+def test_one_release_calibration_matches_analytic_gaussian_or_zcdp(stats, release, sensitivity, seed, discrete):
+    result = fit_stats(stats, _config(epsilon=1.0, dp_delta=1e-5, ssp_release=release, seed=seed))
     sens = sensitivity(D, P, stats.n_rows, C)
     assert result.privacy.sensitivity == pytest.approx(sens)
-    assert math.sqrt(result.privacy.sigma2) == pytest.approx(sens * get_sigma_gaussian(1.0, 1e-5), rel=1e-9)
+    sigma = math.sqrt(result.privacy.sigma2)
+    assert result.privacy.discrete is discrete
+    if discrete:  # ρ = S²/(2σ²) of the discrete Gaussian converts to exactly the target ε
+        assert zcdp_epsilon_reference(sens**2 / (2 * sigma**2), 1e-5) == pytest.approx(1.0, rel=1e-5)
+        assert sigma > sens * get_sigma_gaussian(1.0, 1e-5)  # zCDP's conversion needs more noise than the GDP one
+    else:
+        assert sigma == pytest.approx(sens * get_sigma_gaussian(1.0, 1e-5), rel=1e-9)
     assert result.privacy.iters == 1 and result.privacy.formal
     assert result.privacy.epsilon_by_calibration["paper"] is None
     assert result.privacy.epsilon_by_calibration["formal"] == pytest.approx(1.0, rel=1e-3)

@@ -12,7 +12,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.metrics import compare
-from dphawkes_core.privacy import paper_sigma2
+from dphawkes_core.privacy import THEOREM_1, paper_sigma2
 from dphawkes_core.simulate import simulate
 from dphawkes_experiments.sweep import (
     DataSource,
@@ -133,7 +133,7 @@ def test_epsilon_levels_calibrate_noise(pool):
     from dphawkes_core.privacy import data_R
 
     stats, _ = prepare_stats(events, FitConfig(bin_size=1.0, lags=4))
-    expected = paper_sigma2("pgd", 2.0, 1e-5, 50, 1.0, 0.2, data_R(stats))
+    expected = paper_sigma2(THEOREM_1, 2.0, 1e-5, 50, 1.0 * 0.2, data_R(stats))
     assert row["sigma2"] == pytest.approx(expected)
 
 

@@ -1,0 +1,119 @@
+"""Helpers of the app tests under tests/app: private data sets, opening pages, reading the ledger.
+
+Nothing here depends on the method the default preset uses: a test that needs a formal private method picks one
+from the registry (:func:`formal_family`) and sets it on the page.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from dphawkes_core.datasets import Dataset
+from dphawkes_core.domain import Domain
+from dphawkes_core.estimators import FAMILIES
+from dphawkes_core.events import load_csv, save_csv
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.simulate import simulate
+
+ROOT = Path(__file__).resolve().parents[2]
+ESTIMATE = str(ROOT / "pages" / "2_Estimate.py")
+TIMEOUT = 120
+
+
+@functools.cache
+def private_csv(n_events: int = 20_000, seed: int = 5) -> tuple[bytes, float]:
+    """A CSV of simulated events (the paper's 2-d process) and its window end, as a user would upload it."""
+    buffer = io.StringIO()
+    events = simulate(get_scenario("paper-2d"), n_events=n_events, seed=seed)
+    save_csv(events, buffer)
+    return buffer.getvalue().encode(), float(events.end_time)
+
+
+def private_dataset(n_events: int = 20_000, seed: int = 5, declared: bool = True) -> Dataset:
+    """Uploaded (private) data with a stated window and, by default, declared dimensions: a formal release is
+    possible on them."""
+    content, end = private_csv(n_events, seed)
+    domain = Domain(dimensions=("0", "1")) if declared else None
+    events = load_csv(content, end_time=end, domain=domain)
+    return Dataset(events=events, label="mine.csv", source="upload", params={"file": "mine.csv", "end_time": end})
+
+
+def formal_family():
+    """The first registered private family with the formal calibration and the event unit (not the default
+    preset's method on purpose: the tests set it)."""
+    return next(f for f in FAMILIES.values() if f.private and "formal" in f.calibrations and "event" in f.units
+                and not f.per_bin)
+
+
+def open_estimate(dataset: Dataset | None = None, **query) -> AppTest:
+    at = AppTest.from_file(ESTIMATE, default_timeout=TIMEOUT)
+    at.query_params.update(query)
+    if dataset is not None:
+        at.session_state["dataset"] = dataset
+    return at.run()
+
+
+def use_formal_method(at: AppTest, family=None) -> AppTest:
+    """Set a formal private method with a public C = 5 and ε = 1 on the Estimate page (whatever the default)."""
+    family = family or formal_family()
+    at.selectbox(key="method").set_value(family.label).run()
+    if any(c.key == "Cauto" for c in at.checkbox):
+        at.checkbox(key="Cauto").uncheck().run()
+    if any(n.key == "C" for n in at.number_input):
+        at.number_input(key="C").set_value(5).run()
+    if any(s.key == "calib" for s in at.selectbox):
+        at.selectbox(key="calib").set_value("formal").run()
+    if any(r.key == "privacy" for r in at.radio):
+        at.radio(key="privacy").set_value("ε and δ").run()
+    at.number_input(key="eps").set_value(1.0).run()
+    return at
+
+
+def confirm_settings(at: AppTest) -> AppTest:
+    """Confirm Δ and s proposed from the data as the user's public choice (when the page asks)."""
+    if any(c.key == "dts_public" for c in at.sidebar.checkbox):
+        at.sidebar.checkbox(key="dts_public").check().run()
+    return at
+
+
+def ledger_of(dataset: Dataset, unit: str = "event"):
+    return LedgerBook(default_ledger_path()).get(LedgerKey(data_fingerprint(dataset.events), unit))
+
+
+def release_button(at: AppTest):
+    return next(b for b in at.button if b.key == "release")
+
+
+def planned_epsilon(at: AppTest) -> float:
+    """The ε the Release button says it spends."""
+    return float(re.search(r"spends ε = ([0-9.e+-]+)", release_button(at).label).group(1))
+
+
+def texts(elements) -> str:
+    return " | ".join(e.value for e in elements)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def decode(values):
+    """Plotly >= 6 encodes arrays as base64 ``{"dtype", "bdata"}``."""
+    if isinstance(values, dict) and "bdata" in values:
+        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
+    return np.asarray(values)
+
+
+def estimate_trace(at: AppTest) -> np.ndarray:
+    """The estimate's values in every kernel cell, in order."""
+    kernels = figures(at)[0]
+    return np.concatenate([decode(t["y"]) for t in kernels["data"] if t.get("name") == "estimate"])
