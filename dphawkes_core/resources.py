@@ -84,6 +84,9 @@ def _fmt_seconds(s: float) -> str:
     return f"{s:.2g} s" if s < 60 else f"{s / 60:.1f} min"
 
 
+COST_KINDS = ("solve", "gradient", "clipped")
+
+
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
                       n_events: int | None = None, sequences: int | None = None) -> CostEstimate:
     """Predict memory and time of binning, statistics and one fit.
@@ -113,6 +116,8 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
     CostEstimate
         With ``level == "refuse"`` over the hard limits (design size, memory, time).
     """
+    if kind not in COST_KINDS:
+        raise ValueError(f"unknown cost kind {kind!r}; one of {', '.join(COST_KINDS)} (a family's cost_kind)")
     n, d, p = max(int(n_bins), 1), int(dim), int(lags)
     q = d * p + 1
     memory, seconds = _statistics_cost(n, d, p, n_events)

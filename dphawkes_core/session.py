@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
-from .count_cap import AUTO
+from .count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
 from .data_info import DataInfo
 from .errors import DPHawkesError
 from .estimators.binned import domain_info
@@ -31,7 +31,7 @@ from .accounting import compose_epsilon, mechanisms_of
 from .ledger import (DataLedger, Entry, LedgerBook, LedgerKey, release_label,
                      release_request, result_from_record, result_record)
 from .privacy import FormalStatus
-from .sequence_privacy import AutoClip
+from .sequence_privacy import AUTO_CLIP_SHARE, AutoClip
 
 if TYPE_CHECKING:
     from .events import Events
@@ -158,9 +158,9 @@ def _placeholder_config(config: FitConfig) -> FitConfig:
     """``config`` with its automatic selections replaced by public placeholders (no noise to draw)."""
     changes = {}
     if config.count_cap == AUTO:
-        changes.update(count_cap=config.count_cap_max)
+        changes.update(count_cap=config.count_cap_max, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
     if config.sequence_clip == AUTO:
-        changes.update(sequence_clip=None)
+        changes.update(sequence_clip=None, sequence_clip_share=AUTO_CLIP_SHARE)
     return FitConfig(**{**config.to_dict(), **changes}) if changes else config
 
 

@@ -20,7 +20,7 @@ from typing import Mapping
 
 import numpy as np
 
-from dphawkes_core.count_cap import AUTO
+from dphawkes_core.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, get_family, iterations, method_names, release_status
 from dphawkes_core.metrics import compare
@@ -140,7 +140,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     """
     cap_note = ""
     if config.count_cap == AUTO:  # the others are clipped at the C DP-SSP chose (and released) privately
-        config = replace(config, count_cap=stats.count_cap)
+        config = replace(config, count_cap=stats.count_cap, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
         cap_note = f"C = {stats.count_cap} from DP-SSP's private choice, whose ε share that fit spent"
     pieces = getattr(stats, "pieces", None)  # the gradient's structured product needs them (its cost: S sequences)
     sequences = None if pieces is None else int(pieces.n_bins.size)

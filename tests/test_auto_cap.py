@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import zcdp_epsilon_reference
 from dp_accounting import dp_event
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
@@ -143,19 +142,12 @@ def test_auto_cap_is_reproducible_by_seed_and_apart_from_the_release_noise():
     assert not np.array_equal(cap_rng(9).standard_normal(3), np.random.default_rng(9).standard_normal(3))
 
 
-# A DP-SSP config takes C = "auto", so its refusal of a bad C should say so; the shared check_count_cap of
-# dphawkes_core/validation.py (called by FitConfig._check_count_cap) says "must be a positive integer" only.
-COUNT_CAP_MESSAGE_REGRESSION = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="core regression: a bad count cap on DP-SSP no longer says 'auto' is allowed (validation.check_count_cap)")
-
-
 @pytest.mark.parametrize("kw, message", [
     (dict(method="pgd", bound=1.0), "DP-SSP"),
     (dict(epsilon=None, sigma2=1e-4), "target ε"),
     (dict(count_cap_share=1.0), "share"),
-    pytest.param(dict(count_cap="big"), "positive integer or 'auto'", marks=COUNT_CAP_MESSAGE_REGRESSION),
-    pytest.param(dict(count_cap=0), "positive integer or 'auto'", marks=COUNT_CAP_MESSAGE_REGRESSION),
+    (dict(count_cap="big"), "positive integer or 'auto'"),  # DP-SSP takes 'auto': its refusal says so
+    (dict(count_cap=0), "positive integer or 'auto'"),
 ])
 def test_bad_auto_settings_are_refused(kw, message):
     with pytest.raises(ConfigError, match=message):
@@ -188,13 +180,13 @@ def audit_events():
 
 @pytest.mark.parametrize("broken, violated", [(None, False), (100.0, True)])
 def test_audit_runs_the_whole_auto_cap_mechanism(audit_events, broken, violated):
-    """The audit chooses C in every run (the test sees it) and claims the composed μ = √(S²/σ² + 1/σ_C²), whose
-    ρ = μ²/2 is the zCDP both discrete Gaussian releases were calibrated to (ε, δ); a mechanism whose two noises
-    are 100× too small is caught, the correct one is not refuted."""
+    """The audit chooses C in every run (the test sees it) and claims the composed μ = √(S²/σ² + 1/σ_C²) of the
+    seeded (continuous Gaussian) mechanism it runs, exactly (ε, δ); a mechanism whose two noises are 100× too
+    small is caught, the correct one is not refuted."""
     from dphawkes_experiments.audit import AuditConfig, run_audit
 
     config = _auto_config(lags=4)
     result = run_audit(audit_events, AuditConfig(config, trials=120, broken_factor=broken, seed=1))
-    assert zcdp_epsilon_reference(result.mu_claimed**2 / 2, 1e-5) == pytest.approx(1.0, rel=1e-5)
+    assert result.mu_claimed == pytest.approx(1 / get_sigma_gaussian(1.0, 1e-5), rel=1e-6)
     assert result.violated is violated
     assert result.to_dict()["count_cap"] == "auto"

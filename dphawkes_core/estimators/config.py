@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
 from ..errors import ConfigError
-from ..validation import check_bin_size, check_count_cap, check_lags, check_positive_whole, check_share
+from ..validation import check_bin_size, check_count_cap, check_lags, check_positive_whole, check_share, is_whole
 from .family import Family
 from .registry import FAMILIES, get_family
 from .units import EventUnit, SequenceUnit, make_unit
@@ -143,7 +143,11 @@ class FitConfig:
 
     def _check_count_cap(self, family: Family) -> None:
         if self.count_cap != AUTO:
+            if family.auto_count_cap and not (self.count_cap is None or is_whole(self.count_cap) and self.count_cap >= 1):
+                raise ConfigError(f"the count cap C must be a positive integer or 'auto', got {self.count_cap!r}")
             check_count_cap(self.count_cap)
+            if (self.count_cap_share, self.count_cap_max) != (AUTO_CAP_SHARE, AUTO_CAP_MAX):
+                raise ConfigError("the share of ε and the range of an automatic count cap go with count_cap='auto'")
             return
         if isinstance(self.unit, SequenceUnit):
             raise ConfigError("the sequence unit needs a public count cap C or none, not 'auto'")

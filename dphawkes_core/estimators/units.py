@@ -93,4 +93,6 @@ def make_unit(privacy_unit: str = "event", sequence_clip=None, max_events=None,
             raise ConfigError("the clip G and the cap M on events per sequence belong to the sequence unit")
         return EventUnit()
     share = AUTO_CLIP_SHARE if sequence_clip_share is None else sequence_clip_share
+    if sequence_clip != AUTO and share != AUTO_CLIP_SHARE:
+        raise ConfigError("the share of ε of an automatic clip norm goes with sequence_clip='auto'")
     return SequenceUnit(max_events=max_events, clip=sequence_clip, clip_share=share)

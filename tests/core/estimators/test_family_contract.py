@@ -259,3 +259,15 @@ def test_its_settings_build_a_cli_that_sets_every_option(name, tmp_path):
 def test_the_method_choice_lists_every_registered_family():
     fit = next(a for a in build_parser()._subparsers._group_actions[0].choices["fit"]._actions if a.dest == "method")
     assert tuple(fit.choices) == FAMILY_NAMES
+
+
+def test_selection_settings_go_with_their_automatic_selection():
+    """The share and range of an automatic C (or G) are refused beside a public C (or G): they would be carried
+    in a config without being read, and a config must round-trip through to_dict."""
+    with pytest.raises(ConfigError, match="go with count_cap='auto'"):
+        FitConfig(method="ssp", count_cap=3, count_cap_share=0.2, epsilon=1.0, calibration="formal")
+    with pytest.raises(ConfigError, match="goes with sequence_clip='auto'"):
+        FitConfig(method="ssp", count_cap=3, epsilon=1.0, calibration="formal", privacy_unit="sequence",
+                  max_events=10, sequence_clip_share=0.2)
+    auto = FitConfig(method="ssp", count_cap="auto", count_cap_share=0.2, epsilon=1.0, calibration="formal")
+    assert FitConfig(**auto.to_dict()) == auto
