@@ -58,13 +58,14 @@ class BudgetState:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _ledger_key(dataset_fp: str, _dataset: Dataset) -> LedgerKey:
-    return LedgerKey(data_fingerprint(_dataset.events))
+def _ledger_key(dataset_fp: str, _dataset: Dataset, unit: str = "event") -> LedgerKey:
+    return LedgerKey(data_fingerprint(_dataset.events), unit)
 
 
-def budget_state(dataset: Dataset, dataset_fp: str) -> BudgetState:
-    """Read the current data set's ledger from the app's ledger file (a damaged file is an ``error``)."""
-    book, key = LedgerBook(default_ledger_path()), _ledger_key(dataset_fp, dataset)
+def budget_state(dataset: Dataset, dataset_fp: str, unit: str = "event") -> BudgetState:
+    """Read the current data set's ledger for the privacy ``unit`` from the app's ledger file (a damaged file is
+    an ``error``)."""
+    book, key = LedgerBook(default_ledger_path()), _ledger_key(dataset_fp, dataset, unit)
     simulated = dataset.source == "simulated"
     try:
         return BudgetState(book, key, simulated, book.get(key))

@@ -196,7 +196,7 @@ def show_unit_note() -> None:
     notes = st.session_state.pop(UNIT_NOTE_KEY, None)
     if notes:
         text = "; ".join(notes)
-        st.info(f"**Sequence unit:** {text[:1].lower()}{text[1:]}.", icon=":material/swap_horiz:")
+        st.info(f"**Sequence unit:** {text}.", icon=":material/swap_horiz:")
 
 
 def preset_remembered(preset: Preset) -> None:

@@ -270,7 +270,7 @@ def test_switching_pages_keeps_the_simulated_dataset():
     no_problems(at)
     assert at.session_state["dataset"].label == label  # the user's data are kept, not replaced by a preset's
     assert at.selectbox(key="preset").value == "custom"
-    assert len(figures(at)[0]["data"]) == 16 * 3
+    assert len(figures(at)[0]["data"]) == 16 * 4  # truth, CLS, estimate and (new, issue 21) its σ² = 0 line
     at.switch_page("app.py").run()
     at.switch_page("pages/1_Data.py").run()
     assert at.session_state["dataset"].label == label
@@ -295,8 +295,13 @@ def test_rejected_upload_keeps_previous_data():
     assert at.session_state["dataset"].label == "good.csv"
     at.switch_page("pages/2_Estimate.py").run()
     assert at.session_state["dataset"].label == "good.csv"
-    assert any("no sequence is longer" in e.value.lower() for e in at.error)  # 30 bins < p = 50, said in words
+    # uploads are private (issue 21): nothing is fitted, so nothing refused, until the "Show it" click
+    assert not at.error and not at.get("plotly_chart")
+    at.button(key="release").click().run()
+    assert not at.exception
+    assert any("no sequence is longer" in e.value.lower() for e in at.error)  # 15 bins < p = 25, said in words
     at.number_input(key="s").set_value(0.5).run()
+    at.button(key="release").click().run()
     no_problems(at)
     assert any("No ground truth" in i.value for i in at.info)
 

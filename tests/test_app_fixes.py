@@ -261,6 +261,10 @@ def test_a_link_reproduces_a_real_data_set_with_data_scaled_defaults():
     assert at.number_input(key="dt").value == scale.bin_size and at.number_input(key="s").value == scale.support
     assert any(scale.describe() == c.value for c in at.caption)
     assert at.query_params["data"] == "sample" and at.query_params["name"] == info.name
+    # real data are private (issue 21): nothing is fitted until the user asks; CLS is shown, spending nothing
+    assert not at.get("plotly_chart")
+    at.button(key="release").click().run()
+    no_problems(at)
     kernels = figures(at)[0]
     notes = [a["text"] for a in kernels["layout"]["annotations"]]
     assert sum(t.startswith("from ") for t in notes) == 5 and sum(t.startswith("to ") for t in notes) == 5

@@ -91,10 +91,12 @@ def test_a_damaged_ledger_file_is_reported_and_left_alone(private_ledger_file):
 
 @pytest.fixture
 def uploaded():
-    """An upload (private data) of 20,000 simulated events with a stated window."""
+    """An upload (private data) of 20,000 simulated events with a stated window and its dimensions declared as
+    public (as on the Data page: a formal release needs them, issue 21)."""
     import io
 
-    from dphawkes_core.datasets import upload_dataset
+    from dphawkes_app.domain_input import upload_with_domain
+    from dphawkes_core.domain import Domain
     from dphawkes_core.events import save_csv
     from dphawkes_core.kernels import get_scenario
     from dphawkes_core.simulate import simulate
@@ -102,7 +104,8 @@ def uploaded():
     buffer = io.StringIO()
     events = simulate(get_scenario("paper-2d"), n_events=20_000, seed=5)
     save_csv(events, buffer)
-    return upload_dataset("mine.csv", buffer.getvalue().encode(), end_time=events.end_time)
+    return upload_with_domain("mine.csv", buffer.getvalue().encode(), end_time=events.end_time,
+                              domain=Domain(dimensions=("0", "1")))
 
 
 def open_estimate_on(dataset) -> AppTest:
@@ -111,35 +114,66 @@ def open_estimate_on(dataset) -> AppTest:
     return at.run()
 
 
+def release(at: AppTest) -> AppTest:
+    """Confirm the Δ and s proposed from the data as public (when asked), then press "Release (spends ε = …)"."""
+    if any(c.key == "dts_public" for c in at.sidebar.checkbox):
+        at.sidebar.checkbox(key="dts_public").check().run()
+    button = next(b for b in at.button if b.key == "release")
+    assert button.label.startswith("Release (spends ε = ") and not button.disabled
+    button.click().run()
+    return at
+
+
 def test_estimate_on_private_data_spends_once_per_release_and_shows_the_budget(private_ledger_file, uploaded):
     at = open_estimate_on(uploaded)
     no_problems(at)
     book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
+    assert book.get(key) is None  # issue 21: opening the page releases nothing; the release is on a click
+    release(at)
+    no_problems(at)
     ledger = book.get(key)
     assert len(ledger.metered) == 1  # the default formal DP-SSP fit, released once
     spent = ledger.spent()
     assert spent == pytest.approx(1.0, rel=1e-6)  # ε = 1 alone, at the budget's δ = the fit's δ
     assert f"spent **{spent:.3g}** of 5" in budget_box(at)
-    assert any("already paid for" in c.value for c in at.caption)
+    assert any("Released." in s.value and "spent ε = 1" in s.value for s in at.success)
     at.run()  # re-rendering the page costs nothing
     assert len(book.get(key).metered) == 1 and book.get(key).spent() == pytest.approx(spent)
-    at.number_input(key="eps").set_value(0.5).run()  # a new release, composed with the first
+    # issue 21: the replay now says so in an info box (was the "already paid for" caption)
+    assert any("Shown again from the ledger — free" in box.value for box in at.info)
+    at.number_input(key="eps").set_value(0.5).run()  # new settings: nothing until the click …
+    assert len(book.get(key).metered) == 1
+    release(at)  # … then a new release, composed with the first
     no_problems(at)
     assert len(book.get(key).metered) == 2
     assert spent < book.get(key).spent() < spent + 0.5
+    shown = at.get("plotly_chart")[0].proto.spec
     book.open(key, Budget(book.get(key).spent() + 0.1, 1e-5))
     at.number_input(key="eps").set_value(2.0).run()  # would exceed the budget: refused, nothing drawn
-    assert any("Refused" in e.value and "remaining" in e.value for e in at.error)
-    assert len(book.get(key).metered) == 2 and not at.get("plotly_chart")
+    assert not at.exception
+    assert any("would be refused" in w.value and "remaining" in w.value for w in at.warning)
+    assert next(b for b in at.button if b.key == "release").disabled
+    assert len(book.get(key).metered) == 2
+    # issue 21: a refusal keeps the last estimate on the page (it used to remove it)
+    assert at.get("plotly_chart")[0].proto.spec == shown
+    assert any("your last estimate on these data" in c.value for c in at.caption)
 
 
-def test_an_audit_on_private_data_is_refused(uploaded):
+def test_an_audit_on_private_data_is_refused(private_ledger_file, uploaded):
     at = AppTest.from_file(str(ROOT / "pages" / "5_Privacy_audit.py"), default_timeout=TIMEOUT)
     at.session_state["dataset"] = uploaded
     at.run()
     no_problems(at)
     assert any("refused" in box.value for box in at.info)
-    assert not at.button  # nothing to run
+    # nothing to run on the private data; issue 21 added the one-click way on: a public simulated copy
+    assert [b.key for b in at.button] == ["au_simulate"] and "public, no budget" in at.button[0].label
+    assert LedgerBook(private_ledger_file).get(LedgerKey(data_fingerprint(uploaded.events))) is None
+    at.button(key="au_simulate").click().run()
+    no_problems(at)
+    assert at.session_state["dataset"].source == "simulated"
+    assert at.session_state["dataset"].events.dim == uploaded.events.dim
+    assert any(b.key == "au_run" for b in at.button)
+    assert LedgerBook(private_ledger_file).get(LedgerKey(data_fingerprint(uploaded.events))) is None
 
 
 def test_privacy_utility_shows_the_budget_and_refuses_a_sweep_of_private_data(uploaded):
@@ -156,21 +190,32 @@ def test_privacy_utility_shows_the_budget_and_refuses_a_sweep_of_private_data(up
 
 
 def comparison_shown(at: AppTest) -> bool:
-    return any("formal guarantee" in df.value.columns for df in at.dataframe)
+    """The comparison table shows the other methods' results (not only their "not released yet" rows)."""
+    table = next((df.value for df in at.dataframe if "formal guarantee" in df.value.columns), None)
+    if table is None:
+        return False
+    others = table[~table["method"].str.contains("chosen|all-zero")]
+    return len(others) > 0 and not others["formal guarantee"].str.startswith("not run").any()
 
 
 def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(private_ledger_file, uploaded):
     at = open_estimate_on(uploaded)
     book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
+    assert book.get(key) is None and not comparison_shown(at)  # issue 21: nothing before a click
+    release(at)
     assert len(book.get(key).entries) == 1  # the chosen fit only: the other methods wait
     assert not comparison_shown(at)
-    at.checkbox(key="cmp_slow").check()
-    at.toggle(key="cmp_release").set_value(True).run()
+    at.checkbox(key="cmp_slow").check().run()
+    assert len(book.get(key).entries) == 1
+    go = next(b for b in at.button if b.key == "cmp_release_go")  # issue 21: a button (was the toggle cmp_release)
+    assert "spends ε" in go.label
+    go.click().run()
     no_problems(at)
     after = book.get(key).entries
     assert len(after) > 1 and comparison_shown(at)
     at.run()  # shown again: every method's release comes from the ledger
-    assert book.get(key).entries == after
+    assert book.get(key).entries == after and comparison_shown(at)
+    assert not any(b.key == "cmp_release_go" for b in at.button)
 
 
 def test_published_data_can_be_declared_public(private_ledger_file, uploaded):

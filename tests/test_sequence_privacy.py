@@ -403,9 +403,17 @@ def _estimate_page_on_taxi(sequences=300):
     return at.run()
 
 
+def _release(at):
+    """Press "Release (spends ε = …)": the taxi data are private, nothing is fitted before the click (issue 21)."""
+    button = next(b for b in at.button if b.key == "release")
+    assert button.label.startswith("Release (spends ε = ") and not button.disabled
+    button.click().run()
+    return at
+
+
 @pytest.mark.usefixtures("clear_streamlit_caches")
 def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
-    at = _estimate_page_on_taxi()
+    at = _release(_estimate_page_on_taxi())
     assert not at.exception
     text = " ".join(m.value for m in at.markdown)
     assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
@@ -413,8 +421,10 @@ def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
     at.run()
     at.sidebar.number_input(key="seqM").set_value(30)
     at.run()
+    _release(at)
     assert not at.exception and not at.error
-    assert any("Formal (ε, δ)-DP for one sequence" in s.value for s in at.success)
+    # issue 21 relabelled it "**Formal (ε, δ)-DP release** for one sequence …"
+    assert any("Formal (ε, δ)-DP release** for one sequence" in s.value for s in at.success)
     text = " ".join(m.value for m in at.markdown)
     assert "Per person (one whole sequence, any number of events): ε = 1" in text
     assert "Per event: at least as strong" in text
@@ -423,8 +433,10 @@ def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
     assert not at.exception
     at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is DP-SSP's only
     at.run()
-    assert not at.exception
-    assert any("sequence unit is available for DP-SSP, not DP-PGD" in e.value for e in at.error)
+    assert not at.exception and not at.error
+    # issue 21 (no dead ends): a method without the sequence unit is switched back to DP-SSP, saying so (was refused)
+    assert at.sidebar.selectbox(key="method").value == "DP-SSP"
+    assert any("has no sequence unit: the method was switched to DP-SSP" in i.value for i in at.info)
 
 
 def test_event_statistics_are_refused_by_the_sequence_calibration():
@@ -475,13 +487,17 @@ def test_app_sequence_unit_with_g_chosen_privately():
     at.sidebar.number_input(key="seqM").set_value(30)
     at.sidebar.checkbox(key="seqGauto").check()
     at.run()
+    _release(at)
     assert not at.exception and not at.error
-    assert any("Formal (ε, δ)-DP for one sequence" in s.value for s in at.success)
+    # issue 21 relabelled it "**Formal (ε, δ)-DP release** for one sequence …"
+    assert any("Formal (ε, δ)-DP release** for one sequence" in s.value for s in at.success)
     shown = " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.success) for e in kind)
     assert "chosen privately" in shown
     at.sidebar.number_input(key="C").set_value(2)  # a C no event-level fit has cached: the CLS reference is fitted
     at.run()
+    _release(at)
     assert not at.exception and not at.error
+    assert any("Released." in s.value for s in at.success) and at.get("plotly_chart")
     at.sidebar.number_input(key="seqM").set_value(0)  # no public M: G has no grid to be chosen on
     at.run()
     assert not at.exception and any("M" in e.value for e in at.error)
