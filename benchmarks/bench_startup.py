@@ -5,7 +5,7 @@ minimum wall time is the figure (the machine is shared, and the minimum is the l
 The CPU time (user + system) of that process is printed beside it: on a loaded machine it is the
 better estimate of what the command costs, since waiting for a core does not count.
 
-* ``dphawkes fit --help``: under 0.4 s (no pandas, scipy or accountant: ``tests/test_startup.py``);
+* ``dphawkes fit --help``: under 0.4 s (no pandas, scipy or accountant: ``tests/cli/test_startup.py``);
 * ``dphawkes fit`` CLS on 10⁴ events (paper-2d, Δ = 0.1, s = 5): under 0.7 s (no pandas either: the
   loader reads a numeric CSV with pyarrow alone);
 * a private fit pays for what it uses: DP-PGD with ``--epsilon`` on the same data (K = 1000, the

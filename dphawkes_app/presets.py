@@ -9,7 +9,7 @@ never part of a preset.
 
 The default, ``works``, is a regime where a formal ε = 1 estimate is useful; ``fig1`` and ``fig3`` are
 the paper's kernel figures as published (settings from :data:`dphawkes_experiments.reproduce.FIGURES`);
-``small`` is the ``works`` fit on too few events. ``tests/test_presets.py`` checks each sentence's claim.
+``small`` is the ``works`` fit on too few events. ``tests/app/test_presets.py`` checks each sentence's claim.
 """
 
 from __future__ import annotations

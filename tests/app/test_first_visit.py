@@ -23,7 +23,7 @@ from dphawkes_core.resources import estimate_fit_cost
 from dphawkes_app.url_state import (DataLink, data_params, fallback_note, ignored_note, ignored_params,
                                      parse_data_params)
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 180
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

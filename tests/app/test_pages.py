@@ -13,7 +13,7 @@ from dphawkes_core.estimators import FitConfig, fit, method_labels
 from dphawkes_core.metrics import compare
 from dphawkes_app.presets import get_preset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 
 

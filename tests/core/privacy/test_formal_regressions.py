@@ -251,7 +251,7 @@ def test_estimate_page_says_when_the_window_was_read_from_the_data(stated):
     rng = np.random.default_rng(5)
     times = [np.sort(rng.uniform(0, 300, 200)), np.sort(rng.uniform(0, 300, 200))]
     events = from_arrays(times, end_time=300.0 if stated else None)
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "2_Estimate.py"), default_timeout=90)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[3] / "pages" / "2_Estimate.py"), default_timeout=90)
     at.session_state[DATASET_KEY] = Dataset(events=events, label="uploaded", source="upload")
     at.query_params.update({"method": "DP-SSP", "C": "3"})
     at.run()

@@ -30,7 +30,7 @@ from dphawkes_core.unit_conversion import gdp_epsilon, unit_conversion
 from dphawkes_core.stats import design_matrix
 
 D, P, C = 2, 3, 2
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _taxi() -> Path:

@@ -21,7 +21,7 @@ from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, run
 from dphawkes_core.datasets import list_samples
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_LIMIT = 300 * 1024
 
 pytestmark = pytest.mark.browser

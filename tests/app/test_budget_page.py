@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey, Mechanism, compose_epsilon, data_fingerprint
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Privacy_budget.py")
 TIMEOUT = 60
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.kernels import get_scenario
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "2_Estimate.py")
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

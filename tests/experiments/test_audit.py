@@ -98,7 +98,7 @@ def test_audit_page_runs_and_catches_broken():
 
     from streamlit.testing.v1 import AppTest
 
-    page = Path(__file__).resolve().parents[1] / "pages" / "5_Privacy_audit.py"
+    page = Path(__file__).resolve().parents[2] / "pages" / "5_Privacy_audit.py"
     at = AppTest.from_file(str(page), default_timeout=120)
     at.run()
     at.selectbox(key="au_method").set_value("ssp").run()

@@ -9,7 +9,7 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EPOCH = 1_700_000_000
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

@@ -14,7 +14,7 @@ from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, defaul
 from dphawkes_core.simulate import simulate
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 180
 
 
