@@ -14,24 +14,25 @@ import hashlib
 from pathlib import Path
 from typing import Mapping
 
-import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from dphawkes_experiments.compare import compare_methods
 from dphawkes_core.count_cap import AUTO
 from dphawkes_core.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_stats, get_family, method_names,
-                                      prepare_stats, is_sequence_unit)
-from .guidance import count_noun
+from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_stats, get_family, is_sequence_unit,
+                                      method_names, prepare_stats)
 from dphawkes_core.kernels import get_scenario
-from .presets import DEFAULT_PRESET, Preset, get_preset
+from dphawkes_core.ledger import data_fingerprint
 from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS
-from dphawkes_core.unit_conversion import unit_conversion
 from dphawkes_core.threads import set_blas_threads
-from .url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params,
-                                     parse_data_params, window_value)
+from dphawkes_core.unit_conversion import unit_conversion
+from dphawkes_experiments.compare import compare_methods
+
+from .guidance import count_noun
+from .presets import DEFAULT_PRESET, Preset, get_preset
+from .url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params, parse_data_params,
+                        window_value)
 
 set_blas_threads()  # the server's sessions share the cores: one BLAS thread (dphawkes_core/threads.py)
 
@@ -42,18 +43,12 @@ LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session 
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """Identity of a dataset's content (event times, windows, names) and of what of its domain is declared (the
-    same events with declared dimensions give other statistics' data info), for cache keys."""
-    digest = hashlib.sha1()
+    """Cache key of a data set: the one identity of its events (:func:`~dphawkes_core.ledger.data_fingerprint`,
+    also the ledger's key) with what the app's caches depend on besides: the names and what of the domain is
+    declared (the same events with declared dimensions give other statistics' data info)."""
     ev = dataset.events
-    digest.update(repr((ev.names, ev.window_stated, ev.dimensions_declared, ev.sequences_declared,
-                        ev.outside_domain)).encode())
-    for seq in dataset.events.sequences:
-        digest.update(np.float64(seq.end_time).tobytes())
-        for t in seq.times:
-            digest.update(np.int64(t.size).tobytes())
-            digest.update(np.ascontiguousarray(t, dtype=np.float64).tobytes())
-    return digest.hexdigest()
+    extras = repr((ev.names, ev.window_stated, ev.dimensions_declared, ev.sequences_declared, ev.outside_domain))
+    return hashlib.sha256((data_fingerprint(ev) + extras).encode()).hexdigest()
 
 
 @st.cache_data(show_spinner="Simulating the preset's data…", max_entries=4)
