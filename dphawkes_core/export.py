@@ -95,9 +95,10 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
     -------
     dict
     """
+    record = result.to_record()  # the one serialisation of a result (the ledger stores it too)
     payload = {
         "format_version": FORMAT_VERSION,
-        "method": result.method,
+        "method": record["method"],
         "config": config_fields(config),
         "support": result.bin_size * result.lags,
         "dataset": dataset_params or {},
@@ -107,9 +108,9 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
         "baseline": result.baseline,
         "kernels": result.kernels,
         "privacy": result.privacy,
-        "loss_history": list(result.loss_history),
-        "elapsed_s": result.elapsed_s,
-        "solver_info": result.info,
+        "loss_history": record["loss_history"],
+        "elapsed_s": record["elapsed_s"],
+        "solver_info": record["info"],
     }
     if config.seed is not None:
         payload["seed"] = config.seed

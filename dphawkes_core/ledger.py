@@ -46,8 +46,7 @@ import numpy as np
 from .accounting import (MECHANISM_KINDS, BudgetExceeded, Mechanism, compose_epsilon, gaussian_mechanism,
                          mechanisms_of)
 from .errors import DPHawkesError
-from .estimators import FitConfig, FitResult
-from .privacy import PrivacyReport
+from .estimators import FitConfig
 from .sequence_privacy import PRIVACY_UNITS
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.a
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
     "data_fingerprint", "default_ledger_path", "gaussian_mechanism", "is_metered", "mechanisms_of",
-    "release_label", "release_request", "result_from_record", "result_record",
+    "release_label", "release_request",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0
@@ -140,7 +139,7 @@ class Entry:
     mechanisms : tuple of Mechanism
         What it spent (empty for a non-private method).
     result : dict
-        The released estimate as stored (:func:`result_record`).
+        The released estimate as stored (:meth:`FitResult.to_record`).
     created : str
         UTC time of the release (ISO 8601).
     """
@@ -458,24 +457,6 @@ def release_request(key: LedgerKey, config: FitConfig) -> str:
     read cannot appear (it is refused)."""
     settings = _dumps(sorted(config.to_dict().items()))
     return hashlib.sha256(f"{key.id}\n{settings}".encode()).hexdigest()
-
-
-def result_record(result: FitResult) -> dict:
-    """A :class:`FitResult` as a JSON-able dict (estimate, privacy report, diagnostics)."""
-    return {"method": result.method, "H": np.asarray(result.H).tolist(), "bin_size": result.bin_size,
-            "lags": result.lags, "elapsed_s": result.elapsed_s, "loss_history": list(result.loss_history),
-            "privacy": dataclasses.asdict(result.privacy) if result.privacy is not None else None,
-            "info": json.loads(_dumps(result.info))}
-
-
-def result_from_record(record: dict) -> FitResult:
-    """The :class:`FitResult` stored by :func:`result_record`."""
-    privacy = record["privacy"]
-    if privacy is not None:
-        privacy = PrivacyReport(**{k: v for k, v in privacy.items() if k in PrivacyReport.__dataclass_fields__})
-    return FitResult(method=record["method"], H=np.asarray(record["H"], dtype=float), bin_size=record["bin_size"],
-                     lags=record["lags"], elapsed_s=record["elapsed_s"], loss_history=tuple(record["loss_history"]),
-                     privacy=privacy, info=dict(record["info"]))
 
 
 def release_label(config: FitConfig) -> str:

@@ -28,8 +28,7 @@ from .errors import DPHawkesError
 from .estimators.binned import domain_info
 from .estimators import FitConfig, FitResult, fit_stats, prepare_stats, privacy_report, release_status, run_private
 from .accounting import compose_epsilon, mechanisms_of
-from .ledger import (DataLedger, Entry, LedgerBook, LedgerKey, release_label,
-                     release_request, result_from_record, result_record)
+from .ledger import DataLedger, Entry, LedgerBook, LedgerKey, release_label, release_request
 from .privacy import FormalStatus
 from .sequence_privacy import AUTO_CLIP_SHARE, AutoClip
 
@@ -140,7 +139,7 @@ class PrivacySession:
             if planned:
                 spent.extend(mechanisms_of(report))
                 _check_plan(planned, tuple(spent), self.book.get(self.key))
-            record = result_record(dataclasses.replace(result, elapsed_s=time.perf_counter() - start))
+            record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
             return {**record, "data_info": info.to_dict()}
 
         answer = self.book.release(self.key, release_request(self.key, config), run, label=release_label(config),
@@ -179,7 +178,7 @@ def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None
 def _answer(entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
     record = dict(entry.result)
     info = record.pop("data_info", None)
-    return SessionAnswer(result_from_record(record), DataInfo(**info) if info else None, replayed, entry, ledger)
+    return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry, ledger)
 
 
 def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=()) -> SessionAnswer:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ..privacy import PrivacyReport
 
 
 @dataclass(frozen=True)
@@ -61,3 +65,26 @@ class FitResult:
     def lag_grid(self) -> np.ndarray:
         """Lag times ``Δ, 2Δ, …, pΔ`` of the kernel estimates."""
         return self.bin_size * np.arange(1, self.lags + 1)
+
+    def to_record(self) -> dict:
+        """The one serialisation of a result (JSON-able: the estimate, the privacy report, the diagnostics): the
+        ledger stores it, the export builds its payload from it. Non-finite floats are kept."""
+        return {"method": self.method, "H": np.asarray(self.H).tolist(), "bin_size": self.bin_size,
+                "lags": self.lags, "elapsed_s": self.elapsed_s, "loss_history": list(self.loss_history),
+                "privacy": dataclasses.asdict(self.privacy) if self.privacy is not None else None,
+                "info": json.loads(json.dumps(self.info, default=_plain_number))}
+
+    @classmethod
+    def from_record(cls, record: dict) -> FitResult:
+        """The result :meth:`to_record` wrote."""
+        privacy = record["privacy"]
+        if privacy is not None:
+            privacy = PrivacyReport(**{k: v for k, v in privacy.items() if k in PrivacyReport.__dataclass_fields__})
+        return cls(method=record["method"], H=np.asarray(record["H"], dtype=float), bin_size=record["bin_size"],
+                   lags=record["lags"], elapsed_s=record["elapsed_s"], loss_history=tuple(record["loss_history"]),
+                   privacy=privacy, info=dict(record["info"]))
+
+
+def _plain_number(value):
+    """numpy values as plain JSON numbers and lists (anything else as text)."""
+    return value.tolist() if isinstance(value, (np.ndarray, np.generic)) else str(value)
