@@ -55,7 +55,11 @@ def _wait_idle(page, timeout=120_000):
 
 
 def _estimate_trace(page):
-    """y values of the estimate in the first kernel cell, decoded by Plotly in the page."""
+    """y values of the estimate in the first kernel cell, decoded by Plotly in the page (once Plotly has drawn
+    the chart holding an 'estimate' trace: the page may show other charts first)."""
+    page.wait_for_function(
+        """() => { const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
+                   return gd && gd._fullData && gd._fullData.some(t => t.name === 'estimate'); }""", timeout=120_000)
     return page.evaluate(
         """() => {
             const gd = document.querySelector("[data-testid='stPlotlyChart'] .js-plotly-plot");
