@@ -63,7 +63,7 @@ DEFAULT_BUDGET_EPSILON = 5.0
 DEFAULT_BUDGET_DELTA = 1e-5
 LEDGER_ENV = "DPHAWKES_LEDGER"
 FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 1
+FILE_VERSION = 2  # 2: release identities from FitConfig.to_dict, data info stored with each release
 
 
 class LedgerError(DPHawkesError):
@@ -394,6 +394,11 @@ class LedgerBook:
         except (ValueError, UnicodeDecodeError) as exc:
             raise LedgerError(f"{where} is corrupted (not JSON: {exc}); it was not reset — restore it from a "
                               "backup, or move it away to start a new ledger") from None
+        if isinstance(document, dict) and document.get("format") == FILE_FORMAT and document.get("version") == 1:
+            raise LedgerError(f"{where} was written by an earlier dphawkes (ledger format 1), whose release "
+                              "identities differ: it is not opened, so that no release is charged as new and no data "
+                              "set starts a fresh budget by accident — keep using it with that version, or start a "
+                              "new ledger file and carry the spent ε over with a smaller --budget")
         try:
             if document.get("format") != FILE_FORMAT or document.get("version") != FILE_VERSION:
                 raise ValueError(f"not a {FILE_FORMAT} version {FILE_VERSION} file")

@@ -386,3 +386,14 @@ def test_the_request_is_what_the_fit_reads():
     assert release_request(key, FitConfig(**pgd, iters=999)) != release_request(key, FitConfig(**pgd))
     assert release_request(key, ssp_config(ridge=0.5)) != release_request(key, ssp_config())
     assert release_request(key, ssp_config(bound=None)) == release_request(key, ssp_config())
+
+
+def test_a_ledger_of_the_previous_format_is_refused_with_a_clear_message(tmp_path):
+    """Format 1 keyed releases by every FitConfig field: opening it with today's identities would charge old
+    releases again, so it is refused in one line, never read as empty and never reset."""
+    path = tmp_path / "old.json"
+    items = []
+    path.write_text(json.dumps({"format": "dphawkes-ledger", "version": 1, "checksum": "x", "ledgers": items}))
+    with pytest.raises(LedgerError, match="earlier dphawkes .ledger format 1."):
+        LedgerBook(path).ledgers()
+    assert json.loads(path.read_text())["version"] == 1  # untouched
