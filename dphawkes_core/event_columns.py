@@ -134,6 +134,7 @@ def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
     if domain.dimensions is not None:
         coded["dimension"], inside = dimension_codes(_plain(columns["dimension"]), domain.dimensions)
         keep &= inside
+    keep &= _well_formed_times(columns["time"])
     if domain.sequences is not None:
         if "sequence" not in columns:
             if len(domain.sequences) != 1:
@@ -148,8 +149,24 @@ def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
     kept.update({name: codes[keep] for name, codes in coded.items()})
     dropped = int(n_rows - np.count_nonzero(keep))
     note = [f"{dropped:,} row{'s' if dropped != 1 else ''} outside the declared domain (unknown dimension or "
-            f"sequence) {'were' if dropped != 1 else 'was'} dropped"] if dropped else []
+            f"sequence, or a malformed time) {'were' if dropped != 1 else 'was'} dropped"] if dropped else []
     return kept, dropped, note
+
+
+def _well_formed_times(column) -> np.ndarray:
+    """Rows whose time is a finite number, or an ISO-8601 datetime when most cells are (declared domain only:
+    a malformed row is then dropped and counted, like a row outside the domain, not refused)."""
+    if not _is_text(column):
+        values = np.asarray(column)
+        return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
+    import pandas as pd
+
+    cells = column.str.strip()
+    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+    if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells):
+        return np.isfinite(numbers)
+    parsed = pd.to_datetime(cells, errors="coerce", utc=True, format="ISO8601")
+    return ~parsed.isna().to_numpy()
 
 
 def _plain(column) -> np.ndarray:

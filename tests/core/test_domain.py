@@ -130,3 +130,12 @@ def test_the_partitioned_path_keeps_shape_and_noise_for_the_same_neighbours(tmp_
         assert np.shape(neighbour["kernels"]) == np.shape(base["kernels"]) and neighbour["formal_settings"]
         assert neighbour["outside_domain"] == 1
     assert not _fit(tmp_path / "d", tmp_path / "u.json", "--dimensions", "2")["formal_settings"]
+
+
+def test_with_a_declared_domain_a_malformed_row_is_dropped_and_counted_not_refused():
+    good = "time,dimension\n" + "".join(f"{t},{j}\n" for t, j in ROWS)
+    for bad_row in ("nan,0\n", ",1\n", "soon,0\n", "inf,1\n"):
+        events = load_csv((good + bad_row).encode(), end_time=END, domain=Domain(dimensions=("0", "1")))
+        assert events.outside_domain == 1 and events.n_events == len(ROWS), bad_row
+        with pytest.raises(DataError):  # without a declared domain it is still refused, with its row
+            load_csv((good + bad_row).encode(), end_time=END)
