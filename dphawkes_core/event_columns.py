@@ -97,8 +97,9 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
                   and first_time >= timeaxis.EPOCH_LIKE)
     from_data_start = times.kind == "datetime" or epoch_like
-    if not from_data_start and all(s is None for s in starts):
-        _refuse_negative(times.values, first_row)
+    declared = domain.dimensions is not None or domain.sequences is not None
+    if not from_data_start and all(s is None for s in starts) and not declared:
+        _refuse_negative(times.values, first_row)  # with a declared domain a time before 0 is outside the window
     if times.kind == "number" and (from_data_start or any(s is not None for s in starts)):
         times = _exact_numbers(times, [b for b in (*starts, *ends) if b is not None])
     start_ticks, end_ticks = _bound_ticks(starts, times, "start time"), _bound_ticks(ends, times, "end time")
@@ -106,7 +107,8 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     t = times.values
     window_starts = _window_starts(start_ticks, t, seq_codes, n_seq, natural_zero=not from_data_start)
     start_row = window_starts[seq_codes] if n_seq > 1 else np.broadcast_to(window_starts[0], t.shape)
-    keep = _inside_window(t, start_row, end_ticks, seq_codes, check_start=any(s is not None for s in starts))
+    keep = _inside_window(t, start_row, end_ticks, seq_codes,
+                          check_start=declared or any(s is not None for s in starts))
     outside = 0 if keep is None else int(n_rows - np.count_nonzero(keep))
     if keep is not None:
         t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]

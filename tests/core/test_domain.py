@@ -139,3 +139,11 @@ def test_with_a_declared_domain_a_malformed_row_is_dropped_and_counted_not_refus
         assert events.outside_domain == 1 and events.n_events == len(ROWS), bad_row
         with pytest.raises(DataError):  # without a declared domain it is still refused, with its row
             load_csv((good + bad_row).encode(), end_time=END)
+
+
+def test_with_a_declared_domain_a_time_before_the_window_is_dropped_not_refused():
+    good = "time,dimension\n" + "".join(f"{t},{j}\n" for t, j in ROWS)
+    events = load_csv((good + "-3,0\n").encode(), end_time=END, domain=Domain(dimensions=("0", "1")))
+    assert events.outside_window == 1 and events.n_events == len(ROWS)
+    with pytest.raises(DataError, match="negative time"):
+        load_csv((good + "-3,0\n").encode(), end_time=END)
