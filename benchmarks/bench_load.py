@@ -160,7 +160,8 @@ def measure() -> dict:
     """
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} is missing: run scripts/ensure_chromium.sh")
-    with tempfile.TemporaryDirectory() as tmp, running_app(Path(tmp) / "streamlit.log") as url:
+    with tempfile.TemporaryDirectory() as tmp, running_app(Path(tmp) / "streamlit.log",
+                                                           env={"DPHAWKES_LEDGER": str(Path(tmp) / "ledger.json")}) as url:
         return asyncio.run(asyncio.wait_for(_load(url), RUN_TIMEOUT_S))
 
 
