@@ -95,7 +95,7 @@ def _ledger_metered(tmp: Path) -> dict:
     second release that the budget refuses (exit 2), and ``ledger show``. The first fit's noise is fresh: its
     estimate is masked, and the replay must return exactly the same estimate."""
     fit = ("fit {p2} --bin-size 0.5 --support 4 --method ssp --epsilon 1 --calibration formal --count-cap 5 "
-           "--end-time 1500 --ledger {tmp}/ledger.json")
+           "--end-time 1500 --dimensions 2 --ledger {tmp}/ledger.json")  # a declared domain: formal, so metered
     first = harness.run_cli(resolve(fit + " --budget 1.2", tmp), tmp)
     replay = harness.run_cli(resolve(fit, tmp), tmp)
     refused = harness.run_cli(resolve(fit.replace("--epsilon 1", "--epsilon 0.9"), tmp), tmp)
