@@ -162,15 +162,21 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
     """``R`` and ``P`` (:class:`GridFreePieces`) of one sequence: ``x`` times in units of w, sorted; ``dims``.
 
     Every pair (earlier e, later l) with ``δ = x_l − x_e <= B`` is visited once (offset by offset, a pair
-    leaving the range ends its row: the times are sorted): with ``δ = ⌊δ⌋ + f`` it adds ``1 − f`` to
-    ``R[⌊δ⌋, j_e, j_l]``, ``f`` to ``R[⌊δ⌋+1, j_e, j_l]``, ``1 − f`` to ``R[0, j_l, j_e]`` when ``δ < 1`` (the
-    ``x = l`` term), and one to ``P[⌈δ⌉−1, j_l, j_e]`` when ``δ > 0``. Each event adds 1 to ``R[0, j, j]``.
+    leaving the range ends its row: the times are sorted) and counted in its cell ``(⌊δ⌋, j_e, j_l)``, once
+    plainly and once weighted by ``f = δ − ⌊δ⌋``. Then ``R[m] = counts[m] − F[m] + F[m−1]`` (a pair adds
+    ``1 − f`` to ``R[⌊δ⌋, j_e, j_l]`` and f to the next lag), plus ``1 − δ`` to ``R[0, j_l, j_e]`` for ``δ < 1``
+    (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
+    ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). Two
+    counting passes per offset, the few whole and near pairs apart.
     """
     d, B = int(dim), int(lags)
-    size = B * d * d
-    lagged = np.zeros(size)
-    pairs = np.zeros(size)
-    lagged[: d * d] += np.bincount(dims * (d + 1), minlength=d * d)[: d * d]
+    dd = d * d
+    size = (B + 2) * dd  # ⌊δ⌋ = 0 … B + 1
+    counts = np.zeros(size)
+    weighted = np.zeros(size)
+    whole = np.zeros(size)  # pairs at a whole δ
+    near = np.zeros(dd)  # Σ (1 − δ) over pairs with δ < 1, by (j_e, j_l)
+    codes = dims * d
     n = x.size
     for start in range(0, n - 1, _PAIR_CHUNK):
         active = np.arange(start, min(start + _PAIR_CHUNK, n - 1))
@@ -183,25 +189,27 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
                 active, later, delta = active[ok], later[ok], delta[ok]
                 if not active.size:
                     break
-            je, jl = dims[active], dims[later]
             floor = np.floor(delta)
             frac = delta - floor
-            fl = floor.astype(np.int64)
-            cell = (fl * d + je) * d + jl  # R[⌊δ⌋, j_e, j_l]
-            inside = fl < B
-            lagged += np.bincount(cell[inside], weights=1.0 - frac[inside], minlength=size)
-            nxt = fl + 1 < B
-            lagged += np.bincount(cell[nxt] + d * d, weights=frac[nxt], minlength=size)
-            near = fl == 0
-            if near.any():
-                lagged[: d * d] += np.bincount(jl[near] * d + je[near], weights=1.0 - frac[near], minlength=d * d)
-            positive = delta > 0
-            b = np.ceil(delta[positive]).astype(np.int64) - 1
-            pairs += np.bincount((b * d + jl[positive]) * d + je[positive], minlength=size)
+            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
+            counts += np.bincount(cell, minlength=size)
+            weighted += np.bincount(cell, weights=frac, minlength=size)
+            exact = frac == 0.0
+            if exact.any():
+                whole += np.bincount(cell[exact], minlength=size)
+            small = floor == 0.0
+            if small.any():
+                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
             offset += 1
             if active[-1] + offset >= n:
                 active = active[active + offset < n]
-    return lagged.reshape(B, d, d), pairs.reshape(B, d, d)
+    counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
+    lagged = counts[:B] - weighted[:B]
+    lagged[1:] += weighted[:B - 1]
+    lagged[0] += near.reshape(d, d).T + np.diag(np.bincount(dims, minlength=d).astype(float))
+    moved = counts - whole
+    moved[:-1] += whole[1:]
+    return lagged, np.ascontiguousarray(moved[:B].transpose(0, 2, 1))
 
 
 def edge_pieces(x: np.ndarray, dims: np.ndarray, seq: np.ndarray, bound: np.ndarray, dim: int, lags: int,
