@@ -53,8 +53,9 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
     private = frame[~_non_private(frame["method"])]
     methods = sorted(private["method"].unique())
     for col, dt in enumerate(bins, start=1):
+        by_method = dict(tuple(private[private.bin_size == dt].groupby("method")))
         for m_idx, method in enumerate(methods):
-            sub = private[(private.bin_size == dt) & (private.method == method)].sort_values("level")
+            sub = by_method.get(method, private.iloc[:0]).sort_values("level")
             fig.add_trace(go.Box(
                 x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])], y=sub[metric],
                 name=_label(method), legendgroup=method, showlegend=col == 1,

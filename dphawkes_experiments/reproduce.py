@@ -229,9 +229,10 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
     spec = figure_sweep_spec(figure, runs, seed)
     frame = table if table is not None else run_sweep(spec, executor)
     method = FIGURES[figure]["method"]
-    priv = frame[frame.method == method]
+    private = frame["method"].map(lambda m: get_family(m).private)  # the sweep runs the figure's method and CLS
+    priv = frame[private]
     med = priv.groupby(["bin_size", "level"])[["relative_error_paper", "relative_error", "epsilon_paper"]].median()
-    cls = frame[frame.method == "cls"].groupby("bin_size")[["relative_error_paper", "relative_error"]].median()
+    cls = frame[~private].groupby("bin_size")[["relative_error_paper", "relative_error"]].median()
     summary = med.reset_index()
     summary["cls_relative_error"] = summary["bin_size"].map(cls["relative_error"])
     bins = sorted(spec.bin_sizes)  # ascending Δ
