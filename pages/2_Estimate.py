@@ -409,8 +409,9 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
 
 PUBLIC_INFO = ("n_bins", "window_stated", "dimensions_declared", "sequences_declared", "count_cap", "auto_count_cap",
                "privacy_unit", "sequence_clip", "max_events", "sequences", "auto_sequence_clip")
-"""What of a data info is public on private data: fixed by the declared domain and the settings, or released
-(an automatic C or G). Event, dropped and clipped counts are computed from the raw data."""
+# What of a data info is public on private data: fixed by the declared domain and the settings, or released
+# (an automatic C or G). Event, dropped and clipped counts are computed from the raw data. (A comment, not a
+# string: Streamlit's magic writes a bare string on a page.)
 RELEASED_KEYS = ("format_version", "method", "config", "support", "dimension_names", "lag_grid", "baseline", "kernels",
                  "formal_guarantee", "formal_reasons", "formal_settings", "private_fields", "release_note", "seed",
                  "lag_average")
