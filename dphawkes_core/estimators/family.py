@@ -46,6 +46,10 @@ class Family:
         May choose the count cap C privately (``count_cap="auto"``, spending a share of ε).
     constraint : str or None
         The option bounding the estimate's norm (``bound``, ``radius``), compared with the truth's norm.
+    statistics : str
+        What :meth:`prepare_stats` computes from the events: ``"binned"`` (the binned moments, shared by every
+        family that says so: a sweep or a comparison computes them once) or ``"events"`` (the family's own
+        statistics of the exact event times; computed for it alone, neighbours built from events).
     per_bin : bool
         Needs the per-bin counts, not only the summed statistics (so not on partitioned data).
     iterative : bool
@@ -78,6 +82,7 @@ class Family:
     options_type: ClassVar[type]
     auto_count_cap: ClassVar[bool] = False
     constraint: ClassVar[str | None] = None
+    statistics: ClassVar[str] = "binned"
     per_bin: ClassVar[bool] = False
     iterative: ClassVar[bool] = False
     cost_kind: ClassVar[str] = "solve"
