@@ -3,11 +3,13 @@
 A sweep is a :class:`SweepSpec`: a data source (a scenario simulated afresh for every seed, or fixed
 data), the methods, the bin sizes, the privacy levels (σ² values or ε values) and the number of runs.
 Every cell — one (method, Δ, privacy level, seed) — becomes one row of a tidy table with all its
-parameters, σ², ε under every calibration, the paper's and the plain relative error (or, for data
+parameters, σ², ε under every calibration, the paper's and the plain relative error, the grid-free kernel
+error (``kernel_function_error``: the estimate's steps against the kernel functions; or, for data
 without ground truth, the held-out next-event-time RMSE of :mod:`dphawkes_experiments.prediction`) and timings.
 
 Work is grouped by (seed, Δ) — every cell of a group shares one simulation and one set of sufficient
-statistics, computed once and reused across methods and privacy levels — and groups run on any
+statistics of each kind its families fit (the binned moments; a family's own statistics of the exact times;
+the sequence unit's clipped sums), computed once and reused across methods and privacy levels — and groups run on any
 ``concurrent.futures.Executor`` (default: a process pool sized to the machine; a Dask cluster through
 :func:`dask_executor`). Rows stream back as groups finish, so a caller can show progress and keep the
 finished rows of a cancelled run. Finished cells are identified by :func:`cell_key`; passing them as
@@ -39,13 +41,15 @@ import numpy as np
 import pandas as pd
 
 from dphawkes_core.binning import lags_from_support
+from dphawkes_core.count_cap import AUTO
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (UNIT_KEYWORDS, FitConfig, FitResult, fit_stats, get_family, is_sequence_unit,
                                       method_names, prepare_stats, register, release_status)
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.events import Events
 from dphawkes_core.kernels import Scenario
-from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale
+from dphawkes_core.lag_average import fit_steps
+from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale, kernel_function_error
 from dphawkes_core.privacy import CALIBRATIONS
 from dphawkes_core.simulate import simulate
 from dphawkes_core.threads import blas_threads
@@ -351,18 +355,28 @@ def _run_group(group: _Group) -> list[dict]:
         "stats_s": stats_s, "sim_s": sim_s,
     }
     rows = []
-    sequence_stats = None  # the sequence unit's per-sequence clipped sums: the same for every cell of the group
+    shared = {("binned", False): stats}  # statistics by (kind, sequence unit): the same for every cell of the group
     for cell in group.cells:
         config = _cell_config(spec, cell, lags, bound, radius)
-        if is_sequence_unit(config) and sequence_stats is None:
-            sequence_stats = prepare_stats(fit_events, config)[0]
-        result = fit_stats(sequence_stats if is_sequence_unit(config) else stats, config)
+        result = fit_stats(_cell_stats(shared, fit_events, config), config)
         row = dict(base, **cell, key=cell_key(spec, cell), noise_seed=config.seed, elapsed_s=result.elapsed_s)
         row.update(_constraint_columns(cell["method"], bound, radius, ref_fro, ref_nuc, spec, constraint_source))
         row.update(_privacy_columns(result, config, public_info, data_derived))
-        row.update(_utility_columns(result, truth, split))
+        row.update(_utility_columns(result, truth, split, src.scenario))
         rows.append(row)
     return rows
+
+
+def _cell_stats(shared: dict, events: Events, config: FitConfig):
+    """The statistics a cell's family fits: the group's binned moments, or the family's own (its statistics of
+    the exact times, the sequence unit's clipped sums), computed once per group and kind. A private choice of C
+    (``count_cap="auto"``) depends on the cell's ε and seed, so it is never shared."""
+    key = (get_family(config.method).statistics, is_sequence_unit(config))
+    if config.count_cap == AUTO:
+        return prepare_stats(events, config)[0]
+    if key not in shared:
+        shared[key] = prepare_stats(events, config)[0]
+    return shared[key]
 
 
 def _num(value) -> float:
@@ -431,13 +445,18 @@ def _privacy_columns(result: FitResult, config: FitConfig, public_info: dict, da
     return {"sigma2": report.sigma2, "epsilon": report.epsilon, **labels, **eps}
 
 
-def _utility_columns(result: FitResult, truth, split) -> dict:
+def _utility_columns(result: FitResult, truth, split, scenario: Scenario | None) -> dict:
+    """Errors against the truth — on the lag grid (the paper's metric) and grid-free, the estimate's steps
+    against the kernel functions over [0, s] (the metric on which binned and exact-time families compare,
+    ``docs/accuracy.md``) — or, without a truth, the held-out prediction error."""
     nan = math.nan
     if truth is not None:
         err = compare(result.H, truth).to_dict()
-        return {**err, "rmse": nan, "poisson_rmse": nan, "n_predictions": 0}
+        return {**err, "kernel_function_error": kernel_function_error(fit_steps(result), scenario),
+                "rmse": nan, "poisson_rmse": nan, "n_predictions": 0}
     pred = evaluate_prediction(result.kernels, result.baseline, result.bin_size, split)
     return {"relative_error_paper": nan, "relative_error": nan, "kernel_relative_error": nan,
+            "kernel_function_error": nan,
             "baseline_relative_error": nan, "zero_estimate_relative_error": nan,
             "zero_estimate_relative_error_paper": nan, "rmse": pred.rmse,
             "poisson_rmse": pred.poisson_rmse, "n_predictions": pred.n_predictions}

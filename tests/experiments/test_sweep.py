@@ -203,3 +203,26 @@ def test_cli_sweep_bad_input_is_one_line(capsys):
                  "--out", "table.txt"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and ".csv or .parquet" in err
+
+
+def test_an_exact_time_family_beside_a_binned_one_fits_its_own_statistics(pool):
+    # ctls fits statistics of the exact event times, ssp the binned moments: in one group each gets its own, and
+    # every cell equals the same FitConfig fitted directly on the same simulation (another path: fit() prepares
+    # the statistics itself). The grid-free error is the step estimate against the kernel functions.
+    from dphawkes_core.lag_average import fit_steps
+    from dphawkes_core.metrics import kernel_function_error
+    spec = _spec(methods=("ssp", "ctls"), bin_sizes=(0.5,), levels=(1e-6,), runs=1, count_cap=4, calibration="formal",
+                 source=DataSource(scenario=SCENARIO, n_events=2000, label="paper-2d"))
+    table = run_sweep(spec, pool)
+    events = simulate(SCENARIO, n_events=2000, seed=5)
+    for method in ("ssp", "ctls"):
+        row = table[table.method == method].iloc[0]
+        cfg = FitConfig(method=method, bin_size=0.5, lags=8, sigma2=1e-6, count_cap=4, calibration="formal",
+                        seed=int(row["noise_seed"]))
+        direct, _ = fit(events, cfg)
+        assert row["relative_error"] == pytest.approx(compare(direct.H, SCENARIO.true_H(0.5, 8)).relative_error,
+                                                      rel=1e-9)
+        assert row["kernel_function_error"] == pytest.approx(kernel_function_error(fit_steps(direct), SCENARIO),
+                                                             rel=1e-9)
+    assert table.loc[table.method == "ctls", "relative_error"].iloc[0] != table.loc[table.method == "ssp",
+                                                                                      "relative_error"].iloc[0]
