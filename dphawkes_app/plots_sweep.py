@@ -16,9 +16,11 @@ METRIC_LABELS = {
     "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
     "relative_error": "plain relative error ||Ĥ−H||/||H||",
     "rmse": "held-out next-event-time RMSE",
+    "kernel_function_error": "grid-free kernel error (steps against the kernel functions over [0, s])",
 }
 ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
-                  "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse"}
+                  "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse",
+                  "kernel_function_error": "zero_estimate_relative_error"}  # both relative: the all-zero estimate is 1
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")  # one per Δ (the colour is the method)
 _LEVEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")  # noise levels, not methods
 

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+from app_tools import decode
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
@@ -278,3 +279,23 @@ def test_privacy_page_sequence_unit_on_one_sequence_says_why_not():
     assert not at.exception
     assert any("several sequences" in e.value and "is one sequence" in e.value for e in at.error)
     assert at.text_input(key="hd_sizes").value  # the data-size view is untouched
+
+
+def test_how_much_data_view_compares_the_exact_time_family_grid_free():
+    # ctls beside DP-SSP: the figure's metric is the grid-free kernel error by default (said on the page), and its
+    # medians are the sweep's kernel_function_error column, which the engine computes for ctls on its own statistics.
+    at = size_view(page("pages/3_Privacy_utility.py").run())
+    at.multiselect(key="hd_methods").set_value(["ssp", "ctls"]).run()
+    at.button(key="hd_run").click().run()
+    no_problems(at)
+    assert at.radio(key="hd_metric").value == "kernel_function_error"
+    assert any("exact-time estimator is compared" in c.value for c in at.caption)
+    store = at.session_state["sweep_store"]
+    assert set(store["method"]) == {"ssp", "ctls"} and store["kernel_function_error"].notna().all()
+    figure = json.loads(next(c for c in at.get("plotly_chart") if "number of events" in c.proto.spec).proto.spec)
+    assert "grid-free" in figure["layout"]["yaxis"]["title"]["text"]
+    ctls = store[store["method"] == "ctls"].sort_values("n_events_requested")["kernel_function_error"].to_numpy()
+    line = next(t for t in figure["data"] if t.get("name", "").startswith("exact event times"))
+    assert decode(line["y"]) == pytest.approx(ctls, rel=1e-12)  # one run per size: the median is the run
+    at.radio(key="hd_metric").set_value("relative_error").run()
+    no_problems(at)
