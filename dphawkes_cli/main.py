@@ -365,7 +365,7 @@ def _add_audit_parser(sub) -> None:
 
 
 def _cmd_audit(args) -> int:
-    from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
+    from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit, worst_case_lags
     from dphawkes_core.simulate import simulate
 
     family = get_family(args.method)
@@ -378,8 +378,7 @@ def _cmd_audit(args) -> int:
     cap = args.count_cap if args.count_cap is not None else default_count_cap(events, args.bin_size)
     given = family.own_options({name: getattr(args, name) for name in ("iters", "clip", "bound", "radius")})
     if args.worst_case:  # the public settings under which the family's bound shows (one release, tiny constraint)
-        lags = lags_from_support(args.support, args.bin_size) if args.support is not None else (
-            family.worst_case_lags or 3)
+        lags = lags_from_support(args.support, args.bin_size) if args.support is not None else worst_case_lags(family)
         options = {**family.worst_case_options, **given}
         from_family = sorted(set(family.worst_case_options) - set(given)) + (["lags"] if args.support is None else [])
     else:
@@ -403,6 +402,13 @@ def _cmd_audit(args) -> int:
         info = result.extra
         settings = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
                              for name, value in sorted({**options, "lags": lags}.items()))
+    if args.worst_case and family.statistics == "events":  # the family's adversarial events, not counts at C
+        print(f"worst-case events: the family's adversarial pair for d = {info['worst_case_dim']}, B = {lags}, "
+              f"C = {cap}, w = {args.bin_size:g} ({info['worst_case_events']} events in D', one more than in D; "
+              f"the release moves by {info['worst_case_reached']:.3f} of the claimed sensitivity); {family.label} "
+              f"with {settings} ({', '.join(from_family) or 'none'} from the audit's worst case; options given "
+              "override them)", file=sys.stderr)
+    elif args.worst_case:
         print(f"worst-case pair: every count at C = {cap} in {info['worst_case_dim']} dimension(s) × "
               f"{info['worst_case_bins']} bins, one event fewer in D; {family.label} with {settings} "
               f"({', '.join(from_family) or 'none'} from the family's worst case; options given override them)"
