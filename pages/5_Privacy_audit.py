@@ -76,8 +76,13 @@ def read_controls() -> AuditConfig:
                               help="a correct mechanism keeps the noise; dividing it by this factor while still "
                                    "claiming ε is the bug the audit should catch (large factors are caught with few "
                                    "trials, 2× needs the worst-case neighbours and thousands)") if broken else None
-    worst = st.toggle("Worst-case neighbours: every count at C, built from the public bounds (where a sensitivity "
-                      "bug shows; natural data rarely come near it)", key="au_worst")
+    pair = ("the family's adversarial events for the public d, B = p, C and w = Δ" if family.statistics == "events"
+            else "every count at C")
+    worst = st.toggle(f"Worst-case neighbours: {pair}, built from the public bounds (where a sensitivity bug shows; "
+                      "natural data rarely come near it)", key="au_worst")
+    if worst and family.worst_case_lags and lags != family.worst_case_lags:
+        st.caption(f"{family.label} reaches most of its bound at p = {family.worst_case_lags} (the CLI's worst-case "
+                   f"default); here p = {lags} from s and Δ — the result says how much of the bound the pair reaches.")
     fit = FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, epsilon=float(epsilon),
                     dp_delta=float(delta), calibration=calibration, count_cap=cap, **kwargs)
     return AuditConfig(fit, trials=trials, confidence=float(confidence), broken_factor=factor,
@@ -116,6 +121,10 @@ def show(result) -> None:
                f"Count cap C = {result.count_cap}, δ = {result.dp_delta:g}, σ² used {result.sigma2_used:.4g}"
                + (f" (calibrated {result.sigma2_claimed:.4g}, divided by {result.broken_factor:g}²: BROKEN)"
                   if result.broken_factor else "") + f"; {result.elapsed_s:.1f} s of trials.")
+    reached = (result.extra or {}).get("worst_case_reached")
+    if reached is not None:
+        st.caption(f"Worst-case pair: the release moves by {reached:.2f} of the claimed sensitivity "
+                   f"(d = {result.extra['worst_case_dim']}, {result.extra['worst_case_events']} events in D').")
     if result.mu_claimed is not None:
         st.caption(f"GDP test of the formal claim μ = √K·S/σ = {result.mu_claimed:.3g}: audited μ ≥ "
                    f"{result.mu_lower_bound:.3g} ({result.confidence:.0%}), i.e. ε ≥ {result.epsilon_lower_bound_gdp:.3g} "
