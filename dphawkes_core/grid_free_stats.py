@@ -347,3 +347,30 @@ def stats_from_pieces(pieces: GridFreePieces, width: float) -> GridFreeStats:
     return GridFreeStats(A=G / N, b=c / N, yy=0.0, n_rows=max(int(round(N)), 1), dim=pieces.dim, lags=pieces.lags,
                          skipped_sequences=pieces.skipped_sequences, count_cap=None, grid_pieces=pieces,
                          event_cap=pieces.count_cap, width=float(width))
+
+
+# --- one sequence alone (the sequence unit) ------------------------------------------------------------------
+
+def one_sequence_pieces(times, end_time: float, width: float, lags: int, cap: int | None
+                        ) -> tuple[GridFreePieces | None, int, int]:
+    """:class:`GridFreePieces` of one sequence alone (``times`` per dimension, window ``[0, end_time]``), its
+    events kept under ``cap``: what :func:`grid_free_pieces` adds for it, so that the pieces of every sequence
+    summed are :func:`grid_free_pieces`'s (up to the order of floating-point sums). Every number is ``>= 0``
+    (sums of ``tri`` weights, counts, integrals of products of counts). ``None`` when ``T <= s`` (the sequence
+    contributes nothing). Also returns the events kept and the events the cap removed."""
+    check_bin_size(width)
+    d, B = len(times), int(lags)
+    end = float(end_time) / width
+    x, dims, clipped = sequence_arrays(times, width, cap)
+    if end <= B:
+        return None, 0, clipped
+    lagged, pairs = toeplitz_pieces(x, dims, d, B)
+    h, t = x < B, x > end - B
+    head_gram, head_int, head_pairs = edge_pieces(x[h], dims[h], np.zeros(int(h.sum()), dtype=np.int64),
+                                                  np.full(int(h.sum()), float(B)), d, B, "head")
+    tail_gram, tail_int, _ = edge_pieces(x[t], dims[t], np.zeros(int(t.sum()), dtype=np.int64),
+                                         np.full(int(t.sum()), end), d, B, "tail")
+    pieces = GridFreePieces(lagged, pairs, np.bincount(dims, minlength=d).astype(float), head_gram, tail_gram,
+                            head_int, tail_int, head_pairs, np.bincount(dims[h], minlength=d).astype(float),
+                            end - B, end, 1, 0, None if cap is None else int(cap), min(end, 2.0 * B))
+    return pieces, int(x.size), clipped

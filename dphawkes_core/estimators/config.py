@@ -136,7 +136,7 @@ class FitConfig:
         check_lags(self.lags)
         if self.unit.name not in family.units:
             raise ConfigError(f"the {self.unit.name} unit is available for "
-                              f"{', '.join(f.label for f in FAMILIES.values() if self.unit.name in f.units and f.private)}"
+                              f"{' and '.join(f.label for f in FAMILIES.values() if self.unit.name in f.units and f.private)}"
                               f", not {family.label}")
         self._check_count_cap(family)
         family.check(self)

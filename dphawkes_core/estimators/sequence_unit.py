@@ -48,18 +48,28 @@ def sequence_privacy_report(stats: SufficientStats, config) -> PrivacyReport:
             or config.sequence_clip == AUTO and (auto is None or auto.share != config.sequence_clip_share)):
         raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C, for "
                           "its release: compute them with prepare_stats on the sequence-unit config")
-    sensitivity = sequence_sensitivity(clip, stats.n_rows)
+    return calibrate_sequence_release(stats, config, clip, auto)
+
+
+def calibrate_sequence_release(stats: SufficientStats, config, clip: float, auto=None,
+                               note: str = SEQUENCE_NOTE, normaliser: float | None = None) -> PrivacyReport:
+    """The report of one Gaussian release of per-sequence vectors clipped at ``clip`` (G), summed and divided by
+    the public N (``normaliser``, by default ``stats.n_rows``): sensitivity √2·G/N (:func:`sequence_sensitivity`),
+    composed with the private choice of G when ``auto`` (:func:`~dphawkes_core.privacy.compose_sequence_clip`).
+    The caller has checked that ``stats`` are such sums for ``config`` (:func:`sequence_privacy_report` for
+    DP-SSP; the grid-free family for its own release, whose N is not a whole number)."""
+    sensitivity = sequence_sensitivity(clip, stats.n_rows if normaliser is None else normaliser)
     if auto is None:
         report = calibrate_single_sensitivity(
-            SEQUENCE_NOTE, sensitivity, 1, config.calibration, config.dp_delta,
+            note, sensitivity, 1, config.calibration, config.dp_delta,
             epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
-        return replace(report, note=SEQUENCE_NOTE, privacy_unit="sequence")
+        return replace(report, note=note, privacy_unit="sequence")
     sigma, split = compose_sequence_clip(config.epsilon, config.dp_delta, sensitivity, auto.share, clip)
-    report = calibrate_single_sensitivity(SEQUENCE_NOTE, sensitivity, 1, config.calibration, config.dp_delta,
+    report = calibrate_single_sensitivity(note, sensitivity, 1, config.calibration, config.dp_delta,
                                           sigma2=sigma**2, R=data_R(stats))
     return replace(report, epsilon=float(config.epsilon), budget_split=split, privacy_unit="sequence",
                    epsilon_by_calibration={**report.epsilon_by_calibration, "formal": split["epsilon_total"]},
-                   note=f"{SEQUENCE_NOTE}; G = {clip:.4g} chosen privately with {auto.share:.0%} of ε")
+                   note=f"{note}; G = {clip:.4g} chosen privately with {auto.share:.0%} of ε")
 
 
 def prepare_sequence_stats(events: Events, config) -> tuple[SufficientStats, dict]:

@@ -1,6 +1,7 @@
 """AppTest of the Privacy–utility and Reproduce pages: defaults, a run, cache reuse, bad input."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -247,7 +248,8 @@ def test_privacy_page_sweeps_at_the_sequence_unit_on_multi_sequence_data():
     at.radio(key="pu_source").set_value(at.radio(key="pu_source").options[1]).run()
     at.radio(key="pu_unit").set_value("sequence").run()
     assert at.number_input(key="pu_seqM").value == 40  # the Estimate page's default cap M
-    assert any("sequence unit is available for DP-SSP, not DP-PGD" in e.value for e in at.error)  # DP-PGD: a default
+    assert any(re.search(r"sequence unit is available for DP-SSP and exact event times .*, not DP-PGD", e.value)
+               for e in at.error)  # DP-PGD: a default
     assert not at.exception and not any(b.key == "pu_run" for b in at.button)
     at.multiselect(key="pu_methods").set_value(["cls", "ssp"])
     at.text_input(key="pu_levels_epsilon").set_value("1, 10")
