@@ -274,8 +274,8 @@ def sidebar_dataset(dataset: Dataset) -> None:
 
 
 def sequence_families() -> str:
-    """Labels of the private families that offer the sequence unit (e.g. "DP-SSP")."""
-    return ", ".join(f.label for f in FAMILIES.values() if f.private and "sequence" in f.units)
+    """Labels of the private families that offer the sequence unit (e.g. "DP-SSP and exact event times (…)")."""
+    return " and ".join(f.label for f in FAMILIES.values() if f.private and "sequence" in f.units)
 
 
 def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, url: Mapping | None = None,

@@ -318,7 +318,7 @@ def _add_unit_options(fitp) -> None:
     """The privacy unit and its public bounds."""
     fitp.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default="event",
                       help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
-                           "whole sequence = one person, replaced; ssp with --sequence-clip and/or --max-events)")
+                           "whole sequence = one person, replaced; ssp and ctls, with --sequence-clip and/or --max-events)")
     fitp.add_argument("--sequence-clip", type=clip_or_auto,
                       help="public G for --privacy-unit sequence: each sequence's statistics scaled to norm <= G "
                            "(default: the G that --max-events guarantees never clips), or 'auto': spend 5%% of "

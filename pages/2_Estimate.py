@@ -619,7 +619,7 @@ def show_estimate(shown: Shown, reference, noiseless, block, cost, blocked: str)
         show_comparison(shown, truth if truth is not None else (reference or result).H, truth is not None, blocked)
     else:
         st.caption("The comparison with the other methods is for the event unit: with one sequence as the unit, "
-                   f"only {sequence_families()} is available.")
+                   f"only {sequence_families()} offer it.")
     if result.privacy is not None:
         show_privacy(shown)
     st.subheader("Export")
