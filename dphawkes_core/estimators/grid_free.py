@@ -683,8 +683,11 @@ class CTLS(Family):
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
-        raise ConfigError(f"{self.label}: partitioned (Parquet/Dask) statistics are not implemented; load the events "
-                          "into one process")
+        """The statistics of :meth:`prepare_stats` reduced over Parquet partitions in ``window`` (map steps over
+        ``executor``): :func:`~dphawkes_core.grid_free_distributed.prepare_grid_free_partitioned`."""
+        from ..grid_free_distributed import prepare_grid_free_partitioned
+
+        return prepare_grid_free_partitioned(paths, config, window, executor)
 
     def _stats(self, stats) -> GridFreeStats:
         if not isinstance(stats, GridFreeStats) or stats.grid_pieces is None:
