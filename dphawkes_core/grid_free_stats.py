@@ -8,6 +8,7 @@ them; this module only counts.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -328,6 +329,7 @@ class GridFreeStats(SufficientStats):
     these statistics, so a binned family handed them refuses them. The cap is :attr:`event_cap`.
     """
 
+    kind: ClassVar[str] = "events"
     grid_pieces: GridFreePieces | None = None
     event_cap: int | None = None
     width: float = 1.0

@@ -48,7 +48,7 @@ from .count_cap import cap_noise_sigma
 from .errors import ConfigError
 from .noise import NoiseSource, noise_source
 from .stats import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
-                    moment_pieces, rows_between, summed_pieces)
+                    moment_pieces, rows_between, stats_fields, summed_pieces)
 from .validation import check_positive_whole
 
 if TYPE_CHECKING:  # annotations only: the core must not pull in the CSV loader (pandas) at start-up
@@ -271,7 +271,7 @@ def clipped_pieces_sums(counts: SparseCounts, lags: int, clip: float) -> Clipped
         raise ConfigError(f"no sequence is longer than p = {lags} bins: use a smaller support or bin size")
     summed = vector_pieces(total, replace(like, n_rows=rows_sum, skipped_sequences=len(counts.lengths) - used))
     stats = assemble_summed(summed)
-    fields = {f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__}
+    fields = {f: getattr(stats, f) for f in stats_fields(SufficientStats)}
     return ClippedSums(SequenceStats(**fields, sequence_clip=float(clip), release="lagged", summed_pieces=summed),
                        int(clipped), used)
 

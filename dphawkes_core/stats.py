@@ -20,7 +20,9 @@ and subtract the edge terms with cumulative sums, ``O(p² d²)`` work per sequen
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -32,6 +34,12 @@ _DIRECT_LAGGED_CELLS = 100_000  # n(p+1) up to which lagged products are plain p
 MAX_FFT_CELLS = 8_000_000  # n·d up to which a series may be laid out densely for the FFT (~0.4 GB of work arrays)
 _PAIR_CHUNK = 1 << 21  # entries whose later partners are enumerated at once (bounds the temporaries)
 TOEPLITZ_PRODUCT_OVERHEAD = 3e5  # flops-equivalent of the ~20 array operations of one structured product
+
+
+def stats_fields(cls) -> tuple[str, ...]:
+    """The init fields of a statistics dataclass (not its class attributes such as ``kind``): what rebuilding
+    one as another (sub)class copies."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @dataclass(frozen=True)
@@ -56,8 +64,12 @@ class SufficientStats:
         Sequences with ``n_s <= p`` bins, which contribute no rows.
     count_cap : int or None
         The public cap C the counts were clipped at before the statistics were computed.
+    kind : str
+        What they are statistics of (class attribute): ``"binned"`` counts here; a family fits only its own kind
+        (:attr:`~dphawkes_core.estimators.family.Family.statistics`).
     """
 
+    kind: ClassVar[str] = "binned"
     A: np.ndarray
     b: np.ndarray
     yy: float

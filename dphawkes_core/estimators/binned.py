@@ -19,7 +19,7 @@ from ..distributed import Window, window_pieces, partitioned_tails
 from ..data_info import DataInfo
 from ..errors import ConfigError
 from ..noise import NoiseSource, discrete_noise
-from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces
+from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces, stats_fields
 from ..validation import check_bin_size, check_count_cap
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
@@ -102,7 +102,7 @@ def pieces_stats(pieces: MomentPieces, counts: SparseCounts | None = None) -> Bi
     """The statistics assembled from ``pieces``, carrying them (and the non-empty bins, when known: a
     partitioned fit has only the pieces, so pgd-clip cannot run on it)."""
     stats = assemble_stats(pieces)
-    return BinnedStats(**{f: getattr(stats, f) for f in SufficientStats.__dataclass_fields__},
+    return BinnedStats(**{f: getattr(stats, f) for f in stats_fields(SufficientStats)},
                        counts=counts, pieces=pieces)
 
 

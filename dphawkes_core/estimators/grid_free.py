@@ -66,7 +66,7 @@ from ..grid_free_stats import (GridFreePieces, GridFreeStats, grid_free_pieces, 
                                toeplitz_gram)
 from ..privacy import calibrate_single_sensitivity
 from ..sequence_privacy import cap_events, clip_rng, dp_sequence_clip
-from ..stats import check_design_size
+from ..stats import check_design_size, stats_fields
 from ..validation import check_count_cap, check_positive_whole
 from .binned import domain_info
 from .family import Family
@@ -534,7 +534,7 @@ def prepare_sequence_stats(events, config) -> tuple[GridFreeSequenceStats, DataI
     total, counts = clipped_sequence_sum(capped, config.bin_size, config.lags, config.count_cap, kappa, rho, clip)
     pieces = pieces_from_release(total, template, kappa, rho)
     base = stats_from_pieces(pieces, config.bin_size)
-    fields = {f: getattr(base, f) for f in GridFreeStats.__dataclass_fields__}
+    fields = {f: getattr(base, f) for f in stats_fields(GridFreeStats)}
     stats = GridFreeSequenceStats(**fields, sequence_clip=float(clip), kappa=float(kappa), rho=float(rho),
                                   auto_clip=auto)
     info = DataInfo(

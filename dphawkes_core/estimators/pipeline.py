@@ -66,7 +66,10 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
 
 
 def fit_stats(stats: SufficientStats, config: FitConfig) -> FitResult:
-    """Run the estimator named in ``config`` on precomputed statistics."""
+    """Run the estimator named in ``config`` on precomputed statistics (of the kind its family fits)."""
+    if stats.kind != config.family.statistics:
+        raise ConfigError(f"{config.family.label} fits {config.family.statistics} statistics, these are "
+                          f"{stats.kind}: compute them with prepare_stats on its config")
     if stats.lags != config.lags:
         raise ConfigError(f"statistics were computed for p = {stats.lags}, config asks for {config.lags}")
     if not config.family.private:

@@ -313,3 +313,17 @@ def test_a_worst_case_audit_catches_a_halved_noise():
         results[broken] = session.result()
     assert not results[None].violated
     assert results[2.0].violated and results[2.0].mu_lower_bound > results[2.0].mu_claimed
+
+
+def test_a_family_refuses_statistics_of_another_kind():
+    # binned statistics handed to ctls, or ctls's statistics of exact times handed to a binned family, are refused
+    # (CLS on the grid-free A and b would silently be the grid-free fit under the wrong name)
+    from dphawkes_core.errors import ConfigError
+    from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+    events = from_arrays([np.array([0.3, 1.2, 2.5, 4.1]), np.array([0.7, 3.3])], end_time=8.0)
+    binned, _ = prepare_stats(events, FitConfig(bin_size=0.5, lags=2))
+    exact, _ = prepare_stats(events, FitConfig(method="ctls", bin_size=0.5, lags=2, sigma2=0.0, calibration="formal"))
+    with pytest.raises(ConfigError, match="fits events statistics, these are binned"):
+        fit_stats(binned, FitConfig(method="ctls", bin_size=0.5, lags=2, sigma2=0.0, calibration="formal"))
+    with pytest.raises(ConfigError, match="fits binned statistics, these are events"):
+        fit_stats(exact, FitConfig(method="cls", bin_size=0.5, lags=2))
