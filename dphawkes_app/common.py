@@ -203,17 +203,19 @@ def fit_cached(dataset_fp: str, _stats, config_items: tuple):
 
 @st.cache_data(show_spinner="Fitting the other methods at the same ε…", max_entries=16)
 def compare_cached(dataset_fp: str, _stats, data_info: dict, config_items: tuple, epsilon: float, _reference,
-                   public_items: tuple, methods: tuple, include_slow: bool, noise_key: tuple | None = None):
+                   public_items: tuple, methods: tuple, include_slow: bool, noise_key: tuple | None = None,
+                   _events=None, _scenario=None):
     """:func:`~dphawkes_experiments.compare.compare_methods`, cached on the dataset and every setting;
     ``public_items`` are the sorted public settings (B, r, G, K) for the other families (:func:`public_items`).
     ``noise_key`` (a session's nonce and draw number) keeps unseeded fits to the session that drew them: the
     cache never shows one noise draw to everyone.
 
-    The reference (truth or non-private fit) is determined by the dataset and the config, so it is not
-    part of the key.
+    The reference (truth or non-private fit), the events (for a family fitting its own statistics of them) and
+    the process (for the grid-free error) are determined by the dataset and the config, so they are not part
+    of the key.
     """
     return compare_methods(_stats, data_info, FitConfig(**dict(config_items)), epsilon, _reference,
-                           dict(public_items), methods, include_slow)
+                           dict(public_items), methods, include_slow, events=_events, scenario=_scenario)
 
 
 def config_items(config: FitConfig) -> tuple:

@@ -1,11 +1,15 @@
 """The same fit with the other methods at the same ε: one row per method, for the app's comparison table.
 
-The chosen fit stays as it is; every other method is run on the same statistics (same Δ, p, count cap
-C and data) at the same target ε and δ, with the same calibration when the method has it (DP-SSP and
-clipped DP-PGD only have the formal one) and its public settings (B, r, G, K) from a reference config —
-the preset's. With an automatic count cap (DP-SSP only), the others are clipped at the C it chose: that C
-was itself released privately (its share of the DP-SSP fit's ε), so using it is post-processing and each
-other fit still spends only its own ε — the row says where its C came from. Each row says whether the
+The chosen fit stays as it is; every other method is run on the same statistics when it fits the same kind
+(``Family.statistics``: the binned moments), else on its own statistics of the same events (the exact-time
+family beside the binned ones) — same Δ, p, count cap C and data — at the same target ε and δ, with the same
+calibration when the method has it (the formal-only families get the formal one) and its public settings (B,
+r, G, K) from a reference config — the preset's. With an automatic count cap, the others are clipped at the C
+the chosen fit chose: that C was itself released privately (its share of the chosen fit's ε), so using it is
+post-processing and each other fit still spends only its own ε — the row says where its C came from. With a
+known process, each row also has the grid-free kernel error (the estimate's steps against the kernel
+functions: the metric on which binned and exact-time estimates compare) and :func:`best_formal` names the
+formal method measured best on it. Each row says whether the
 release is a formal guarantee and, if not, why
 (:func:`~dphawkes_core.estimators.release_status`), or why the method was not run (a missing public
 setting, or a predicted cost over the budget unless slow methods are asked for).
@@ -21,10 +25,14 @@ from typing import Mapping
 import numpy as np
 
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, get_family, iterations, method_names, release_status
-from dphawkes_core.metrics import compare
-from dphawkes_core.privacy import FormalStatus
+from dphawkes_core.errors import ConfigError, DPHawkesError
+from dphawkes_core.estimators import (FitConfig, FitResult, fit_stats, get_family, iterations, method_names,
+                                      prepare_stats, release_status)
+from dphawkes_core.events import Events
+from dphawkes_core.kernels import Scenario
+from dphawkes_core.lag_average import fit_steps
+from dphawkes_core.metrics import compare, kernel_function_error
+from dphawkes_core.privacy import NOT_RELEASED, SEEDED_NOISE, FormalStatus
 from dphawkes_core.resources import estimate_fit_cost
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
@@ -48,6 +56,9 @@ class MethodRow:
     note : str
         Why the method was not run; for a row that ran, where a setting it did not choose came from
         (e.g. a count cap reused from DP-SSP's private choice), else empty.
+    function_error : float
+        Grid-free relative L2 error of the kernels against the process's kernel functions over [0, s]
+        (:func:`~dphawkes_core.metrics.kernel_function_error`); NaN without a known process or when not run.
     """
 
     method: str
@@ -55,6 +66,7 @@ class MethodRow:
     epsilon: float
     status: FormalStatus | None
     note: str = ""
+    function_error: float = math.nan
 
     @property
     def ran(self) -> bool:
@@ -93,16 +105,28 @@ def method_config(config: FitConfig, method: str, epsilon: float, public: Mappin
 
 
 def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data_info: dict,
-               data_derived=(), released: bool = False) -> MethodRow:
-    """The comparison row of a finished fit (``released``: it was released through a privacy session)."""
+               data_derived=(), released: bool = False, scenario: Scenario | None = None) -> MethodRow:
+    """The comparison row of a finished fit (``released``: it was released through a privacy session; with
+    ``scenario``, the grid-free kernel error against its kernel functions over [0, s], s = pΔ)."""
     epsilon = math.inf if result.privacy is None else float(result.privacy.epsilon)
+    function_error = math.nan if scenario is None else kernel_function_error(fit_steps(result), scenario)
     return MethodRow(result.method, compare(result.H, reference).relative_error, epsilon,
-                     release_status(config, data_info, data_derived, released=released))
+                     release_status(config, data_info, data_derived, released=released), function_error=function_error)
+
+
+def best_formal(rows) -> MethodRow | None:
+    """The row of the formal method with the lowest grid-free kernel error among those that ran with formal
+    settings — nothing missing but a release through a session with fresh noise (``None`` without such rows or
+    errors): what the comparison says is measured best here."""
+    measured = [r for r in rows if r.ran and get_family(r.method).private and math.isfinite(r.function_error)
+                and set(r.status.reasons) <= {NOT_RELEASED, SEEDED_NOISE}]
+    return min(measured, key=lambda r: r.function_error, default=None)
 
 
 def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, reference: np.ndarray,
                     public: Mapping, methods=None, include_slow: bool = False,
-                    data_derived=(), fitter=fit_stats, released: bool = False) -> tuple[MethodRow, ...]:
+                    data_derived=(), fitter=fit_stats, released: bool = False, events: Events | None = None,
+                    scenario: Scenario | None = None) -> tuple[MethodRow, ...]:
     """Fit each of ``methods`` on ``stats`` at target ``epsilon`` and compare with ``reference``.
 
     Parameters
@@ -132,6 +156,11 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         (:func:`~dphawkes_core.session.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
     released : bool
         ``fitter`` releases through a privacy session, so a row with formal settings is a formal release.
+    events : Events, optional
+        The events ``stats`` were computed from: a family fitting another kind of statistics than the chosen one
+        (``Family.statistics``) gets its own from them (without them its row says it was not run).
+    scenario : Scenario, optional
+        The process the events came from: each row then has its grid-free kernel error.
 
     Returns
     -------
@@ -139,15 +168,18 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         In the order of ``methods``.
     """
     cap_note = ""
-    if config.count_cap == AUTO:  # the others are clipped at the C DP-SSP chose (and released) privately
-        config = replace(config, count_cap=stats.count_cap, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
-        cap_note = f"C = {stats.count_cap} from DP-SSP's private choice, whose ε share that fit spent"
+    if config.count_cap == AUTO:  # the others are clipped at the C the chosen fit chose (and released) privately
+        chosen_cap = data_info["count_cap"]
+        cap_note = f"C = {chosen_cap} from {config.family.label}'s private choice, whose ε share that fit spent"
+        config = replace(config, count_cap=chosen_cap, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
     pieces = getattr(stats, "pieces", None)  # the gradient's structured product needs them (its cost: S sequences)
     sequences = None if pieces is None else int(pieces.n_bins.size)
+    own = {_kind(config): stats}  # statistics by kind: the chosen fit's, and any other family's own
     rows = []
     for method in method_names() if methods is None else methods:
         try:
             other = method_config(config, method, epsilon, public)
+            other_stats = _statistics_for(other, own, events)
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
             continue
@@ -157,13 +189,30 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
             rows.append(_not_run(method, f"skipped: predicted to take {cost.seconds:.2g} s"))
             continue
         try:
-            result = fitter(stats, other)
+            result = fitter(other_stats, other)
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
             continue
         note = cap_note if result.privacy is not None else ""  # a non-private fit has no ε for C to add to
-        rows.append(replace(method_row(result, other, reference, data_info, data_derived, released), note=note))
+        rows.append(replace(method_row(result, other, reference, data_info, data_derived, released, scenario),
+                            note=note))
     return tuple(rows)
+
+
+def _statistics_for(config: FitConfig, own: dict, events: Events | None):
+    """The statistics ``config``'s family fits: the chosen fit's when of the same kind, else computed once from
+    ``events`` (a ConfigError without them)."""
+    kind = _kind(config)
+    if kind not in own:
+        if events is None:
+            raise ConfigError(f"{config.family.label} fits its own statistics of the events, which were not given")
+        own[kind] = prepare_stats(events, config)[0]
+    return own[kind]
+
+
+def _kind(config: FitConfig) -> tuple[str, str]:
+    """What statistics a config's fit reads: its family's kind and the privacy unit (clipped sums differ)."""
+    return config.family.statistics, config.privacy_unit
 
 
 def _not_run(method: str, note: str) -> MethodRow:

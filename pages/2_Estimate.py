@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_experiments.compare import comparison_epsilon, compare_methods, method_row
+from dphawkes_experiments.compare import best_formal, comparison_epsilon, compare_methods, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
@@ -348,10 +348,30 @@ def show_preset(config):
         st.caption(f"You changed {', '.join(changed)}: the sentence above describes the preset as given.")
 
 
+def say_best_formal(rows, config) -> None:
+    """Name the formal method measured best on these data (the grid-free error against the known process),
+    and whether it is the chosen one; nothing without a known process."""
+    best = best_formal(rows)
+    if best is None:
+        return
+    st.caption("The plain relative error compares each step with the truth at the end of its bin, h((k+1)Δ); the "
+               "grid-free error compares the whole kernel functions over [0, s] — the fair one between an estimate "
+               "on exact times (the average of the kernel over each step) and the binned ones.")
+    if best.method == config.method:
+        st.caption(f"Measured here, against the true kernel functions: {method_label(best.method)}, the chosen "
+                   f"method, is the best formal estimator (grid-free error {best.function_error:.3g}).")
+    else:
+        st.caption(f"Measured here, against the true kernel functions: **{method_label(best.method)}** is the "
+                   f"best formal estimator (grid-free error {best.function_error:.3g}, the chosen method's "
+                   f"{rows[0].function_error:.3g}).")
+
+
 def comparison_table(rows, has_truth: bool, reference_label: str, chosen) -> pd.DataFrame:
     """The comparison's rows with a verdict against the all-zero estimate (never "formal: yes" alone beside an
-    estimate no better than zero)."""
+    estimate no better than zero), and the grid-free kernel error when the process is known (the metric on
+    which the binned and exact-time estimators compare)."""
     error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else f"relative difference from {reference_label}"
+    grid_free = "grid-free kernel error" if any(math.isfinite(r.function_error) for r in rows) else None
 
     def verdict(r) -> str:
         if not r.ran or not math.isfinite(r.relative_error):
@@ -360,10 +380,14 @@ def comparison_table(rows, has_truth: bool, reference_label: str, chosen) -> pd.
             return f"no better than outputting zero: {zero_reason(get_family(r.method))}"
         return "better than zero" if r.relative_error < 1 else "no better than zero"
 
+    def columns(r) -> dict:
+        return {error: r.relative_error, **({grid_free: r.function_error} if grid_free else {})}
+
+    zero = {error: 1.0, **({grid_free: 1.0} if grid_free else {})}
     return pd.DataFrame([{"method": method_label(r.method) + (" — chosen" if r is chosen else ""),
-                          error: r.relative_error, "ε": r.epsilon, "formal guarantee": r.guarantee,
+                          **columns(r), "ε": r.epsilon, "formal guarantee": r.guarantee,
                           "against Ĥ = 0": verdict(r)} for r in rows]
-                        + [{"method": "all-zero reference Ĥ = 0", error: 1.0, "ε": 0.0,
+                        + [{"method": "all-zero reference Ĥ = 0", **zero, "ε": 0.0,
                             "formal guarantee": "yes: a constant reveals nothing", "against Ĥ = 0": "—"}])
 
 
@@ -384,23 +408,27 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
         comparison_flash()
         pending = []
         args = (stats, data_info, config, epsilon, reference, defaults_from.public, others, include_slow)
-        other_rows = compare_methods(*args, fitter=replay_fitter(session, pending), released=True)
+        extra = dict(released=True, events=dataset.events, scenario=dataset.scenario)
+        other_rows = compare_methods(*args, fitter=replay_fitter(session, pending), **extra)
         if comparison_release(session, pending, "the other methods", blocked):
             answers = []
             try:
-                compare_methods(*args, fitter=release_fitter(session, answers), released=True)
+                compare_methods(*args, fitter=release_fitter(session, answers), **extra)
             except DPHawkesError as exc:
                 friendly_error(exc)
             after_comparison_release(session, answers)
     else:
         other_rows = compare_cached(fingerprint, stats, data_info, config_items(config), epsilon, reference,
-                                    public_items(defaults_from.public), others, include_slow, noise_key(config))
-    rows = (method_row(result, config, reference, data_info, released=shown.private_data),) + other_rows
+                                    public_items(defaults_from.public), others, include_slow, noise_key(config),
+                                    dataset.events, dataset.scenario)
+    rows = (method_row(result, config, reference, data_info, released=shown.private_data,
+                       scenario=dataset.scenario),) + other_rows
     st.dataframe(comparison_table(rows, has_truth, reference_label, rows[0]), hide_index=True, key="comparison",
                  placeholder="—")
+    say_best_formal(rows, config)
     formal_only = " and ".join(get_family(m).label for m in method_names() if get_family(m).formal_only)
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
-               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {stats.count_cap or 'none'}); {formal_only} "
+               f"(Δ = {config.bin_size:g}, p = {config.lags}, C = {data_info['count_cap'] or 'none'}); {formal_only} "
                "use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
                f"method's where it has them, else the public values of '{defaults_from.title}'."
                + ("" if shown.private_data else " On public data nothing is released: 'formal guarantee' says "
@@ -472,7 +500,7 @@ def references(shown: Shown):
     if not config.family.private:
         return None, None
     cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
-                           count_cap=stats.count_cap)
+                           count_cap=shown.data_info["count_cap"])  # the C the fit's events were kept under
     cls_stats = stats_cached(fingerprint, dataset.events, config_items(stats_config(cls_config)))[0]  # unclipped sums
     reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     noiseless = None
@@ -489,7 +517,7 @@ def noiseless_config(shown: Shown) -> FitConfig:
     an option left to a public rule that depends on σ (the ridge λ) keeps the value the private fit used, so
     e.g. the smoothing across lags (in units of λ) is the same."""
     config, result = shown.config, shown.result
-    changes = {"sigma2": 0.0, "epsilon": None, "seed": None, "count_cap": shown.stats.count_cap}
+    changes = {"sigma2": 0.0, "epsilon": None, "seed": None, "count_cap": shown.data_info["count_cap"]}
     for setting in config.family.settings:
         if getattr(config, setting.name) is None and setting.name in result.info and \
                 isinstance(result.info[setting.name], (int, float)):

@@ -20,7 +20,8 @@ from dphawkes_app.common import (current_dataset, friendly_error, privacy_unit_c
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
 WORKS = get_preset(DEFAULT_PRESET).config  # the settings of "Privacy that works" are the defaults:
 WORKS_PUBLIC = get_preset(DEFAULT_PRESET).public  # its fit, and its public B, r, G for the families that read them
-DEFAULT_METHODS = ("cls", "ssp", "pgd")  # the methods first selected: the reference, the preset's, the paper's
+DEFAULT_METHODS = tuple(dict.fromkeys(("cls", WORKS.method, "ssp", "pgd")))  # the reference, the preset's, DP-SSP,
+# the paper's: first selected
 MAX_SIZE_EVENTS = 500_000
 
 

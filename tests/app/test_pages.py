@@ -10,7 +10,8 @@ from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.estimators import FitConfig, fit, method_labels
-from dphawkes_core.metrics import compare
+from dphawkes_core.lag_average import fit_steps
+from dphawkes_core.metrics import compare, kernel_function_error
 from dphawkes_app.presets import get_preset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,9 +66,10 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     at = open_page("pages/2_Estimate.py")
     no_problems(at)
     works = get_preset("works")
+    ctls_label = METHOD_LABEL["ctls"]
     assert at.selectbox(key="preset").value == "works"
     assert any(works.summary in box.value for box in at.info)
-    assert at.selectbox(key="method").value == "DP-SSP"
+    assert at.selectbox(key="method").value == ctls_label  # the formal estimator measured best there
     assert (at.number_input(key="dt").value, at.number_input(key="s").value) == (0.5, 4.0)
     assert at.checkbox(key="Cauto").value and at.number_input(key="eps").value == 1.0  # C chosen privately
     assert at.number_input(key="seed").value is None  # fresh noise by default: a formal release
@@ -78,32 +80,41 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     dataset = works.dataset()
     assert at.session_state["dataset"].label == dataset.label
     truth = dataset.scenario.true_H(0.5, 8)
-    ssp_config = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap="auto", epsilon=1.0, calibration="formal",
-                           seed=0)
-    ssp, info = fit(dataset.events, ssp_config)
+    ctls_config = FitConfig(method="ctls", bin_size=0.5, lags=8, count_cap="auto", epsilon=1.0, calibration="formal",
+                            seed=0)
+    ctls, info = fit(dataset.events, ctls_config)
     common = dict(bin_size=0.5, lags=8, count_cap=info["count_cap"])  # the C the private choice made
     cls, _ = fit(dataset.events, FitConfig(method="cls", **common))
     table = metrics_table(at).set_index("estimate")
     assert table.loc["CLS (non-private)", ERROR] == pytest.approx(compare(cls.H, truth).relative_error)
-    assert table.loc["DP-SSP", ERROR] == pytest.approx(compare(ssp.H, truth).relative_error)
+    assert table.loc[ctls_label, ERROR] == pytest.approx(compare(ctls.H, truth).relative_error)
     assert table.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
     # the non-private trace of cell (1, 2) is the independent CLS fit of h12
     kernels = figures(at)[0]
     nonprivate = [tr for tr in kernels["data"] if tr["name"] == "non-private"]
     np.testing.assert_allclose(decode(nonprivate[1]["y"]), cls.kernels[0, 1], rtol=1e-9, atol=1e-12)
-    # beside it, the other methods at the same ε with the preset's public B and r
+    # beside it, the other methods at the same ε with the preset's public B and r, each on its own statistics
     comparison = comparison_table(at)
-    assert comparison.loc["DP-SSP — chosen", ERROR] == table.loc["DP-SSP", ERROR]
+    assert comparison.loc[f"{ctls_label} — chosen", ERROR] == table.loc[ctls_label, ERROR]
     pgd, _ = fit(dataset.events, FitConfig(method="pgd", bound=1.0, iters=200, epsilon=1.0, calibration="formal",
                                            seed=0, **common))
     assert comparison.loc["DP-PGD", ERROR] == pytest.approx(compare(pgd.H, truth).relative_error)
     assert comparison.loc["DP-PGD", "ε"] == pytest.approx(1.0)
-    assert "from DP-SSP's private choice" in comparison.loc["DP-PGD", "formal guarantee"]  # the auto C, reused
+    assert f"from {ctls_label}'s private choice" in comparison.loc["DP-PGD", "formal guarantee"]  # the auto C
     assert "taken from the data" not in comparison.loc["DP-PGD", "formal guarantee"]
+    ssp, _ = fit(dataset.events, FitConfig(method="ssp", epsilon=1.0, calibration="formal", seed=0, **common))
+    assert comparison.loc["DP-SSP", ERROR] == pytest.approx(compare(ssp.H, truth).relative_error)
+    # the grid-free column, and the caption naming the formal method measured best on it
+    grid_free = comparison["grid-free kernel error"]
+    assert grid_free["DP-SSP"] == pytest.approx(kernel_function_error(fit_steps(ssp), dataset.scenario))
+    assert grid_free[f"{ctls_label} — chosen"] == pytest.approx(kernel_function_error(fit_steps(ctls),
+                                                                                      dataset.scenario))
+    assert grid_free[f"{ctls_label} — chosen"] < grid_free["DP-SSP"]
+    assert f"{ctls_label}, the chosen method, is the best formal estimator" in " ".join(c.value for c in at.caption)
     cls_cell = comparison.loc["CLS (non-private)", "formal guarantee"]
     assert cls_cell.startswith("no: the method adds no noise (not private)") and "C = " not in cls_cell
     assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
-    rows = {"ssp": "DP-SSP — chosen", "cls": "CLS (non-private)"}  # every registered family has a row
+    rows = {"ctls": f"{ctls_label} — chosen", "cls": "CLS (non-private)"}  # every registered family has a row
     assert set(comparison.index) == {rows.get(name, label) for name, label in METHOD_LABEL.items()} | {
         "all-zero reference Ĥ = 0"}
     assert {"DP-PGD", "DP-CG", "clipped DP-PGD"} <= set(comparison.index)
@@ -149,7 +160,7 @@ def test_choosing_a_preset_sets_data_and_settings_together():
     at.selectbox(key="preset").set_value("works").run()
     no_problems(at)
     assert at.session_state["dataset"].events.n_events == get_preset("works").n_events
-    assert at.selectbox(key="method").value == "DP-SSP" and at.number_input(key="dt").value == 0.5
+    assert at.selectbox(key="method").value == METHOD_LABEL["ctls"] and at.number_input(key="dt").value == 0.5
     assert not any("You changed" in c.value for c in at.caption)
 
 
@@ -163,6 +174,7 @@ def test_unknown_preset_in_the_url_opens_the_default():
 @pytest.mark.parametrize("noise", ["ε and δ", "σ² directly"])
 def test_every_method_gives_charts_and_metrics(method, noise):
     at = open_page("pages/2_Estimate.py", preset="small", C="3")
+    at.selectbox(key="method").set_value("DP-SSP").run()  # the preset fits ctls; DP-SSP's own options appear
     at.checkbox(key="Cauto").uncheck()  # the public C = 3 (an automatic C needs ε, not σ²)
     at.selectbox(key="method").set_value(method).run()
     if method != "CLS":
@@ -385,6 +397,7 @@ def test_shrinkage_is_flagged_when_the_ball_is_far_below_the_truth():
 
 def test_ssp_stabiliser_and_ridge_reach_the_fit():
     at = open_page("pages/2_Estimate.py", preset="small", C="3")
+    at.selectbox(key="method").set_value("DP-SSP").run()  # the preset fits ctls; DP-SSP's own options appear
     at.checkbox(key="Cauto").uncheck()
     at.radio(key="privacy").set_value("σ² directly")
     at.selectbox(key="stab").set_value("psd")

@@ -165,7 +165,7 @@ def test_privacy_page_defaults_formal_epsilon_where_the_curve_moves():
     no_problems(at)
     assert at.radio(key="pu_kind").value == "ε (target)"
     assert at.text_input(key="pu_levels_epsilon").value == "0.1, 0.3, 1, 3, 10"
-    assert at.multiselect(key="pu_methods").value == ["cls", "ssp", "pgd"]
+    assert at.multiselect(key="pu_methods").value == ["cls", "ctls", "ssp", "pgd"]  # the reference, the preset's…
     assert at.selectbox(key="pu_cal").value == "formal" and at.number_input(key="pu_cap").value == 5
     assert not at.checkbox(key="pu_auto_b").value and not at.checkbox(key="pu_auto_r").value  # public B, r
     at.number_input(key="pu_events").set_value(5000)
@@ -178,8 +178,11 @@ def test_privacy_page_defaults_formal_epsilon_where_the_curve_moves():
     assert at.selectbox(key="pu_eps_col").value == "epsilon_formal"
     tradeoff = json.loads(at.get("plotly_chart")[1].proto.spec)
     assert tradeoff["layout"]["xaxis"]["type"] == "log"
-    ssp = at.session_state["sweep_store"].query("method == 'ssp'").set_index("level")["relative_error"]
-    assert ssp[10.0] < ssp[0.1] - 0.2  # the private curve moves with ε
+    store = at.session_state["sweep_store"]
+    for method in ("ssp", "ctls"):  # the private curves move with ε
+        curve = store.query(f"method == '{method}'").set_index("level")["kernel_function_error"]
+        assert curve[10.0] < curve[0.1] - 0.2
+    assert at.radio(key="pu_metric").value == "kernel_function_error"  # ctls is in the table: grid-free first
 
 
 def size_view(at):

@@ -111,3 +111,46 @@ def test_an_automatic_cap_is_passed_on_as_a_private_release_and_said_so(tmp_path
                              fitter=ledger_fitter(book, key, info), released=True)
     assert row.status.formal and row.guarantee.startswith("yes (C = ")  # released through the ledger: formal
     assert len(book.get(key).metered) == 1
+
+
+def test_the_exact_time_family_gets_its_own_statistics_and_every_row_a_grid_free_error():
+    # ssp chosen on binned statistics: ctls is fitted on its own statistics of the same events, equal to the fit
+    # called alone from the events; each row's grid-free error is the kernel functions' error of that fit, and
+    # best_formal names the lower one.
+    from dphawkes_core.estimators import fit
+    from dphawkes_core.lag_average import fit_steps
+    from dphawkes_core.metrics import kernel_function_error
+    from dphawkes_experiments.compare import best_formal
+    events = simulate(SCENARIO, n_events=2000, seed=4)
+    chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=2.0, calibration="formal", seed=3)
+    stats, info = prepare_stats(events, chosen)
+    truth = SCENARIO.true_H(0.5, 8)
+    (row,) = compare_methods(stats, info, chosen, 2.0, truth, PUBLIC, methods=("ctls",), events=events,
+                             scenario=SCENARIO)
+    alone, _ = fit(events, FitConfig(method="ctls", bin_size=0.5, lags=8, count_cap=5, epsilon=2.0,
+                                     calibration="formal", seed=3))
+    assert row.ran and row.relative_error == pytest.approx(compare(alone.H, truth).relative_error, rel=1e-12)
+    assert row.function_error == pytest.approx(kernel_function_error(fit_steps(alone), SCENARIO), rel=1e-12)
+    ssp_row = compare_methods(stats, info, replace(chosen, method="cls", epsilon=None, calibration="paper",
+                                                   count_cap=5), 2.0, truth, PUBLIC, methods=("ssp",),
+                              scenario=SCENARIO)[0]
+    assert best_formal([row, ssp_row]) is min((row, ssp_row), key=lambda r: r.function_error)
+    # without the events, its row says why it was not run instead of fitting the binned statistics
+    (missing,) = compare_methods(stats, info, chosen, 2.0, truth, PUBLIC, methods=("ctls",))
+    assert not missing.ran and "its own statistics" in missing.note
+
+
+def test_binned_rows_beside_an_automatic_cap_of_the_exact_time_fit_use_the_c_it_chose():
+    events = simulate(SCENARIO, n_events=2000, seed=4)
+    chosen = FitConfig(method="ctls", bin_size=0.5, lags=8, count_cap="auto", epsilon=1.0, calibration="formal",
+                       seed=3)
+    stats, info = prepare_stats(events, chosen)
+    truth = SCENARIO.true_H(0.5, 8)
+    (row,) = compare_methods(stats, info, chosen, 1.0, truth, PUBLIC, methods=("ssp",), events=events)
+    cap = info["count_cap"]
+    assert isinstance(cap, int) and cap >= 1
+    assert row.ran and f"C = {cap} from exact event times" in row.note
+    alone = fit_stats(prepare_stats(events, FitConfig(bin_size=0.5, lags=8, count_cap=cap))[0],
+                      FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=cap, epsilon=1.0, calibration="formal",
+                                seed=3))
+    assert row.relative_error == pytest.approx(compare(alone.H, truth).relative_error, rel=1e-12)
