@@ -327,6 +327,8 @@ def test_which_fits_draw_the_discrete_gaussian():
     assert not discrete(method="ssp", count_cap=3, privacy_unit="sequence", max_events=10, sequence_clip=5.0)
     assert not discrete(method="pgd", count_cap=3, bound=1.0)  # real-valued gradients
     assert not discrete(method="pgd-clip", bound=1.0, clip=1.0)
+    assert not discrete(method="ctls", count_cap=3)  # G's pieces are real: the whole release stays continuous
+    assert not discrete(method="ctls", count_cap="auto")
 
 
 def test_the_session_refuses_a_release_that_draws_other_noise_than_planned():
