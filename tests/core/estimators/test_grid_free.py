@@ -16,7 +16,7 @@ import pytest
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (FitConfig, binned_stats, fit, fit_stats, get_family, prepare_stats,
                                       privacy_report, release_status)
-from dphawkes_core.estimators.grid_free import ctls_sensitivity, release_layout, worst_case_events
+from dphawkes_core.estimators.grid_free_release import ctls_sensitivity, release_layout, worst_case_events
 from dphawkes_core.grid_free_stats import GridFreeStats, assemble, grid_free_pieces, keep_first
 from dphawkes_core.binning import bin_events
 from dphawkes_core.events import EventSequence, Events, from_arrays

@@ -16,9 +16,10 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, get_family, prepare_stats, privacy_report, release_status
-from dphawkes_core.estimators.grid_free import (GridFreeSequenceStats, clipped_sequence_sum, ctls_max_events_clip,
-                                                raw_release, sequence_kappa, sequence_norms, sequence_vector,
-                                                window_pieces)
+from dphawkes_core.estimators.grid_free_release import raw_release
+from dphawkes_core.estimators.grid_free_sequence import (GridFreeSequenceStats, clipped_sequence_sum,
+                                                         ctls_max_events_clip, sequence_kappa, sequence_norms,
+                                                         sequence_vector, window_pieces)
 from dphawkes_core.events import EventSequence, Events, save_csv
 from dphawkes_core.grid_free_stats import grid_free_pieces, one_sequence_pieces
 from dphawkes_core.privacy import NOT_RELEASED, compose_sequence_clip
