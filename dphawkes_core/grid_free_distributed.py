@@ -37,7 +37,7 @@ from .count_cap import AUTO, cap_from_tails, cap_rng
 from .data_info import DataInfo
 from .distributed import Window, _map, _window_sequences, outside_domain, partitioned_tails
 from .errors import ConfigError, DataError
-from .grid_free_stats import GridFreePieces, edge_pieces, keep_first, stats_from_pieces, toeplitz_pieces
+from .grid_free_stats import GridFreePieces, PieceSums, keep_first, stats_from_pieces, toeplitz_pieces
 from .stats import check_design_size
 from .validation import check_bin_size, check_count_cap
 
@@ -252,10 +252,8 @@ def reduce_grid_segments(segments, width: float, lags: int, cap: int | None) -> 
         by_sequence.setdefault(seg.sequence, []).append(seg)
     d = next(iter(segments)).totals.size if by_sequence else 0
     B = int(lags)
-    lagged, pairs, totals = np.zeros((B, d, d)), np.zeros((B, d, d)), np.zeros(d)
-    heads, tails = [], []
-    duration = total_time = edge_time = 0.0
-    used = skipped = kept = clipped = events = n_bins = 0
+    sums = PieceSums(d, B)
+    kept = clipped = events = n_bins = 0
     for s_idx, key in enumerate(sorted(by_sequence, key=str)):
         seq = merge_sequence(by_sequence[key], width, cap)
         clipped += seq.clipped
@@ -263,36 +261,13 @@ def reduce_grid_segments(segments, width: float, lags: int, cap: int | None) -> 
         n_bins += bins_in_window(seq.end, width)
         end = seq.end / width
         if end <= B:
-            skipped += 1
+            sums.skipped += 1
             continue
-        used += 1
         kept += seq.kept
-        duration += end - B
-        total_time += end
-        edge_time += min(end, 2.0 * B)
-        lagged += seq.lagged
-        pairs += seq.pairs
-        totals += seq.totals
-        for side, events_near, mask_of, bound in ((heads, seq.head, lambda x: x < B, float(B)),
-                                                  (tails, seq.tail, lambda x: x > end - B, end)):
-            x = events_near[0] / width
-            m = mask_of(x)
-            n = int(np.count_nonzero(m))
-            side.append((x[m], events_near[1][m], np.full(n, s_idx), np.full(n, bound)))
-    if not used:
-        raise ConfigError(f"no sequence is longer than the support s = {B * width:g}: use a smaller support or "
-                          "bin size")
-
-    def stacked(parts):
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
-
-    head_gram, head_int, head_pairs = edge_pieces(*stacked(heads), d, B, "head")
-    tail_gram, tail_int, _ = edge_pieces(*stacked(tails), d, B, "tail")
-    head_counts = np.bincount(stacked(heads)[1], minlength=d).astype(float)
-    pieces = GridFreePieces(lagged, pairs, totals, head_gram, tail_gram, head_int, tail_int, head_pairs,
-                            head_counts, duration, total_time, used, skipped, None if cap is None else int(cap),
-                            edge_time)
-    return pieces, {"kept": kept, "clipped": clipped, "pairs": float(pairs.sum()), "events": events,
+        sums.add(s_idx, end, seq.lagged, seq.pairs, seq.totals, (seq.head[0] / width, seq.head[1]),
+                 (seq.tail[0] / width, seq.tail[1]))
+    pieces = sums.pieces(width, cap)
+    return pieces, {"kept": kept, "clipped": clipped, "pairs": float(pieces.pairs.sum()), "events": events,
                     "n_bins": n_bins, "sequences": len(by_sequence)}
 
 

@@ -243,51 +243,74 @@ def sequence_arrays(times, width: float, cap: int | None) -> tuple[np.ndarray, n
     return t[order] / width, dims[order], clipped
 
 
+class PieceSums:
+    """The sums of :class:`GridFreePieces` over sequences, built one sequence at a time (in process, or in the
+    reduce of :mod:`~dphawkes_core.grid_free_distributed`): the Toeplitz pieces add, the events near each
+    window's ends are kept for the head and tail pieces, computed once at the end (:meth:`pieces`)."""
+
+    def __init__(self, dim: int, lags: int):
+        d, B = int(dim), int(lags)
+        self.dim, self.lags = d, B
+        self.lagged, self.pairs, self.totals = np.zeros((B, d, d)), np.zeros((B, d, d)), np.zeros(d)
+        self.heads, self.tails = [], []
+        self.duration = self.total_time = self.edge_time = 0.0
+        self.used = self.skipped = 0
+
+    def add(self, index: int, end: float, lagged: np.ndarray, pairs: np.ndarray, totals: np.ndarray,
+            head: tuple[np.ndarray, np.ndarray], tail: tuple[np.ndarray, np.ndarray]) -> None:
+        """Add one sequence longer than s: its window end ``end`` and its ``R``, ``P`` and totals (units of w), and
+        ``(x, dims)`` of (at least) its kept events within s of its start (``head``) and of its end (``tail``)."""
+        B = self.lags
+        self.used += 1
+        self.duration += end - B
+        self.total_time += end
+        self.edge_time += min(end, 2.0 * B)
+        self.lagged += lagged
+        self.pairs += pairs
+        self.totals += totals
+        for side, (x, dims), near, bound in ((self.heads, head, head[0] < B, float(B)),
+                                             (self.tails, tail, tail[0] > end - B, end)):
+            n = int(np.count_nonzero(near))
+            side.append((x[near], dims[near], np.full(n, index), np.full(n, bound)))
+
+    def pieces(self, width: float, cap: int | None) -> GridFreePieces:
+        """The summed pieces with the exact head and tail pieces of every window (:func:`edge_pieces`)."""
+        d, B = self.dim, self.lags
+        if not self.used:
+            raise ConfigError(f"no sequence is longer than the support s = {B * width:g}: use a smaller support or "
+                              "bin size")
+
+        def stacked(parts):
+            return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+        heads, tails = stacked(self.heads), stacked(self.tails)
+        head_gram, head_int, head_pairs = edge_pieces(*heads, d, B, "head")
+        tail_gram, tail_int, _ = edge_pieces(*tails, d, B, "tail")
+        head_counts = np.bincount(heads[1], minlength=d).astype(float)
+        return GridFreePieces(self.lagged, self.pairs, self.totals, head_gram, tail_gram, head_int, tail_int,
+                              head_pairs, head_counts, self.duration, self.total_time, self.used, self.skipped,
+                              None if cap is None else int(cap), self.edge_time)
+
+
 def grid_free_pieces(events, width: float, lags: int, cap: int | None) -> tuple[GridFreePieces, dict]:
     """:class:`GridFreePieces` of every sequence of ``events`` (kept under ``cap``), summed, and counts for the
     data info (``kept``, ``clipped``, ``pairs``)."""
     check_bin_size(width)
     d, B = events.dim, int(lags)
-    lagged = np.zeros((B, d, d))
-    pairs = np.zeros((B, d, d))
-    totals = np.zeros(d)
-    heads, tails = [], []
-    duration = total_time = edge_time = 0.0
-    used = skipped = kept = clipped = 0
+    sums = PieceSums(d, B)
+    kept = clipped = 0
     for s_idx, seq in enumerate(events.sequences):
         end = float(seq.end_time) / width
         x, dims, cut = sequence_arrays(seq.times, width, cap)
         clipped += cut
         if end <= B:
-            skipped += 1
+            sums.skipped += 1
             continue
-        used += 1
         kept += x.size
-        duration += end - B
-        total_time += end
-        edge_time += min(end, 2.0 * B)
         r, p = toeplitz_pieces(x, dims, d, B)
-        lagged += r
-        pairs += p
-        totals += np.bincount(dims, minlength=d)
-        h = x < B
-        heads.append((x[h], dims[h], np.full(int(h.sum()), s_idx), np.full(int(h.sum()), float(B))))
-        t = x > end - B
-        tails.append((x[t], dims[t], np.full(int(t.sum()), s_idx), np.full(int(t.sum()), end)))
-    if not used:
-        raise ConfigError(f"no sequence is longer than the support s = {B * width:g}: use a smaller support or "
-                          "bin size")
-
-    def stacked(parts):
-        return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
-
-    head_gram, head_int, head_pairs = edge_pieces(*stacked(heads), d, B, "head")
-    tail_gram, tail_int, _ = edge_pieces(*stacked(tails), d, B, "tail")
-    head_counts = np.bincount(stacked(heads)[1], minlength=d).astype(float)
-    pieces = GridFreePieces(lagged, pairs, totals, head_gram, tail_gram, head_int, tail_int, head_pairs,
-                            head_counts, duration, total_time, used, skipped, None if cap is None else int(cap),
-                            edge_time)
-    return pieces, {"kept": kept, "clipped": clipped, "pairs": float(pairs.sum())}
+        sums.add(s_idx, end, r, p, np.bincount(dims, minlength=d), (x, dims), (x, dims))
+    pieces = sums.pieces(width, cap)
+    return pieces, {"kept": kept, "clipped": clipped, "pairs": float(pieces.pairs.sum())}
 
 
 # --- G and c from the pieces ------------------------------------------------------------------------------
