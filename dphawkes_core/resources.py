@@ -39,6 +39,8 @@ _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, p
 _BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
 _SECONDS_PER_EVENT = 2e-7  # exact bin index, run-length encoding and sort of the entries
 _SECONDS_PER_PAIR = 5e-8  # one pair of non-empty bins at most p apart (vectorised bincount)
+_SECONDS_PER_EVENT_PAIR = 1e-8  # one pair of events at most s apart in the grid-free walk (measured 9.4 ns: two
+# bincounts per offset; benchmarks/bench_cost_model.py checks it within 2×)
 _BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
 
 
@@ -84,7 +86,7 @@ def _fmt_seconds(s: float) -> str:
     return f"{s:.2g} s" if s < 60 else f"{s / 60:.1f} min"
 
 
-COST_KINDS = ("solve", "gradient", "clipped")
+COST_KINDS = ("solve", "gradient", "clipped", "pairs")
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
@@ -99,10 +101,11 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         d.
     lags : int
         p.
-    kind : {"solve", "gradient", "clipped"}
+    kind : {"solve", "gradient", "clipped", "pairs"}
         The family's kind of work (:attr:`~dphawkes_core.estimators.family.Family.cost_kind`): one solve of the
-        normal equations (CLS, DP-SSP), K noisy gradients of the summed statistics (DP-PGD, DP-CG), or K
-        clipped per-bin gradients (clipped DP-PGD).
+        normal equations (CLS, DP-SSP), K noisy gradients of the summed statistics (DP-PGD, DP-CG), K
+        clipped per-bin gradients (clipped DP-PGD), or one solve on statistics of the pairs of events at most
+        s apart (ctls: no FFT shortcut, however dense the counts; ``E·(1 + E(p+1)/n)`` pairs).
     iters : int
         K (ignored for ``solve``).
     n_events : int, optional
@@ -120,7 +123,7 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         raise ValueError(f"unknown cost kind {kind!r}; one of {', '.join(COST_KINDS)} (a family's cost_kind)")
     n, d, p = max(int(n_bins), 1), int(dim), int(lags)
     q = d * p + 1
-    memory, seconds = _statistics_cost(n, d, p, n_events)
+    memory, seconds = _statistics_cost(n, d, p, n_events, fft=kind != "pairs")
     memory += q * q * _BYTES_PER_GRAM_CELL
     seconds += p * p * d * d * _SECONDS_PER_FLOP  # edges
     if kind == "gradient":
@@ -185,15 +188,18 @@ def _clipped_gradient_cost(n: int, d: int, p: int, iters: int, n_events: int | N
     return memory, build + iters * step
 
 
-def _statistics_cost(n: int, d: int, p: int, n_events: int | None) -> tuple[float, float]:
+def _statistics_cost(n: int, d: int, p: int, n_events: int | None, fft: bool = True) -> tuple[float, float]:
     """Memory and time of binning and the lagged products: the sparse pair enumeration, or the dense FFT
-    when the series may be laid out densely and that is cheaper (the choice :mod:`~dphawkes_core.stats` makes);
-    the dense model alone when the number of events is unknown."""
+    when the series may be laid out densely and that is cheaper (the choice :mod:`~dphawkes_core.stats` makes;
+    ``fft=False``: statistics of the event pairs themselves, which have no such shortcut); the dense model alone
+    when the number of events is unknown."""
     dense = (n * d * _BYTES_PER_BIN_CELL, d * d * n * math.log2(n + 2) * _SECONDS_PER_FFT_UNIT)
     if n_events is None:
         return dense
     events = float(max(int(n_events), 0))
     pairs = events * (1.0 + events * (p + 1) / n)
+    if not fft:  # the grid-free walk over pairs of events
+        return events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_EVENT_PAIR
     sparse = (events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_PAIR)
     if n * d > MAX_FFT_CELLS:
         return sparse

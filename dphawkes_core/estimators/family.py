@@ -55,7 +55,8 @@ class Family:
     iterative : bool
         Runs K noisy iterations (option ``iters``).
     cost_kind : str
-        How :func:`~dphawkes_core.resources.estimate_fit_cost` models it: ``solve``, ``gradient`` or ``clipped``.
+        How :func:`~dphawkes_core.resources.estimate_fit_cost` models it: ``solve``, ``gradient``, ``clipped`` or
+        ``pairs`` (statistics of event pairs, no FFT).
     sensitivity_fraction : float
         Fraction of the formal sensitivity bound that adversarial neighbours are documented to reach
         (the contract suite checks it: ``tests/core/estimators/test_family_contract.py``).
