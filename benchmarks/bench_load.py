@@ -47,7 +47,7 @@ ESTIMATE, PRIVACY_UTILITY = "Estimate", "Privacy_utility"  # the pages' URL path
 # widget key -> value: "events per simulation", "levels" (of ε), "runs (seeds)" of the ε-sweep tab
 SWEEP_SETTINGS = {"pu_events": 2000, "pu_levels_epsilon": "1", "pu_runs": 1}
 RUN_SWEEP = "pu_run"  # the tab's *Run sweep* button
-SWEEP_CELLS = 3  # one run, one Δ, one level: one cell each for CLS, DP-SSP and DP-PGD
+SWEEP_CELLS = 4  # one run, one Δ, one level: one cell each for CLS, ctls, DP-SSP and DP-PGD (the default methods)
 SWEEP_RENDER_STAGGER_S = 5.0  # round 2's renders start 0 s and 5 s after the press: pool start-up, then fits
 BROWSER_PROBLEM = "[data-testid='stException'], [data-testid='stAlertContentError']"
 
