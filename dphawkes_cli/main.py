@@ -365,7 +365,8 @@ def _add_audit_parser(sub) -> None:
 
 
 def _cmd_audit(args) -> int:
-    from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit, worst_case_lags
+    from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
+    from dphawkes_experiments.audit_events import worst_case_lags
     from dphawkes_core.simulate import simulate
 
     family = get_family(args.method)

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_experiments.audit import (AuditCancelled, AuditConfig, add_event, clopper_pearson_upper,
-                                 default_count_cap, epsilon_lower_bound, run_audit)
+from dphawkes_experiments.audit import AuditCancelled, AuditConfig, add_event, default_count_cap, run_audit
+from dphawkes_experiments.audit_statistics import clopper_pearson_upper, epsilon_lower_bound
 from dphawkes_core.binning import bin_events
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig

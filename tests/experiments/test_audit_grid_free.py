@@ -15,8 +15,8 @@ import pytest
 from dphawkes_cli.main import main
 from dphawkes_core.estimators import FitConfig, get_family
 from dphawkes_core.events import from_arrays
-from dphawkes_experiments.audit import (AuditConfig, add_event_time, added_event,
-                                        candidate_times, prepare_audit, worst_case_lags)
+from dphawkes_experiments.audit import AuditConfig, prepare_audit
+from dphawkes_experiments.audit_events import add_event_time, added_event, candidate_times, worst_case_lags
 
 COMMON = ["audit", "--scenario", "paper-2d", "--bin-size", "0.5", "--method", "ctls", "--epsilon", "1",
           "--dp-delta", "1e-5", "--seed", "1"]

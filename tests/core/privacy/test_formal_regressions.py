@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from dphawkes_core import privacy as pv
-from dphawkes_experiments.audit import (AuditConfig, mu_lower_bound, prepare_worst_case, run_session, worst_case_fit,
-                                 worst_case_pair)
+from dphawkes_experiments.audit import AuditConfig, prepare_worst_case, run_session, worst_case_fit, worst_case_pair
+from dphawkes_experiments.audit_statistics import mu_lower_bound
 from dphawkes_core.binning import BinnedCounts
 from dphawkes_cli.main import main
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, privacy_report, release_status, run_private
