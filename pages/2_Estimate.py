@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_experiments.compare import best_formal, comparison_epsilon, compare_methods, method_row
+from dphawkes_experiments.compare import comparison_epsilon, compare_methods, method_row
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
@@ -20,12 +20,14 @@ from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
 from dphawkes_app.guidance import (count_noun, loss_note, negative_baseline_note, no_better_than_zero,
-                                   post_processing_note, support_note, time_scale, zero_note, zero_reason)
+                                   post_processing_note, support_note, time_scale, zero_note)
 from dphawkes_app.plots import kernel_grid, baseline_chart, loss_curve, method_color
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
 from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_app.budget import budget_state, show_budget
+from dphawkes_app.comparison import comparison_table, say_best_formal
+from dphawkes_app.downloads import released_only
 from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url,
                                  family_controls, fit_cached, friendly_error, ignored_link_settings, method_label,
                                  option_widget_values, preset_dataset, privacy_unit_controls, public_items,
@@ -348,49 +350,6 @@ def show_preset(config):
         st.caption(f"You changed {', '.join(changed)}: the sentence above describes the preset as given.")
 
 
-def say_best_formal(rows, config) -> None:
-    """Name the formal method measured best on these data (the grid-free error against the known process),
-    and whether it is the chosen one; nothing without a known process."""
-    best = best_formal(rows)
-    if best is None:
-        return
-    st.caption("The plain relative error compares each step with the truth at the end of its bin, h((k+1)Δ); the "
-               "grid-free error compares the whole kernel functions over [0, s] — the fair one between an estimate "
-               "on exact times (the average of the kernel over each step) and the binned ones.")
-    if best.method == config.method:
-        st.caption(f"Measured here, against the true kernel functions: {method_label(best.method)}, the chosen "
-                   f"method, is the best formal estimator (grid-free error {best.function_error:.3g}).")
-    else:
-        st.caption(f"Measured here, against the true kernel functions: **{method_label(best.method)}** is the "
-                   f"best formal estimator (grid-free error {best.function_error:.3g}, the chosen method's "
-                   f"{rows[0].function_error:.3g}).")
-
-
-def comparison_table(rows, has_truth: bool, reference_label: str, chosen) -> pd.DataFrame:
-    """The comparison's rows with a verdict against the all-zero estimate (never "formal: yes" alone beside an
-    estimate no better than zero), and the grid-free kernel error when the process is known (the metric on
-    which the binned and exact-time estimators compare)."""
-    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else f"relative difference from {reference_label}"
-    grid_free = "grid-free kernel error" if any(math.isfinite(r.function_error) for r in rows) else None
-
-    def verdict(r) -> str:
-        if not r.ran or not math.isfinite(r.relative_error):
-            return ""
-        if get_family(r.method).private and no_better_than_zero(r.relative_error):
-            return f"no better than outputting zero: {zero_reason(get_family(r.method))}"
-        return "better than zero" if r.relative_error < 1 else "no better than zero"
-
-    def columns(r) -> dict:
-        return {error: r.relative_error, **({grid_free: r.function_error} if grid_free else {})}
-
-    zero = {error: 1.0, **({grid_free: 1.0} if grid_free else {})}
-    return pd.DataFrame([{"method": method_label(r.method) + (" — chosen" if r is chosen else ""),
-                          **columns(r), "ε": r.epsilon, "formal guarantee": r.guarantee,
-                          "against Ĥ = 0": verdict(r)} for r in rows]
-                        + [{"method": "all-zero reference Ĥ = 0", **zero, "ε": 0.0,
-                            "formal guarantee": "yes: a constant reveals nothing", "against Ĥ = 0": "—"}])
-
-
 def show_comparison(shown: Shown, reference, has_truth, blocked: str):
     """The chosen fit beside every other method at the same ε, on the same statistics; on private data each
     formal method is a release, made only on request (one button for all of them)."""
@@ -433,34 +392,6 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
                f"method's where it has them, else the public values of '{defaults_from.title}'."
                + ("" if shown.private_data else " On public data nothing is released: 'formal guarantee' says "
                   "whether the same settings would be a formal release on private data."))
-
-
-PUBLIC_INFO = ("n_bins", "window_stated", "dimensions_declared", "sequences_declared", "count_cap", "auto_count_cap",
-               "privacy_unit", "sequence_clip", "max_events", "sequences", "auto_sequence_clip")
-# What of a data info is public on private data: fixed by the declared domain and the settings, or released
-# (an automatic C or G). Event, dropped and clipped counts are computed from the raw data. (A comment, not a
-# string: Streamlit's magic writes a bare string on a page.)
-RELEASED_KEYS = ("format_version", "method", "config", "support", "dimension_names", "lag_grid", "baseline", "kernels",
-                 "formal_guarantee", "formal_reasons", "formal_settings", "private_fields", "release_note", "seed",
-                 "lag_average")
-
-
-def released_only(payload: dict) -> dict:
-    """A private data set's download: the release (estimate, settings, formal status, the privacy report's
-    numbers from public bounds) without what was computed from the raw data (loss, counts, R and the paper's
-    data-dependent ε, solver diagnostics, the file's name)."""
-    out = {key: payload[key] for key in RELEASED_KEYS if key in payload}
-    out["data_info"] = {key: value for key, value in payload.get("data_info", {}).items() if key in PUBLIC_INFO}
-    privacy = payload.get("privacy")
-    if isinstance(privacy, dict):
-        keep = {"sigma2", "epsilon", "dp_delta", "calibration", "sensitivity", "formal", "iters", "note",
-                "budget_split", "privacy_unit", "noise", "formal_guarantee", "formal_reasons", "formal_settings"}
-        out["privacy"] = {key: value for key, value in privacy.items() if key in keep}
-        if privacy.get("calibration") == "formal":
-            out["privacy"]["epsilon_by_calibration"] = {"formal": privacy.get("epsilon_by_calibration", {}).get("formal")}
-    out["left_out"] = ("computed from the raw data, not private: loss_history, event/dropped/clipped counts, R and "
-                       "the paper's data-dependent ε, solver diagnostics")
-    return out
 
 
 def show_export(shown: Shown, truth, averaged):
