@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-METHODS = ("ssp", "pgd", "cg", "pgd-clip")
+METHODS = ("ssp", "pgd", "cg", "pgd-clip", "ctls")
 RUNS = 10
 FACTOR = 2.0
 COMMAND = ["audit", "--scenario", "paper-2d", "--bin-size", "1", "--worst-case", "--epsilon", "1",
