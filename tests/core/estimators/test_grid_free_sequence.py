@@ -311,3 +311,25 @@ def test_the_cli_fits_it_with_the_sequence_unit(tmp_path, capsys):
     _, info = prepare_stats(events, config(sigma2=None, epsilon=1.0, count_cap=3, max_events=30))
     assert payload["sequence_clip"] == pytest.approx(info["sequence_clip"])
     assert np.asarray(payload["kernels"]).shape == (2, 2, 3)
+
+
+def _sequence_audit(broken_factor):
+    """The sequence-neighbour audit of a ctls release: the last of 8 sequences, a burst in dimension 0, replaced
+    by the same burst in dimension 1 (disjoint supports: the clipped vectors are orthogonal, √2·G apart)."""
+    from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
+    rng = np.random.default_rng(7)
+    burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(2)),
+                                      30.0)  # noqa: E731
+    others = [EventSequence(tuple(np.sort(rng.uniform(0, 30, rng.integers(3, 15))) for _ in range(2)), 30.0)
+              for _ in range(7)]
+    events = Events(tuple(others) + (burst(0),), ("0", "1"), window_stated=True)
+    fit_config = FitConfig(method="ctls", bin_size=1.0, lags=3, calibration="formal", epsilon=4.0, count_cap=3,
+                           privacy_unit="sequence", sequence_clip=20.0)
+    config = AuditConfig(fit_config, trials=2000, seed=1, broken_factor=broken_factor)
+    return run_session(prepare_sequence_audit(events, config, events.n_sequences - 1, burst(1)))
+
+
+def test_the_sequence_neighbour_audit_refutes_a_halved_noise_and_not_the_release():
+    correct, broken = _sequence_audit(None), _sequence_audit(2.0)
+    assert not correct.violated and correct.mu_lower_bound > 0.5 * correct.mu_claimed  # most of the claim seen
+    assert broken.violated
