@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app  # noqa: E402
 from dphawkes_core.datasets import simulate_dataset  # noqa: E402
-from dphawkes_core.estimators import prepare_stats  # noqa: E402
+from dphawkes_core.estimators import FitConfig, prepare_stats  # noqa: E402
 from dphawkes_core.kernels import get_scenario  # noqa: E402
 from dphawkes_core.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint  # noqa: E402
 from dphawkes_core.session import metered_fit  # noqa: E402
@@ -35,7 +35,9 @@ def fill_ledger(path: Path) -> None:
     dataset = simulate_dataset(get_scenario(SIMULATION["data"]), n_events=SIMULATION["n"], seed=SIMULATION["dseed"])
     book, key = LedgerBook(path), LedgerKey(data_fingerprint(dataset.events))
     book.open(key, Budget(3.0, 1e-5), label=dataset.label, public=False)
-    config = replace(get_preset(DEFAULT_PRESET).config, count_cap=5)
+    works = get_preset(DEFAULT_PRESET).config  # its Δ, p, ε and δ; DP-SSP with a public C (the picture's releases)
+    config = FitConfig(method="ssp", bin_size=works.bin_size, lags=works.lags, epsilon=works.epsilon,
+                       dp_delta=works.dp_delta, calibration="formal", count_cap=5)
     stats, info = prepare_stats(dataset.events, config)
     for changes in ({}, {"epsilon": 0.5}, {"epsilon": 1.5}, {"seed": 7}):
         metered_fit(book, key, stats, replace(config, **changes), info)

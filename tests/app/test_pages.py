@@ -89,6 +89,9 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     assert table.loc["CLS (non-private)", ERROR] == pytest.approx(compare(cls.H, truth).relative_error)
     assert table.loc[ctls_label, ERROR] == pytest.approx(compare(ctls.H, truth).relative_error)
     assert table.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
+    assert table.loc[ctls_label, "grid-free kernel error"] == pytest.approx(  # the fair metric beside the plain one
+        kernel_function_error(fit_steps(ctls), dataset.scenario))
+    assert table.loc["all-zero reference Ĥ = 0", "grid-free kernel error"] == 1.0
     # the non-private trace of cell (1, 2) is the independent CLS fit of h12
     kernels = figures(at)[0]
     nonprivate = [tr for tr in kernels["data"] if tr["name"] == "non-private"]
