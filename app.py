@@ -91,8 +91,8 @@ if table is None:
             "`.venv/bin/python scripts/privacy_cost_table.py`, or sweep ε on the *Privacy utility* page.")
 else:
     st.plotly_chart(privacy_cost_figure(table["rows"], title=(
-        f"Error against ε on {table['n_events']:,} simulated events of {table['scenario']} (the default preset)")),
-        key="privacy_cost")
+        f"Error against ε on {table['n_events']:,} simulated events of {table['scenario']} (the default preset)"),
+        metric=table.get("metric", "relative_error")), key="privacy_cost")
     st.markdown(
         f"<small>Each method at each formal ε (δ = 10⁻⁵, public C = {table['count_cap']}, Δ = {table['bin_size']:g}, "
         f"s = {table['support']:g}), {table['runs']} simulations with their own noise; precomputed by "
