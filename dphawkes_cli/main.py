@@ -70,20 +70,27 @@ def _cmd_simulate(args) -> int:
 
 def _fit_config(args) -> FitConfig:
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
-    if get_family(args.method).private and args.epsilon is None and args.sigma2 is None:
-        raise UsageError(f"method {args.method} needs --epsilon (with --dp-delta) or --sigma2")
+    family = get_family(args.method)
+    if family.private and args.epsilon is None and args.sigma2 is None:
+        raise UsageError(f"method {args.method} needs --epsilon (with --dp-delta) or --sigma2 (0: no noise)")
+    calibration = args.calibration or ("formal" if family.formal_only else "paper")
     return FitConfig(
         method=args.method, bin_size=args.bin_size, lags=lags, epsilon=args.epsilon, dp_delta=args.dp_delta,
-        sigma2=args.sigma2, calibration=args.calibration, count_cap=args.count_cap, seed=args.seed,
+        sigma2=args.sigma2, calibration=calibration, count_cap=args.count_cap, seed=args.seed,
         count_cap_share=args.count_cap_share, privacy_unit=args.privacy_unit, sequence_clip=args.sequence_clip,
         max_events=args.max_events, **given_options(args, FAMILIES.values()),
     )
 
 
+def _claims_formal(config: FitConfig) -> bool:
+    """The fit adds noise under the formal calibration (σ² = 0 adds none: the exact non-private fit, no claim)."""
+    return config.family.private and config.calibration == "formal" and config.sigma2 != 0
+
+
 def _check_window(config: FitConfig, events: Events) -> None:
     """A formal fit needs a public observation window: without one (``--end-time``, and ``--start-time``
     for datetimes) exit 2 and say why."""
-    if config.family.private and config.calibration == "formal" and not events.window_stated:
+    if _claims_formal(config) and not events.window_stated:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(and --start-time for dates); otherwise the window is read from the data")
 
@@ -156,7 +163,7 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     if args.time_unit or config.privacy_unit != "event":
         raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
     start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
-    if config.family.private and config.calibration == "formal" and end is None:
+    if _claims_formal(config) and end is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(otherwise the window is read from the data)")
     paths = partition_paths(args.events_csv)
@@ -288,8 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     privacy.add_argument("--epsilon", type=positive_float, help="target ε (noise calibrated to it)")
     privacy.add_argument("--sigma2", type=nonnegative_float, help="noise variance σ² (ε is reported)")
     fitp.add_argument("--dp-delta", type=positive_float, default=1e-5, help="δ (default 1e-5)")
-    fitp.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
-                      help="paper: data-dependent, NOT formal; formal: needs --count-cap; tight-paper")
+    fitp.add_argument("--calibration", choices=CALIBRATIONS,
+                      help="paper: data-dependent, NOT formal; formal: needs --count-cap; tight-paper (default: "
+                           "paper, formal for a method that has only the formal one)")
     fitp.add_argument("--count-cap", type=cap_or_auto,
                       help="public cap C on each bin count (clips the data), or 'auto' (ssp with --epsilon): "
                            "spend --count-cap-share of ε on a private choice of C")

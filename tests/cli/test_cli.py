@@ -174,3 +174,23 @@ def test_console_script_runs_as_a_process(simulated, tmp_path):
     bad = subprocess.run([str(exe), "fit", str(simulated), "--bin-size", "zero", "--lags", "4"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_the_grid_free_fit_without_noise_needs_no_calibration_or_window(simulated, tmp_path, capsys):
+    # ctls has only the formal calibration, so it is the default; σ² = 0 is the exact non-private fit, which
+    # claims nothing and needs no public window — equal to the same fit made in the core
+    from dphawkes_core.estimators import FitConfig, fit
+    out = tmp_path / "ctls.json"
+    code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--support", "4", "--method", "ctls",
+                        "--sigma2", "0", "--json", str(out)], capsys)
+    assert code == 0, err
+    payload = json.loads(out.read_text())
+    assert payload["calibration"] == "formal" and payload["formal_guarantee"] is False
+    assert any("σ² = 0" in reason for reason in payload["formal_reasons"])
+    direct, _ = fit(load_csv(simulated), FitConfig(method="ctls", bin_size=0.5, lags=8, sigma2=0.0,
+                                                   calibration="formal"))
+    np.testing.assert_allclose(payload["kernels"], direct.kernels, rtol=1e-12)
+    # with noise it claims the formal guarantee, so the public window is asked for, in one line
+    code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--support", "4", "--method", "ctls",
+                        "--epsilon", "1", "--count-cap", "3"], capsys)
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: the formal calibration needs a public")
