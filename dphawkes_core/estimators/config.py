@@ -174,6 +174,11 @@ def _unit_keywords(unit) -> dict:
     return flat
 
 
+def _flag(name: str) -> str:
+    """The command-line flag of the option ``name`` (from the setting that declares it)."""
+    return next(s.flag for f in FAMILIES.values() for s in f.settings if s.name == name)
+
+
 def _options(family: Family, options, keywords: dict):
     """The family's options from an options object and/or keywords.
 
@@ -188,7 +193,7 @@ def _options(family: Family, options, keywords: dict):
         if unknown:
             raise ConfigError(f"unknown setting(s) {', '.join(unknown)}")
         raise ConfigError(f"{family.label} does not read " + "; ".join(
-            f"{name} (an option of {', '.join(who)})" for name, who in readers.items()))
+            f"{name} (an option of {', '.join(who)}; flag {_flag(name)})" for name, who in readers.items()))
     given = {name: value for name, value in keywords.items() if name in family.options_type.__dataclass_fields__}
     if options is not None:
         carried = {f.name: getattr(options, f.name) for f in dataclasses.fields(options)

@@ -142,9 +142,13 @@ def test_bad_arguments_exit_2_with_one_line(simulated, argv_tail, fragment, caps
 
 @pytest.mark.parametrize("method, option, message", [
     (["--method", "ssp", "--count-cap", "3", "--calibration", "formal"], ["--bound", "1"],
-     "DP-SSP does not read bound (an option of DP-PGD, clipped DP-PGD)"),
-    (["--method", "pgd", "--bound", "1"], ["--radius", "1"], "DP-PGD does not read radius (an option of DP-CG)"),
-    (["--method", "cg", "--radius", "1"], ["--clip", "1"], "DP-CG does not read clip (an option of clipped DP-PGD)"),
+     "DP-SSP does not read bound (an option of DP-PGD, clipped DP-PGD; flag --bound)"),
+    (["--method", "pgd", "--bound", "1"], ["--radius", "1"],
+     "DP-PGD does not read radius (an option of DP-CG; flag --radius)"),
+    (["--method", "cg", "--radius", "1"], ["--clip", "1"],
+     "DP-CG does not read clip (an option of clipped DP-PGD; flag --clip)"),
+    (["--method", "pgd", "--bound", "1"], ["--ssp-allow-negative"],  # the flag, not the option's name alone
+     "DP-PGD does not read ssp_nonnegative (an option of DP-SSP; flag --ssp-allow-negative)"),
     (["--method", "cls"], ["--iters", "5"], "CLS does not read iters"),
 ])
 def test_an_option_the_method_does_not_read_exits_2_naming_it(simulated, method, option, message, capsys):

@@ -206,7 +206,7 @@ def test_a_family_refuses_an_option_only_other_families_read(method, option):
     with pytest.raises(ConfigError) as refused:  # ... is refused where it is not, naming the option and its readers
         est.FitConfig(**base, **{option: value})
     assert str(refused.value) == (f"{family.label} does not read {option} "
-                                  f"(an option of {', '.join(f.label for f in readers)})")
+                                  f"(an option of {', '.join(f.label for f in readers)}; flag {setting.flag})")
     assert est.FitConfig(**base, **{option: None}) == est.FitConfig(**base)  # not given: nothing to refuse
     assert option not in est.FitConfig(**base).to_dict()
     with pytest.raises(AttributeError):
