@@ -16,6 +16,7 @@ from dphawkes_experiments.compare import comparison_epsilon, compare_methods, me
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
+from dphawkes_core.estimators.family import STATISTICS_LABELS
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
@@ -138,10 +139,13 @@ def read_controls():
         sb.caption("Δ and s: proposed from these data — *read from the data* until you confirm them.")
     methods = {label: name for name, label in method_labels().items()}  # labels are also the URL values
     labels = list(methods)
+    by_kind = {kind: ", ".join(get_family(n).label for n in methods.values() if get_family(n).statistics == kind)
+               for kind in STATISTICS_LABELS}
+    kinds = "; ".join(f"{by_kind[kind]}: {text}" for kind, text in STATISTICS_LABELS.items() if by_kind[kind])
     chosen = sb.selectbox("method", labels, index=labels.index(DEFAULTS["method"]) if DEFAULTS["method"] in labels else 0,
-                          key="method", **URL)
+                          key="method", **URL, help=f"What each method fits — {kinds}.")
     family = get_family(methods[chosen])
-    sb.caption(family.summary)
+    sb.caption(f"Fits {STATISTICS_LABELS[family.statistics]}. {family.summary}")
     kwargs = family_controls(sb, family, DEFAULTS, url=URL)
     auto_cap = family.auto_count_cap and sb.checkbox(
         "choose C privately (auto)", value=DEFAULTS["Cauto"], key="Cauto", **URL,

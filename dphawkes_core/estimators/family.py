@@ -21,6 +21,11 @@ from .binned import prepare_binned, prepare_partitioned
 from .settings import Setting
 
 
+#: How each kind of statistics is presented beside the methods (the app's method choice, ``fit --help``).
+STATISTICS_LABELS = {"binned": "binned counts (the paper's INAR)",
+                     "events": "exact event times (continuous-time least squares)"}
+
+
 class Family:
     """Base of every estimator family; subclasses set the class attributes and override the methods.
 

@@ -413,3 +413,16 @@ def test_ssp_stabiliser_and_ridge_reach_the_fit():
                                                 calibration="formal", stabiliser="psd", ridge=0.5, seed=0))
     shown = metrics_table(at).set_index("estimate").loc["DP-SSP", ERROR]
     assert shown == pytest.approx(compare(expected.H, dataset.scenario.true_H(0.5, 8)).relative_error, rel=1e-9)
+
+
+def test_each_method_says_what_it_fits():
+    # the issue's presentation: "exact event times (continuous-time least squares)" beside "binned counts (the
+    # paper's INAR)", from the family's declared statistics
+    at = open_page("pages/2_Estimate.py")
+    no_problems(at)
+    assert any(c.value.startswith("Fits exact event times (continuous-time least squares).") for c in at.caption)
+    method = at.selectbox(key="method")
+    assert "DP-SSP" in method.help and "binned counts (the paper's INAR)" in method.help
+    method.set_value("DP-SSP").run()
+    no_problems(at)
+    assert any(c.value.startswith("Fits binned counts (the paper's INAR).") for c in at.caption)
