@@ -24,6 +24,8 @@ CASES = (  # method, scenario, events, Δ, support s, K
     ("pgd-clip", "paper-2d", 1000, 0.1, 5.0, 1000),  # issue 12: the app's default data and settings
     ("pgd-clip", "paper-4d", 4000, 0.1, 5.0, 1000),
     ("pgd-clip", "paper-4d", 20_000, 0.02, 2.0, 20),  # too many rows to lay out densely: the sparse layout
+    ("pgd-clip", "paper-2d", 1000, 0.05, 4.0, 1000),  # Figure 1's data and Δ: the largest cost per cell measured
+    ("pgd-clip", "paper-2d", 50_000, 0.5, 4.0, 200),  # the default data: short rows, the per-row work dominates
     ("ctls", "paper-2d", 200_000, 0.5, 20.0, 1),  # ~30 pairs per event within s: the pair walk dominates
     ("ctls", "paper-4d", 100_000, 1.0, 30.0, 1),
 )

@@ -28,12 +28,15 @@ _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged produc
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
 _SECONDS_PER_GRADIENT_STEP = 3e-4  # DP-PGD/DP-CG per step besides the product: noise, projection, loss
 # clipped DP-PGD (per informative row: its lagged entries, d dimensions; measured, see _clipped_gradient_cost)
-_SECONDS_PER_DENSE_DESIGN_CELL = 1.7e-9  # both products of one step stream the rows: per row × lagged column
-_SECONDS_PER_DESIGN_MULTIPLY = 6.5e-10  # and multiply each cell into every dimension: per cell × dimension
-_SECONDS_PER_ROW = 2e-8  # residual, norm and clip factor of one row, per dimension
+# (re-measured at issue 22 with one BLAS thread, a step as (time at K − time at K/10)/(0.9 K) on six layouts:
+# 0.6–1.4 ns per dense cell whatever d — the products multiply every dimension in one pass — where the earlier
+# constants predicted 1.7 + 0.65·d ns; the largest is kept, so that a slow fit is never predicted fast)
+_SECONDS_PER_DENSE_DESIGN_CELL = 1.2e-9  # both products of one step stream the rows: per row × lagged column
+_SECONDS_PER_ROW = 1e-8  # residual, norm and clip factor of one row, per dimension (dominates at small p)
+_SECONDS_PER_LOSS_FLOP = 2.5e-10  # the loss recorded at every step: a BLAS product of the (dp+1)² moments
 _SECONDS_PER_SPARSE_ENTRY = 8e-9  # both sparse products of one step, per stored entry × dimension
 _SECONDS_PER_SPARSE_ROW = 6e-8
-_SECONDS_PER_MERGE_UNIT = 1.2e-8  # merging identical rows (a sort), per cell × log2(rows)
+_SECONDS_PER_MERGE_UNIT = 6e-9  # merging identical rows (a sort), per cell × log2(rows) (measured 2.5–8.6e-9)
 _SECONDS_PER_SORT_UNIT = 2.8e-8  # assembling the sparse rows, per entry × log2(entries)
 _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, padded)
 _BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
@@ -180,11 +183,11 @@ def _clipped_gradient_cost(n: int, d: int, p: int, iters: int, n_events: int | N
         build = entries * math.log2(entries + 2) * _SECONDS_PER_SORT_UNIT
     if merged and cells <= MAX_DENSE_CELLS:
         memory = 4 * rows * (d * p + d) * 8  # the rows, their transpose, the merge's copy and its sort
-        step = cells * (_SECONDS_PER_DENSE_DESIGN_CELL + d * _SECONDS_PER_DESIGN_MULTIPLY) + rows * d * _SECONDS_PER_ROW
+        step = cells * _SECONDS_PER_DENSE_DESIGN_CELL + rows * d * _SECONDS_PER_ROW
     else:
         memory = 2 * entries * 16 + 4 * rows * d * 8  # CSR and its transpose (value + index), residual work
         step = entries * d * _SECONDS_PER_SPARSE_ENTRY + rows * d * _SECONDS_PER_SPARSE_ROW
-    step += 2 * d * (d * p + 1) ** 2 * _SECONDS_PER_FLOP  # the loss L(U_k) recorded at every step
+    step += 2 * d * (d * p + 1) ** 2 * _SECONDS_PER_LOSS_FLOP  # the loss L(U_k) recorded at every step
     return memory, build + iters * step
 
 
