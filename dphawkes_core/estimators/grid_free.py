@@ -80,7 +80,8 @@ from .settings import Setting, options_class
 from .ssp import roughness_matrix, solve_nonnegative, stabilise
 
 CTLS_RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q (ρσ: the noise std of G's pieces, in the units of A; r: noise/signal)
-SMOOTHING = 60.0  # default weight of the roughness penalty, in units of r·ρσ√q
+SMOOTHING = 15.0  # default weight of the roughness penalty, in units of r·ρσ√q (chosen on held-out simulations:
+# docs/privacy.md, "Grid-free estimation")
 GRAM_SCALE = 3.0  # default ρ: G's pieces get ρ times the pair counts' noise
 NOTE = "formal (public C per dimension and w-bin, d, B, the windows; one Gaussian release of the pair statistics)"
 
