@@ -185,7 +185,7 @@ def partition_segments(path: str, window: Window, bin_size: float, lags: int,
     """Map step: the :class:`Segment` of every sequence in one partition, its events outside the window and its
     rows outside the declared domain."""
     segments, outside = [], 0
-    for key, per_dim, n_bins, out in _window_sequences(path, window, bin_size):
+    for key, per_dim, n_bins, out in window_sequences(path, window, bin_size):
         segments.append(segment_of(key, per_dim, n_bins, bin_size, lags, count_cap))
         outside += out
     return segments, outside, outside_domain(path, window)
@@ -215,7 +215,7 @@ def partition_tails(path: str, window: Window, bin_size: float, max_cap: int) ->
     counted here (:func:`~dphawkes_core.count_cap.count_tails`, ``c = 1 … max_cap``).
     """
     tails, edges = np.zeros(int(max_cap)), []
-    for key, per_dim, n_bins, _ in _window_sequences(path, window, bin_size):
+    for key, per_dim, n_bins, _ in window_sequences(path, window, bin_size):
         bins, dims, raw, _ = sequence_entries(per_dim, n_bins, bin_size)
         if not bins.size:
             continue
@@ -230,7 +230,7 @@ def partitioned_tails(paths, window: Window, bin_size: float, max_cap: int, exec
     counts of partitions ``paths`` (mapped over ``executor``): the partitions' own counts plus those of their
     edge bins, summed over partitions first (a bin cut in two is counted once, whole). Equal to
     :func:`~dphawkes_core.count_cap.tail_counts` of the in-process counts."""
-    mapped = list(_map(executor, partial(partition_tails, window=window, bin_size=bin_size, max_cap=max_cap),
+    mapped = list(map_partitions(executor, partial(partition_tails, window=window, bin_size=bin_size, max_cap=max_cap),
                        paths))
     edge_rows: dict = {}
     for _, edges in mapped:
@@ -240,7 +240,7 @@ def partitioned_tails(paths, window: Window, bin_size: float, max_cap: int, exec
                                                                                 max_cap)
 
 
-def _window_sequences(path: str, window: Window, bin_size: float):
+def window_sequences(path: str, window: Window, bin_size: float):
     """``(sequence value, per-dimension times relative to the window start, n_bins, events outside the
     window)`` of every sequence in one partition."""
     times, dims, seqs = read_partition(path)
@@ -382,7 +382,7 @@ def partitioned_window(paths, executor=None, start_time: float | None = None,
         dim = dimensions if dimensions is not None else _data_dim(paths, executor)
         return Window(start, {k: float(end_time) for k in sequences}, True, dim, dimensions is not None,
                       tuple(sequences))
-    scans = list(_map(executor, scan_partition, paths))
+    scans = list(map_partitions(executor, scan_partition, paths))
     dim = dimensions if dimensions is not None else max(m for m, _ in scans) + 1
     if dim < 1:
         raise DataError("the partitions hold no events")
@@ -399,7 +399,7 @@ def partitioned_window(paths, executor=None, start_time: float | None = None,
 
 
 def _data_dim(paths, executor) -> int:
-    dim = max(m for m, _ in _map(executor, scan_partition, paths)) + 1
+    dim = max(m for m, _ in map_partitions(executor, scan_partition, paths)) + 1
     if dim < 1:
         raise DataError("the partitions hold no events")
     return dim
@@ -444,7 +444,7 @@ def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None 
 def window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: int | None,
                    executor) -> tuple[MomentPieces, DataInfo]:
     """:func:`partitioned_pieces` on an already read :class:`Window`."""
-    mapped = list(_map(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
+    mapped = list(map_partitions(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
                                          count_cap=count_cap), paths))
     segments = [s for segs, _, _ in mapped for s in segs]
     if window.keys is not None:  # a declared key without rows: a sequence of empty bins, as in process
@@ -462,7 +462,8 @@ def window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: 
     return pieces, info
 
 
-def _map(executor, fn, items):
+def map_partitions(executor, fn, items):
+    """``fn`` over ``items``: in this process without an executor, else on it (the map step of every reduce)."""
     return map(fn, items) if executor is None else executor.map(fn, items)
 
 
@@ -487,7 +488,7 @@ def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
     :func:`~dphawkes_core.ledger.data_fingerprint` of the same events loaded from one file
     (``docs/scale.md``, "Privacy ledger").
     """
-    lanes = sum((lane for lane in _map(executor, partial(partition_fingerprint, window=window), paths)),
+    lanes = sum((lane for lane in map_partitions(executor, partial(partition_fingerprint, window=window), paths)),
                 np.zeros(_LANE_SALTS.size, dtype=np.uint64))
     digest = hashlib.sha256(b"dphawkes-partitions-v1")
     digest.update(np.float64([window.start, window.dim]).tobytes())
@@ -500,7 +501,7 @@ def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
 def partition_fingerprint(path: str, window: Window) -> np.ndarray:
     """Map step of :func:`partitioned_fingerprint`: the four lanes summed over one partition's in-window events."""
     lanes = np.zeros(_LANE_SALTS.size, dtype=np.uint64)
-    for key, per_dim, _, _ in _window_sequences(path, window, 1.0):
+    for key, per_dim, _, _ in window_sequences(path, window, 1.0):
         seq_hash = np.uint64(int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little"))
         for dim, times in enumerate(per_dim):
             bits = np.ascontiguousarray(times, dtype=np.float64).view(np.uint64)

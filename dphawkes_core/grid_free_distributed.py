@@ -35,7 +35,7 @@ import numpy as np
 from .binning import bin_index, bins_in_window
 from .count_cap import AUTO, cap_from_tails, cap_rng
 from .data_info import DataInfo
-from .distributed import Window, _map, _window_sequences, outside_domain, partitioned_tails
+from .distributed import Window, map_partitions, outside_domain, partitioned_tails, window_sequences
 from .errors import ConfigError, DataError
 from .grid_free_stats import GridFreePieces, PieceSums, keep_first, stats_from_pieces, toeplitz_pieces
 from .stats import check_design_size
@@ -276,7 +276,7 @@ def partition_grid_segments(path: str, window: Window, width: float, lags: int,
     """Map step: the :class:`GridSegment` of every sequence in one partition, its events outside the window and
     its rows outside the declared domain."""
     segments, outside = [], 0
-    for key, per_dim, _, out in _window_sequences(path, window, width):
+    for key, per_dim, _, out in window_sequences(path, window, width):
         segments.append(grid_segment(key, per_dim, window.ends[key] - window.start, width, lags, cap))
         outside += out
     return segments, outside, outside_domain(path, window)
@@ -288,7 +288,7 @@ def window_grid_free_pieces(paths, window: Window, width: float, lags: int, cap:
     over ``executor``, in this process when None), and the data info as the in-process statistics give it
     (plus ``outside_window`` and ``partitions``)."""
     check_bin_size(width)
-    mapped = list(_map(executor, partial(partition_grid_segments, window=window, width=width, lags=lags, cap=cap),
+    mapped = list(map_partitions(executor, partial(partition_grid_segments, window=window, width=width, lags=lags, cap=cap),
                        paths))
     segments = [s for segs, _, _ in mapped for s in segs]
     if window.keys is not None:  # a declared key without rows: a sequence without events, as in process
