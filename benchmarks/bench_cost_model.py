@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 
 from dphawkes_core.binning import lags_from_support, n_bins_for
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.kernels import get_scenario
 from dphawkes_core.resources import estimate_fit_cost
 from dphawkes_core.simulate import simulate
@@ -35,8 +35,9 @@ TOLERANCE = 2.0
 def _case_row(method: str, scenario: str, n_events: int, bin_size: float, support: float, iters: int) -> dict:
     events = simulate(get_scenario(scenario), n_events=n_events, seed=1)
     lags = lags_from_support(support, bin_size)
+    family = get_family(method)  # each family given the public settings it reads
     config = FitConfig(method=method, bin_size=bin_size, lags=lags, epsilon=1.0, calibration="formal", count_cap=5,
-                       **({"iters": iters, "bound": 0.5, "clip": 1.0} if method == "pgd-clip" else {}))
+                       **family.own_options({"iters": iters, "bound": 0.5, "clip": 1.0}))
     predicted = estimate_fit_cost(n_bins_for(events, bin_size), events.dim, lags, config.family.cost_kind, iters,
                                   n_events=events.n_events).seconds
     start = time.process_time()

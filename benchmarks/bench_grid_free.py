@@ -134,20 +134,26 @@ def ctls_nonprivate(events: Events, scenario: Scenario, width: float) -> tuple[f
     return kernel_function_error(fit_steps(result), scenario), seconds
 
 
-def private_errors(events: Events, scenario: Scenario, method: str, width: float, draws: int) -> list[float]:
-    """Errors of ``draws`` seeded formal fits (ε = 1, automatic C drawn with each seed too): ``ctls`` at w, or
-    DP-SSP per lag at Δ = w."""
+def ssp_config(width: float, seed: int) -> FitConfig:
+    """DP-SSP per lag at Δ = w: formal, ε = 1, automatic C (drawn with the seed too)."""
+    return FitConfig(method="ssp", bin_size=width, lags=int(round(SUPPORT / width)), calibration="formal",
+                     epsilon=EPSILON, dp_delta=DP_DELTA, count_cap="auto", seed=seed)
+
+
+def private_errors(events: Events, scenario: Scenario, config_of, width: float, draws: int) -> list[float]:
+    """Errors of ``draws`` seeded formal fits ``config_of(width, seed)`` (ε = 1, automatic C drawn with each seed
+    too): ``ctls`` (:func:`ctls_config` with ``private=True``) or DP-SSP per lag (:func:`ssp_config`)."""
     errors = []
     for seed in range(1, draws + 1):
-        if method == "ctls":
-            config = ctls_config(width, private=True, seed=seed)
-        else:
-            config = FitConfig(method="ssp", bin_size=width, lags=int(round(SUPPORT / width)), calibration="formal",
-                               epsilon=EPSILON, dp_delta=DP_DELTA, count_cap="auto", seed=seed)
         with blas_threads(1):
-            result, _ = fit(events, config)
+            result, _ = fit(events, config_of(width, seed))
         errors.append(kernel_function_error(fit_steps(result), scenario, SUPPORT))
     return errors
+
+
+def private_ctls_config(width: float, seed: int) -> FitConfig:
+    """The formal grid-free fit of :func:`ctls_config`."""
+    return ctls_config(width, private=True, seed=seed)
 
 
 def averaged_ssp_errors(events: Events, scenario: Scenario, widths, draws: int) -> dict:
@@ -184,8 +190,8 @@ def run_table(processes, sizes, sims: int, draws: int, widths, private_widths, e
                 averaged = averaged_ssp_errors(events, scenario, private_widths, draws) if draws else {}
                 for width in private_widths:
                     row = {"process": name, "events": n, "seed": seed, "width": width, "private": True,
-                           "ctls_private": private_errors(events, scenario, "ctls", width, draws),
-                           "ssp_per_lag": private_errors(events, scenario, "ssp", width, draws),
+                           "ctls_private": private_errors(events, scenario, private_ctls_config, width, draws),
+                           "ssp_per_lag": private_errors(events, scenario, ssp_config, width, draws),
                            "ssp_averaged": averaged.get(width, [])}
                     rows.append(row)
                     print(json.dumps(row), flush=True)
@@ -311,7 +317,7 @@ def rows() -> list[dict]:
         if n == 1_000_000:
             out.append(_row("grid-free non-private speed vs EM, 10⁶ events", f"{seconds:.2f} s vs {em_seconds:.1f} s "
                             f"({em_seconds / seconds:.0f}×)", ">= 20× faster", em_seconds >= 20 * seconds))
-            private = float(np.median(private_errors(events, scenario, "ctls", 0.1, 1)))
+            private = float(np.median(private_errors(events, scenario, private_ctls_config, 0.1, 1)))
             out.append(_row("grid-free formal ε = 1 vs EM, paper-2d 10⁶ (w = 0.1)",
                             f"{private:.4f} vs {em_error:.4f} ({private / em_error:.2f}×)", "<= 1.5× EM",
                             private <= 1.5 * em_error))
