@@ -7,6 +7,7 @@ from the registry (:func:`formal_family`) and sets it on the page.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import io
 import json
@@ -14,6 +15,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.datasets import Dataset
@@ -21,7 +23,7 @@ from dphawkes_core.domain import Domain
 from dphawkes_core.estimators import FAMILIES
 from dphawkes_core.events import load_csv, save_csv
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.ledger import LEDGER_ENV, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 from dphawkes_core.simulate import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,3 +119,42 @@ def estimate_trace(at: AppTest) -> np.ndarray:
     """The estimate's values in every kernel cell, in order."""
     kernels = figures(at)[0]
     return np.concatenate([decode(t["y"]) for t in kernels["data"] if t.get("name") == "estimate"])
+
+
+# --- browser tests (Debian's Chromium through playwright) -------------------------------------------------------
+
+@contextlib.contextmanager
+def served_app(folder: Path):
+    """The app served by ``streamlit run`` for a browser test, with a ledger of its own in ``folder`` (never the
+    user's); skips, saying why, without Chromium or playwright. Yields ``(url, ledger path)``."""
+    from benchmarks.chromium_driver import CHROMIUM, running_app
+
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium via scripts/ensure_chromium.sh)")
+    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
+    ledger = folder / "ledger.json"
+    with running_app(folder / "streamlit.log", env={LEDGER_ENV: str(ledger)}) as url:
+        yield url, ledger
+
+
+@contextlib.contextmanager
+def chromium_browser():
+    """Headless Debian Chromium (never ``playwright install``), closed afterwards."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.chromium_driver import CHROMIUM, CHROMIUM_ARGS
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def wait_idle(page, timeout=120_000):
+    """Wait until the page has run and drawn (no running indicator, no skeleton)."""
+    from benchmarks.chromium_driver import IDLE
+
+    page.wait_for_selector(IDLE, timeout=timeout)
+    page.wait_for_function("!document.querySelector(\"[data-testid='stSkeleton']\")", timeout=timeout)

@@ -16,8 +16,9 @@ import os
 from pathlib import Path
 
 import pytest
+from app_tools import chromium_browser, served_app, wait_idle
 
-from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
+from benchmarks.chromium_driver import CHART
 from dphawkes_core.datasets import list_samples
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset
 
@@ -29,29 +30,14 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium via scripts/ensure_chromium.sh)")
-    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-    log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    with running_app(log_path) as url:
+    with served_app(tmp_path_factory.mktemp("streamlit")) as (url, _):
         yield url
 
 
 @pytest.fixture(scope="module")
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
-def _wait_idle(page, timeout=120_000):
-    page.wait_for_selector(IDLE, timeout=timeout)
-    page.wait_for_function("!document.querySelector(\"[data-testid='stSkeleton']\")", timeout=timeout)
+    with chromium_browser() as chromium:
+        yield chromium
 
 
 def _estimate_trace(page):
@@ -103,10 +89,10 @@ def test_estimate_page_renders_and_rerenders(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
     try:
         page.goto(server, wait_until="domcontentloaded")
-        _wait_idle(page)
+        wait_idle(page)
         assert page.locator("[data-testid='stAppDeployButton']").count() == 0  # client.toolbarMode
         page.get_by_role("link", name="Estimate").first.click()
-        _wait_idle(page)
+        wait_idle(page)
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         before = _estimate_trace(page)
         assert len(before) == get_preset(DEFAULT_PRESET).config.lags
@@ -119,7 +105,7 @@ def test_estimate_page_renders_and_rerenders(server, browser, tmp_path):
         eps_input.fill("0.3")
         eps_input.press("Enter")
         page.wait_for_function("() => window.location.search.includes('eps=0.3')", timeout=60_000)
-        _wait_idle(page)
+        wait_idle(page)
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         page.wait_for_function(
             """(before) => {
@@ -132,7 +118,7 @@ def test_estimate_page_renders_and_rerenders(server, browser, tmp_path):
 
         # the paper's regime, one link away: Figure 1 as published (DP-PGD, B = 0.2)
         page.goto(f"{server}/Estimate?preset=fig1", wait_until="domcontentloaded")
-        _wait_idle(page)
+        wait_idle(page)
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         assert page.locator("[data-testid='stException']").count() == 0
         page.screenshot(path=str(tmp_path / "estimate.png"), full_page=True)
@@ -155,13 +141,13 @@ def test_kernel_grids_stay_readable(server, browser, tmp_path, link, picture):
     page = browser.new_page(viewport={"width": 1400, "height": 2000})
     try:
         page.goto(f"{server}/Estimate?{link}", wait_until="domcontentloaded")
-        _wait_idle(page)
+        wait_idle(page)
         if REAL_5D in link:  # real data are private (issue 21): nothing is fitted until the user asks
             show = page.get_by_role("button", name="Show it (not a formal release — spends nothing)")
             show.wait_for(timeout=120_000)
             assert page.locator(CHART).count() == 0
             show.click()
-            _wait_idle(page)
+            wait_idle(page)
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         assert page.locator("[data-testid='stException']").count() == 0
         grid = page.locator("[data-testid='stPlotlyChart']").first

@@ -1,11 +1,10 @@
 """Headless tests of the Streamlit app with AppTest: every page, defaults and edge values, all methods."""
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from app_tools import decode, figures
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
@@ -25,17 +24,6 @@ def open_page(path: str = "app.py", **query) -> AppTest:
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)
     at.query_params.update(query)
     return at.run()
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
-
-
-def decode(values):
-    """Plotly >= 6 encodes arrays as base64 ``{"dtype", "bdata"}``."""
-    if isinstance(values, dict) and "bdata" in values:
-        return np.frombuffer(base64.b64decode(values["bdata"]), dtype=values["dtype"])
-    return np.asarray(values)
 
 
 def metrics_table(at: AppTest):

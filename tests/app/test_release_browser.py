@@ -18,9 +18,9 @@ import re
 from pathlib import Path
 
 import pytest
-from app_tools import private_csv
+from app_tools import chromium_browser, private_csv, served_app, wait_idle
 
-from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app
+from benchmarks.chromium_driver import CHART
 from dphawkes_core.estimators import FAMILIES
 from dphawkes_core.ledger import LedgerBook
 
@@ -32,36 +32,20 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (make test installs Debian's chromium via scripts/ensure_chromium.sh)")
-    pytest.importorskip("playwright.sync_api", reason="the playwright Python package is not installed")
-    folder = tmp_path_factory.mktemp("release_server")
-    ledger = folder / "ledger.json"
-    with running_app(folder / "streamlit.log", env={"DPHAWKES_LEDGER": str(ledger)}) as url:
-        yield url, ledger
+    with served_app(tmp_path_factory.mktemp("release_server")) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium_browser() as chromium:
+        yield chromium
 
 
 def expect(locator):
     from playwright.sync_api import expect as playwright_expect
 
     return playwright_expect(locator)
-
-
-def wait_idle(page, timeout=120_000):
-    page.wait_for_selector(IDLE, timeout=timeout)
-    page.wait_for_function("!document.querySelector(\"[data-testid='stSkeleton']\")", timeout=timeout)
 
 
 def no_exception(page):
