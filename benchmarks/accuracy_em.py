@@ -5,7 +5,7 @@ Usage::
     nice .venv/bin/python -m benchmarks.accuracy_em [--sizes 10000 100000 1000000]
         [--bin-sizes 0.5 0.2 0.1 0.05 0.02 0.01] [--cache /tmp/dphawkes_accuracy] [--private DRAWS]
 
-Metric (the same for every estimator, independent of any lag grid; ``dphawkes_core.metrics``, which the
+Metric (the same for every estimator, independent of any lag grid; ``dphawkes_core.evaluation.metrics``, which the
 CLI and the app report too): the relative L2 error of the kernel *functions* over the support ``[0, s]``, s = 5,
 
     err(ĥ) = sqrt( Σ_ij ∫_0^s (ĥ_ij(t) − h_ij(t))² dt ) / sqrt( Σ_ij ∫_0^s h_ij(t)² dt ),
@@ -23,7 +23,7 @@ Besides the raw estimates, two analyses of the gap:
 
 * ``aggregated`` — CLS fitted at a fine Δ (0.01) and averaged over blocks of m lags into a histogram of
   width w = mΔ on ((k−1)w, kw], the same form as EM's histogram (w = 0.1 ↔ K = 50, w = 0.2 ↔ K = 25),
-  by :func:`dphawkes_core.lag_average.average_fit` (what ``dphawkes fit --average-width`` and the app offer);
+  by :func:`dphawkes_core.evaluation.lag_average.average_fit` (what ``dphawkes fit --average-width`` and the app offer);
 * the INAR limit — what CLS converges to for a fixed Δ as the data grow (Kirchner's approximation):
   α_k/Δ → ∫ h(kΔ + u)(1 − |u|/Δ)/Δ du, the truth averaged with a triangle of half-width Δ around kΔ.
   Its error is the discretisation bias no amount of data removes; the best step function of width Δ
@@ -50,13 +50,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.binning import lags_from_support
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.events import Events, from_arrays
-from dphawkes_core.kernels import Scenario, get_scenario
-from dphawkes_core.lag_average import average_fit, average_lags, fit_steps
-from dphawkes_core.metrics import FUNCTION_GRID_STEP, function_relative_error, midpoint_grid
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.io import Events, from_arrays
+from dphawkes_core.data.kernels import Scenario, get_scenario
+from dphawkes_core.evaluation.lag_average import average_fit, average_lags, fit_steps
+from dphawkes_core.evaluation.metrics import FUNCTION_GRID_STEP, function_relative_error, midpoint_grid
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.threads import blas_settings, blas_threads
 
 SUPPORT = 5.0

@@ -5,7 +5,7 @@ A *burner* is a separate Python process spinning on one core (bounded: it exits 
 
 * DP-PGD, paper-4d, Δ = 0.01, s = 5 (d = 4, p = 500), K = 1000: under 3 s, as when quiet
   (``bench_core``); the row names how the fit computed ``A²Uᵀ`` (``structured``: two FFT products from the
-  moment pieces per step, ``dphawkes_core.stats.ToeplitzMomentOperator``);
+  moment pieces per step, ``dphawkes_core.statistics.moments.ToeplitzMomentOperator``);
 * clipped-gradient DP-PGD on 10⁵ paper-2d events (Δ = 0.5, p = 10): under 50 ms per iteration, as
   when quiet (``bench_beyond``).
 
@@ -25,10 +25,10 @@ import time
 from dataclasses import replace
 from typing import Callable
 
-from dphawkes_core.binning import lags_from_support
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.threads import BLAS_THREADS, blas_threads
 
 REPEATS = 2

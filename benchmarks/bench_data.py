@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dphawkes_core.events import load_csv, load_parquet
+from dphawkes_core.data.io import load_csv, load_parquet
 
 N_EVENTS = 1_000_000
 EPOCH = 1_700_000_000

@@ -23,7 +23,7 @@ What is measured, per process and number of events (simulations with seeds 1 …
   and fitted at Δ = 0.01 (one fit per draw) averaged into those widths (``lag_average``): its best is the
   reference of the issue's target.
 
-Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/metrics.py``); the tables report the median
+Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/evaluation/metrics.py``); the tables report the median
 over simulations (and noise draws). ``--scale`` measures the 10⁷-event statistics and fit (paper-2d, the
 ``bench_scale`` cache, five simulations laid end to end) in a fresh process: time of each phase and peak RSS.
 """
@@ -42,10 +42,10 @@ from pathlib import Path
 import numpy as np
 
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
-from dphawkes_core.events import Events, from_arrays
-from dphawkes_core.kernels import ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel, get_scenario
-from dphawkes_core.lag_average import average_fit, fit_steps
-from dphawkes_core.metrics import function_relative_error, kernel_function_error, midpoint_grid
+from dphawkes_core.data.io import Events, from_arrays
+from dphawkes_core.data.kernels import ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel, get_scenario
+from dphawkes_core.evaluation.lag_average import average_fit, fit_steps
+from dphawkes_core.evaluation.metrics import function_relative_error, kernel_function_error, midpoint_grid
 from dphawkes_core.threads import blas_settings, blas_threads
 
 SUPPORT = 5.0
@@ -81,7 +81,7 @@ PROCESSES = {"paper-2d": lambda: get_scenario("paper-2d"), "paper-4d": lambda: g
 
 def cached_events(scenario: Scenario, n_events: int, seed: int, cache: Path = CACHE) -> Events:
     """One simulation (tick, ``seed``) cached as ``.npz``."""
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.simulate import simulate
 
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / f"{scenario.name}_{n_events}_seed{seed}.npz"

@@ -39,8 +39,8 @@ def cached_events() -> Path:
     path = SCALE_CACHE / f"paper2d-{CHUNKS * CHUNK_EVENTS}.npz"
     if path.exists():
         return path
-    from dphawkes_core.kernels import get_scenario
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.kernels import get_scenario
+    from dphawkes_core.data.simulate import simulate
 
     scenario, offset, parts = get_scenario("paper-2d"), 0.0, [[], []]
     for seed in range(1, CHUNKS + 1):
@@ -76,9 +76,9 @@ def measure(kind: str, path: str) -> dict:
     """Child mode: load, bin, compute the statistics and fit CLS; report phase times and peak RSS."""
     import resource
 
-    from dphawkes_core.binning import lags_from_support
+    from dphawkes_core.statistics.binning import lags_from_support
     from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
-    from dphawkes_core.events import from_arrays, load_csv
+    from dphawkes_core.data.io import from_arrays, load_csv
 
     start = time.perf_counter()
     if kind == "npz":

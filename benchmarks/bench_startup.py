@@ -21,9 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from dphawkes_core.events import save_csv
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.io import save_csv
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 
 REPEATS = 5  # the minimum is the least disturbed run; the command's own cost is what the targets are about
 CONSOLE_SCRIPT = Path(sys.executable).with_name("dphawkes")

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 MARKER = "BENCHMARK-ROWS:"
-LEDGER_ENV = "DPHAWKES_LEDGER"  # dphawkes_core.ledger.LEDGER_ENV (not imported: the parent stays light)
+LEDGER_ENV = "DPHAWKES_LEDGER"  # dphawkes_core.release.ledger.LEDGER_ENV (not imported: the parent stays light)
 
 
 def run_one(name: str) -> None:

@@ -43,8 +43,8 @@ def _simulate_sequence(args) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from dphawkes_core.kernels import get_scenario
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.kernels import get_scenario
+    from dphawkes_core.data.simulate import simulate
 
     events = simulate(get_scenario("paper-2d"), end_time=end, seed=seq + 1).sequences[0]
     times = np.concatenate(events.times)
@@ -102,7 +102,7 @@ def _cluster(memory_limit: str):
 
 def measure(method: str, paths: list[str], end: float, memory_limit: str, check_paths: list[str]) -> dict:
     """Time and memory of one partitioned fit of ``method``, and the partitioned fit of ``check_paths``."""
-    from dphawkes_core.distributed import partitioned_window
+    from dphawkes_core.statistics.partitioned import partitioned_window
     from dphawkes_core.estimators import fit_stats, prepare_partitioned
 
     config = _config(method)
@@ -139,7 +139,7 @@ def in_process_check(method: str, check_paths: list[str], end: float, partitione
     import pyarrow as pa
 
     from dphawkes_core.estimators import fit_stats, prepare_stats
-    from dphawkes_core.events import load_parquet
+    from dphawkes_core.data.io import load_parquet
 
     whole = tmp.parent / f"check-{tmp.name}-{len(check_paths)}.parquet"  # outside the store: not a partition
     if not whole.exists():

@@ -1,6 +1,6 @@
 """Streamlit glue for the privacy budget: the current data set's ledger, its display, and metered releases.
 
-The accounting is :mod:`dphawkes_core.ledger`; this module only reads the ledger file, shows the
+The accounting is :mod:`dphawkes_core.release.ledger`; this module only reads the ledger file, shows the
 remaining budget, and sends the pages' fits on private data through it.
 """
 
@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dphawkes_core.datasets import Dataset
-from dphawkes_core.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
+from dphawkes_core.data.datasets import Dataset
+from dphawkes_core.release.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
                                   default_ledger_path, is_metered)
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
@@ -108,7 +108,7 @@ SIMULATED_COPY_MAX_EVENTS = 50_000
 def simulated_copy_scenario(dataset: Dataset):
     """A simulated process with the data's shape: the first known scenario with the same number of dimensions
     (``None`` when there is none)."""
-    from dphawkes_core.kernels import SCENARIOS, get_scenario
+    from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 
     return next((get_scenario(name) for name in SCENARIOS if get_scenario(name).dim == dataset.events.dim), None)
 
@@ -121,7 +121,7 @@ def offer_simulated_copy(dataset: Dataset, key: str, what: str = "Run it on a si
 
     scenario = simulated_copy_scenario(dataset)
     if scenario is None:
-        from dphawkes_core.kernels import get_scenario
+        from dphawkes_core.data.kernels import get_scenario
 
         scenario = get_scenario("paper-2d")
     n_events = int(min(max(dataset.events.n_events, 1000), SIMULATED_COPY_MAX_EVENTS))

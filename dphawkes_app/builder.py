@@ -1,4 +1,4 @@
-"""Build a custom :class:`~dphawkes_core.kernels.Scenario` from plain values (the app's form widgets).
+"""Build a custom :class:`~dphawkes_core.data.kernels.Scenario` from plain values (the app's form widgets).
 
 Each kernel family has named parameters with defaults and lower bounds, so a user interface can
 render one input per parameter without knowing the kernel classes; :func:`build_scenario` turns
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel
+from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel
 
 MAX_CUSTOM_DIM = 6
 

@@ -17,16 +17,16 @@ from typing import Mapping
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from dphawkes_core.count_cap import AUTO
-from dphawkes_core.datasets import Dataset, list_samples, load_sample, simulate_dataset
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.data.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_stats, get_family, is_sequence_unit,
                                       method_names, prepare_stats)
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.ledger import data_fingerprint
-from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.release.ledger import data_fingerprint
+from dphawkes_core.privacy.sequence import PRIVACY_UNITS, UNIT_LABELS
 from dphawkes_core.threads import set_blas_threads
-from dphawkes_core.unit_conversion import unit_conversion
+from dphawkes_core.privacy.unit_conversion import unit_conversion
 from dphawkes_experiments.compare import compare_methods
 
 from .guidance import count_noun
@@ -43,7 +43,7 @@ LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session 
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """Cache key of a data set: the one identity of its events (:func:`~dphawkes_core.ledger.data_fingerprint`,
+    """Cache key of a data set: the one identity of its events (:func:`~dphawkes_core.release.ledger.data_fingerprint`,
     also the ledger's key) with what the app's caches depend on besides: the names and what of the domain is
     declared (the same events with declared dimensions give other statistics' data info)."""
     ev = dataset.events
@@ -59,7 +59,7 @@ def preset_dataset(key: str) -> Dataset:
 
 @st.cache_data(show_spinner="Simulating…", max_entries=8)
 def simulate_cached(scenario_repr: str, _scenario, n_events, end_time, seed) -> Dataset:
-    """:func:`~dphawkes_core.datasets.simulate_dataset`, cached on the scenario's full ``repr``."""
+    """:func:`~dphawkes_core.data.datasets.simulate_dataset`, cached on the scenario's full ``repr``."""
     return simulate_dataset(_scenario, n_events=n_events, end_time=end_time, seed=seed)
 
 
@@ -308,7 +308,7 @@ def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, 
 
 
 def show_unit_conversion(report, default_k: int) -> None:
-    """The fit's guarantee in the other unit (:func:`~dphawkes_core.unit_conversion.unit_conversion`)."""
+    """The fit's guarantee in the other unit (:func:`~dphawkes_core.privacy.unit_conversion.unit_conversion`)."""
     st.markdown(f"**Privacy unit: {UNIT_LABELS[report.privacy_unit]}.** What it means for the other unit:")
     k = int(st.number_input("events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
                             help="a public number: how many events one person contributes"))

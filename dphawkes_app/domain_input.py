@@ -1,7 +1,7 @@
 """The Data page's declared domain: the dimensions (and sequence keys) of uploaded and real data as public inputs.
 
 A formal release needs the number of dimensions d, their names and the set of sequences *declared*, not read
-from the data (:mod:`dphawkes_core.domain`): otherwise one event in a new dimension would change the output's
+from the data (:mod:`dphawkes_core.data.domain`): otherwise one event in a new dimension would change the output's
 shape. The page proposes the values found in the data, labelled "read from the data", and declares them only
 when the user confirms them as public; a real data set's ``labels.csv`` is its declared list of dimensions.
 Rows outside a declared domain are dropped and counted, never refused.
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from dphawkes_core.datasets import Dataset, SampleInfo
-from dphawkes_core.domain import Domain
+from dphawkes_core.data.datasets import Dataset, SampleInfo
+from dphawkes_core.data.domain import Domain
 from dphawkes_core.errors import DataError
-from dphawkes_core.events import load_csv, load_labels, load_parquet
+from dphawkes_core.data.io import load_csv, load_labels, load_parquet
 
 DECLARED_KEY = "declared_domain"  # {(source, name): {"dimensions": tuple, "sequences": tuple | None}}
 
@@ -29,7 +29,7 @@ def is_parquet(name: str) -> bool:
 
 def upload_with_domain(name: str, content: bytes, end_time=None, *, start_time=None, time_unit=None,
                        domain: Domain | None = None) -> Dataset:
-    """:func:`~dphawkes_core.datasets.upload_dataset` with a declared domain (``None``: read from the data)."""
+    """:func:`~dphawkes_core.data.datasets.upload_dataset` with a declared domain (``None``: read from the data)."""
     if not content:
         raise DataError("the uploaded file is empty")
     load = load_parquet if is_parquet(name) else load_csv
@@ -39,7 +39,7 @@ def upload_with_domain(name: str, content: bytes, end_time=None, *, start_time=N
 
 
 def sample_with_domain(info: SampleInfo, end_time=None, start_time=None, domain: Domain | None = None) -> Dataset:
-    """:func:`~dphawkes_core.datasets.load_sample` with a declared domain: by default its ``labels.csv`` (the data
+    """:func:`~dphawkes_core.data.datasets.load_sample` with a declared domain: by default its ``labels.csv`` (the data
     set's own list of dimensions, public metadata) when it has one."""
     labels = load_labels(info.events_path.with_name("labels.csv"))
     if domain is None and labels is not None:
@@ -67,7 +67,7 @@ def sequence_keys(name: str, content: bytes) -> tuple[str, ...] | None:
     columns = {c.strip().lower(): c for c in frame.columns}
     if "sequence" not in columns:
         return None
-    from dphawkes_core.domain import key_text
+    from dphawkes_core.data.domain import key_text
 
     return tuple(dict.fromkeys(key_text(frame[columns["sequence"]].to_numpy())))
 

@@ -14,7 +14,7 @@ from typing import Mapping
 
 import streamlit as st
 
-from dphawkes_core.datasets import Dataset
+from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.estimators import FAMILIES, method_labels
 from .guidance import TimeScale, time_scale
 from .presets import WORKS_COUNT_CAP, Preset, preset_for

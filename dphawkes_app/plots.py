@@ -14,10 +14,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dphawkes_core.binning import BinnedCounts, SparseCounts
-from dphawkes_core.events import Events
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
+from dphawkes_core.data.io import Events
 from dphawkes_core.estimators import method_names
-from dphawkes_core.kernels import Scenario
+from dphawkes_core.data.kernels import Scenario
 
 TRUTH_COLOR = "#222222"
 METHOD_PALETTE = ("#1f77b4", "#d62728", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
@@ -194,7 +194,7 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     scenario : Scenario, optional
         The true process, drawn as a continuous curve on ``(0, pΔ]``.
     steps : dict, optional
-        Label -> :class:`~dphawkes_core.lag_average.StepKernels` (e.g. the estimate averaged over lags),
+        Label -> :class:`~dphawkes_core.evaluation.lag_average.StepKernels` (e.g. the estimate averaged over lags),
         each drawn as a step line over its bins. The integrated-kernel view omits them: averaging over lags
         keeps each kernel's integral.
     colors : dict, optional

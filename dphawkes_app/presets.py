@@ -22,13 +22,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from dphawkes_core.binning import lags_from_support
-from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
-from dphawkes_core.datasets import Dataset, simulate_dataset
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.data.datasets import Dataset, simulate_dataset
 from dphawkes_core.estimators import Family, FitConfig, get_family
 from dphawkes_core.estimators.settings import defaults
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.metrics import constraint_scale
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.evaluation.metrics import constraint_scale
 from dphawkes_experiments.reproduce import FIGURES, KERNEL_BIN_SIZE, SUPPORT
 
 DEFAULT_PRESET = "works"
@@ -62,7 +62,7 @@ class Preset:
     summary : str
         One sentence: what the preset shows.
     scenario : str
-        Name of the simulated process (:data:`dphawkes_core.kernels.SCENARIOS`).
+        Name of the simulated process (:data:`dphawkes_core.data.kernels.SCENARIOS`).
     n_events : int
         Number of simulated events.
     data_seed : int

@@ -4,10 +4,10 @@
 unseeded fit is a fresh noise draw kept in this session only (:func:`live_fit`): no cache shared between
 sessions pins one draw for everyone; "draw the noise again" asks for a new one and :func:`noise_band` shows
 several at once. Nothing is a release (no ledger): the settings are labelled by whether they *would* be a
-formal release on private data (:attr:`~dphawkes_core.privacy.FormalStatus.settings_formal`).
+formal release on private data (:attr:`~dphawkes_core.privacy.calibration.FormalStatus.settings_formal`).
 
 *Private data* (uploads and real data sets, unless marked public): every estimate goes through a
-:class:`~dphawkes_core.session.PrivacySession` and nothing is computed by opening the page or moving a widget.
+:class:`~dphawkes_core.release.session.PrivacySession` and nothing is computed by opening the page or moving a widget.
 :func:`private_fit` shows an earlier release of the same settings from the ledger (free, and says so), or the
 settings' predicted cost — planned from public numbers, nothing drawn — and a "Release (spends ε = …)" button;
 only the click releases. The page then reruns so the budget box is current, and the one message of that rerun
@@ -28,14 +28,14 @@ from typing import Mapping
 import numpy as np
 import streamlit as st
 
-from dphawkes_core.count_cap import AUTO
-from dphawkes_core.datasets import Dataset
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_stats, release_status
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.ledger import BudgetExceeded, DataLedger, Entry, release_request
-from dphawkes_core.privacy import FormalStatus
-from dphawkes_core.session import PrivacySession, SessionAnswer
+from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry, release_request
+from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.release.session import PrivacySession, SessionAnswer
 from .budget import BudgetState
 from .common import config_items, fit_cached, friendly_error, stats_cached, stats_config
 

@@ -17,8 +17,8 @@ import math
 from dataclasses import dataclass
 from typing import Mapping
 
-from dphawkes_core.datasets import Dataset
-from dphawkes_core.kernels import SCENARIOS
+from dphawkes_core.data.datasets import Dataset
+from dphawkes_core.data.kernels import SCENARIOS
 
 DATA_KEYS = ("data", "n", "T", "dseed", "name", "start", "end", "file")
 

@@ -16,7 +16,7 @@ import numpy as np
 from dphawkes_core.errors import DPHawkesError
 
 if TYPE_CHECKING:  # the CSV loader (pandas) loads where a command uses it: `dphawkes fit --help` starts fast
-    from dphawkes_core.events import Events
+    from dphawkes_core.data.io import Events
 
 
 class UsageError(DPHawkesError):
@@ -112,8 +112,8 @@ def load_events_file(path: str, end_time: str | float | None = None, *, start_ti
                      sequences: str | None = None) -> Events:
     """Load an event CSV or Parquet file (by suffix) over its declared domain: the dimensions of
     ``--dimensions`` or of a ``labels.csv`` beside it, the sequence keys of ``--sequences``."""
-    from dphawkes_core.domain import Domain, parse_dimensions, read_sequences
-    from dphawkes_core.events import load_csv, load_labels, load_parquet
+    from dphawkes_core.data.domain import Domain, parse_dimensions, read_sequences
+    from dphawkes_core.data.io import load_csv, load_labels, load_parquet
 
     declared = parse_dimensions(dimensions) if dimensions else load_labels(Path(path).with_name("labels.csv"))
     keys, windows = read_sequences(sequences) if sequences else (None, None)

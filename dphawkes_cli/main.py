@@ -11,16 +11,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dphawkes_core.binning import lags_from_support
-from dphawkes_core.count_cap import AUTO_CAP_SHARE
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
-from dphawkes_core.kernels import SCENARIOS, get_scenario
-from dphawkes_core.lag_average import add_lag_average, average_fit, block_for_width
-from dphawkes_core.ledger import DEFAULT_BUDGET_EPSILON
-from dphawkes_core.metrics import constraint_scale
-from dphawkes_core.privacy import CALIBRATIONS, formal_status
-from dphawkes_core.sequence_privacy import PRIVACY_UNITS
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
+from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit, block_for_width
+from dphawkes_core.release.ledger import DEFAULT_BUDGET_EPSILON
+from dphawkes_core.evaluation.metrics import constraint_scale
+from dphawkes_core.privacy.calibration import CALIBRATIONS, formal_status
+from dphawkes_core.privacy.sequence import PRIVACY_UNITS
 from dphawkes_core.threads import set_blas_threads
 
 from .inputs import (OneLineParser, UsageError, add_family_options, add_window_options, cap_or_auto, clip_or_auto,
@@ -29,11 +29,11 @@ from .inputs import (OneLineParser, UsageError, add_family_options, add_window_o
 from .sweep import add_sweep_parser
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
-    from dphawkes_core.events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
+    from dphawkes_core.data.io import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
 
 
 def _write_json(payload: dict, target: str | None) -> None:
-    from dphawkes_core.export import to_json
+    from dphawkes_core.release.export import to_json
 
     text = to_json(payload)
     if target in (None, "-"):
@@ -43,9 +43,9 @@ def _write_json(payload: dict, target: str | None) -> None:
 
 
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None, status=None) -> dict:
-    """The app's export payload (:func:`~dphawkes_core.export.fit_payload`) with the headline numbers
+    """The app's export payload (:func:`~dphawkes_core.release.export.fit_payload`) with the headline numbers
     also at the top level for scripts: data diagnostics, error metrics and the privacy report."""
-    from dphawkes_core.export import fit_payload
+    from dphawkes_core.release.export import fit_payload
 
     payload = fit_payload(result, config, data_info, names, truth=truth, status=status)
     payload.update(bin_size=result.bin_size, lags=result.lags, dim=result.dim, **data_info)
@@ -58,8 +58,8 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
 
 
 def _cmd_simulate(args) -> int:
-    from dphawkes_core.events import save_csv
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.io import save_csv
+    from dphawkes_core.data.simulate import simulate
 
     scenario = get_scenario(args.scenario)
     events = simulate(scenario, n_events=args.events, end_time=args.horizon, seed=args.seed)
@@ -110,7 +110,7 @@ def _cmd_fit(args) -> int:
     if args.ledger:
         from dphawkes_core.estimators import prepare_stats
         from dphawkes_core.estimators.binned import domain_info
-        from dphawkes_core.ledger import data_fingerprint
+        from dphawkes_core.release.ledger import data_fingerprint
 
         result, info, ledger, status = _ledger_fit(
             args, data_fingerprint(events), lambda c: prepare_stats(events, c),
@@ -151,13 +151,13 @@ def _is_partitioned(path: str) -> bool:
 
 def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     """``fit 'events/*.parquet' [--dask local|tcp://HOST:PORT]``: statistics per partition, reduced, then fitted
-    (:mod:`dphawkes_core.distributed`); on a Dask cluster with ``--dask``, else in this process."""
+    (:mod:`dphawkes_core.statistics.partitioned`); on a Dask cluster with ``--dask``, else in this process."""
     import contextlib
 
-    from dphawkes_core.distributed import partition_paths, partitioned_fingerprint, partitioned_window
-    from dphawkes_core.domain import parse_dimensions, read_sequences
+    from dphawkes_core.statistics.partitioned import partition_paths, partitioned_fingerprint, partitioned_window
+    from dphawkes_core.data.domain import parse_dimensions, read_sequences
     from dphawkes_core.estimators import prepare_partitioned
-    from dphawkes_core.events import load_labels
+    from dphawkes_core.data.io import load_labels
     from dphawkes_experiments.sweep import dask_executor
 
     if args.time_unit or config.privacy_unit != "event":
@@ -216,8 +216,8 @@ def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitC
     (exit 2) past the budget before anything is drawn; prints one line on what the ledger did.
     ``prepare(config)`` gives the statistics and data info. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
-    from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey
-    from dphawkes_core.session import PrivacySession
+    from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey
+    from dphawkes_core.release.session import PrivacySession
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
@@ -238,7 +238,7 @@ def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitC
 
 
 def _cmd_ledger_show(args) -> int:
-    from dphawkes_core.ledger import LedgerBook
+    from dphawkes_core.release.ledger import LedgerBook
 
     if not Path(args.path).is_file():
         raise UsageError(f"no ledger file at {args.path}")
@@ -375,7 +375,7 @@ def _add_audit_parser(sub) -> None:
 def _cmd_audit(args) -> int:
     from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
     from dphawkes_experiments.audit_events import worst_case_lags
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.simulate import simulate
 
     family = get_family(args.method)
     if args.support is None and not args.worst_case:

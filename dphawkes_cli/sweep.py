@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import method_names
-from dphawkes_core.kernels import SCENARIOS, get_scenario
-from dphawkes_core.privacy import CALIBRATIONS
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
+from dphawkes_core.privacy.calibration import CALIBRATIONS
 
 from .inputs import add_window_options, load_events_file, nonnegative_float, positive_float, positive_int
 

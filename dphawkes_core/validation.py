@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from .errors import ConfigError
+from dphawkes_core.errors import ConfigError
 
 
 def is_number(value) -> bool:

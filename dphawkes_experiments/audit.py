@@ -58,11 +58,11 @@ from typing import Callable
 
 import numpy as np
 
-from dphawkes_core.binning import BinnedCounts, bin_events
-from dphawkes_core.count_cap import AUTO
+from dphawkes_core.statistics.binning import BinnedCounts, bin_events
+from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, get_family, prepare_stats, privacy_report
-from dphawkes_core.events import Events
+from dphawkes_core.data.io import Events
 
 from .audit_events import prepare_event_audit
 from .audit_session import (DIRECTION_PROBES, AuditCancelled, AuditConfig, AuditResult, AuditSession, AutoCapData,
@@ -220,7 +220,7 @@ def run_session(session: AuditSession, progress: Callable[[int, int], None] | No
 def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, replacement) -> AuditSession:
     """An audit of a sequence-level fit (``privacy_unit="sequence"``) on sequence neighbours: D is the data,
     D' the data with sequence ``index`` replaced by ``replacement`` (an
-    :class:`~dphawkes_core.events.EventSequence` on the same window). The test sees the fit's release
+    :class:`~dphawkes_core.data.io.EventSequence` on the same window). The test sees the fit's release
     (``ssp_release``: ``full`` or the sequence unit's ``lagged`` one)."""
     fit = config.fit
     if fit.privacy_unit != "sequence":

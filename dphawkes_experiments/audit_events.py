@@ -11,11 +11,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dphawkes_core.binning import bin_events, bin_sparse
+from dphawkes_core.statistics.binning import bin_events, bin_sparse
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.count_cap import AUTO
+from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.estimators import privacy_report
-from dphawkes_core.events import Events
+from dphawkes_core.data.io import Events
 
 from .audit_session import (DIRECTION_PROBES, AuditConfig, AuditSession, AutoCapData, Neighbour, _as_run,
                             candidate_cells, common_noise_shift, worst_case_dim)
@@ -118,7 +118,7 @@ def prepare_worst_case_events(config: AuditConfig, dim: int) -> AuditSession:
 @dataclass
 class AutoCapEvents(AutoCapData):
     """:class:`AutoCapData` for a family fitted to exact event times: each run chooses C from the w-bin counts
-    of ``events`` (``binned``: :func:`~dphawkes_core.binning.bin_sparse`, as the family's ``prepare_stats``
+    of ``events`` (``binned``: :func:`~dphawkes_core.statistics.binning.bin_sparse`, as the family's ``prepare_stats``
     does), then releases the family's statistics of the events kept under that C."""
 
     events: Events | None = None

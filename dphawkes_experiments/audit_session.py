@@ -13,11 +13,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dphawkes_core.binning import BinnedCounts
-from dphawkes_core.count_cap import cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
+from dphawkes_core.statistics.binning import BinnedCounts
+from dphawkes_core.privacy.count_cap import cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
 from dphawkes_core.errors import ConfigError, DPHawkesError
 from dphawkes_core.estimators import FitConfig, binned_stats, privacy_report
-from dphawkes_core.privacy import gaussian_epsilon
+from dphawkes_core.privacy.calibration import gaussian_epsilon
 
 from .audit_statistics import (balanced_threshold, best_threshold, clopper_pearson_upper, epsilon_lower_bound,
                                mu_lower_bound, pooled_mu_lower_bound, projection, training_trials)

@@ -24,16 +24,16 @@ from typing import Mapping
 
 import numpy as np
 
-from dphawkes_core.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
 from dphawkes_core.errors import ConfigError, DPHawkesError
 from dphawkes_core.estimators import (FitConfig, FitResult, fit_stats, get_family, iterations, method_names,
                                       prepare_stats, release_status)
-from dphawkes_core.events import Events
-from dphawkes_core.kernels import Scenario
-from dphawkes_core.lag_average import fit_steps
-from dphawkes_core.metrics import compare, kernel_function_error
-from dphawkes_core.privacy import NOT_RELEASED, SEEDED_NOISE, FormalStatus
-from dphawkes_core.resources import estimate_fit_cost
+from dphawkes_core.data.io import Events
+from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.metrics import compare, kernel_function_error
+from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE, FormalStatus
+from dphawkes_core.estimators.cost import estimate_fit_cost
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
 
@@ -58,7 +58,7 @@ class MethodRow:
         (e.g. a count cap reused from DP-SSP's private choice), else empty.
     function_error : float
         Grid-free relative L2 error of the kernels against the process's kernel functions over [0, s]
-        (:func:`~dphawkes_core.metrics.kernel_function_error`); NaN without a known process or when not run.
+        (:func:`~dphawkes_core.evaluation.metrics.kernel_function_error`); NaN without a known process or when not run.
     """
 
     method: str
@@ -149,11 +149,11 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     include_slow : bool
         Run methods whose predicted cost exceeds :data:`COMPARISON_BUDGET_S` too.
     data_derived : iterable of str
-        Settings taken from the data (see :func:`~dphawkes_core.privacy.formal_status`). A count cap that
+        Settings taken from the data (see :func:`~dphawkes_core.privacy.calibration.formal_status`). A count cap that
         ``config`` chose automatically is not one of them: it was released privately, and each row notes it.
     fitter : callable
         ``fitter(stats, config) -> FitResult``; on private data, a release through the privacy ledger
-        (:func:`~dphawkes_core.session.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
+        (:func:`~dphawkes_core.release.session.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
     released : bool
         ``fitter`` releases through a privacy session, so a row with formal settings is a formal release.
     events : Events, optional

@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.events import Events, EventSequence
-from dphawkes_core.stats import MAX_DESIGN_ROWS
+from dphawkes_core.data.io import Events, EventSequence
+from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS
 
 _CHUNK_CELLS = 4_000_000  # predictions × (p+1)·d intensities held in memory at once
 

@@ -12,17 +12,17 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from dphawkes_core.binning import lags_from_support
-from dphawkes_core.count_cap import AUTO
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.estimators import (FitConfig, FitResult, fit_stats, get_family, is_sequence_unit, prepare_stats,
                                       register, release_status)
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.events import Events
-from dphawkes_core.kernels import Scenario
-from dphawkes_core.lag_average import fit_steps
-from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale, kernel_function_error
-from dphawkes_core.privacy import CALIBRATIONS
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.io import Events
+from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale, kernel_function_error
+from dphawkes_core.privacy.calibration import CALIBRATIONS
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.threads import blas_threads
 
 from .prediction import evaluate_prediction, split_events

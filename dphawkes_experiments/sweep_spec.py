@@ -16,12 +16,12 @@ from typing import Mapping
 
 import numpy as np
 
-from dphawkes_core.binning import lags_from_support
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import UNIT_KEYWORDS, FitConfig, get_family, method_names
-from dphawkes_core.events import Events
-from dphawkes_core.kernels import Scenario
-from dphawkes_core.privacy import CALIBRATIONS
+from dphawkes_core.data.io import Events
+from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.privacy.calibration import CALIBRATIONS
 
 
 PRIVACY_KINDS = ("sigma2", "epsilon")

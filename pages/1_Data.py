@@ -5,16 +5,16 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from dphawkes_core.binning import bin_sparse
+from dphawkes_core.statistics.binning import bin_sparse
 from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
-from dphawkes_core.datasets import default_data_dir, list_samples
+from dphawkes_core.data.datasets import default_data_dir, list_samples
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_app.guidance import count_noun, nice_number, time_scale
-from dphawkes_core.events import MAX_FILE_BYTES
-from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.data.io import MAX_FILE_BYTES
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
-from dphawkes_core.resources import estimate_simulation_cost
-from dphawkes_core.simulate import MAX_SIMULATED_EVENTS
+from dphawkes_core.estimators.cost import estimate_simulation_cost
+from dphawkes_core.data.simulate import MAX_SIMULATED_EVENTS
 from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
 from dphawkes_app.domain_input import declared, domain_section, sample_with_domain, sequence_keys, upload_with_domain
 

@@ -11,21 +11,21 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dphawkes_core.binning import lags_from_support
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.compare import comparison_epsilon, compare_methods, method_row
-from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
 from dphawkes_core.estimators.family import STATISTICS_LABELS
-from dphawkes_core.export import fit_payload, to_csv, to_json
-from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
-from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
+from dphawkes_core.release.export import fit_payload, to_csv, to_json
+from dphawkes_core.evaluation.lag_average import add_lag_average, average_lags, fit_steps
+from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
 from dphawkes_app.guidance import (count_noun, loss_note, negative_baseline_note, no_better_than_zero,
                                    post_processing_note, support_note, time_scale, zero_note)
 from dphawkes_app.plots import kernel_grid, baseline_chart, loss_curve, method_color
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
-from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS
-from dphawkes_core.sequence_privacy import UNIT_LABELS
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_app.budget import budget_state, show_budget
 from dphawkes_app.comparison import comparison_table, say_best_formal
 from dphawkes_app.downloads import released_only

@@ -6,11 +6,11 @@ import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
-from dphawkes_core.kernels import SCENARIOS, get_scenario
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
-from dphawkes_core.privacy import CALIBRATION_LABELS, CALIBRATIONS, NOT_RELEASED
-from dphawkes_core.sequence_privacy import UNIT_LABELS
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS, NOT_RELEASED
+from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_experiments.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
                                  select, size_specs)
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments, show_budget

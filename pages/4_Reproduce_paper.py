@@ -3,7 +3,7 @@
 import streamlit as st
 
 from dphawkes_experiments import reproduce
-from dphawkes_core.datasets import list_samples
+from dphawkes_core.data.datasets import list_samples
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
 from dphawkes_experiments.prediction import __doc__ as PREDICTION_DOC

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.ledger import Budget
+from dphawkes_core.release.ledger import Budget
 from dphawkes_app.plots_budget import budget_figure
 from dphawkes_app.budget import EXPERIMENTS_REFUSED, budget_state, show_budget
 from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset

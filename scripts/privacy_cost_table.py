@@ -27,9 +27,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, method_names, prepare_stats  # noqa: E402
-from dphawkes_core.lag_average import fit_steps  # noqa: E402
-from dphawkes_core.metrics import compare, kernel_function_error  # noqa: E402
-from dphawkes_core.privacy import gaussian_sigma  # noqa: E402
+from dphawkes_core.evaluation.lag_average import fit_steps  # noqa: E402
+from dphawkes_core.evaluation.metrics import compare, kernel_function_error  # noqa: E402
+from dphawkes_core.privacy.calibration import gaussian_sigma  # noqa: E402
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset  # noqa: E402
 
 TARGET = ROOT / "sample_data" / "privacy_cost.json"
@@ -87,8 +87,8 @@ def _errors(result, truth, scenario) -> dict:
 
 
 def _simulation(preset, run: int):
-    from dphawkes_core.datasets import simulate_dataset
-    from dphawkes_core.kernels import get_scenario
+    from dphawkes_core.data.datasets import simulate_dataset
+    from dphawkes_core.data.kernels import get_scenario
 
     return simulate_dataset(get_scenario(preset.scenario), n_events=preset.n_events, seed=preset.data_seed + run)
 

@@ -10,19 +10,19 @@
   calibration and fit, each asked of the family.
 """
 
-from .binned import BinnedStats, bin_with_cap, binned_stats, pieces_stats
-from .clipped import clipped_gradient, per_bin_design, run_pgd_clip
-from .config import UNIT_KEYWORDS, FitConfig
-from .family import Family
-from .gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
-from .least_squares import paper_gradient, paper_loss, solve_cls
-from .pipeline import (fit, fit_cls, fit_cost, fit_partitions, fit_private, fit_stats, iterations, prepare_partitioned,
+from dphawkes_core.estimators.binned import BinnedStats, bin_with_cap, binned_stats, pieces_stats
+from dphawkes_core.estimators.clipped import clipped_gradient, per_bin_design, run_pgd_clip
+from dphawkes_core.estimators.config import UNIT_KEYWORDS, FitConfig
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
+from dphawkes_core.estimators.least_squares import paper_gradient, paper_loss, solve_cls
+from dphawkes_core.estimators.pipeline import (fit, fit_cls, fit_cost, fit_partitions, fit_private, fit_stats, iterations, prepare_partitioned,
                        prepare_stats, privacy_report, release_status, run_private, is_sequence_unit)
-from .registry import FAMILIES, get_family, method_labels, method_names, register, unregister
-from .result import FitResult
-from .settings import Setting
-from .ssp import SSP_RELEASES, SSP_STABILISERS, release_statistics, run_ssp, ssp_ridge
-from .units import EventUnit, SequenceUnit
+from dphawkes_core.estimators.registry import FAMILIES, get_family, method_labels, method_names, register, unregister
+from dphawkes_core.estimators.result import FitResult
+from dphawkes_core.estimators.settings import Setting
+from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, release_statistics, run_ssp, ssp_ridge
+from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
     "BinnedStats", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig", "FitResult", "SSP_RELEASES",

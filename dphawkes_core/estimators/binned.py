@@ -12,18 +12,18 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ..binning import BinnedCounts, SparseCounts, bin_sparse
-from ..bins_design import BinDesign, bin_design
-from ..count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
-from ..distributed import Window, window_pieces, partitioned_tails
-from ..data_info import DataInfo
-from ..errors import ConfigError
-from ..noise import NoiseSource, discrete_noise
-from ..stats import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces, stats_fields
-from ..validation import check_bin_size, check_count_cap
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
+from dphawkes_core.statistics.per_bin import BinDesign, bin_design
+from dphawkes_core.privacy.count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
+from dphawkes_core.statistics.partitioned import Window, window_pieces, partitioned_tails
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.noise import NoiseSource, discrete_noise
+from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces, stats_fields
+from dphawkes_core.validation import check_bin_size, check_count_cap
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
-    from ..events import Events
+    from dphawkes_core.data.io import Events
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def prepare_binned(events: Events, config) -> tuple[SufficientStats, DataInfo]:
         ``clipped_events``, ``skipped_sequences``, ``window_stated`` (whether the user stated the
         observation window, which the formal guarantee needs: :func:`release_status`), ``count_cap``
         (the C the counts were clipped at) and, with ``count_cap="auto"``, ``auto_count_cap``
-        (:meth:`~dphawkes_core.count_cap.AutoCap.to_dict`: the chosen C, the share of ε, the noise std).
+        (:meth:`~dphawkes_core.privacy.count_cap.AutoCap.to_dict`: the chosen C, the share of ε, the noise std).
     """
     check_design_size(events.dim, config.lags)
     binned, auto_cap = bin_with_cap(events, config)
@@ -77,7 +77,7 @@ def domain_info(events: Events) -> dict:
 
 def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:
     """Bin the events clipped at the config's cap C; with ``count_cap="auto"``, C is chosen first by
-    :func:`~dphawkes_core.count_cap.dp_count_cap` on the unclipped counts (a share of ε, its own noise)."""
+    :func:`~dphawkes_core.privacy.count_cap.dp_count_cap` on the unclipped counts (a share of ε, its own noise)."""
     if config.count_cap != AUTO:
         return bin_sparse(events, config.bin_size, config.count_cap), None
     auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_noise(config),
@@ -87,12 +87,12 @@ def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:
 
 def cap_noise(config) -> NoiseSource:
     """The automatic cap's noise: its own stream of a seeded fit, else the OS CSPRNG — the discrete Gaussian when the
-    fit is drawn from it (:func:`~dphawkes_core.noise.discrete_noise`)."""
+    fit is drawn from it (:func:`~dphawkes_core.privacy.noise.discrete_noise`)."""
     return cap_rng(config.seed, discrete_noise(config))
 
 
 def binned_stats(binned: SparseCounts | BinnedCounts, lags: int) -> BinnedStats:
-    """:func:`~dphawkes_core.stats.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or dense
+    """:func:`~dphawkes_core.statistics.moments.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or dense
     for small data) and the moment pieces the statistics were assembled from."""
     counts = binned if isinstance(binned, SparseCounts) else SparseCounts.from_binned(binned)
     return pieces_stats(moment_pieces(counts, lags), counts)
@@ -111,7 +111,7 @@ def prepare_partitioned(paths, config, window: Window, executor=None):
     :func:`~dphawkes_core.estimators.prepare_stats` gives them for one file.
 
     With ``config.count_cap = "auto"``, C is chosen first from :func:`partitioned_tails` by
-    :func:`~dphawkes_core.count_cap.cap_from_tails` — the same release (its own noise stream of a
+    :func:`~dphawkes_core.privacy.count_cap.cap_from_tails` — the same release (its own noise stream of a
     seeded fit, ``count_cap_share`` of ε) and rule as in process, so the same C on the same events and
     seed — and the pieces are then reduced clipped at it (a second pass over the partitions).
 
@@ -121,7 +121,7 @@ def prepare_partitioned(paths, config, window: Window, executor=None):
         Assembled from the reduced pieces (no per-bin rows).
     data_info : dict
         As from :func:`partitioned_pieces`, with ``count_cap`` and, for an automatic cap,
-        ``auto_count_cap`` (:meth:`~dphawkes_core.count_cap.AutoCap.to_dict`).
+        ``auto_count_cap`` (:meth:`~dphawkes_core.privacy.count_cap.AutoCap.to_dict`).
 
     Raises
     ------

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bins_design import BinDesign
-from ..errors import ConfigError
-from ..privacy import calibrate_single_sensitivity, data_R
-from ..stats import SufficientStats
-from .binned import BinnedStats
-from .family import Family
-from .gradient import ITERATIONS, STEP_RULES
-from .least_squares import paper_loss
-from .settings import Setting, options_class
+from dphawkes_core.statistics.per_bin import BinDesign
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.estimators.binned import BinnedStats
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.gradient import ITERATIONS, STEP_RULES
+from dphawkes_core.estimators.least_squares import paper_loss
+from dphawkes_core.estimators.settings import Setting, options_class
 
 NOTE = "formal (public clip G, B, p, n; K clipped-gradient releases, exact accounting)"
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
-from ..errors import ConfigError
-from ..validation import check_bin_size, check_count_cap, check_lags, check_positive_whole, check_share, is_whole
-from .family import Family
-from .registry import FAMILIES, get_family
-from .units import EventUnit, SequenceUnit, make_unit
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.validation import check_bin_size, check_count_cap, check_lags, check_positive_whole, check_share, is_whole
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.registry import FAMILIES, get_family
+from dphawkes_core.estimators.units import EventUnit, SequenceUnit, make_unit
 
 UNIT_KEYWORDS = ("privacy_unit", "sequence_clip", "max_events", "sequence_clip_share")  # the unit's flat keywords
 
@@ -34,23 +34,23 @@ class FitConfig:
     bin_size : float
         Δ.
     lags : int
-        p (:func:`~dphawkes_core.binning.lags_from_support` for ``p = ⌈s/Δ⌉``).
+        p (:func:`~dphawkes_core.statistics.binning.lags_from_support` for ``p = ⌈s/Δ⌉``).
     epsilon, dp_delta : float, optional
         Target privacy; the noise is calibrated from them unless ``sigma2`` is given.
     sigma2 : float, optional
         Noise variance given directly (then ε is reported, not targeted).
     calibration : str
-        ``paper``, ``formal`` or ``tight-paper`` (:mod:`dphawkes_core.privacy`); a formal-only family needs
+        ``paper``, ``formal`` or ``tight-paper`` (:mod:`dphawkes_core.privacy.calibration`); a formal-only family needs
         ``formal``.
     count_cap : int or "auto", optional
         Public cap C on each bin count, or ``"auto"`` (a family with ``auto_count_cap``, with ε): spend
-        ``count_cap_share`` of ε on a private choice of C in ``1 … count_cap_max`` (:mod:`~dphawkes_core.count_cap`).
+        ``count_cap_share`` of ε on a private choice of C in ``1 … count_cap_max`` (:mod:`~dphawkes_core.privacy.count_cap`).
     count_cap_share, count_cap_max : float, int
         The automatic cap's share of ε and public range.
     seed : int, optional
         Seed of the noise. ``None`` (the default) draws from OS entropy: a private release. A seed makes the
         noise reproducible by anyone who knows it — teaching, tests, experiments — so a seeded fit is *not* a
-        private release (:func:`~dphawkes_core.privacy.formal_status`).
+        private release (:func:`~dphawkes_core.privacy.calibration.formal_status`).
     unit : EventUnit or SequenceUnit
         The privacy unit and its public bounds (flat keywords ``privacy_unit``, ``sequence_clip``,
         ``max_events``, ``sequence_clip_share``).

@@ -13,12 +13,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..noise import NoiseSource
-from ..privacy import PrivacyReport
-from ..stats import SufficientStats
-from .binned import prepare_binned, prepare_partitioned
-from .settings import Setting
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.noise import NoiseSource
+from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.estimators.binned import prepare_binned, prepare_partitioned
+from dphawkes_core.estimators.settings import Setting
 
 
 #: How each kind of statistics is presented beside the methods (the app's method choice, ``fit --help``).
@@ -60,7 +60,7 @@ class Family:
     iterative : bool
         Runs K noisy iterations (option ``iters``).
     cost_kind : str
-        How :func:`~dphawkes_core.resources.estimate_fit_cost` models it: ``solve``, ``gradient``, ``clipped`` or
+        How :func:`~dphawkes_core.estimators.cost.estimate_fit_cost` models it: ``solve``, ``gradient``, ``clipped`` or
         ``pairs`` (statistics of event pairs, no FFT).
     sensitivity_fraction : float
         Fraction of the formal sensitivity bound that adversarial neighbours are documented to reach
@@ -144,14 +144,14 @@ class Family:
     def integer_release(self, config) -> bool:
         """Whether every number the fit of ``config`` releases is an integer (and few enough for OpenDP's exact
         sampler, ~15 µs each): then an unseeded fit draws the discrete Gaussian and is calibrated and accounted
-        in zCDP (:func:`~dphawkes_core.noise.discrete_noise`; pass ``discrete=`` to the calibration). Default:
+        in zCDP (:func:`~dphawkes_core.privacy.noise.discrete_noise`; pass ``discrete=`` to the calibration). Default:
         real-valued releases (continuous noise from the OS CSPRNG in a release)."""
         return False
 
     def run(self, stats: SufficientStats, config, report: PrivacyReport | None, rng: NoiseSource,
             transcript: list | None = None) -> tuple[np.ndarray, list, dict]:
         """The estimator on ``stats`` with the noise of ``report`` drawn from ``rng``
-        (:func:`~dphawkes_core.noise.noise_source`: numpy's for a seed, the OS CSPRNG for a release, discrete when
+        (:func:`~dphawkes_core.privacy.noise.noise_source`: numpy's for a seed, the OS CSPRNG for a release, discrete when
         ``report.discrete``; a numpy ``Generator`` is accepted too and draws like a seeded source).
 
         Returns

@@ -2,19 +2,19 @@
 
 Both release a noisy gradient ``∇L(U_k) + ζ_k`` at every step; that is their only access to the data.
 Their sensitivity is the formal gradient bound over the constraint set
-(:meth:`~dphawkes_core.privacy.FormalBounds.gradient_sensitivity`), or the paper's data-dependent one.
+(:meth:`~dphawkes_core.privacy.calibration.FormalBounds.gradient_sensitivity`), or the paper's data-dependent one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ConfigError
-from ..privacy import (CALIBRATIONS, THEOREM_1, THEOREM_3, PrivacyReport, calibrate, formal_bounds)
-from ..stats import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
-from .family import Family
-from .least_squares import paper_loss
-from .settings import Setting, options_class
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.calibration import (CALIBRATIONS, THEOREM_1, THEOREM_3, PrivacyReport, calibrate, formal_bounds)
+from dphawkes_core.statistics.moments import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.least_squares import paper_loss
+from dphawkes_core.estimators.settings import Setting, options_class
 
 STEP_RULES = ("theorem", "constant")
 FW_STEP_RULES = ("paper", "classic")
@@ -42,8 +42,8 @@ _PROBE_TOLERANCE = 1e-9  # structured vs dense A on a probe, relative to its lar
 
 def hessian_product(stats: SufficientStats, exact: bool) -> str:
     """How :class:`GradientOperator` computes ``A² Uᵀ``: ``structured`` (``A(AUᵀ)`` with two float64
-    :class:`~dphawkes_core.stats.ToeplitzMomentOperator` products, when ``stats`` carry the moment pieces
-    they were assembled from and that is cheaper by :func:`~dphawkes_core.stats.toeplitz_product_cost`),
+    :class:`~dphawkes_core.statistics.moments.ToeplitzMomentOperator` products, when ``stats`` carry the moment pieces
+    they were assembled from and that is cheaper by :func:`~dphawkes_core.statistics.moments.toeplitz_product_cost`),
     else a dense ``A²`` in ``float64``, or ``float32`` when not ``exact`` and ``dp+1 >= SINGLE_PRECISION_FROM``.
 
     The dense product reads ``(dp+1)² d`` numbers per step (half the bytes in float32); the structured one

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..stats import SufficientStats
-from .family import Family
-from .settings import options_class
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.settings import options_class
 
 
 def paper_loss(U: np.ndarray, stats: SufficientStats) -> float:

@@ -1,7 +1,7 @@
 """The shared pipeline: the family's statistics, its calibration and its fit — every step asked of the family
 (:mod:`~dphawkes_core.estimators.registry`), none chosen here by the method's name.
 
-Every binned family sees the data only through :class:`~dphawkes_core.stats.SufficientStats`
+Every binned family sees the data only through :class:`~dphawkes_core.statistics.moments.SufficientStats`
 (``A = ZZᵀ/N``, ``b = YZᵀ/N``); none ever builds Z.
 """
 
@@ -11,18 +11,18 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..binning import n_bins_for
-from ..distributed import partitioned_window
-from ..errors import ConfigError
-from ..noise import noise_source
-from ..privacy import FormalStatus, PrivacyReport, formal_status
-from ..resources import CostEstimate, estimate_fit_cost
-from ..stats import SufficientStats
-from .config import FitConfig
-from .result import FitResult
+from dphawkes_core.statistics.binning import n_bins_for
+from dphawkes_core.statistics.partitioned import partitioned_window
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.noise import noise_source
+from dphawkes_core.privacy.calibration import FormalStatus, PrivacyReport, formal_status
+from dphawkes_core.estimators.cost import CostEstimate, estimate_fit_cost
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.estimators.config import FitConfig
+from dphawkes_core.estimators.result import FitResult
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
-    from ..events import Events
+    from dphawkes_core.data.io import Events
 
 
 def privacy_report(stats: SufficientStats, config: FitConfig) -> PrivacyReport:
@@ -45,7 +45,7 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
 
     This is the whole mechanism after calibration (used as is by the privacy audit, which calibrates
     once and runs many seeds). An iterative family appends every noisy gradient it releases to
-    ``transcript`` when given. The noise comes from :func:`~dphawkes_core.noise.noise_source`: numpy's
+    ``transcript`` when given. The noise comes from :func:`~dphawkes_core.privacy.noise.noise_source`: numpy's
     ``default_rng(seed)`` for a seeded fit (as ever), the OS CSPRNG for a release — with the exact discrete
     Gaussian when ``report`` was calibrated for it (``report.discrete``), so the sampler is always the one the
     accounting assumed.
@@ -84,9 +84,9 @@ def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
 
 def release_status(config: FitConfig, data_info: dict, data_derived=(), released: bool = False) -> FormalStatus:
     """Whether a fit of ``config`` on data described by ``data_info`` (from :func:`prepare_stats`) is a
-    formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.formal_status` from the calibration, the
+    formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.calibration.formal_status` from the calibration, the
     seed, the noise (σ² = 0 is none), the declared domain (window, dimensions and sequences stated, not read
-    from the data), whether a privacy session released it (``released``: only :mod:`~dphawkes_core.session`
+    from the data), whether a privacy session released it (``released``: only :mod:`~dphawkes_core.release.session`
     passes True) and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
     calibration = config.calibration if config.family.private else None
     undeclared = tuple(name for name, key in (("d", "dimensions_declared"), ("S", "sequences_declared"))
@@ -98,7 +98,7 @@ def release_status(config: FitConfig, data_info: dict, data_derived=(), released
 
 def fit_cost(events: Events, config: FitConfig) -> CostEstimate:
     """Predicted memory and time of fitting ``config`` on ``events`` (before anything is binned):
-    :func:`~dphawkes_core.resources.estimate_fit_cost` for this family's kind of work, with the number of
+    :func:`~dphawkes_core.estimators.cost.estimate_fit_cost` for this family's kind of work, with the number of
     sequences, which decides how DP-PGD/DP-CG's gradient product runs."""
     return estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.family.cost_kind,
                              iterations(config), n_events=events.n_events, sequences=events.n_sequences)
@@ -124,7 +124,7 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
 
 def prepare_partitioned(paths, config: FitConfig, window, executor=None) -> tuple[SufficientStats, dict]:
     """The statistics of ``config`` reduced over Parquet partitions in ``window``
-    (:func:`~dphawkes_core.distributed.partitioned_window`), as :func:`prepare_stats` gives them for one file."""
+    (:func:`~dphawkes_core.statistics.partitioned.partitioned_window`), as :func:`prepare_stats` gives them for one file."""
     return config.family.prepare_partitioned(paths, config, window, executor)
 
 
@@ -148,7 +148,7 @@ def fit_partitions(paths, config: FitConfig, executor=None, start_time: float | 
                    end_time: float | None = None, dimensions: int | None = None,
                    sequences: tuple | None = None) -> tuple[FitResult, dict]:
     """Fit ``config`` on Parquet partitions: the window (with the declared ``dimensions`` and ``sequences``,
-    :func:`~dphawkes_core.distributed.partitioned_window`) and the statistics (map steps over ``executor``),
+    :func:`~dphawkes_core.statistics.partitioned.partitioned_window`) and the statistics (map steps over ``executor``),
     then the estimator on the assembled statistics (in this process).
 
     Returns

@@ -6,13 +6,13 @@ A new family is a module with a :class:`~dphawkes_core.estimators.family.Family`
 
 from __future__ import annotations
 
-from ..errors import ConfigError
-from .clipped import PGDClip
-from .family import Family
-from .gradient import CG, PGD
-from .grid_free import CTLS
-from .least_squares import CLS
-from .ssp import SSP
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators.clipped import PGDClip
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.gradient import CG, PGD
+from dphawkes_core.estimators.grid_free import CTLS
+from dphawkes_core.estimators.least_squares import CLS
+from dphawkes_core.estimators.ssp import SSP
 
 FAMILIES: dict[str, Family] = {}
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..privacy import PrivacyReport
+from dphawkes_core.privacy.calibration import PrivacyReport
 
 
 @dataclass(frozen=True)

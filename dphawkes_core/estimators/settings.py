@@ -13,8 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ConfigError
-from ..validation import is_number, is_whole
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.validation import is_number, is_whole
 
 KINDS = ("float", "int", "choice", "bool")
 

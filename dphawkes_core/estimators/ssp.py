@@ -2,17 +2,17 @@
 
 Two releases (``FitConfig.ssp_release``):
 
-* ``lagged`` (default) — the pieces :class:`~dphawkes_core.stats.MomentPieces` are made of: the lagged
+* ``lagged`` (default) — the pieces :class:`~dphawkes_core.statistics.moments.MomentPieces` are made of: the lagged
   cross-products ``C[τ]`` (τ = 0..p, ``C[0]`` by its upper triangle), the totals and every sequence's
   first and last p rows. One event changes one row and one column of each ``C[τ]``, so the release's
-  sensitivity is about √p below the ``full`` one (:func:`~dphawkes_core.privacy.ssp_lagged_sensitivity`).
-  ``A`` and ``b`` are rebuilt with :func:`~dphawkes_core.stats.assemble_stats`.
+  sensitivity is about √p below the ``full`` one (:func:`~dphawkes_core.privacy.calibration.ssp_lagged_sensitivity`).
+  ``A`` and ``b`` are rebuilt with :func:`~dphawkes_core.statistics.moments.assemble_stats`.
 * ``full`` — the upper triangle of ``A`` and the whole of ``b`` (:func:`release_statistics`).
 
 For the sequence unit both releases add noise to sums of per-sequence vectors clipped at G; its ``lagged``
 vector holds the edges as Gram matrices and row sums summed over sequences
-(:func:`~dphawkes_core.sequence_privacy.pieces_vector`), rebuilt with
-:func:`~dphawkes_core.stats.assemble_summed`.
+(:func:`~dphawkes_core.privacy.sequence.pieces_vector`), rebuilt with
+:func:`~dphawkes_core.statistics.moments.assemble_summed`.
 
 Everything after the release uses only the released numbers and public ones (σ, C, d, p, n, λ), so it
 costs no privacy: the edge rows are shrunk toward the released mean count, ``Â`` is stabilised (ridge or
@@ -27,16 +27,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..count_cap import AUTO
-from ..errors import ConfigError
-from ..noise import NoiseSource, discrete_noise, uses_discrete
-from ..privacy import calibrate_single_sensitivity, data_R
-from ..sequence_privacy import release_pieces_vector
-from ..stats import MomentPieces, SufficientStats, assemble_stats, assemble_summed
-from .family import Family
-from .least_squares import paper_loss, solve_cls
-from .sequence_unit import prepare_sequence_stats, sequence_privacy_report
-from .settings import Setting, options_class
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
+from dphawkes_core.privacy.sequence import release_pieces_vector
+from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.least_squares import paper_loss, solve_cls
+from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
+from dphawkes_core.estimators.settings import Setting, options_class
 
 SSP_RIDGE_FACTOR = {"lagged": 4.0, "full": 8.0}
 SSP_STABILISERS = ("ridge", "psd")
@@ -223,7 +223,7 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
         λ; ``None``: :func:`ssp_ridge`.
     stabiliser : {"ridge", "psd"}
     rng : NoiseSource or numpy.random.Generator
-        :func:`~dphawkes_core.noise.noise_source` of the fit (a discrete one for an unseeded lagged release).
+        :func:`~dphawkes_core.privacy.noise.noise_source` of the fit (a discrete one for an unseeded lagged release).
     release : {"lagged", "full"}
     nonnegative : bool
         Constrain kernels and baselines to be ``>= 0`` (:func:`solve_nonnegative`); otherwise solve
@@ -268,7 +268,7 @@ def ssp_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
 
 
 def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
-    """L2 sensitivity of the ``lagged`` DP-SSP release (:class:`~dphawkes_core.stats.MomentPieces` / N):
+    """L2 sensitivity of the ``lagged`` DP-SSP release (:class:`~dphawkes_core.statistics.moments.MomentPieces` / N):
     ``C[τ]`` for τ = 1..p, the upper triangle of ``C[0]``, the totals and every sequence's first and
     last p rows, under one event added or removed, counts clipped at C.
 

@@ -3,7 +3,7 @@
 * :class:`EventUnit`: one event added or removed (the paper's unit); no parameters.
 * :class:`SequenceUnit`: one sequence (one person) replaced whole; its public cap M on events per sequence,
   its clip norm G (a number, ``"auto"`` for a private choice, or ``None`` for the G that M guarantees) and
-  the share of ε an automatic G spends (:mod:`~dphawkes_core.sequence_privacy`).
+  the share of ε an automatic G spends (:mod:`~dphawkes_core.privacy.sequence`).
 
 A family lists the units it supports (:attr:`~dphawkes_core.estimators.family.Family.units`).
 """
@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..count_cap import AUTO
-from ..errors import ConfigError
-from ..sequence_privacy import AUTO_CLIP_SHARE, UNIT_LABELS
-from ..validation import check_positive_whole, check_share, is_number
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.sequence import AUTO_CLIP_SHARE, UNIT_LABELS
+from dphawkes_core.validation import check_positive_whole, check_share, is_number
 
 
 @dataclass(frozen=True)

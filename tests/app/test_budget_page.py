@@ -7,7 +7,7 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey, Mechanism, compose_epsilon, data_fingerprint
+from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, Mechanism, compose_epsilon, data_fingerprint
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Privacy_budget.py")
@@ -96,10 +96,10 @@ def uploaded():
     import io
 
     from dphawkes_app.domain_input import upload_with_domain
-    from dphawkes_core.domain import Domain
-    from dphawkes_core.events import save_csv
-    from dphawkes_core.kernels import get_scenario
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.domain import Domain
+    from dphawkes_core.data.io import save_csv
+    from dphawkes_core.data.kernels import get_scenario
+    from dphawkes_core.data.simulate import simulate
 
     buffer = io.StringIO()
     events = simulate(get_scenario("paper-2d"), n_events=20_000, seed=5)

@@ -2,9 +2,9 @@
 what was computed from the raw data."""
 
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.export import fit_payload
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.simulate import simulate
+from dphawkes_core.release.export import fit_payload
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_app.downloads import PUBLIC_INFO, released_only
 
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.kernels import get_scenario
+from dphawkes_core.data.kernels import get_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "2_Estimate.py")

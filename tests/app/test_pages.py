@@ -9,8 +9,8 @@ from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.estimators import FitConfig, fit, method_labels
-from dphawkes_core.lag_average import fit_steps
-from dphawkes_core.metrics import compare, kernel_function_error
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.metrics import compare, kernel_function_error
 from dphawkes_app.presets import get_preset
 
 ROOT = Path(__file__).resolve().parents[2]

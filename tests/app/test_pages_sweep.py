@@ -9,11 +9,11 @@ from app_tools import decode
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.datasets import Dataset, list_samples, load_sample
-from dphawkes_core.events import Events
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.datasets import Dataset, list_samples, load_sample
+from dphawkes_core.data.io import Events
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.data.simulate import simulate
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from app_tools import (confirm_settings, formal_family, ledger_of, open_estimate
                        release_button, texts, use_formal_method)
 from conftest import no_problems
 
-from dphawkes_core.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 

@@ -107,8 +107,8 @@ def layer(name: str) -> int:
 def test_the_graph_sees_imports_inside_functions_and_type_checking(tmp_path):
     source = tmp_path / "m.py"
     source.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import X\n"
-                      "def f():\n    from ..b import c\n    import dphawkes_core.stats\n")
-    assert imported_names("pkg.sub.m", source) >= {"pkg.sub.a", "pkg.b", "pkg.b.c", "dphawkes_core.stats"}
+                      "def f():\n    from ..b import c\n    import dphawkes_core.statistics.moments\n")
+    assert imported_names("pkg.sub.m", source) >= {"pkg.sub.a", "pkg.b", "pkg.b.c", "dphawkes_core.statistics.moments"}
 
 
 def test_importing_a_submodule_runs_its_packages_but_not_the_importers_own():
@@ -144,3 +144,47 @@ def test_streamlit_and_plotly_only_in_the_app_layer(package):
 def test_no_product_module_at_the_repository_root():
     """The app's helpers live in ``dphawkes_app``; at the root only ``app.py`` (Streamlit's entry point)."""
     assert sorted(p.name for p in ROOT.glob("*.py")) == ["app.py"]
+
+
+# ---- inside the core -------------------------------------------------------------------------------------
+
+#: The core's sub-packages from the bottom up (``docs/architecture.md``): each may import only from its own
+#: sub-package, the ones below it and the loose base modules (errors, validation, threads).
+CORE_ORDER = ("data", "statistics", "privacy", "estimators", "evaluation", "release")
+CORE_BASE = ("errors", "validation", "threads")
+MAX_LOOSE_CORE_MODULES = 6
+
+
+def core_rank(name: str) -> int | None:
+    """Rank of a core module in :data:`CORE_ORDER` (−1 for the base modules, None outside the core)."""
+    parts = name.split(".")
+    if parts[0] != "dphawkes_core" or len(parts) == 1:
+        return None
+    if parts[1] in CORE_BASE:
+        return -1
+    return CORE_ORDER.index(parts[1]) if parts[1] in CORE_ORDER else None
+
+
+def test_every_core_module_sits_in_a_layer():
+    unplaced = sorted(name for name in module_files() if name.startswith("dphawkes_core.")
+                      and core_rank(name) is None)
+    assert unplaced == [], "a core module outside the layers of CORE_ORDER / CORE_BASE"
+
+
+def test_core_layers_import_only_downward():
+    upward = sorted(f"{source} -> {target}" for source, targets in import_graph().items()
+                    for target in targets
+                    if core_rank(source) is not None and core_rank(target) is not None
+                    and core_rank(target) > core_rank(source))
+    assert upward == []
+
+
+def test_the_core_has_few_loose_modules():
+    loose = sorted(p.name for p in (ROOT / "dphawkes_core").glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= MAX_LOOSE_CORE_MODULES, loose
+    assert not {"misc.py", "utils.py", "common.py"} & set(loose)
+
+
+def test_the_core_layer_check_sees_an_upward_import():
+    assert core_rank("dphawkes_core.statistics.moments") > core_rank("dphawkes_core.data.io")
+    assert core_rank("dphawkes_core.errors") == -1 and core_rank("dphawkes_cli.main") is None

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from dphawkes_cli.main import main
-from dphawkes_core.datasets import default_data_dir
-from dphawkes_core.events import load_csv
-from dphawkes_core.privacy import NOT_RELEASED
+from dphawkes_core.data.datasets import default_data_dir
+from dphawkes_core.data.io import load_csv
+from dphawkes_core.privacy.calibration import NOT_RELEASED
 
 DATA = default_data_dir()
 # (folder, bin size, support) in each data set's own time unit

@@ -8,12 +8,12 @@ import pytest
 
 from dphawkes_experiments.audit import AuditCancelled, AuditConfig, add_event, default_count_cap, run_audit
 from dphawkes_experiments.audit_statistics import clopper_pearson_upper, epsilon_lower_bound
-from dphawkes_core.binning import bin_events
+from dphawkes_core.statistics.binning import bin_events
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.kernels import get_scenario
+from dphawkes_core.data.kernels import get_scenario
 from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.simulate import simulate
 
 DT, P = 0.5, 6
 

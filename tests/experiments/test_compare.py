@@ -7,13 +7,13 @@ import pytest
 
 from dphawkes_experiments.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon, method_config
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.ledger import LedgerBook, LedgerKey, data_fingerprint
-from dphawkes_core.metrics import compare
-from dphawkes_core.privacy import NOT_RELEASED, SEEDED_NOISE
-from dphawkes_core.resources import estimate_fit_cost
-from dphawkes_core.session import ledger_fitter
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint
+from dphawkes_core.evaluation.metrics import compare
+from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE
+from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.release.session import ledger_fitter
+from dphawkes_core.data.simulate import simulate
 
 SCENARIO = get_scenario("paper-2d")
 PUBLIC = {"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200}  # the public settings stated for every family
@@ -118,8 +118,8 @@ def test_the_exact_time_family_gets_its_own_statistics_and_every_row_a_grid_free
     # called alone from the events; each row's grid-free error is the kernel functions' error of that fit, and
     # best_formal names the lower one.
     from dphawkes_core.estimators import fit
-    from dphawkes_core.lag_average import fit_steps
-    from dphawkes_core.metrics import kernel_function_error
+    from dphawkes_core.evaluation.lag_average import fit_steps
+    from dphawkes_core.evaluation.metrics import kernel_function_error
     from dphawkes_experiments.compare import best_formal
     events = simulate(SCENARIO, n_events=2000, seed=4)
     chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=2.0, calibration="formal", seed=3)

@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dphawkes_core.binning import lags_from_support
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.metrics import compare
-from dphawkes_core.privacy import THEOREM_1, paper_sigma2
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.evaluation.metrics import compare
+from dphawkes_core.privacy.calibration import THEOREM_1, paper_sigma2
+from dphawkes_core.data.simulate import simulate
 from dphawkes_experiments.sweep import (
     DataSource,
     SweepSpec,
@@ -130,7 +130,7 @@ def test_epsilon_levels_calibrate_noise(pool):
     assert row["epsilon_paper"] == pytest.approx(2.0)
     events = simulate(SCENARIO, n_events=300, seed=5)
     from dphawkes_core.estimators import prepare_stats
-    from dphawkes_core.privacy import data_R
+    from dphawkes_core.privacy.calibration import data_R
 
     stats, _ = prepare_stats(events, FitConfig(bin_size=1.0, lags=4))
     expected = paper_sigma2(THEOREM_1, 2.0, 1e-5, 50, 1.0 * 0.2, data_R(stats))
@@ -209,8 +209,8 @@ def test_an_exact_time_family_beside_a_binned_one_fits_its_own_statistics(pool):
     # ctls fits statistics of the exact event times, ssp the binned moments: in one group each gets its own, and
     # every cell equals the same FitConfig fitted directly on the same simulation (another path: fit() prepares
     # the statistics itself). The grid-free error is the step estimate against the kernel functions.
-    from dphawkes_core.lag_average import fit_steps
-    from dphawkes_core.metrics import kernel_function_error
+    from dphawkes_core.evaluation.lag_average import fit_steps
+    from dphawkes_core.evaluation.metrics import kernel_function_error
     spec = _spec(methods=("ssp", "ctls"), bin_sizes=(0.5,), levels=(1e-6,), runs=1, count_cap=4, calibration="formal",
                  source=DataSource(scenario=SCENARIO, n_events=2000, label="paper-2d"))
     table = run_sweep(spec, pool)

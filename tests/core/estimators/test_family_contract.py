@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.events import from_arrays
+from dphawkes_core.data.io import from_arrays
 from dphawkes_core.estimators import (FAMILIES, FitConfig, binned_stats, fit_stats, get_family, method_names,
                                       privacy_report, release_status)
 from dphawkes_cli.main import _fit_config, build_parser

@@ -16,14 +16,14 @@ import pytest
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (FitConfig, binned_stats, fit, fit_stats, get_family, prepare_stats,
                                       privacy_report, release_status)
-from dphawkes_core.estimators.grid_free_release import ctls_sensitivity, release_layout, worst_case_events
-from dphawkes_core.grid_free_stats import GridFreeStats, assemble, grid_free_pieces, keep_first
-from dphawkes_core.binning import bin_events
-from dphawkes_core.events import EventSequence, Events, from_arrays
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.lag_average import fit_steps
-from dphawkes_core.metrics import kernel_function_error
-from dphawkes_core.simulate import simulate
+from dphawkes_core.estimators.grid_free.release import ctls_sensitivity, release_layout, worst_case_events
+from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, assemble, grid_free_pieces, keep_first
+from dphawkes_core.statistics.binning import bin_events
+from dphawkes_core.data.io import EventSequence, Events, from_arrays
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.metrics import kernel_function_error
+from dphawkes_core.data.simulate import simulate
 
 FAMILY = get_family("ctls")
 

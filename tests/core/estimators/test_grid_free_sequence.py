@@ -16,14 +16,14 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, get_family, prepare_stats, privacy_report, release_status
-from dphawkes_core.estimators.grid_free_release import raw_release
-from dphawkes_core.estimators.grid_free_sequence import (GridFreeSequenceStats, clipped_sequence_sum,
+from dphawkes_core.estimators.grid_free.release import raw_release
+from dphawkes_core.estimators.grid_free.sequence import (GridFreeSequenceStats, clipped_sequence_sum,
                                                          ctls_max_events_clip, sequence_kappa, sequence_norms,
                                                          sequence_vector, window_pieces)
-from dphawkes_core.events import EventSequence, Events, save_csv
-from dphawkes_core.grid_free_stats import grid_free_pieces, one_sequence_pieces
-from dphawkes_core.privacy import NOT_RELEASED, compose_sequence_clip
-from dphawkes_core.sequence_privacy import cap_events, clip_grid, clip_rng, dp_sequence_clip
+from dphawkes_core.data.io import EventSequence, Events, save_csv
+from dphawkes_core.estimators.grid_free.statistics import grid_free_pieces, one_sequence_pieces
+from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
+from dphawkes_core.privacy.sequence import cap_events, clip_grid, clip_rng, dp_sequence_clip
 
 FAMILY = get_family("ctls")
 PIECES = ("lagged", "pairs", "totals", "head_gram", "tail_gram", "head_int", "tail_int", "head_pairs", "head_counts")
@@ -236,8 +236,8 @@ def test_a_private_fit_is_one_gaussian_release_of_root2_g_over_n_and_formal_only
 
 
 def test_a_session_releases_it_formally_and_meters_an_automatic_g(tmp_path):
-    from dphawkes_core.ledger import LedgerBook
-    from dphawkes_core.session import PrivacySession
+    from dphawkes_core.release.ledger import LedgerBook
+    from dphawkes_core.release.session import PrivacySession
 
     rng = np.random.default_rng(8)
     events = as_events(dataset(rng, 2, 40, 30.0, 30), 2)

@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 
 from dphawkes_core import estimators as est
-from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.metrics import compare
-from dphawkes_core.simulate import simulate
-from dphawkes_core.stats import design_matrix, sufficient_stats
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.evaluation.metrics import compare
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.moments import design_matrix, sufficient_stats
 
 
 def small_stats(seed=0, n=400, d=2, p=3, lam=0.6):

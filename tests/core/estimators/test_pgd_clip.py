@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.binning import BinnedCounts
-from dphawkes_core.bins_design import SparseCounts, bin_design
+from dphawkes_core.statistics.binning import BinnedCounts
+from dphawkes_core.statistics.per_bin import SparseCounts, bin_design
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (FitConfig, binned_stats, clipped_gradient, fit_stats, solve_cls)
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity
-from dphawkes_core.stats import design_matrix, sufficient_stats
+from dphawkes_core.statistics.moments import design_matrix, sufficient_stats
 
 D, P = 2, 3
 
@@ -64,9 +64,9 @@ def test_grouped_rows_reproduce_the_dense_design(series):
 def test_clipped_gradient_matches_dense_reference(series, clip, storage, monkeypatch):
     """Every storage of the grouped rows (dense, sparse, with or without merging) gives the same gradient."""
     if storage != "dense":
-        monkeypatch.setattr("dphawkes_core.bins_design.MAX_DENSE_CELLS", 0)
+        monkeypatch.setattr("dphawkes_core.statistics.per_bin.MAX_DENSE_CELLS", 0)
     if storage == "sparse unmerged":
-        monkeypatch.setattr("dphawkes_core.bins_design.MAX_DEDUP_CELLS", 0)
+        monkeypatch.setattr("dphawkes_core.statistics.per_bin.MAX_DEDUP_CELLS", 0)
     design = bin_design(SparseCounts.from_binned(_binned(*series)), P)
     U = np.random.default_rng(0).normal(scale=0.3, size=(D, D * P + 1))
     got = clipped_gradient(U, design, clip)

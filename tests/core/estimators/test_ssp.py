@@ -9,14 +9,14 @@ from conftest import zcdp_epsilon_reference
 import scipy.optimize
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
 import dphawkes_core.estimators.ssp as ssp_module
 from dphawkes_core.estimators.ssp import (release_pieces, roughness_matrix, shrink_edges, solve_nonnegative,
                                           ssp_lagged_sensitivity, ssp_ridge, ssp_sensitivity)
-from dphawkes_core.privacy import formal_bounds
-from dphawkes_core.stats import design_matrix, moment_pieces
+from dphawkes_core.privacy.calibration import formal_bounds
+from dphawkes_core.statistics.moments import design_matrix, moment_pieces
 
 D, P, C = 2, 4, 3
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, register, unregister
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.simulate import simulate
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_cli.main import main
 from dphawkes_experiments.audit import AuditConfig, run_audit, worst_case_fit
 from dphawkes_experiments.compare import compare_methods

@@ -9,7 +9,7 @@ import numpy as np
 
 from dphawkes_core.estimators import Family, Setting
 from dphawkes_core.estimators.settings import options_class
-from dphawkes_core.privacy import calibrate_single_sensitivity, data_R
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
 
 SETTINGS = (Setting("shrink", "shrink the rate by", "float", 1.0, "a public factor applied to the released rate",
                     minimum=0.0, maximum=1.0, step=0.1),)

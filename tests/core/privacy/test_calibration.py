@@ -8,11 +8,11 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 from scipy.stats import norm
 
-from dphawkes_core import privacy as pv
-from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.privacy import calibration as pv
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import paper_gradient
-from dphawkes_core.stats import sufficient_stats
+from dphawkes_core.statistics.moments import sufficient_stats
 
 
 def analytic_gaussian_delta(sigma, sensitivity, eps):

@@ -10,15 +10,15 @@ from dp_accounting import dp_event
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
 
-from dphawkes_core.binning import BinnedCounts, SparseCounts
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
-from dphawkes_core.count_cap import (cap_noise_sigma, cap_rng, choose_cap, dp_count_cap, release_tail_counts,
+from dphawkes_core.privacy.count_cap import (cap_noise_sigma, cap_rng, choose_cap, dp_count_cap, release_tail_counts,
                                      tail_counts)
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
-from dphawkes_core.events import from_arrays
+from dphawkes_core.data.io import from_arrays
 from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity
-from dphawkes_core.privacy import compose_count_cap
+from dphawkes_core.privacy.calibration import compose_count_cap
 
 
 def _binned(*series, cap=None):
@@ -172,8 +172,8 @@ def test_cli_count_cap_auto(tmp_path, capsys):
 
 @pytest.fixture(scope="module")
 def audit_events():
-    from dphawkes_core.kernels import get_scenario
-    from dphawkes_core.simulate import simulate
+    from dphawkes_core.data.kernels import get_scenario
+    from dphawkes_core.data.simulate import simulate
 
     return simulate(get_scenario("paper-2d"), n_events=600, seed=3)
 

@@ -12,18 +12,18 @@ import json
 import numpy as np
 import pytest
 
-from dphawkes_core import privacy as pv
+from dphawkes_core.privacy import calibration as pv
 from dphawkes_experiments.audit import AuditConfig, prepare_worst_case, run_session, worst_case_fit, worst_case_pair
 from dphawkes_experiments.audit_statistics import mu_lower_bound
-from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_cli.main import main
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, privacy_report, release_status, run_private
 from dphawkes_core.estimators.gradient import GradientOperator
-from dphawkes_core.events import from_arrays, save_csv
-from dphawkes_core.export import fit_payload, to_csv
-from dphawkes_core.kernels import get_scenario
-from dphawkes_core.simulate import simulate
-from dphawkes_core.stats import sufficient_stats
+from dphawkes_core.data.io import from_arrays, save_csv
+from dphawkes_core.release.export import fit_payload, to_csv
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.moments import sufficient_stats
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
 
 SCENARIO = get_scenario("paper-2d")
@@ -245,7 +245,7 @@ def test_estimate_page_says_when_the_window_was_read_from_the_data(stated):
 
     from streamlit.testing.v1 import AppTest
 
-    from dphawkes_core.datasets import Dataset
+    from dphawkes_core.data.datasets import Dataset
     from dphawkes_app.common import DATASET_KEY
 
     rng = np.random.default_rng(5)

@@ -1,4 +1,4 @@
-"""Tests written for the mutants that survived one mutmut run over dphawkes_core/privacy.py,
+"""Tests written for the mutants that survived one mutmut run over dphawkes_core/privacy/calibration.py,
 sequence_privacy.py and count_cap.py (issue 19; /tmp/mutation_report.md lists every survivor and why each is
 equivalent or which test here kills it).
 
@@ -13,19 +13,19 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 
-import dphawkes_core.sequence_privacy as sequence_privacy
-from dphawkes_core.binning import BinnedCounts, SparseCounts, bin_sparse
-from dphawkes_core.count_cap import cap_from_tails, cap_noise_sigma, choose_cap, dp_count_cap, noisy_tails
+import dphawkes_core.privacy.sequence as sequence_privacy
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
+from dphawkes_core.privacy.count_cap import cap_from_tails, cap_noise_sigma, choose_cap, dp_count_cap, noisy_tails
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats, privacy_report
-from dphawkes_core.events import Events, EventSequence
-from dphawkes_core.privacy import (NOT_RELEASED, compose_count_cap, data_R, formal_bounds, formal_status, gaussian_epsilon,
+from dphawkes_core.data.io import Events, EventSequence
+from dphawkes_core.privacy.calibration import (NOT_RELEASED, compose_count_cap, data_R, formal_bounds, formal_status, gaussian_epsilon,
                                    gaussian_sigma)
-from dphawkes_core.sequence_privacy import (cap_events, clip_grid, clip_noise_sigma, clip_rng, clipped_sums,
+from dphawkes_core.privacy.sequence import (cap_events, clip_grid, clip_noise_sigma, clip_rng, clipped_sums,
                                             contribution_norms, dp_sequence_clip, max_events_clip, norm_histogram,
                                             pieces_vector, release_pieces_vector, sequence_contribution,
                                             sequence_pieces, sequence_sensitivity)
-from dphawkes_core.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
 
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
 from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity

@@ -27,11 +27,11 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.binning import BinnedCounts
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.estimators import binned_stats, per_bin_design, clipped_gradient, run_dp_pgd
 from dphawkes_core.estimators.gradient import GradientOperator
 from dphawkes_core.estimators.ssp import release_pieces, release_statistics, released_stats
-from dphawkes_core.privacy import formal_bounds
+from dphawkes_core.privacy.calibration import formal_bounds
 
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
 from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity

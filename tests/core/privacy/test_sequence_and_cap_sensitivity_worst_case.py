@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from dphawkes_core.binning import BinnedCounts, SparseCounts
-from dphawkes_core.count_cap import cap_noise_sigma, dp_count_cap, tail_counts
-from dphawkes_core.privacy import compose_count_cap, compose_sequence_clip
-from dphawkes_core.sequence_privacy import (clip_grid, clip_noise_sigma, clipped_sums, contribution_norms,
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
+from dphawkes_core.privacy.count_cap import cap_noise_sigma, dp_count_cap
+from dphawkes_core.statistics.binning import tail_counts
+from dphawkes_core.privacy.calibration import compose_count_cap, compose_sequence_clip
+from dphawkes_core.privacy.sequence import (clip_grid, clip_noise_sigma, clipped_sums, contribution_norms,
                                             dp_sequence_clip, max_events_clip, norm_histogram, pieces_vector,
                                             sequence_sensitivity)
 

@@ -11,13 +11,13 @@ from dp_accounting import dp_event
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
 
-from dphawkes_core.binning import BinnedCounts, SparseCounts
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
-from dphawkes_core.events import Events, EventSequence, save_csv
-from dphawkes_core.privacy import NOT_RELEASED, compose_sequence_clip
-from dphawkes_core.sequence_privacy import (choose_clip, clip_grid, clip_noise_sigma, clip_rng, contribution_norms,
+from dphawkes_core.data.io import Events, EventSequence, save_csv
+from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
+from dphawkes_core.privacy.sequence import (choose_clip, clip_grid, clip_noise_sigma, clip_rng, contribution_norms,
                                             dp_sequence_clip, max_events_clip, norm_histogram)
 
 D, P, C, M = 2, 3, 2, 12
@@ -120,7 +120,7 @@ def test_seeded_auto_fit_reports_the_private_choice_and_is_reproducible():
     g_m = max_events_clip(P, M, C, "lagged")
     stats, _ = prepare_stats(events, _config(sequence_clip=g_m, seed=4))
     # G's noise comes from its own stream of the seed: the same draw as dp_sequence_clip on the true norms
-    from dphawkes_core.binning import bin_sparse
+    from dphawkes_core.statistics.binning import bin_sparse
     norms = contribution_norms(bin_sparse(events, 1.0, C), P, "lagged")
     expected = dp_sequence_clip(norms, g_m, 20.0, 1e-5, clip_rng(4))
     assert info["sequence_clip"] == expected.sequence_clip == info["auto_sequence_clip"]["sequence_clip"]
@@ -167,9 +167,9 @@ def test_cli_sequence_clip_auto(tmp_path):
 def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
     cap), the statistics the other, and together they spend exactly the fit's ε."""
-    from dphawkes_core.ledger import LedgerBook, LedgerKey
-    from dphawkes_core.unit_conversion import gdp_epsilon
-    from dphawkes_core.session import metered_fit
+    from dphawkes_core.release.ledger import LedgerBook, LedgerKey
+    from dphawkes_core.privacy.unit_conversion import gdp_epsilon
+    from dphawkes_core.release.session import metered_fit
 
     events = _events()
     config = _config(epsilon=2.0)

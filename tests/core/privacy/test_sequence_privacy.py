@@ -15,19 +15,19 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from scipy.stats import norm
 
 from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
-from dphawkes_core.binning import BinnedCounts, SparseCounts
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.datasets import DATA_DIR_ENV, default_data_dir
-from dphawkes_core.privacy import NOT_RELEASED
+from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
+from dphawkes_core.privacy.calibration import NOT_RELEASED
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
-from dphawkes_core.events import Events, EventSequence, save_csv
+from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.estimators.ssp import released_stats
-from dphawkes_core.sequence_privacy import (cap_events, clipped_sums, contribution_norm, max_events_clip,
+from dphawkes_core.privacy.sequence import (cap_events, clipped_sums, contribution_norm, max_events_clip,
                                             pieces_vector, release_pieces_vector, sequence_contribution,
                                             sequence_pieces, sequence_sensitivity, vector_pieces)
-from dphawkes_core.unit_conversion import gdp_epsilon, unit_conversion
-from dphawkes_core.stats import design_matrix
+from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.statistics.moments import design_matrix
 
 D, P, C = 2, 3, 2
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _taxi() -> Path:
     """The real NYC taxi data, found as the app finds its data sets (``$DPHAWKES_DATA_DIR``, else
-    ``<repo>/../shared/data``: :func:`~dphawkes_core.datasets.default_data_dir`); the test is skipped without it."""
+    ``<repo>/../shared/data``: :func:`~dphawkes_core.data.datasets.default_data_dir`); the test is skipped without it."""
     path = default_data_dir() / "nyc_taxi" / "events.csv"
     if not path.is_file():
         pytest.skip(f"real data set {path} not present (set {DATA_DIR_ENV} to the real-data directory)")
@@ -382,7 +382,7 @@ def _estimate_page_on_taxi(sequences=300):
     """The Estimate page on the first ``sequences`` taxi shifts (window [0, 24 h] stated), DP-SSP, C = 3."""
     from streamlit.testing.v1 import AppTest
 
-    from dphawkes_core.datasets import list_samples, load_sample
+    from dphawkes_core.data.datasets import list_samples, load_sample
 
     _taxi()  # skip without the real data
     sample = load_sample(next(s for s in list_samples() if s.name == "nyc_taxi"), end_time=24)
@@ -470,7 +470,7 @@ def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
 
 @pytest.mark.parametrize("epsilon", [800.0, math.inf])
 def test_unit_conversion_of_a_huge_or_infinite_epsilon(epsilon):
-    from dphawkes_core.privacy import PrivacyReport
+    from dphawkes_core.privacy.calibration import PrivacyReport
 
     report = PrivacyReport(sigma2=0.0, epsilon=epsilon, dp_delta=1e-5, calibration="formal", sensitivity=1.0, R=0.0,
                            epsilon_by_calibration={"formal": epsilon}, formal=True)

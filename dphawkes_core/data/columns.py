@@ -1,0 +1,418 @@
+"""Validation and assembly of event columns into :class:`~dphawkes_core.data.events.Events`: the declared domain,
+the windows, relative times, per-(sequence, dimension) groups. Every reader (:mod:`dphawkes_core.data.io`:
+CSV, Parquet; :func:`from_arrays`) goes through :func:`_events_from_columns`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+import numpy as np
+
+from dphawkes_core.data import timeaxis
+from dphawkes_core.data.domain import Domain, codes_in, dimension_codes
+from dphawkes_core.errors import DataError
+from dphawkes_core.data.events import EventSequence, Events
+
+MAX_DIMENSIONS = 50
+
+
+def from_arrays(
+    times: Sequence[Sequence[float]],
+    end_time: float | None = None,
+    names: Sequence[str] | None = None,
+) -> Events:
+    """Build a one-sequence :class:`Events` from per-dimension relative time arrays (window ``[0, T]``).
+
+    Parameters
+    ----------
+    times : sequence of array-like
+        ``times[j]`` are the event times of dimension ``j`` (any order, from 0).
+    end_time : float, optional
+        Window end T, which states the window (events after it are dropped and counted);
+        defaults to the last event time (window read from the data).
+    names : sequence of str, optional
+        Dimension names; defaults to ``"0" .. "d-1"``.
+
+    Returns
+    -------
+    Events
+        The validated data set.
+    """
+    arrays = [np.asarray(t, dtype=float).ravel() for t in times]
+    names = tuple(str(n) for n in names) if names is not None else tuple(str(j) for j in range(len(arrays)))
+    if len(names) != len(arrays):
+        raise DataError(f"{len(names)} names given for {len(arrays)} dimensions")
+    _check_dim_count(len(names))
+    if not arrays:
+        raise DataError("no dimensions given")
+    values = np.concatenate(arrays)
+    dims = np.repeat(np.arange(len(arrays)), [a.size for a in arrays])
+    columns = {"time": values, "dimension": dims}
+    events = _events_from_columns(columns, first_row=1, names=names, end_time=end_time, relative_numbers=True)
+    return replace(events, dimensions_declared=True)  # the caller gave one array per dimension
+
+
+def _is_text(column) -> bool:
+    """Whether a column holds text cells (``pandas.Series``) rather than typed NumPy values."""
+    return not isinstance(column, np.ndarray)
+
+
+def _cell(column, row: int):
+    """One cell of a text or typed column, by position."""
+    return column.iloc[row] if _is_text(column) else column[row]
+
+
+# --- validation and assembly -----------------------------------------------------------------------
+
+
+def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=None, start_time=None,
+                         time_unit=None, relative_numbers: bool = False, domain: Domain | None = None) -> Events:
+    """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
+
+    ``relative_numbers`` turns off the timestamp detection for numbers; ``domain`` restricts the rows to the
+    declared dimensions and sequences (:func:`_restricted`).
+    """
+    domain = domain or Domain()
+    columns, outside_domain, domain_notes = _restricted(columns, domain)
+    n_rows = len(columns["time"])
+    if n_rows == 0:
+        raise DataError("the data contain no events" + (" inside the declared domain" if outside_domain else ""))
+    seconds = timeaxis.unit_seconds(time_unit)
+    times = _time_values(columns["time"], "time", first_row)
+    dims, dim_names, notes = _parse_dimensions(columns["dimension"], domain.dimensions or names, first_row)
+    if domain.sequences is not None:
+        seq_codes, n_seq = np.asarray(columns.get("sequence", np.zeros(n_rows)), dtype=np.int64), len(domain.sequences)
+    else:
+        seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
+    notes = domain_notes + notes
+    if domain.windows is not None:
+        starts, ends = [w[0] for w in domain.windows], [w[1] for w in domain.windows]
+        if start_time is not None or end_time is not None:
+            raise DataError("the key file declares each sequence's window: give no --start-time/--end-time")
+    else:
+        starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
+        ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
+    first_time = float(times.values.min())
+    epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
+                  and first_time >= timeaxis.EPOCH_LIKE)
+    from_data_start = times.kind == "datetime" or epoch_like
+    declared = domain.dimensions is not None or domain.sequences is not None
+    if not from_data_start and all(s is None for s in starts) and not declared:
+        _refuse_negative(times.values, first_row)  # with a declared domain a time before 0 is outside the window
+    if times.kind == "number" and (from_data_start or any(s is not None for s in starts)):
+        times = _exact_numbers(times, [b for b in (*starts, *ends) if b is not None])
+    start_ticks, end_ticks = _bound_ticks(starts, times, "start time"), _bound_ticks(ends, times, "end time")
+    _check_order(start_ticks, end_ticks, natural_zero=not from_data_start)
+    t = times.values
+    window_starts = _window_starts(start_ticks, t, seq_codes, n_seq, natural_zero=not from_data_start)
+    start_row = window_starts[seq_codes] if n_seq > 1 else np.broadcast_to(window_starts[0], t.shape)
+    keep = _inside_window(t, start_row, end_ticks, seq_codes,
+                          check_start=declared or any(s is not None for s in starts))
+    outside = 0 if keep is None else int(n_rows - np.count_nonzero(keep))
+    if keep is not None:
+        t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]
+    rel = timeaxis.relative(t, start_row, times.ticks_per_unit, seconds)
+    sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), window_starts, end_ticks, times, seconds)
+    stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
+    warnings = notes + _window_notes(first_time if epoch_like else None, outside)
+    return _validated(sequences, dim_names, warnings, window_stated=stated, outside_window=outside,
+                      time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind,
+                      dimensions_declared=domain.dimensions is not None,
+                      sequences_declared=domain.sequences is not None or "sequence" not in columns,
+                      outside_domain=outside_domain)
+
+
+def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
+    """The rows inside the declared domain, with the dimension and sequence columns as declared indices; the
+    number of rows dropped; a note on them. Rows outside are dropped, never refused: a refusal would tell
+    neighbouring data sets apart. With declared sequences the file's own ``start``/``end`` columns are not
+    read (the windows are declared, or given by the window options)."""
+    if domain.dimensions is None and domain.sequences is None:
+        return columns, 0, []
+    n_rows = len(columns["time"])
+    keep = np.ones(n_rows, dtype=bool)
+    coded = {}
+    if domain.dimensions is not None:
+        coded["dimension"], inside = dimension_codes(_plain(columns["dimension"]), domain.dimensions)
+        keep &= inside
+    keep &= _well_formed_times(columns["time"])
+    if domain.sequences is not None:
+        if "sequence" not in columns:
+            if len(domain.sequences) != 1:
+                raise DataError(f"{len(domain.sequences)} sequences are declared but the data have no 'sequence' "
+                                "column")
+            coded["sequence"] = np.zeros(n_rows, dtype=np.int64)
+        else:
+            coded["sequence"], inside = codes_in(_plain(columns["sequence"]), domain.sequences)
+            keep &= inside
+    kept = {name: _rows(column, keep) for name, column in columns.items()
+            if not (domain.sequences is not None and name in ("start", "end"))}
+    kept.update({name: codes[keep] for name, codes in coded.items()})
+    dropped = int(n_rows - np.count_nonzero(keep))
+    note = [f"{dropped:,} row{'s' if dropped != 1 else ''} outside the declared domain (unknown dimension or "
+            f"sequence, or a malformed time) {'were' if dropped != 1 else 'was'} dropped"] if dropped else []
+    return kept, dropped, note
+
+
+def _well_formed_times(column) -> np.ndarray:
+    """Rows whose time is a finite number, or an ISO-8601 datetime when most cells are (declared domain only:
+    a malformed row is then dropped and counted, like a row outside the domain, not refused)."""
+    if not _is_text(column):
+        values = np.asarray(column)
+        return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
+    import pandas as pd
+
+    cells = column.str.strip()
+    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+    if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells):
+        return np.isfinite(numbers)
+    parsed = pd.to_datetime(cells, errors="coerce", utc=True, format="ISO8601")
+    return ~parsed.isna().to_numpy()
+
+
+def _plain(column) -> np.ndarray:
+    """A column as a NumPy array (text as str)."""
+    return column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
+
+
+def _rows(column, keep: np.ndarray):
+    """The kept rows of a NumPy or pandas column (a pandas one re-indexed from 0)."""
+    if hasattr(column, "iloc"):
+        return column[keep].reset_index(drop=True)
+    return np.asarray(column)[keep]
+
+
+def _refuse_negative(t: np.ndarray, first_row: int) -> None:
+    negative = t < 0
+    if negative.any():
+        row = int(np.flatnonzero(negative)[0])
+        raise DataError(f"row {row + first_row}, column 'time': negative time {t[row]:g} (times start at 0; "
+                        "give a start time for another origin)")
+
+
+def _window_notes(epoch_first: float | None, outside: int) -> list[str]:
+    """Warnings about the window: numbers read as timestamps, events dropped outside it."""
+    notes = []
+    if epoch_first is not None:
+        notes.append(f"the times look like timestamps (first {epoch_first:.13g}): each window starts at its "
+                     "first event, read from the data; give a start time to state it")
+    if outside:
+        notes.append(f"{outside:,} event{'s' if outside != 1 else ''} outside the stated window "
+                     f"{'were' if outside != 1 else 'was'} dropped")
+    return notes
+
+
+def _time_values(values, column: str, first_row: int) -> timeaxis.TimeValues:
+    if _is_text(values):
+        return timeaxis.parse_column(values, None, column, first_row)
+    return timeaxis.parse_column(None, values, column, first_row)
+
+
+def _exact_numbers(times: timeaxis.TimeValues, bounds) -> timeaxis.TimeValues:
+    """Numeric times as exact decimal ticks when a start is subtracted (floats if not representable)."""
+    parsed = timeaxis.decimal_ticks(times.values, tuple(bounds))
+    if parsed is None:
+        return times
+    ticks, per_unit = parsed
+    return timeaxis.TimeValues("number", ticks, per_unit)
+
+
+def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first_row: int) -> list:
+    """One window bound per sequence: the argument, the file's per-sequence column, or None."""
+    if argument is not None and column is not None:
+        raise DataError(f"the file has a '{what}' column and a {what} time was given too: use one of them")
+    if argument is not None:
+        return [argument] * n_seq
+    if column is None:
+        return [None] * n_seq
+    parsed = _time_values(column, what, first_row)
+    if parsed.kind != kind:
+        raise DataError(f"column '{what}' holds {parsed.kind}s but column 'time' holds {kind}s")
+    first = np.full(n_seq, -1)
+    first[seq_codes[::-1]] = np.arange(len(seq_codes))[::-1]
+    differs = parsed.values != parsed.values[first[seq_codes]]
+    if differs.any():
+        row = int(np.flatnonzero(differs)[0])
+        raise DataError(f"row {row + first_row}, column '{what}': {_cell(column, row)!r} differs from the "
+                        f"sequence's first row ({_cell(column, first[seq_codes[row]])!r}); a window is one "
+                        "value per sequence")
+    cells = [_cell(column, i) for i in first]
+    return [c.strip() if isinstance(c, str) else c for c in cells]
+
+
+def _bound_ticks(bounds: list, times: timeaxis.TimeValues, what: str) -> list:
+    """The bounds on the times' tick (or float) scale, each distinct bound parsed once."""
+    cache = {}
+    out = []
+    for b in bounds:
+        if b is None:
+            out.append(None)
+            continue
+        key = str(b)
+        if key not in cache:
+            cache[key] = timeaxis.scalar_ticks(b, times.kind, times.ticks_per_unit, what)
+        out.append(cache[key])
+    return out
+
+
+def _check_order(start_ticks: list, end_ticks: list, natural_zero: bool) -> None:
+    """Refuse a stated window whose end does not come after its start (0 for plain numbers)."""
+    for start, end in zip(start_ticks, end_ticks):
+        if start is None and natural_zero:
+            start = 0
+        if start is not None and end is not None and not end > start:
+            raise DataError("the window end must come after its start")
+
+
+def _inside_window(t, start_row, end_ticks: list, seq_codes, check_start: bool) -> np.ndarray | None:
+    """Rows inside their sequence's stated window (None: no bound stated, every row is inside)."""
+    known_end = np.array([e is not None for e in end_ticks])
+    if not (check_start or known_end.any()):
+        return None
+    keep = t >= start_row if check_start else np.ones(t.shape, dtype=bool)
+    if known_end.all() and len(end_ticks) == 1:
+        keep &= t <= end_ticks[0]
+    elif known_end.any():
+        end_row = np.array([e if e is not None else 0 for e in end_ticks], dtype=t.dtype)[seq_codes]
+        keep &= ~known_end[seq_codes] | (t <= end_row)
+    return keep
+
+
+def _window_starts(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_seq: int,
+                   natural_zero: bool) -> np.ndarray:
+    """Each sequence's window start: stated, 0 (plain numbers) or the sequence's first event."""
+    if natural_zero:
+        natural = np.zeros(n_seq, dtype=t.dtype)
+    elif n_seq == 1:
+        natural = np.array([t.min()], dtype=t.dtype)
+    else:
+        natural = np.full(n_seq, np.iinfo(t.dtype).max if t.dtype.kind == "i" else np.inf, dtype=t.dtype)
+        np.minimum.at(natural, seq_codes, t)
+    return np.array([s if s is not None else natural[i] for i, s in enumerate(start_ticks)], dtype=t.dtype)
+
+
+def _assemble(rel, dims, seqs, n_seq: int, d: int, starts, end_ticks, times, seconds):
+    """Group relative times into sorted per-(sequence, dimension) arrays with each sequence's window."""
+    groups = _sorted_groups(rel, seqs * d + dims if n_seq > 1 else dims, n_seq * d)
+    sequences = []
+    for s in range(n_seq):
+        arrays = tuple(groups[s * d:(s + 1) * d])
+        if end_ticks[s] is not None:
+            length = float(timeaxis.relative(np.array([end_ticks[s]]), starts[s], times.ticks_per_unit, seconds)[0])
+            if not length > 0:
+                raise DataError("the window end must come after its start")
+        else:
+            length = max((float(a[-1]) for a in arrays if a.size), default=0.0)
+        start = float(starts[s]) / (times.ticks_per_unit or 1) / seconds
+        sequences.append(EventSequence(times=arrays, end_time=length, start_time=start))
+    return sequences
+
+
+def _sorted_groups(values: np.ndarray, key: np.ndarray, n_groups: int) -> list[np.ndarray]:
+    """``values`` split by ``key`` (0..n_groups-1), each group sorted."""
+    if n_groups == 1:
+        return [_sorted(values)]
+    small = key.astype(np.uint8 if n_groups <= 2**8 else np.uint16) if n_groups <= 2**16 else key
+    order = np.argsort(small, kind="stable")  # radix sort for 8- and 16-bit keys
+    edges = np.concatenate([[0], np.cumsum(np.bincount(key, minlength=n_groups))])
+    grouped = values[order]
+    return [_sorted(grouped[edges[g]:edges[g + 1]]) for g in range(n_groups)]
+
+
+def _sorted(values: np.ndarray) -> np.ndarray:
+    """``values`` in increasing order (event files are usually sorted already: then no sort)."""
+    return values if np.all(values[1:] >= values[:-1]) else np.sort(values)
+
+
+def _sequence_codes(column, n_rows: int, first_row: int) -> tuple[np.ndarray, int]:
+    """Sequence codes ``0..n-1`` in order of first appearance, and n."""
+    if column is None:
+        return np.zeros(n_rows, dtype=np.int64), 1
+    if not _is_text(column):
+        return _numeric_sequence_codes(column, first_row)
+    import pandas as pd
+
+    labels = column.str.strip()
+    empty = (labels == "").to_numpy()
+    if empty.any():
+        raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'sequence': empty value")
+    codes, uniques = pd.factorize(labels, sort=False)
+    return codes.astype(np.int64), len(uniques)
+
+
+def _numeric_sequence_codes(values: np.ndarray, first_row: int) -> tuple[np.ndarray, int]:
+    """Codes of numeric sequence ids in order of first appearance (NaN, e.g. a Parquet gap, refused)."""
+    missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(values.shape, dtype=bool)
+    if missing.any():
+        raise DataError(f"row {int(np.flatnonzero(missing)[0]) + first_row}, column 'sequence': empty or NaN value")
+    uniques, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(len(uniques))
+    return rank[inverse.ravel()], len(uniques)
+
+
+def _parse_dimensions(column, names, first_row: int) -> tuple[np.ndarray, tuple[str, ...], list[str]]:
+    """Integer dimensions ``0..d-1`` when every value is an integer; otherwise labels (sorted)."""
+    if not _is_text(column):
+        return _integer_dimensions(column, None, names, first_row), _integer_names(column, names), []
+    import pandas as pd
+
+    labels = column.str.strip()
+    empty = (labels == "").to_numpy()
+    if empty.any():
+        raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'dimension': empty value")
+    numbers = pd.to_numeric(labels, errors="coerce").to_numpy(dtype=float)
+    numeric = np.isfinite(numbers)
+    if numeric.all():
+        return _integer_dimensions(numbers, labels, names, first_row), _integer_names(numbers, names), []
+    uniques = sorted(labels.unique())
+    _check_dim_count(len(uniques))
+    lookup = {label: j for j, label in enumerate(uniques)}
+    notes = []
+    integer = labels.str.fullmatch(r"\d+").to_numpy()
+    if integer.any():
+        odd = ~integer if integer.sum() * 2 >= len(integer) else integer
+        row = int(np.flatnonzero(odd)[0])
+        kind = "an integer among labels" if integer[row] else "not an integer"
+        notes.append(f"column 'dimension' mixes integers and labels ({labels.iloc[row]!r} on row {row + first_row} "
+                     f"is {kind}), so every value is a label: {len(uniques)} dimensions: {', '.join(uniques)}")
+    return labels.map(lookup).to_numpy(dtype=np.int64), tuple(uniques), notes
+
+
+def _integer_dimensions(values: np.ndarray, labels, names, first_row: int) -> np.ndarray:
+    if values.dtype.kind in "iu":
+        not_int = values < 0
+    else:
+        not_int = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
+    if not_int.any():
+        row = int(np.flatnonzero(not_int)[0])
+        shown = labels.iloc[row] if labels is not None else f"{values[row]:g}"
+        raise DataError(f"row {row + first_row}, column 'dimension': {shown!r} is not a non-negative integer")
+    _check_dim_count(int(values.max()) + 1)
+    return values.astype(np.int64)
+
+
+def _integer_names(values: np.ndarray, names) -> tuple[str, ...]:
+    d = int(values.max()) + 1
+    if names is not None and len(names) >= d:
+        _check_dim_count(len(names))
+        return tuple(str(n) for n in names)
+    return tuple(str(j) for j in range(d))
+
+
+def _check_dim_count(d: int) -> None:
+    if d > MAX_DIMENSIONS:
+        raise DataError(f"{d} dimensions found; at most {MAX_DIMENSIONS} are supported")
+
+
+def _validated(sequences, names, warnings, **metadata) -> Events:
+    d = len(names)
+    if d == 0:
+        raise DataError("no dimensions given")
+    if sum(s.n_events for s in sequences) == 0:
+        raise DataError("the data contain no events" + (" inside the window" if metadata["outside_window"] else ""))
+    for j in range(d):
+        if sum(len(s.times[j]) for s in sequences) == 0:
+            warnings.append(f"dimension {names[j]!r} has no events")
+    return Events(sequences=tuple(sequences), names=tuple(names), warnings=tuple(warnings), **metadata)

@@ -1,0 +1,327 @@
+"""Validated multivariate event sequences and how they are read (CSV and Parquet).
+
+Columns: ``time,dimension`` with an optional ``sequence`` (several independent sequences) and optional
+per-sequence window columns ``start``/``end``. ``time`` holds numbers or ISO-8601 datetimes (one kind per
+file). ``dimension`` holds integers ``0..d-1`` when every value is an integer; otherwise every value is a
+label and labels are mapped to indices in sorted order.
+
+A numeric file is read into typed NumPy columns (pyarrow) without importing pandas, which only
+datetime and text columns (labels, window columns, diagnostics of bad rows) and :meth:`Events.to_frame`
+need.
+
+Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
+statistics never see epoch offsets. The window is *stated* when the user gives its end (and its start,
+unless the times are plain numbers starting at 0); otherwise it is read from the data (start 0 or the
+first event, end = last event) and ``window_stated`` is False. Events outside a stated window are dropped
+and counted in ``outside_window``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO, Sequence
+
+import numpy as np
+
+from dphawkes_core.data.domain import Domain
+from dphawkes_core.errors import DataError
+from dphawkes_core.data.columns import MAX_DIMENSIONS, _events_from_columns, _is_text, from_arrays
+from dphawkes_core.data.events import EventSequence, Events
+
+__all__ = ["MAX_DIMENSIONS", "EventSequence", "Events", "from_arrays", "load_csv", "load_parquet", "load_labels", "save_csv"]
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MAX_FILE_BYTES = 200 * 1024 * 1024
+REQUIRED_COLUMNS = ("time", "dimension")
+OPTIONAL_COLUMNS = ("sequence", "start", "end")
+EXPECTED = "expected columns time,dimension[,sequence][,start,end]"
+HEAD_BYTES = 65536  # the header and the text check read this much
+
+
+def load_csv(
+    source: str | os.PathLike | bytes | BinaryIO,
+    end_time: float | str | None = None,
+    names: Sequence[str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    start_time: float | str | None = None,
+    time_unit: str | None = None,
+    domain: Domain | None = None,
+) -> Events:
+    """Read and validate an event CSV (``time,dimension[,sequence][,start,end]``).
+
+    Parameters
+    ----------
+    source : path, bytes or binary file
+        The CSV file or its content (UTF-8 text).
+    end_time, start_time : float or str, optional
+        The observation window applied to every sequence, on the time column's axis (numbers, or
+        ISO-8601 datetimes when the column holds datetimes). Events outside are dropped and counted.
+        Without them the window comes from ``start``/``end`` columns or from the data.
+    names : sequence of str, optional
+        Dimension names for integer dimensions (e.g. from a ``labels.csv``).
+    max_bytes : int
+        Files larger than this are refused before parsing.
+    time_unit : {"s", "min", "h", "d"}, optional
+        Unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) and datetimes
+        as seconds since the window start, both divided by the unit.
+    domain : Domain, optional
+        The declared dimensions and sequence keys (and their windows): rows outside are dropped and counted,
+        and d and the sequences are the declared ones (:mod:`~dphawkes_core.data.domain`).
+
+    Returns
+    -------
+    Events
+        The validated data set, times relative to each window start.
+
+    Raises
+    ------
+    DataError
+        With a one-line message naming the row and column at fault.
+    """
+    source = _csv_input(source, max_bytes)
+    header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source))
+    columns = _csv_columns(source, header)
+    return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
+                                time_unit=time_unit, domain=domain)
+
+
+def load_parquet(
+    source: str | os.PathLike | bytes | BinaryIO,
+    end_time: float | str | None = None,
+    names: Sequence[str] | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    *,
+    start_time: float | str | None = None,
+    time_unit: str | None = None,
+    domain: Domain | None = None,
+) -> Events:
+    """Read and validate an event Parquet file with the columns and keywords of :func:`load_csv`.
+
+    The file is read one row group at a time. ``time`` may be a number, a timestamp or ISO-8601 text
+    column.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if isinstance(source, (str, os.PathLike)):
+        _check_size(Path(source), max_bytes)
+        handle = source
+    else:
+        handle = pa.BufferReader(_read_bytes(source, max_bytes))
+    try:
+        parquet = pq.ParquetFile(handle)
+        header = [str(c).strip().lower() for c in parquet.schema_arrow.names]
+        _check_columns(header)
+        groups = [_columns_of(parquet.read_row_group(i).rename_columns(header))
+                  for i in range(parquet.num_row_groups)]
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
+    if sum(len(g["time"]) for g in groups) == 0:
+        raise DataError("the file has no event rows")
+    columns = {name: _concatenated([g[name] for g in groups]) for name in header}
+    return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
+                                time_unit=time_unit, domain=domain)
+
+
+def save_csv(events: Events, path: str | os.PathLike | io.TextIOBase) -> None:
+    """Write events as ``time,dimension`` (plus ``sequence`` when there are several sequences).
+
+    Times are written relative to the window start. Dimension labels are written as integers; names
+    round-trip through ``labels.csv`` style metadata only, so pass them again to :func:`load_csv`.
+    """
+    frame = events.to_frame()
+    columns = ["sequence", "time", "dimension"] if events.n_sequences > 1 else ["time", "dimension"]
+    frame[columns].to_csv(path, index=False, float_format="%.10g")
+
+
+def load_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
+    """Read a ``labels.csv`` (``dimension,label``) next to a data set, if there is one."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    import pandas as pd
+
+    frame = pd.read_csv(path)
+    if {"dimension", "label"} - set(frame.columns):
+        return None
+    frame = frame.sort_values("dimension")
+    return tuple(str(x) for x in frame["label"])
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def _read_bytes(source, max_bytes: int) -> bytes:
+    if isinstance(source, (bytes, bytearray)):
+        raw = bytes(source)
+    elif hasattr(source, "read"):
+        raw = source.read(max_bytes + 1)
+        if isinstance(raw, str):
+            raw = raw.encode()
+    else:
+        path = Path(source)
+        _check_size(path, max_bytes)
+        raw = path.read_bytes()
+    if len(raw) > max_bytes:
+        raise DataError(f"file is over the {max_bytes / 2**20:.0f} MiB limit")
+    return raw
+
+
+def _csv_input(source, max_bytes: int) -> bytes | Path:
+    """A CSV's bytes, or its path (size checked) so that the parser reads the file itself."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        _check_size(path, max_bytes)
+        return path
+    return _read_bytes(source, max_bytes)
+
+
+def _file_head(path: Path) -> bytes:
+    with path.open("rb") as fh:
+        return fh.read(HEAD_BYTES)
+
+
+def _check_size(path: Path, max_bytes: int) -> None:
+    if not path.is_file():
+        raise DataError(f"no such file: {path}")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
+
+
+def _csv_header(head: bytes) -> list[str]:
+    """The normalised column names from the file's first bytes; refuses empty and non-UTF-8 files."""
+    if not head.strip():
+        raise DataError("the file is empty: expected a header 'time,dimension[,sequence]' and rows")
+    try:
+        text_head = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(head) < HEAD_BYTES or exc.start < HEAD_BYTES - 4:  # not just a character cut at the end
+            raise _not_text(exc) from None
+        text_head = head[:exc.start].decode("utf-8")
+    if "\x00" in text_head:
+        raise DataError("not a text CSV file: it contains NUL bytes (a binary file?)")
+    first_line = text_head.lstrip("\ufeff").splitlines()[0] if text_head.strip() else ""
+    header = [c.strip().lower() for c in next(csv.reader([first_line]), [])]
+    _check_columns(header)
+    return header
+
+
+def _not_text(exc: UnicodeDecodeError) -> DataError:
+    return DataError(f"not a text CSV file: byte 0x{exc.object[exc.start]:02x} at position {exc.start} is not "
+                     "UTF-8 text")
+
+
+def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
+    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    text_types = {c: pa.string() for c in ("start", "end") if c in header}
+
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(source) if isinstance(source, bytes) else str(source),
+            read_options=pacsv.ReadOptions(column_names=header, skip_rows=1),
+            convert_options=pacsv.ConvertOptions(column_types=text_types, null_values=[], strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False),
+        )
+        if table.num_rows == 0:
+            raise DataError("the file has a header but no event rows")
+        return _columns_of(table)
+    except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
+        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
+
+
+def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
+    """Slow diagnostic read (every cell as text) for files the typed reader refused."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
+                            encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _not_text(exc) from None
+    except (pd.errors.ParserError, ValueError) as exc:
+        raise DataError(f"not a readable CSV file: {_first_line(exc)}") from None
+    if frame.empty:
+        raise DataError("the file has a header but no event rows")
+    frame.columns = header
+    return {name: frame[name].astype(str) for name in header}
+
+
+def _columns_of(table) -> dict:
+    """Every column of an Arrow table as text or typed NumPy values (see :func:`_arrow_values`)."""
+    return {name: _arrow_values(table.column(name)) for name in table.column_names}
+
+
+def _concatenated(parts: list):
+    """One column from its row-group parts (text Series or NumPy arrays)."""
+    if len(parts) == 1:
+        return parts[0]
+    if _is_text(parts[0]):
+        import pandas as pd
+
+        return pd.concat(parts, ignore_index=True)
+    return np.concatenate(parts)
+
+
+def _arrow_values(column):
+    """An Arrow column as text (``pandas.Series`` of str) or typed NumPy values (numbers, datetime64)."""
+    import pyarrow as pa
+
+    kind = column.type
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return _numbers(column)
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        return column.cast(pa.timestamp("ns", tz=getattr(kind, "tz", None))).to_numpy().astype("datetime64[ns]")
+    return _text(column.cast(pa.string()))
+
+
+def _numbers(column) -> np.ndarray:
+    """A numeric Arrow column as NumPy values, missing values (Parquet only) as NaN.
+
+    Without missing values the column goes through DLPack: ``to_numpy`` would import pandas (pyarrow
+    converts through its pandas layer), which a numeric CSV otherwise never needs (start-up time).
+    """
+    if column.null_count:
+        return column.to_numpy()
+    return np.from_dlpack(column.combine_chunks())
+
+
+def _text(column) -> pd.Series:
+    """An Arrow text column as strings; missing values become empty strings (reported as empty)."""
+    import pandas as pd
+    import pyarrow.compute as pc
+
+    return pd.Series(pc.fill_null(column, "").to_numpy(zero_copy_only=False), dtype=object).astype(str)
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _columns_phrase(names: Sequence[str]) -> str:
+    """``column 'a'``, ``columns 'a' and 'b'``, ``columns 'a', 'b' and 'c'``."""
+    quoted = [repr(n) for n in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+    return f"column{'s' if len(quoted) > 1 else ''} {listed}"
+
+
+def _check_columns(columns: Sequence[str]) -> None:
+    allowed = set(REQUIRED_COLUMNS) | set(OPTIONAL_COLUMNS)
+    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+    extra = [c for c in columns if c not in allowed]
+    if missing:
+        raise DataError(f"missing {_columns_phrase(missing)}; {EXPECTED}")
+    if extra:
+        raise DataError(f"unexpected {_columns_phrase(extra)}; {EXPECTED}")
+    if len(set(columns)) != len(columns):
+        raise DataError(f"duplicate column names; {EXPECTED}")

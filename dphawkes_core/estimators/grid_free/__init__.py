@@ -1,0 +1,307 @@
+"""Grid-free estimation: continuous-time least squares with step kernels (issue 22), non-private and formal.
+
+The model. ``λ_i(t) = μ_i + Σ_j Σ_b a_ijb N_j^b(t)`` with ``N_j^b(t) = #{u ∈ j : t − u ∈ (bw, (b+1)w]}``,
+b = 0 … B−1 (``w = config.bin_size``, ``B = config.lags``, support ``s = Bw``): the kernel ``h_ij`` is the step
+function ``a_ijb`` on ``(bw, (b+1)w]``. The least-squares contrast ``∫ λ_i² dt − 2 Σ_{t_k ∈ i} λ_i(t_k)`` over
+each sequence's fit window is minimised by ``θ_i = G⁻¹ c_i`` with ``φ(t) = (N_j^b(t), 1)``,
+``G = ∫ φ φᵀ dt`` and ``c_i = Σ_{t_k ∈ i} φ(t_k)``; it has an unbiased estimating equation whenever the
+kernels are such steps (Hansen, Reynaud-Bouret & Rivoirard 2015; Bacry et al. 2020), so it does not converge
+to the binned estimators' INAR limit (``docs/accuracy.md``).
+
+Boundaries. Events before a window's start are not observed, so **the first s of every window is history
+only**: the contrast integrates over ``[s, T]`` and counts targets ``t ≥ s``; events in ``[0, s)`` enter as
+regressors only (the binned families' convention: their first p bins are history only). A sequence with
+``T <= s`` contributes nothing (``skipped_sequences``). The terms at both ends are exact:
+
+* ``∫_ℝ N_j^b N_{j'}^{b'} dt = Σ_{u ∈ j, v ∈ j'} tri_w(u − v + (b − b')w)`` with ``tri_w(x) = max(0, w − |x|)``
+  depends on ``(j, j', b − b')`` only: ``R_{jj'}(m)``, m = 0 … B−1 (:attr:`GridFreePieces.lagged`), a
+  block-Toeplitz matrix like DP-SSP's lagged products;
+* ``∫_{−∞}^{s}`` of the same product involves only events in ``[0, s)`` (the *head*), ``∫_T^∞`` only events in
+  ``(T − s, T]`` (the *tail*): ``G = Toeplitz(R) − E_head − E_tail`` exactly, per sequence, summed over
+  sequences; the intercept column is ``w n_j`` minus the head's and tail's parts of ``∫ N_j^b``;
+* ``c_i[(j,b)] = P_ij(b) − (pairs whose target is in the head)``, ``P_ij(b) = #{(t ∈ i, u ∈ j) : t − u ∈
+  (bw, (b+1)w]}``; ``c_i[1] = n_i − (events of i in the head)``; ``G[1, 1] = Σ (T − s)``.
+
+The statistics are counted in :mod:`dphawkes_core.estimators.grid_free.statistics`. Everything is computed in units of w (times divided by w), on the events sorted by time, by walking the
+pairs at most s apart one offset at a time (``O(pairs)`` time, ``O(events)`` memory); head and tail pieces
+by the same walk on the few events within s of a window's ends.
+
+Layout. θ's columns are lag-major as the binned families' (column ``b·d + j`` is the step b of source j,
+the last one the baseline), the statistics are reported as ``A = (G/w)/N``, ``b = c/N`` with
+``N = Σ (T − s)/w`` (so ``A[-1, -1] = 1``), and the fit returns ``U = wθ``: the pipeline's ``H = U/Δ`` is
+then θ itself, ``FitResult.kernels[i, j, b]`` is the height ``a_ijb`` on ``(bw, (b+1)w]`` and
+:func:`~dphawkes_core.evaluation.lag_average.fit_steps` reads it as exactly that step function, so
+:func:`~dphawkes_core.evaluation.metrics.kernel_function_error` measures the grid-free error of the estimate.
+
+Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Grid-free estimation"). A public cap C on
+the events per (dimension, grid bin ``[kw, (k+1)w)``) is enforced on the data by keeping the first C
+(:func:`~dphawkes_core.estimators.grid_free.statistics.keep_first`). One release, once: the pieces ``R(0)`` (upper triangle),
+``R(1 … B−1)``, ``P``, the totals and the head and tail pieces, each divided by a public scale — ρ for the
+pieces of G, κ more for the head and tail ones — plus Gaussian noise of one std; the layout, the scales, the
+sensitivity and its adversarial neighbours are in :mod:`~dphawkes_core.estimators.grid_free.release`. Free
+post-processing: the noisy head and tail pieces are shrunk toward their stationary prediction (exact at σ = 0),
+then a ridge, a roughness penalty across the steps (both scaled by the released noise-to-signal ratio) and
+non-negativity as in DP-SSP. With a target ε, ``count_cap="auto"`` chooses C as DP-SSP does (tail counts of the
+w-bin counts; :mod:`~dphawkes_core.privacy.count_cap`).
+
+Sequence unit (``privacy_unit="sequence"``, formal): each sequence's own release vector clipped at G, summed, one
+Gaussian release of sensitivity √2·G, the same post-processing
+(:mod:`~dphawkes_core.estimators.grid_free.sequence`).
+
+The family is this module (its settings, options, fit and the family's methods) and its two siblings above; the
+statistics are counted in :mod:`dphawkes_core.estimators.grid_free.statistics`, over partitions in
+:mod:`dphawkes_core.estimators.grid_free.partitioned`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
+from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, grid_free_pieces, stats_from_pieces
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
+from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.validation import check_count_cap
+from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.grid_free.release import (Sensitivity, ctls_sensitivity, default_edge_share, part_scales, pieces_from_release,
+                                raw_release, shrink_edges, worst_case_events)
+from dphawkes_core.estimators.grid_free.sequence import (SEQUENCE_NOTE, GridFreeSequenceStats, expected_sequence_clip,
+                                 prepare_sequence_stats)
+from dphawkes_core.estimators.least_squares import paper_loss, solve_cls
+from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
+from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.ssp import roughness_matrix, solve_nonnegative, stabilise
+
+CTLS_RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q (ρσ: the noise std of G's pieces, in the units of A; r: noise/signal)
+SMOOTHING = 15.0  # default weight of the roughness penalty, in units of r·ρσ√q (chosen on held-out simulations:
+# docs/privacy.md, "Grid-free estimation")
+GRAM_SCALE = 3.0  # default ρ: G's pieces get ρ times the pair counts' noise
+NOTE = "formal (public C per dimension and w-bin, d, B, the windows; one Gaussian release of the pair statistics)"
+
+
+# --- the family ---------------------------------------------------------------------------------------------
+
+def noise_to_signal(A_hat: np.ndarray, noise: float) -> float:
+    """``r = ρσ√q / ā``: the noise scale of G's pieces against the mean diagonal ā of the (released) kernel block
+    of Â (about ``rate·w``; floored far below any real one). Post-processing: released and public numbers."""
+    diagonal = float(np.mean(np.diag(A_hat)[:-1]))
+    return noise / max(diagonal, 1e-12)
+
+
+def ctls_ridge(noise: float, ratio: float) -> float:
+    """Public default ridge ``λ = CTLS_RIDGE_FACTOR·√r·ρσ√q`` (``noise = ρσ√q``, ``ratio`` = r of
+    :func:`noise_to_signal`); 0 without noise."""
+    return float(CTLS_RIDGE_FACTOR * math.sqrt(ratio) * noise)
+
+
+def released_pieces(stats: GridFreeStats, sigma: float, kappa: float, rho: float,
+                    rng: np.random.Generator) -> np.ndarray:
+    """The noisy raw release vector (one draw of ``len`` standard normals, times ``σN``)."""
+    pieces = stats.grid_pieces
+    clean = raw_release(pieces, kappa, rho)
+    if sigma <= 0:
+        return clean
+    return clean + sigma * pieces.duration * rng.standard_normal(clean.size)
+
+
+SETTINGS = (
+    Setting("ctls_ridge", "ridge λ", "float", None, "λ added to the noisy A (Â + λI)", minimum=0.0, optional=True,
+            none_means="the rule 1.5·√r·ρσ√(dB+1), r = ρσ√(dB+1) / the mean diagonal of the released A"),
+    Setting("ctls_nonnegative", "kernels and baselines >= 0", "bool", True,
+            "post-processing: constrain the estimate to be non-negative (no privacy cost)",
+            cli_flag="--ctls-allow-negative", cli_negates=True),
+    Setting("ctls_smoothing", "smoothing across steps", "float", SMOOTHING,
+            "weight of the roughness penalty across the kernel steps, in units of r·ρσ√(dB+1) (r: the noise against "
+            "the released A's mean diagonal; 0: none)", minimum=0.0, step=10.0),
+    Setting("ctls_gram_scale", "noise of G relative to c", "float", GRAM_SCALE,
+            "the pieces of G are released with this many times the pair counts' noise (G's noise reaches the "
+            "estimate multiplied by the small coefficients)", minimum=0.0, minimum_exclusive=True, step=0.5),
+    Setting("ctls_edge_share", "edge share of the sensitivity (%)", "float", None,
+            "percent of the squared sensitivity given to the pieces within s of a window's ends (more: less noise "
+            "on them, more on the rest)", minimum=0.0, maximum=100.0, minimum_exclusive=True, optional=True,
+            none_means="from the windows: min(10, max(1, 20·f)) %, f = the time within s of an end", step=5.0),
+)
+
+
+def _check_options(options) -> None:
+    if options.ctls_edge_share is not None and options.ctls_edge_share >= 100:
+        raise ConfigError("the edge share of the sensitivity must be below 100 %")
+
+
+CTLSOptions = options_class("CTLSOptions", SETTINGS, "exact event times (continuous-time least squares)", __name__,
+                            _check_options)
+
+
+class CTLS(Family):
+    """Continuous-time least squares with step kernels on exact event times: one Gaussian release of the pair
+    statistics of events kept under a public C per (dimension, w-bin), then least squares as free
+    post-processing. With σ² = 0 (and no ridge, smoothing or constraint) it is the exact non-private fit."""
+
+    name = "ctls"
+    label = "exact event times (continuous-time least squares)"
+    summary = ("least squares on the exact event times with step kernels of width Δ (no binning bias): one noisy "
+               "release of its pair statistics, formal from public bounds")
+    calibrations = ("formal",)
+    units = ("event", "sequence")
+    settings = SETTINGS
+    options_type = CTLSOptions
+    auto_count_cap = True
+    statistics = "events"  # its own statistics of exact times; neighbours built from events (worst_case_events)
+    cost_kind = "pairs"  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
+    worst_case_lags = 25  # the worst-case audit's B: its adversarial events reach 0.95 of the bound (0.84 at B = 3)
+    sensitivity_fraction = 0.8  # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
+    noiseless_limit = "continuous least squares"
+    noiseless_options = dict(ctls_ridge=0.0, ctls_smoothing=0.0, ctls_nonnegative=False)
+
+    def worst_case_events(self, config, dim: int):
+        """Of the two kinds of :func:`worst_case_events` (for ``config``'s B, C, w), the pair whose release moves
+        most under ``config``'s scales: the neighbours the contract suite and the tests measure."""
+        best = None
+        for kind in ("insert", "swap"):
+            pair = worst_case_events(dim, config.lags, config.count_cap, config.bin_size, kind)
+            d, d_prime = (self.prepare_stats(events, config)[0] for events in pair)
+            moved = float(np.linalg.norm(self.release_vector(d_prime, config) - self.release_vector(d, config)))
+            if best is None or moved > best[0]:
+                best = (moved, pair)
+        return best[1]
+
+    def check(self, config) -> None:
+        super().check(config)
+        if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
+                config.epsilon is None or config.sigma2 is not None):
+            raise ConfigError(f"an automatic clip norm G is available for {self.label} with a target ε (it spends a "
+                              "share of ε) and a public cap M on events per sequence (the top of its grid)")
+
+    def prepare_stats(self, events, config):
+        """The grid-free pieces (:func:`grid_free_pieces`) of the events kept under C (``"auto"``: C chosen first,
+        as DP-SSP chooses it, from the w-bin counts), assembled into :class:`GridFreeStats`; the data info counts
+        the kept events as ``binned_events`` and the events the cap removed as ``clipped_events`` (none are
+        dropped: the last partial bin is kept). The sequence unit: :func:`prepare_sequence_stats`."""
+        if config.unit.name == "sequence":
+            return prepare_sequence_stats(events, config)
+        check_design_size(events.dim, config.lags)
+        auto = None
+        cap = config.count_cap
+        if cap == AUTO:
+            auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta,
+                                cap_rng(config.seed), config.count_cap_share, config.count_cap_max)
+            cap = auto.count_cap
+        check_count_cap(cap)
+        pieces, counts = grid_free_pieces(events, config.bin_size, config.lags, cap)
+        stats = stats_from_pieces(pieces, config.bin_size)
+        info = DataInfo(
+            n_bins=sum(bins_in_window(s.end_time, config.bin_size) for s in events.sequences),
+            n_events=events.n_events, binned_events=counts["kept"], dropped_events=0,
+            clipped_events=counts["clipped"], skipped_sequences=pieces.skipped_sequences,
+            window_stated=bool(events.window_stated), **domain_info(events), count_cap=cap,
+            auto_count_cap=auto.to_dict() if auto is not None else None)
+        return stats, info
+
+    def prepare_partitioned(self, paths, config, window, executor=None):
+        """The statistics of :meth:`prepare_stats` reduced over Parquet partitions in ``window`` (map steps over
+        ``executor``): :func:`~dphawkes_core.estimators.grid_free.partitioned.prepare_grid_free_partitioned`."""
+        from dphawkes_core.estimators.grid_free.partitioned import prepare_grid_free_partitioned
+
+        return prepare_grid_free_partitioned(paths, config, window, executor)
+
+    def _stats(self, stats) -> GridFreeStats:
+        if not isinstance(stats, GridFreeStats) or stats.grid_pieces is None:
+            raise ConfigError(f"{self.label} fits exact event times: compute its statistics with its prepare_stats, "
+                              "not from binned counts")
+        return stats
+
+    def sensitivity(self, stats: GridFreeStats, config) -> Sensitivity:
+        """:func:`ctls_sensitivity` for the statistics' d, B and C and the config's scales (the edge share stated
+        in percent, or :func:`default_edge_share` of the windows)."""
+        share = (default_edge_share(stats.grid_pieces) if config.ctls_edge_share is None
+                 else config.ctls_edge_share / 100.0)
+        return ctls_sensitivity(stats.dim, stats.lags, stats.event_cap, share, config.ctls_gram_scale)
+
+    def privacy_report(self, stats, config):
+        stats = self._stats(stats)
+        if config.unit.name == "sequence":
+            return self._sequence_report(stats, config)
+        if isinstance(stats, GridFreeSequenceStats):
+            raise ConfigError(f"{self.label}: these statistics are clipped sums of the sequence unit; the event unit's "
+                              "sensitivity does not hold for them")
+        auto = config.count_cap == AUTO
+        if stats.event_cap is None and config.sigma2 == 0:  # the non-private fit: no cap, no noise
+            sens = math.inf
+        else:
+            if config.count_cap is None or stats.event_cap != config.count_cap and not (auto and stats.event_cap):
+                raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
+            sens = self.sensitivity(stats, config).total / stats.grid_pieces.duration
+        return calibrate_single_sensitivity(
+            NOTE, sens, 1, config.calibration, config.dp_delta,
+            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2,
+            auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
+
+    def _sequence_report(self, stats, config):
+        """One Gaussian release of the clipped sums: sensitivity √2·G/N (N = Σ(T − s)/w, public), composed with
+        the private choice of G (:func:`~dphawkes_core.estimators.sequence_unit.calibrate_sequence_release`)."""
+        kappa, rho, clip, auto = (expected_sequence_clip(stats, config) if isinstance(stats, GridFreeSequenceStats)
+                                  else (None,) * 4)
+        if (not isinstance(stats, GridFreeSequenceStats) or stats.sequence_clip != clip
+                or stats.event_cap != config.count_cap or (stats.kappa, stats.rho) != (kappa, rho)
+                or config.sequence_clip == AUTO and (auto is None or auto.share != config.sequence_clip_share)):
+            raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C, for "
+                              "its release: compute them with prepare_stats on the sequence-unit config")
+        return calibrate_sequence_release(stats, config, clip, auto, SEQUENCE_NOTE,
+                                          normaliser=stats.grid_pieces.duration)
+
+    def _scales(self, stats, config) -> tuple[float, float]:
+        """(κ, ρ) of the release."""
+        if isinstance(stats, GridFreeSequenceStats):
+            return stats.kappa, stats.rho
+        if stats.event_cap is None:
+            return 1.0, float(config.ctls_gram_scale)
+        sens = self.sensitivity(stats, config)
+        return sens.kappa, sens.rho
+
+    def release_vector(self, stats, config) -> np.ndarray:
+        """The released numbers without noise in the units of A (divided by N), each part divided by its public
+        scale (:func:`release_layout`, :func:`part_scales`)."""
+        stats = self._stats(stats)
+        return raw_release(stats.grid_pieces, *self._scales(stats, config)) / stats.grid_pieces.duration
+
+    def observed_release(self, stats, config, report, rng, state=None):
+        """The noisy release vector, in the units of A (as :meth:`run` draws it)."""
+        if state is not None:
+            raise ConfigError(f"{self.label} has no state to release at")
+        stats = self._stats(stats)
+        return released_pieces(stats, math.sqrt(report.sigma2), *self._scales(stats, config), rng) \
+            / stats.grid_pieces.duration
+
+    def run(self, stats, config, report, rng, transcript=None):
+        stats = self._stats(stats)
+        sigma = math.sqrt(report.sigma2)
+        kappa, rho = self._scales(stats, config)
+        pieces = stats.grid_pieces
+        if sigma > 0:
+            raw_sigma = sigma * pieces.duration
+            noisy = pieces_from_release(released_pieces(stats, sigma, kappa, rho, rng), pieces, kappa, rho)
+            noisy_stats = stats_from_pieces(shrink_edges(noisy, raw_sigma, part_scales(kappa, rho)), stats.width)
+        else:
+            noisy_stats = stats
+        noise = rho * sigma * math.sqrt(stats.n_params)
+        ratio = noise_to_signal(noisy_stats.A, noise)
+        lam = ctls_ridge(noise, ratio) if config.ctls_ridge is None else float(config.ctls_ridge)
+        A_tilde = stabilise(noisy_stats.A, lam, "ridge")
+        smooth = config.ctls_smoothing * ratio * noise
+        if smooth > 0:
+            A_tilde = A_tilde + smooth * roughness_matrix(stats.dim, stats.lags)
+        if config.ctls_nonnegative:
+            U, info = solve_nonnegative(A_tilde, noisy_stats.b), {"solver": "nnls"}
+        else:
+            U, info = solve_cls(replace(noisy_stats, A=A_tilde))
+        info.update({"ridge": lam, "nonnegative": config.ctls_nonnegative, "smoothing": config.ctls_smoothing,
+                     "smoothing_weight": smooth, "noise_to_signal": ratio, "kappa": kappa, "gram_scale": rho,
+                     "statistics": "exact event times"})
+        return U, [paper_loss(U, stats)], info

@@ -1,0 +1,401 @@
+"""The grid-free statistics (issue 22): the pair pieces of exact event times that the continuous-time
+least-squares contrast with step kernels is made of, the cap that keeps the first C events per (dimension,
+w-bin), and ``G`` and ``c`` assembled from the pieces (:class:`GridFreeStats`). The model, the boundary terms
+and the layout are described in :mod:`dphawkes_core.estimators.grid_free`, the family that fits and releases
+them; this module only counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from dphawkes_core.statistics.binning import bin_index
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.validation import check_bin_size
+
+_PAIR_CHUNK = 1 << 20  # events whose later partners are enumerated at once (bounds the temporaries)
+
+# --- the cap ----------------------------------------------------------------------------------------------
+
+def keep_first(times: np.ndarray, width: float, cap: int | None) -> np.ndarray:
+    """Mask of the events kept under the cap: the first ``cap`` of every grid bin ``[kw, (k+1)w)`` (bins by
+    :func:`~dphawkes_core.statistics.binning.bin_index`, the binned families' exact edges). ``times`` sorted; ties keep
+    their order. All kept when ``cap`` is None."""
+    times = np.asarray(times, dtype=np.float64)
+    if cap is None or times.size == 0:
+        return np.ones(times.size, dtype=bool)
+    k = bin_index(times, width)
+    new_run = np.empty(times.size, dtype=bool)
+    new_run[0] = True
+    np.not_equal(k[1:], k[:-1], out=new_run[1:])
+    starts = np.flatnonzero(new_run)
+    run = np.cumsum(new_run) - 1
+    rank = np.arange(times.size) - starts[run]
+    return rank < int(cap)
+
+
+# --- the pieces -------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GridFreePieces:
+    """Everything ``G`` and ``c`` are made of, summed over sequences, in units of w (times divided by w).
+
+    Attributes
+    ----------
+    lagged : numpy.ndarray
+        ``(B, d, d)``: ``R[m, j, j'] = Σ_{x ∈ j, y ∈ j'} tri(x − y + m)`` (tri(x) = max(0, 1 − |x|); ``R[0]``
+        symmetric, its diagonal includes each event with itself).
+    pairs : numpy.ndarray
+        ``(B, d, d)``: ``P[b, i, j] = #{(t ∈ i, u ∈ j) : t − u ∈ (b, b+1]}``.
+    totals : numpy.ndarray
+        ``(d,)`` events per dimension.
+    head_gram, tail_gram : numpy.ndarray
+        ``(dB, dB)`` ``∫ φ_K φ_Kᵀ`` over ``t < s`` and over ``t > T`` (φ_K: the kernel part of φ, lag-major).
+    head_int, tail_int : numpy.ndarray
+        ``(dB,)`` ``∫ N_j^b`` over ``t < s`` and over ``t > T``.
+    head_pairs : numpy.ndarray
+        ``(d, dB)`` the pairs of ``pairs`` whose target is in the head (``t < s``), as ``[i, b·d + j]``.
+    head_counts : numpy.ndarray
+        ``(d,)`` events in the heads.
+    duration : float
+        ``N = Σ (T − s)/w`` over the sequences used (public).
+    total_time : float
+        ``Σ T/w`` over the sequences used (public).
+    edge_time : float
+        ``Σ min(T, 2s)/w``: the time within s of a window's start or end (public; it sets the default edge share).
+    sequences : int
+        Sequences used (``T > s``).
+    skipped_sequences : int
+        Sequences with ``T <= s``.
+    count_cap : int or None
+        The cap C the events were kept under.
+    """
+
+    lagged: np.ndarray
+    pairs: np.ndarray
+    totals: np.ndarray
+    head_gram: np.ndarray
+    tail_gram: np.ndarray
+    head_int: np.ndarray
+    tail_int: np.ndarray
+    head_pairs: np.ndarray
+    head_counts: np.ndarray
+    duration: float
+    total_time: float
+    sequences: int
+    skipped_sequences: int = 0
+    count_cap: int | None = None
+    edge_time: float = 0.0
+
+    @property
+    def dim(self) -> int:
+        """d."""
+        return int(self.totals.shape[0])
+
+    @property
+    def lags(self) -> int:
+        """B."""
+        return int(self.lagged.shape[0])
+
+
+def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tuple[np.ndarray, np.ndarray]:
+    """``R`` and ``P`` (:class:`GridFreePieces`) of one sequence: ``x`` times in units of w, sorted; ``dims``.
+
+    Every pair (earlier e, later l) with ``δ = x_l − x_e <= B`` is visited once (offset by offset, a pair
+    leaving the range ends its row: the times are sorted) and counted in its cell ``(⌊δ⌋, j_e, j_l)``, once
+    plainly and once weighted by ``f = δ − ⌊δ⌋``. Then ``R[m] = counts[m] − F[m] + F[m−1]`` (a pair adds
+    ``1 − f`` to ``R[⌊δ⌋, j_e, j_l]`` and f to the next lag), plus ``1 − δ`` to ``R[0, j_l, j_e]`` for ``δ < 1``
+    (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
+    ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). Two
+    counting passes per offset, the few whole and near pairs apart.
+    """
+    d, B = int(dim), int(lags)
+    dd = d * d
+    size = (B + 2) * dd  # ⌊δ⌋ = 0 … B + 1
+    counts = np.zeros(size)
+    weighted = np.zeros(size)
+    whole = np.zeros(size)  # pairs at a whole δ
+    near = np.zeros(dd)  # Σ (1 − δ) over pairs with δ < 1, by (j_e, j_l)
+    codes = dims * d
+    n = x.size
+    for start in range(0, n - 1, _PAIR_CHUNK):
+        active = np.arange(start, min(start + _PAIR_CHUNK, n - 1))
+        offset = 1
+        while active.size:
+            later = active + offset
+            delta = x[later] - x[active]
+            ok = delta <= B
+            if not ok.all():
+                active, later, delta = active[ok], later[ok], delta[ok]
+                if not active.size:
+                    break
+            floor = np.floor(delta)
+            frac = delta - floor
+            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
+            counts += np.bincount(cell, minlength=size)
+            weighted += np.bincount(cell, weights=frac, minlength=size)
+            exact = frac == 0.0
+            if exact.any():
+                whole += np.bincount(cell[exact], minlength=size)
+            small = floor == 0.0
+            if small.any():
+                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
+            offset += 1
+            if active[-1] + offset >= n:
+                active = active[active + offset < n]
+    counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
+    lagged = counts[:B] - weighted[:B]
+    lagged[1:] += weighted[:B - 1]
+    lagged[0] += near.reshape(d, d).T + np.diag(np.bincount(dims, minlength=d).astype(float))
+    moved = counts - whole
+    moved[:-1] += whole[1:]
+    return lagged, np.ascontiguousarray(moved[:B].transpose(0, 2, 1))
+
+
+def edge_pieces(x: np.ndarray, dims: np.ndarray, seq: np.ndarray, bound: np.ndarray, dim: int, lags: int,
+                side: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The head (``side="head"``: ``t < bound``, bound = B) or tail (``"tail"``: ``t > bound``, bound = T/w) parts
+    of ``∫ φ_K φ_Kᵀ``, ``∫ φ_K`` and (head only) the pairs whose target is in the head, for the events that
+    can reach them (``x`` sorted within each sequence ``seq``, in units of w; ``bound`` per event).
+
+    A pair (earlier e, later l, ``δ = ⌊δ⌋ + f``) overlaps ``(x_e + b, x_e + b + 1]`` with ``(x_l + b', …]`` for
+    ``b − b' = ⌊δ⌋`` (on ``(x_e + b + f, x_e + b + 1]``) and ``b − b' = ⌊δ⌋ + 1`` (on ``(x_e + b, x_e + b + f]``),
+    each cut at the bound; it adds that length to ``[(b, j_e), (b', j_l)]`` and its transpose, an event with
+    itself to the diagonal.
+
+    Returns
+    -------
+    gram : (dB, dB) ndarray
+    integral : (dB,) ndarray
+    head_pairs : (d, dB) ndarray
+    """
+    d, B = int(dim), int(lags)
+    q = d * B
+    gram = np.zeros(q * q)
+    head_pairs = np.zeros(d * q)
+    steps = np.arange(B, dtype=np.float64)
+    head = side == "head"
+
+    def cut(lo, hi, edge):  # length of (lo, hi] inside the side's region
+        if head:
+            return np.maximum(np.minimum(hi, edge) - lo, 0.0)
+        return np.maximum(hi - np.maximum(lo, edge), 0.0)
+
+    # each event with itself: (x + b, x + b + 1] on the diagonal; the same lengths are ∫ N_j^b
+    own = cut(x[:, None] + steps, x[:, None] + steps + 1.0, bound[:, None])  # (n, B)
+    cols = steps.astype(np.int64)[None, :] * d + dims[:, None]
+    integral = np.bincount(cols.ravel(), weights=own.ravel(), minlength=q)
+    gram += np.bincount((cols * (q + 1)).ravel(), weights=own.ravel(), minlength=q * q)
+    n = x.size
+    offset = 1
+    active = np.arange(max(n - 1, 0))
+    while active.size:
+        later = active + offset
+        same = seq[later] == seq[active]
+        active, later = active[same], later[same]
+        if not active.size:
+            break
+        delta = x[later] - x[active]
+        je, jl, xe, edge = dims[active], dims[later], x[active], bound[active]
+        fl = np.floor(delta).astype(np.int64)
+        frac = delta - fl
+        for k, lo_shift, hi_shift in ((fl, frac, np.ones_like(frac)), (fl + 1, np.zeros_like(frac), frac)):
+            b = steps.astype(np.int64)[None, :]
+            valid = (b >= k[:, None]) & (k[:, None] < B)
+            start = xe[:, None] + steps[None, :]
+            length = cut(start + lo_shift[:, None], start + hi_shift[:, None], edge[:, None]) * valid
+            row = b * d + je[:, None]
+            col = (b - k[:, None]) * d + jl[:, None]
+            keep = length > 0
+            if keep.any():
+                r, c, v = row[keep], col[keep], length[keep]
+                gram += np.bincount(r * q + c, weights=v, minlength=q * q)
+                gram += np.bincount(c * q + r, weights=v, minlength=q * q)
+        if head:
+            positive = delta > 0
+            bb = np.ceil(delta[positive]).astype(np.int64) - 1
+            fits = bb < B
+            head_pairs += np.bincount(jl[positive][fits] * q + bb[fits] * d + je[positive][fits], minlength=d * q)
+        offset += 1
+        active = active[active + offset < n]
+    return gram.reshape(q, q), integral, head_pairs.reshape(d, q)
+
+
+def sequence_arrays(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """One sequence's kept events merged over dimensions and sorted by time: ``x`` (units of w), ``dims``, and
+    the number of events the cap removed."""
+    xs, ds, clipped = [], [], 0
+    for j, t in enumerate(times):
+        t = np.asarray(t, dtype=np.float64)
+        if t.size > 1 and np.any(t[1:] < t[:-1]):
+            t = np.sort(t)
+        keep = keep_first(t, width, cap)
+        clipped += int(t.size - np.count_nonzero(keep))
+        xs.append(t[keep])
+        ds.append(np.full(int(np.count_nonzero(keep)), j, dtype=np.int64))
+    t = np.concatenate(xs) if xs else np.zeros(0)
+    dims = np.concatenate(ds) if ds else np.zeros(0, dtype=np.int64)
+    order = np.argsort(t, kind="stable")
+    return t[order] / width, dims[order], clipped
+
+
+class PieceSums:
+    """The sums of :class:`GridFreePieces` over sequences, built one sequence at a time (in process, or in the
+    reduce of :mod:`~dphawkes_core.estimators.grid_free.partitioned`): the Toeplitz pieces add, the events near each
+    window's ends are kept for the head and tail pieces, computed once at the end (:meth:`pieces`)."""
+
+    def __init__(self, dim: int, lags: int):
+        d, B = int(dim), int(lags)
+        self.dim, self.lags = d, B
+        self.lagged, self.pairs, self.totals = np.zeros((B, d, d)), np.zeros((B, d, d)), np.zeros(d)
+        self.heads, self.tails = [], []
+        self.duration = self.total_time = self.edge_time = 0.0
+        self.used = self.skipped = 0
+
+    def add(self, index: int, end: float, lagged: np.ndarray, pairs: np.ndarray, totals: np.ndarray,
+            head: tuple[np.ndarray, np.ndarray], tail: tuple[np.ndarray, np.ndarray]) -> None:
+        """Add one sequence longer than s: its window end ``end`` and its ``R``, ``P`` and totals (units of w), and
+        ``(x, dims)`` of (at least) its kept events within s of its start (``head``) and of its end (``tail``)."""
+        B = self.lags
+        self.used += 1
+        self.duration += end - B
+        self.total_time += end
+        self.edge_time += min(end, 2.0 * B)
+        self.lagged += lagged
+        self.pairs += pairs
+        self.totals += totals
+        for side, (x, dims), near, bound in ((self.heads, head, head[0] < B, float(B)),
+                                             (self.tails, tail, tail[0] > end - B, end)):
+            n = int(np.count_nonzero(near))
+            side.append((x[near], dims[near], np.full(n, index), np.full(n, bound)))
+
+    def pieces(self, width: float, cap: int | None) -> GridFreePieces:
+        """The summed pieces with the exact head and tail pieces of every window (:func:`edge_pieces`)."""
+        d, B = self.dim, self.lags
+        if not self.used:
+            raise ConfigError(f"no sequence is longer than the support s = {B * width:g}: use a smaller support or "
+                              "bin size")
+
+        def stacked(parts):
+            return tuple(np.concatenate([p[i] for p in parts]) for i in range(4))
+
+        heads, tails = stacked(self.heads), stacked(self.tails)
+        head_gram, head_int, head_pairs = edge_pieces(*heads, d, B, "head")
+        tail_gram, tail_int, _ = edge_pieces(*tails, d, B, "tail")
+        head_counts = np.bincount(heads[1], minlength=d).astype(float)
+        return GridFreePieces(self.lagged, self.pairs, self.totals, head_gram, tail_gram, head_int, tail_int,
+                              head_pairs, head_counts, self.duration, self.total_time, self.used, self.skipped,
+                              None if cap is None else int(cap), self.edge_time)
+
+
+def grid_free_pieces(events, width: float, lags: int, cap: int | None) -> tuple[GridFreePieces, dict]:
+    """:class:`GridFreePieces` of every sequence of ``events`` (kept under ``cap``), summed, and counts for the
+    data info (``kept``, ``clipped``, ``pairs``)."""
+    check_bin_size(width)
+    d, B = events.dim, int(lags)
+    sums = PieceSums(d, B)
+    kept = clipped = 0
+    for s_idx, seq in enumerate(events.sequences):
+        end = float(seq.end_time) / width
+        x, dims, cut = sequence_arrays(seq.times, width, cap)
+        clipped += cut
+        if end <= B:
+            sums.skipped += 1
+            continue
+        kept += x.size
+        r, p = toeplitz_pieces(x, dims, d, B)
+        sums.add(s_idx, end, r, p, np.bincount(dims, minlength=d), (x, dims), (x, dims))
+    pieces = sums.pieces(width, cap)
+    return pieces, {"kept": kept, "clipped": clipped, "pairs": float(pieces.pairs.sum())}
+
+
+# --- G and c from the pieces ------------------------------------------------------------------------------
+
+def toeplitz_gram(lagged: np.ndarray) -> np.ndarray:
+    """``(dB, dB)`` block-Toeplitz ``Σ_{u,v} tri(u − v + (b − b'))`` from ``R`` (lag-major blocks: block (b, b')
+    is ``R[b − b']`` below and on the diagonal, ``R[b' − b]ᵀ`` above)."""
+    B, d, _ = lagged.shape
+    both = np.concatenate([lagged[:0:-1].transpose(0, 2, 1), lagged])  # [B − 1 + m] = R(m), m = −(B−1) … B−1
+    steps = np.arange(B)
+    blocks = both[steps[:, None] - steps[None, :] + B - 1]  # (b, b', d, d)
+    return blocks.transpose(0, 2, 1, 3).reshape(B * d, B * d)
+
+
+def assemble(pieces: GridFreePieces) -> tuple[np.ndarray, np.ndarray]:
+    """``G/w`` (``(dB+1, dB+1)``) and ``c`` (``(d, dB+1)``), exact for exact pieces, correspondingly noisy for
+    noisy ones."""
+    B, d = pieces.lags, pieces.dim
+    q = d * B + 1
+    G = np.empty((q, q))
+    G[:-1, :-1] = toeplitz_gram(pieces.lagged) - pieces.head_gram - pieces.tail_gram
+    intercept = np.tile(pieces.totals, B) - pieces.head_int - pieces.tail_int
+    G[:-1, -1] = intercept
+    G[-1, :-1] = intercept
+    G[-1, -1] = pieces.duration
+    c = np.empty((d, q))
+    c[:, :-1] = pieces.pairs.transpose(1, 0, 2).reshape(d, B * d) - pieces.head_pairs
+    c[:, -1] = pieces.totals - pieces.head_counts
+    return G, c
+
+
+@dataclass(frozen=True)
+class GridFreeStats(SufficientStats):
+    """The grid-free statistics: ``A = (G/w)/N``, ``b = c/N`` (so least squares on them is the grid-free fit) and
+    the pieces they were assembled from.
+
+    ``count_cap`` (the field the binned families check their statistics against) is ``None`` on purpose: the
+    cap here bounds events per w-bin of exact times, and a binned family's formal sensitivity does not hold for
+    these statistics, so a binned family handed them refuses them. The cap is :attr:`event_cap`.
+    """
+
+    kind: ClassVar[str] = "events"
+    grid_pieces: GridFreePieces | None = None
+    event_cap: int | None = None
+    width: float = 1.0
+    counts: None = None  # no per-bin rows (pgd-clip needs them)
+    pieces: None = None  # no binned moment pieces (the lagged DP-SSP release needs them)
+
+    @property
+    def design(self):
+        """Per-bin rows do not exist for exact event times."""
+        raise ConfigError("the grid-free statistics have no per-bin rows: pgd-clip needs binned counts")
+
+
+def stats_from_pieces(pieces: GridFreePieces, width: float) -> GridFreeStats:
+    """:class:`GridFreeStats` assembled from ``pieces``."""
+    G, c = assemble(pieces)
+    N = pieces.duration
+    return GridFreeStats(A=G / N, b=c / N, yy=0.0, n_rows=max(int(round(N)), 1), dim=pieces.dim, lags=pieces.lags,
+                         skipped_sequences=pieces.skipped_sequences, count_cap=None, grid_pieces=pieces,
+                         event_cap=pieces.count_cap, width=float(width))
+
+
+# --- one sequence alone (the sequence unit) ------------------------------------------------------------------
+
+def one_sequence_pieces(times, end_time: float, width: float, lags: int, cap: int | None
+                        ) -> tuple[GridFreePieces | None, int, int]:
+    """:class:`GridFreePieces` of one sequence alone (``times`` per dimension, window ``[0, end_time]``), its
+    events kept under ``cap``: what :func:`grid_free_pieces` adds for it, so that the pieces of every sequence
+    summed are :func:`grid_free_pieces`'s (up to the order of floating-point sums). Every number is ``>= 0``
+    (sums of ``tri`` weights, counts, integrals of products of counts). ``None`` when ``T <= s`` (the sequence
+    contributes nothing). Also returns the events kept and the events the cap removed."""
+    check_bin_size(width)
+    d, B = len(times), int(lags)
+    end = float(end_time) / width
+    x, dims, clipped = sequence_arrays(times, width, cap)
+    if end <= B:
+        return None, 0, clipped
+    lagged, pairs = toeplitz_pieces(x, dims, d, B)
+    h, t = x < B, x > end - B
+    head_gram, head_int, head_pairs = edge_pieces(x[h], dims[h], np.zeros(int(h.sum()), dtype=np.int64),
+                                                  np.full(int(h.sum()), float(B)), d, B, "head")
+    tail_gram, tail_int, _ = edge_pieces(x[t], dims[t], np.zeros(int(t.sum()), dtype=np.int64),
+                                         np.full(int(t.sum()), end), d, B, "tail")
+    pieces = GridFreePieces(lagged, pairs, np.bincount(dims, minlength=d).astype(float), head_gram, tail_gram,
+                            head_int, tail_int, head_pairs, np.bincount(dims[h], minlength=d).astype(float),
+                            end - B, end, 1, 0, None if cap is None else int(cap), min(end, 2.0 * B))
+    return pieces, int(x.size), clipped

@@ -1,0 +1,1 @@
+"""Noise samplers, accounting, calibration, count caps and the privacy units' conversions."""

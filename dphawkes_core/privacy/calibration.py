@@ -1,0 +1,565 @@
+"""Noise calibration for DP-PGD and DP-CG: (ε, δ) ↔ σ² under three calibrations.
+
+Privacy unit (the paper's Definition 1): two data sets are neighbours when their bin-count series differ
+by one in one bin of one dimension (one event added or removed); the number of bins n, the window, Δ,
+p, d, B, r and K are public.
+
+* ``paper`` — Theorems 1 and 3 as published: ``σ² = 8(ΔB)²R²K log²(K/δ)/ε²`` (PGD) and
+  ``σ² = 128KΔ²r²R²log²(K/δ)/ε²`` (CG), with R from Assumption 1 computed **from the private data**
+  (``R = max(||A||²_F, ||b||²_F)``). Not a formal guarantee: the noise scale depends on the data, and
+  the paper's Lipschitz bound is not a worst-case bound over neighbours.
+* ``tight-paper`` — the paper's own gradient sensitivity ``2L₂`` (``L₂ = 2ΔBR`` for PGD, ``2ΔrR`` for
+  CG) with exact accounting instead of strong composition: shows how much of the paper's noise is the
+  accounting's slack. Still data-dependent through R, so still not a formal guarantee.
+* ``formal`` — a worst-case L2 sensitivity of the released noisy gradient over every U in the constraint
+  set and every pair of neighbouring count series clipped at a public cap C (derivation in
+  ``docs/privacy.md``), composed over K releases exactly: a formal (ε, δ)-DP guarantee.
+
+Whether an estimate is a formal *release* also depends on the noise being fresh (no seed), the window
+being stated and no setting being taken from the data: :func:`formal_status` decides it, for every path.
+
+Exact accounting: K adaptive Gaussian releases with the same sensitivity S and noise σ are together
+μ-GDP with ``μ = √K·S/σ`` (Dong, Roth & Su 2019), i.e. exactly one Gaussian mechanism with noise
+multiplier ``σ/(S√K)``; its (ε, δ) curve is the analytic Gaussian mechanism of Balle & Wang (2018), taken
+from ``dp_accounting.gaussian_mechanism`` (cross-checked against dp-accounting's PLD accountant in the
+tests).
+
+Discrete Gaussian (an unseeded release whose numbers are all integers, :func:`~dphawkes_core.privacy.noise.discrete_noise`):
+the same sensitivities, but the releases are ρ-zCDP with ``ρ = K·S²/(2σ²)`` and are composed and converted to
+(ε, δ) in zCDP (:func:`~dphawkes_core.privacy.noise.zcdp_epsilon`), so σ for a target ε is about 8 % larger at ε = 1
+(``docs/privacy.md``, "The noise: samplers and generators"). The ``discrete`` flag below selects it.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.noise import gaussian_multiplier, multiplier_epsilon, zcdp_epsilon, zcdp_rho
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_share
+
+CALIBRATIONS = ("paper", "formal", "tight-paper")
+CALIBRATION_LABELS = {
+    "paper": "paper (Thm 1/3, R from the data: NOT a formal guarantee)",
+    "tight-paper": "paper's sensitivity + exact accounting (R from the data: NOT a formal guarantee)",
+    "formal": "formal (public bounds C, B/r, d, p, n; exact accounting)",
+}
+
+
+@dataclass(frozen=True)
+class FormalBounds:
+    """Public worst-case bounds on the statistics of count series clipped at C.
+
+    Attributes
+    ----------
+    z_norm_max : float
+        ``max ||z_t|| = sqrt(d p C² + 1)``.
+    y_norm_max : float
+        ``max ||y_t|| = sqrt(d) C``.
+    A_op_max : float
+        ``sup ||A||_op <= z_norm_max²``.
+    b_fro_max : float
+        ``sup ||b||_F <= y_norm_max · z_norm_max``.
+    dA_fro_max : float
+        ``sup ||A' − A||_F`` over neighbours: ``√p (2 z_norm_max + 1) / N``.
+    db_fro_max : float
+        ``sup ||b' − b||_F`` over neighbours: ``(z_norm_max + √p · y_norm_max) / N``.
+    """
+
+    z_norm_max: float
+    y_norm_max: float
+    A_op_max: float
+    b_fro_max: float
+    dA_fro_max: float
+    db_fro_max: float
+
+    def gradient_sensitivity(self, u_fro_max: float) -> float:
+        """L2 sensitivity of ``∇L(U) = (UA − b)A`` uniformly over ``||U||_F <= u_fro_max``.
+
+        ``2 β M_A D_A + M_b D_A + M_A D_b`` (see ``docs/privacy.md``).
+        """
+        beta = u_fro_max
+        return (2 * beta * self.A_op_max * self.dA_fro_max + self.b_fro_max * self.dA_fro_max
+                + self.A_op_max * self.db_fro_max)
+
+    def gradient_norm_max(self, u_fro_max: float) -> float:
+        """Public bound on ``||∇L(U)||_F`` over ``||U||_F <= u_fro_max`` (a Lipschitz constant L₂)."""
+        return (u_fro_max * self.A_op_max + self.b_fro_max) * self.A_op_max
+
+    def statistics_sensitivity(self) -> float:
+        """L2 sensitivity of the pair ``(A, b)`` released together: ``sqrt(D_A² + D_b²)``."""
+        return math.hypot(self.dA_fro_max, self.db_fro_max)
+
+
+def formal_bounds(dim: int, lags: int, n_rows: int, count_cap: int) -> FormalBounds:
+    """Worst-case bounds for d dimensions, p lags, N rows and per-bin count cap C."""
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("the formal calibration needs a public count cap C >= 1 (counts are clipped at C)")
+    c = float(count_cap)
+    z_max = math.sqrt(dim * lags * c * c + 1.0)
+    y_max = math.sqrt(dim) * c
+    return FormalBounds(
+        z_norm_max=z_max,
+        y_norm_max=y_max,
+        A_op_max=z_max**2,
+        b_fro_max=y_max * z_max,
+        dA_fro_max=math.sqrt(lags) * (2 * z_max + 1) / n_rows,
+        db_fro_max=(z_max + math.sqrt(lags) * y_max) / n_rows,
+    )
+
+
+def data_R(stats: SufficientStats) -> float:
+    """Assumption 1's R computed from the (private) data: ``max(||A||²_F, ||b||²_F)``."""
+    return float(max(np.sum(stats.A**2), np.sum(stats.b**2)))
+
+
+def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
+    """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly (``discrete``:
+    discrete Gaussian releases, ρ-zCDP together, converted to (ε, δ) by :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`)."""
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
+
+    check_epsilon_delta(epsilon, delta)
+    if discrete:
+        return sensitivity * math.sqrt(releases) * gaussian_multiplier(epsilon, delta, discrete=True)
+    return sensitivity * math.sqrt(releases) * get_sigma_gaussian(epsilon, delta)
+
+
+def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
+    """Smallest ε such that ``releases`` Gaussian releases with noise σ and sensitivity S are (ε, δ)-DP (``discrete``:
+    discrete Gaussian releases, accounted in zCDP)."""
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian  # here: 1.3 s import, private fits only
+
+    if sigma <= 0:
+        return math.inf
+    if discrete:
+        return multiplier_epsilon(sigma / (sensitivity * math.sqrt(releases)), delta, discrete=True)
+    return float(get_epsilon_gaussian(sigma / (sensitivity * math.sqrt(releases)), delta))
+
+
+@dataclass(frozen=True)
+class PaperTheorem:
+    """The published calibration of one of the paper's algorithms, in the form both share:
+    ``σ² = constant · scale² · R² · K · log²(K/δ) / ε²`` and gradient sensitivity ``2L₂ = 2 · 2 · scale · R``,
+    with ``scale = ΔB`` for DP-PGD (Theorem 1) and ``Δr`` for DP-CG (Theorem 3). The family holds its
+    theorem and its scale; this module only does the arithmetic."""
+
+    name: str
+    constant: float
+
+
+THEOREM_1 = PaperTheorem("Theorem 1 (DP-PGD)", 8.0)
+THEOREM_3 = PaperTheorem("Theorem 3 (DP-CG)", 128.0)
+
+
+def paper_sigma2(theorem: PaperTheorem, epsilon: float, delta: float, iters: int, scale: float, R: float) -> float:
+    """σ² of ``theorem`` as published (``scale`` = ΔB for Theorem 1, Δr for Theorem 3)."""
+    check_epsilon_delta(epsilon, delta)
+    return _paper_factor(theorem, iters, delta, scale, R) / epsilon**2
+
+
+def paper_epsilon(theorem: PaperTheorem, sigma2: float, delta: float, iters: int, scale: float, R: float) -> float:
+    """The ε that ``theorem`` claims for a given σ² (inverse of :func:`paper_sigma2`)."""
+    if sigma2 <= 0:
+        return math.inf
+    return math.sqrt(_paper_factor(theorem, iters, delta, scale, R) / sigma2)
+
+
+def _paper_factor(theorem: PaperTheorem, iters, delta, scale, R) -> float:
+    return theorem.constant * scale**2 * R**2 * iters * math.log(iters / delta) ** 2
+
+
+def paper_sensitivity(scale: float, R: float) -> float:
+    """The paper's bound ``2L₂`` on the gradient difference: ``L₂ = 2·scale·R`` (2ΔBR for PGD, 2ΔrR for CG)."""
+    return 2 * (2 * scale * R)
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """What the noise of a private fit means under each calibration.
+
+    Attributes
+    ----------
+    sigma2 : float
+        Noise variance per gradient entry that was used.
+    epsilon : float
+        ε under the chosen calibration (the target when ε was given).
+    dp_delta : float
+        δ.
+    calibration : str
+        The chosen calibration.
+    sensitivity : float or None
+        L2 sensitivity of one noisy gradient under the chosen calibration (paper: ``2L₂``).
+    R : float
+        Assumption 1's R computed from the private data (used by the paper modes only).
+    epsilon_by_calibration : dict
+        ε that the same σ² gives under each calibration (``None`` where it cannot be computed,
+        e.g. ``formal`` without a count cap).
+    sensitivity_by_calibration : dict
+        The per-release sensitivity each calibration assumes.
+    formal : bool
+        True only for the ``formal`` calibration (whether the *release* is formal also depends on the
+        seed, the window and the other settings: :func:`formal_status`).
+    iters : int
+        Number of noisy releases K.
+    note : str
+        Plain-words caveat for display.
+    budget_split : dict
+        With an automatic count cap (:mod:`~dphawkes_core.privacy.count_cap`): the chosen ``count_cap``, the
+        ``share`` of ε it cost, ``cap_sigma``, ``cap_epsilon`` and ``release_epsilon`` (each release
+        alone at δ) and ``epsilon_total`` (both composed by dp-accounting's PLD accountant). Empty otherwise.
+    privacy_unit : str
+        What the guarantee protects: ``event`` (one event added or removed, the paper's unit) or
+        ``sequence`` (one sequence replaced, :mod:`~dphawkes_core.privacy.sequence`).
+    discrete : bool
+        The noise (of the release and of an automatic count cap) is the exact discrete Gaussian, calibrated and
+        accounted in zCDP (:func:`~dphawkes_core.privacy.noise.discrete_noise`): the fit draws it (an unseeded release
+        of integers). False: continuous Gaussian noise, exact Gaussian accounting.
+    """
+
+    sigma2: float
+    epsilon: float
+    dp_delta: float
+    calibration: str
+    sensitivity: float | None
+    R: float
+    epsilon_by_calibration: dict = field(default_factory=dict)
+    sensitivity_by_calibration: dict = field(default_factory=dict)
+    formal: bool = False
+    iters: int = 1
+    note: str = ""
+    budget_split: dict = field(default_factory=dict)
+    privacy_unit: str = "event"
+    discrete: bool = False
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged)."""
+        out = {
+            "sigma2": self.sigma2, "epsilon": self.epsilon, "dp_delta": self.dp_delta,
+            "calibration": self.calibration, "sensitivity": self.sensitivity, "R": self.R,
+            "epsilon_by_calibration": dict(self.epsilon_by_calibration),
+            "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
+            "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
+            "budget_split": dict(self.budget_split), "privacy_unit": self.privacy_unit,
+        }
+        if self.discrete:
+            out["noise"] = DISCRETE_NOISE
+        return out
+
+    @property
+    def rho(self) -> float:
+        """ρ of a discrete-Gaussian report (the release and an automatic cap's tail counts, zCDP adds up)."""
+        if not self.discrete:
+            raise ConfigError("only discrete Gaussian noise is accounted in zCDP")
+        rho = self.iters * self.sensitivity**2 / (2.0 * self.sigma2) if self.sigma2 > 0 else math.inf
+        cap = self.budget_split.get("cap_sigma")
+        return rho + (1.0 / (2.0 * cap**2) if cap else 0.0)
+
+
+DISCRETE_NOISE = "discrete Gaussian (exact sampler, OpenDP), composed in zCDP"
+
+DATA_SETTINGS = {"B": "the bound B", "r": "the radius r", "C": "the count cap C", "T": "the observation window",
+                 "ridge": "the ridge λ", "d": "the number of dimensions d (declare it: --dimensions)",
+                 "S": "the set of sequences (declare it: --sequences)"}
+NO_NOISE = "σ² = 0: no noise, so ε is infinite"
+NOT_RELEASED = "not released through a privacy session: nothing meters repeated releases (use a ledger)"
+
+
+@dataclass(frozen=True)
+class FormalStatus:
+    """Whether a fit's estimate is a formal (ε, δ)-DP release, and if not, every reason why.
+
+    Attributes
+    ----------
+    formal : bool
+        True only when nothing below applies.
+    reasons : tuple of str
+        Plain-words reasons the guarantee does not hold (empty when ``formal``).
+    """
+
+    formal: bool
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def settings_formal(self) -> bool:
+        """The settings give a formal release: nothing is missing but the release through a privacy session
+        (what an experiment or a public simulation with these settings would be, released on private data)."""
+        return all(reason == NOT_RELEASED for reason in self.reasons)
+
+    def label(self) -> str:
+        """One line for display: the guarantee, or "not a formal guarantee: <reasons>"."""
+        if self.formal:
+            return "formal (ε, δ)-DP guarantee"
+        return "not a formal guarantee: " + "; ".join(self.reasons)
+
+    def to_dict(self) -> dict:
+        """``formal_guarantee``, ``formal_reasons`` and ``formal_settings`` for JSON export and tables."""
+        return {"formal_guarantee": self.formal, "formal_reasons": list(self.reasons),
+                "formal_settings": self.settings_formal}
+
+
+SEEDED_NOISE = "the noise was seeded: reproducible noise, not a private release"
+WINDOW_FROM_DATA = "the window was read from the data"
+
+
+def formal_status(calibration: str | None, *, seed: int | None, window_stated: bool,
+                  data_derived=(), noise: bool = True, released: bool = False) -> FormalStatus:
+    """The one place that decides whether an estimate carries the formal guarantee.
+
+    Parameters
+    ----------
+    calibration : str or None
+        The noise calibration (``None`` for a non-private method).
+    seed : int or None
+        Noise seed; any seed makes the noise reproducible by whoever knows it, so the output is not a
+        private release (``None``: noise from OS entropy).
+    window_stated : bool
+        True when the user stated the observation window (so n is public); False when it was read from
+        the data (e.g. the last event time).
+    data_derived : iterable of str
+        Settings taken from the data rather than stated publicly: keys of :data:`DATA_SETTINGS`
+        (``B``, ``r``, ``C``, ``T``, ``ridge``, ``d``, ``S``; ``T`` means the same as ``window_stated=False``).
+    noise : bool
+        False when the release adds no noise (σ² = 0): its ε is infinite, whatever the calibration.
+    released : bool
+        True only for a release made by a privacy session (:class:`~dphawkes_core.release.session.PrivacySession`),
+        which meters it; anything else — a fit through the API, a CLI fit without a ledger, an experiment — is
+        not a formal release, whatever its settings (:attr:`FormalStatus.settings_formal` says whether they are).
+
+    Returns
+    -------
+    FormalStatus
+    """
+    unknown = [name for name in data_derived if name not in DATA_SETTINGS]
+    if unknown:
+        raise ConfigError(f"unknown data-derived setting(s) {unknown}; use {', '.join(DATA_SETTINGS)}")
+    reasons = []
+    if calibration is None:
+        reasons.append("the method adds no noise (not private)")
+    elif calibration != "formal":
+        reasons.append(f"the {calibration} calibration computes R from the private data")
+    if calibration is not None and not noise:
+        reasons.append(NO_NOISE)
+    if calibration is not None and not released:
+        reasons.append(NOT_RELEASED)
+    if seed is not None:
+        reasons.append(SEEDED_NOISE)
+    if not window_stated or "T" in data_derived:
+        reasons.append(WINDOW_FROM_DATA)
+    reasons.extend(f"{DATA_SETTINGS[name]} was taken from the data" for name in dict.fromkeys(data_derived)
+                   if name != "T")
+    return FormalStatus(formal=not reasons, reasons=tuple(reasons))
+
+
+def calibrate(stats: SufficientStats, theorem: PaperTheorem, scale: float, fro_radius: float, iters: int,
+              calibration: str, dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
+              count_cap: int | None = None) -> PrivacyReport:
+    """Find σ² for a target ε (or ε for a given σ²) of K noisy gradients and report every calibration side by side.
+
+    Parameters
+    ----------
+    stats : SufficientStats
+        Statistics of the (clipped) data; R is read from them for the paper modes.
+    theorem : PaperTheorem
+        The paper's calibration of the algorithm (:data:`THEOREM_1` for DP-PGD, :data:`THEOREM_3` for DP-CG).
+    scale : float
+        ΔB (DP-PGD) or Δr (DP-CG), as the theorem reads it.
+    fro_radius : float
+        The largest ``||U||_F`` of the constraint set (ΔB, or r as ``||U||_F <= ||U||_*``): the formal bound's.
+    iters : int
+        K.
+    calibration : {"paper", "formal", "tight-paper"}
+    dp_delta : float
+        δ.
+    epsilon, sigma2 : float
+        Exactly one: the target ε or the noise variance σ².
+    count_cap : int, optional
+        Public cap C; required by ``formal``, and must be the cap the data were clipped at.
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    if calibration not in CALIBRATIONS:
+        raise ConfigError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATIONS)}")
+    check_privacy_inputs(epsilon, sigma2, dp_delta)
+    if count_cap is not None and stats.count_cap != count_cap:
+        raise ConfigError(f"the statistics were clipped at C = {stats.count_cap}, not at the requested C = {count_cap}")
+    R = data_R(stats)
+    sens = {
+        "paper": paper_sensitivity(scale, R),
+        "tight-paper": paper_sensitivity(scale, R),
+        "formal": (formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_sensitivity(fro_radius)
+                   if stats.count_cap is not None else None),
+    }
+    if calibration == "formal" and sens["formal"] is None:
+        raise ConfigError("the formal calibration needs a public count cap C (counts are clipped at C)")
+    if sigma2 is None:
+        if calibration == "paper":
+            sigma2 = paper_sigma2(theorem, epsilon, dp_delta, iters, scale, R)
+        else:
+            sigma2 = gaussian_sigma(epsilon, dp_delta, sens[calibration], iters) ** 2
+    sigma = math.sqrt(sigma2)
+    eps_by = {
+        "paper": paper_epsilon(theorem, sigma2, dp_delta, iters, scale, R),
+        "tight-paper": gaussian_epsilon(sigma, dp_delta, sens["tight-paper"], iters),
+        "formal": gaussian_epsilon(sigma, dp_delta, sens["formal"], iters) if sens["formal"] else None,
+    }
+    chosen = epsilon if epsilon is not None else eps_by[calibration]
+    return PrivacyReport(
+        sigma2=float(sigma2),
+        epsilon=float(chosen),
+        dp_delta=float(dp_delta),
+        calibration=calibration,
+        sensitivity=sens[calibration],
+        R=R,
+        epsilon_by_calibration=eps_by,
+        sensitivity_by_calibration=sens,
+        formal=calibration == "formal",
+        iters=int(iters),
+        note=CALIBRATION_LABELS[calibration],
+    )
+
+
+# --- one-shot sufficient-statistics release (DP-SSP) and clipped-gradient DP-PGD ----------------------------
+
+def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases: int, share: float,
+                      count_cap: int, discrete: bool = False) -> tuple[float, dict]:
+    """Noise std of ``releases`` Gaussian releases of sensitivity S that follow an automatic count cap,
+    so that all of them together are exactly (ε, δ)-DP.
+
+    The cap's release (:mod:`~dphawkes_core.privacy.count_cap`: sensitivity 1, noise multiplier
+    ``m_cap = z(share·ε, δ)``) and K releases with multiplier ``m`` compose to one Gaussian mechanism
+    with ``1/m_total² = 1/m_cap² + K/m²`` (μ-GDP adds in squares; Dong, Roth & Su 2019), and
+    ``m_total = z(ε, δ)`` makes the total exactly (ε, δ). The total is checked with dp-accounting's PLD
+    accountant on the two heterogeneous mechanisms (:func:`composed_epsilon`).
+
+    ``discrete``: both are discrete Gaussian releases (an unseeded lagged DP-SSP): the cap gets
+    ``ρ_cap = ρ(share·ε, δ)``, the releases ``ρ(ε, δ) − ρ_cap`` (zCDP adds up), ``ρ(ε, δ)`` the largest ρ-zCDP
+    that converts to (ε, δ) (:func:`~dphawkes_core.privacy.noise.zcdp_rho`).
+
+    Returns
+    -------
+    sigma : float
+        Noise std per released entry of the main release.
+    budget_split : dict
+        For :attr:`PrivacyReport.budget_split`.
+    """
+    sigma, split = _compose_selection(epsilon, delta, sensitivity, releases, share, discrete)
+    return sigma, {"count_cap": int(count_cap), **split}
+
+
+def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, share: float,
+                          sequence_clip: float) -> tuple[float, dict]:
+    """Noise std of the sequence unit's release after its clip norm G was chosen privately, so that both
+    together are exactly (ε, δ)-DP.
+
+    G's release (:func:`~dphawkes_core.privacy.sequence.dp_sequence_clip`: a histogram of sensitivity √2
+    with noise std ``√2·z(share·ε, δ)``) has the noise multiplier ``z(share·ε, δ)`` of the count cap's
+    release, so it composes with the statistics' release as in :func:`compose_count_cap`:
+    ``μ_total² = μ_G² + μ_fit²``, ``μ_total`` that of (ε, δ). ``budget_split["cap_sigma"]`` is G's noise
+    multiplier (read by the ledger and the audit as the selection's release).
+    """
+    sigma, split = _compose_selection(epsilon, delta, sensitivity, 1, share)
+    return sigma, {"sequence_clip": float(sequence_clip), **split}
+
+
+def _compose_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
+                       share: float, discrete: bool = False) -> tuple[float, dict]:
+    """A selection release with noise multiplier ``z(share·ε, δ)`` followed by K Gaussian releases of
+    sensitivity S: the K releases' noise std and the split (without the selected value)."""
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
+
+    from dphawkes_core.privacy.count_cap import cap_noise_sigma
+
+    check_epsilon_delta(epsilon, delta)
+    if discrete:
+        return _compose_discrete_selection(epsilon, delta, sensitivity, releases, share)
+    cap_multiplier = cap_noise_sigma(epsilon, delta, share)
+    total_multiplier = get_sigma_gaussian(epsilon, delta)
+    multiplier = math.sqrt(releases) / math.sqrt(1 / total_multiplier**2 - 1 / cap_multiplier**2)
+    split = {
+        "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
+        "release_epsilon": float(get_epsilon_gaussian(multiplier / math.sqrt(releases), delta)),
+        "epsilon_total": composed_epsilon(((cap_multiplier, 1), (multiplier, releases)), delta),
+    }
+    return multiplier * sensitivity, split
+
+
+def _compose_discrete_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
+                                share: float) -> tuple[float, dict]:
+    """:func:`_compose_selection` for discrete Gaussian releases, in zCDP: ``ρ_cap = ρ(share·ε)``, the K releases
+    share ``ρ(ε) − ρ_cap``; the total converts back to ε (up to the bisection's 1e-12)."""
+    check_share(share)
+    rho_total, rho_cap = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
+    rho_release = rho_total - rho_cap
+    if not rho_release > 0:
+        raise ConfigError(f"the share {share:g} of ε leaves nothing for the release")
+    cap_multiplier = 1.0 / math.sqrt(2.0 * rho_cap)
+    multiplier = math.sqrt(releases) / math.sqrt(2.0 * rho_release)
+    split = {
+        "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
+        "release_epsilon": zcdp_epsilon(rho_release, delta),
+        "epsilon_total": zcdp_epsilon(rho_cap + rho_release, delta),
+    }
+    return multiplier * sensitivity, split
+
+
+@functools.lru_cache(maxsize=256)
+def composed_epsilon(mechanisms: tuple, delta: float) -> float:
+    """ε at δ of Gaussian mechanisms ``((noise multiplier, repetitions), …)`` composed by dp-accounting's
+    PLD accountant (cached: a PLD costs ~0.3 s and depends only on these public numbers)."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import pld_privacy_accountant
+
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_event.ComposedDpEvent(
+        [dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(float(m)), int(k)) for m, k in mechanisms]))
+    return float(accountant.get_epsilon(delta))
+
+
+def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, calibration: str,
+                                 dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
+                                 R: float = math.nan, auto_cap: tuple[float, int] | None = None,
+                                 discrete: bool = False) -> PrivacyReport:
+    """σ² for a target ε (or ε for a given σ²) of ``releases`` Gaussian releases with a formal sensitivity.
+
+    For the families that only have a formal calibration (DP-SSP, clipped DP-PGD): the paper modes are
+    reported as ``None``; ``note`` says what the guarantee rests on. ``auto_cap = (share, C)``: the count cap C was chosen privately with that
+    share of ε, and the releases get the rest (:func:`compose_count_cap`; needs ε, not σ²). ``discrete``: the
+    releases (and the cap's) draw the discrete Gaussian and are calibrated and accounted in zCDP.
+    """
+    if calibration != "formal":
+        raise ConfigError("this method has only the formal calibration; choose calibration 'formal'")
+    check_privacy_inputs(epsilon, sigma2, dp_delta)
+    split = {}
+    if auto_cap is not None:
+        if epsilon is None:
+            raise ConfigError("an automatic count cap spends a share of ε: give ε, not σ²")
+        sigma, split = compose_count_cap(epsilon, dp_delta, sensitivity, releases, *auto_cap, discrete=discrete)
+        sigma2 = sigma**2
+    elif sigma2 is None:
+        sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases, discrete) ** 2
+    eps = split["epsilon_total"] if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases,
+                                                                discrete)
+    return PrivacyReport(
+        sigma2=float(sigma2),
+        epsilon=float(epsilon if epsilon is not None else eps),
+        dp_delta=float(dp_delta),
+        calibration="formal",
+        sensitivity=float(sensitivity),
+        R=float(R),
+        epsilon_by_calibration={"paper": None, "tight-paper": None, "formal": eps},
+        sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(sensitivity)},
+        formal=True,
+        iters=int(releases),
+        note=note + (f"; count cap C = {split['count_cap']} chosen privately with "
+                                         f"{split['share']:.0%} of ε" if split else "")
+        + ("; " + DISCRETE_NOISE if discrete else ""),
+        budget_split=split,
+        discrete=bool(discrete),
+    )

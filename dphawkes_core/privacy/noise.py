@@ -1,0 +1,278 @@
+"""The noise every mechanism draws: one source per fit, seeded for experiments, a CSPRNG for a release.
+
+* :class:`SeededNoise` (an int seed, or a numpy ``Generator``): tests, teaching, experiments — never a
+  release (:func:`~dphawkes_core.privacy.calibration.formal_status`). numpy's PCG64 with its ziggurat normals, drawn in
+  the order the mechanisms have always drawn them, so every seeded result is reproduced bit for bit.
+* :class:`SecureNoise` (seed ``None``): a release. It takes no seed and keeps no state that could replay it.
+
+  - real-valued numbers (:meth:`~NoiseSource.standard_normal`): the operating system's CSPRNG
+    (``os.urandom``: Linux ``getrandom``, ChaCha20) gives 64 random bits per number; 63 of them make a
+    uniform ``u ∈ (2⁻⁶⁵, ½]`` and the last one a sign: ``±Φ⁻¹(u)`` (scipy's ``ndtri``). About 75 ns per
+    number (numpy's PCG64 ziggurat: 40 ns). A float sampler nonetheless: the CSPRNG removes the
+    predictability of the generator, not the gap between floating-point and real Gaussian noise;
+  - integer-valued releases of a *discrete* fit (:meth:`~NoiseSource.discrete_gaussian`): OpenDP's exact
+    sampler of the discrete Gaussian ``N_Z(0, σ²)`` (Canonne, Kamath & Steinke 2020), on ``i64`` vectors with
+    the L2 distance; about 11–18 µs per number. No floating point touches the noise.
+
+Which releases are drawn how, and what the discrete Gaussian costs in ε, is in ``docs/privacy.md`` ("The
+noise: samplers and generators"). A discrete Gaussian release is ρ-zCDP with ``ρ = K·S²/(2σ²)`` (CKS 2020;
+OpenDP's privacy map) and is *not* exactly μ-GDP: it is composed in zCDP (:func:`zcdp_epsilon`, the
+conversion of CKS 2020, Proposition 12, equal to OpenDP's ``make_zCDP_to_approxDP`` and to dp-accounting's
+RDP accountant), never as ``μ² = Σ μᵢ²``.
+
+A mechanism is given ``rng``: a :class:`NoiseSource` or a numpy ``Generator`` (the privacy audit passes
+one); both have ``standard_normal(shape)``, and :func:`uses_discrete` tells whether integer releases must
+take the discrete Gaussian.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+
+import numpy as np
+
+from dphawkes_core.errors import ConfigError
+
+#: What :attr:`NoiseSource.sampler` says, for reports and docs.
+NUMPY_SAMPLER = "numpy PCG64 (seeded)"
+CSPRNG_SAMPLER = "OS CSPRNG, inverse-CDF normals"
+DISCRETE_SAMPLER = "OpenDP discrete Gaussian (OS CSPRNG)"
+_EXACT_INTEGER = 2.0**53  # integers a float64 holds exactly
+
+
+class NoiseSource:
+    """Where a fit's noise comes from.
+
+    Attributes
+    ----------
+    seeded : bool
+        Reproducible by whoever knows the seed (never a release).
+    discrete : bool
+        The release's integer-valued numbers are drawn from the exact discrete Gaussian
+        (:meth:`discrete_gaussian`); only an unseeded source of a fit calibrated for it
+        (:func:`discrete_noise`) is discrete.
+    """
+
+    seeded: bool = False
+    discrete: bool = False
+    sampler: str = ""
+
+    def standard_normal(self, shape) -> np.ndarray:
+        """Independent N(0, 1) numbers of ``shape`` (an int or a tuple), as ``numpy.random.Generator.standard_normal``."""
+        raise NotImplementedError
+
+    def discrete_gaussian(self, values, sigma: float) -> np.ndarray:
+        """``values + Y`` with ``Y`` independent discrete Gaussians ``N_Z(0, σ²)``: the discrete Gaussian
+        mechanism on an integer array (returned as ``int64`` of the same shape)."""
+        raise ConfigError("this noise source has no discrete Gaussian: OpenDP's exact sampler cannot be seeded, "
+                          "so only an unseeded release draws it")
+
+
+class SeededNoise(NoiseSource):
+    """numpy's generator: ``numpy.random.default_rng(seed)`` (or a given ``Generator``), exactly as before.
+
+    Parameters
+    ----------
+    seed : int, sequence of int, or numpy.random.Generator
+        Anything ``numpy.random.default_rng`` takes except ``None`` (that is :class:`SecureNoise`).
+    """
+
+    seeded = True
+    sampler = NUMPY_SAMPLER
+
+    def __init__(self, seed):
+        if seed is None:
+            raise ConfigError("SeededNoise needs a seed; unseeded noise is SecureNoise")
+        self.generator = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def standard_normal(self, shape) -> np.ndarray:
+        return self.generator.standard_normal(shape)
+
+    def __repr__(self) -> str:
+        return "SeededNoise(numpy PCG64)"
+
+
+class SecureNoise(NoiseSource):
+    """Noise from the operating system's CSPRNG; cannot be seeded.
+
+    Parameters
+    ----------
+    discrete : bool
+        Integer-valued releases take OpenDP's exact discrete Gaussian (the fit was calibrated for it).
+    """
+
+    seeded = False
+
+    def __init__(self, discrete: bool = False):
+        self.discrete = bool(discrete)
+        self.sampler = DISCRETE_SAMPLER if self.discrete else CSPRNG_SAMPLER
+
+    def standard_normal(self, shape) -> np.ndarray:
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(s) for s in shape)
+        return csprng_standard_normal(math.prod(shape)).reshape(shape)
+
+    def discrete_gaussian(self, values, sigma: float) -> np.ndarray:
+        return opendp_discrete_gaussian(values, sigma)
+
+    def __repr__(self) -> str:
+        return f"SecureNoise(discrete={self.discrete})"
+
+
+def noise_source(seed, discrete: bool = False) -> NoiseSource:
+    """The source of a fit: :class:`SeededNoise` for a seed (``discrete`` ignored: seeded noise is numpy's),
+    :class:`SecureNoise` for ``None`` (discrete when the fit's report was calibrated for the discrete Gaussian)."""
+    return SecureNoise(discrete) if seed is None else SeededNoise(seed)
+
+
+def as_source(rng) -> NoiseSource:
+    """``rng`` as a :class:`NoiseSource` (a numpy ``Generator`` becomes :class:`SeededNoise` around it)."""
+    return rng if isinstance(rng, NoiseSource) else SeededNoise(rng)
+
+
+def uses_discrete(rng) -> bool:
+    """Whether integer releases drawn from ``rng`` take the discrete Gaussian (never for a numpy ``Generator``)."""
+    return isinstance(rng, NoiseSource) and rng.discrete
+
+
+def discrete_noise(config) -> bool:
+    """Whether the fit of ``config`` is drawn from the discrete Gaussian and accounted in zCDP: an unseeded fit
+    (a release) whose family says every number it releases is an integer
+    (:meth:`~dphawkes_core.estimators.family.Family.integer_release`). A seeded fit keeps numpy's continuous
+    noise and its exact Gaussian calibration (its results do not change)."""
+    return config.seed is None and bool(config.family.integer_release(config))
+
+
+# --- the samplers ---------------------------------------------------------------------------------------------
+
+
+def csprng_standard_normal(size: int) -> np.ndarray:
+    """``size`` standard normals from ``os.urandom``: per number 64 bits, 63 for ``u = (k + ½)·2⁻⁶⁴ ∈ (2⁻⁶⁵, ½]``
+    and one for the sign, ``±Φ⁻¹(u)`` (the tails reach ±9.3)."""
+    from scipy.special import ndtri  # here: only an unseeded release needs it
+
+    bits = np.frombuffer(os.urandom(8 * int(size)), dtype=np.uint64)
+    uniform = ((bits >> np.uint64(1)).astype(np.float64) + 0.5) * 2.0**-64
+    magnitude = -ndtri(uniform)
+    return np.where((bits & np.uint64(1)).astype(bool), -magnitude, magnitude)
+
+
+@functools.lru_cache(maxsize=64)
+def _discrete_gaussian_measurement(sigma: float):
+    # here, and not ``opendp.prelude`` (2.2 s: it imports scikit-learn when present): 0.25 s, unseeded integer
+    # releases only
+    from opendp.domains import atom_domain, vector_domain
+    from opendp.measurements import make_gaussian
+    from opendp.metrics import l2_distance
+    from opendp.mod import enable_features
+
+    enable_features("contrib")
+    return make_gaussian(vector_domain(atom_domain(T="i64")), l2_distance(T="i64"), scale=sigma)
+
+
+def opendp_discrete_gaussian(values, sigma: float) -> np.ndarray:
+    """OpenDP's discrete Gaussian mechanism on the integer array ``values`` (any shape, floats holding integers
+    accepted): ``values + N_Z(0, σ²)`` per entry, as ``int64`` of the same shape.
+
+    Raises
+    ------
+    ValueError
+        For a value that is not an integer (or too large for a float64 to hold exactly), or σ not positive.
+    """
+    values = np.asarray(values)
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ValueError(f"the discrete Gaussian needs a positive finite σ, got {sigma!r}")
+    if values.dtype.kind == "f":
+        if not np.all(np.abs(values) < _EXACT_INTEGER) or not np.array_equal(values, np.rint(values)):
+            raise ValueError("the discrete Gaussian adds noise to integers only: a released number is not an integer")
+    elif values.dtype.kind not in "iub":
+        raise ValueError(f"the discrete Gaussian needs integers, got {values.dtype}")
+    flat = np.ascontiguousarray(values.ravel(), dtype=np.int64)
+    if flat.size == 0:
+        return flat.reshape(values.shape)
+    noisy = _discrete_gaussian_measurement(float(sigma))(flat)
+    return np.asarray(noisy, dtype=np.int64).reshape(values.shape)
+
+
+# --- what the discrete Gaussian costs: zCDP -------------------------------------------------------------------
+
+
+def discrete_gaussian_rho(sigma: float, sensitivity: float, releases: int = 1) -> float:
+    """ρ of ``releases`` discrete Gaussian releases with scale σ and L2 sensitivity S: ``K·S²/(2σ²)``.
+
+    For an integer shift v, ``Σ_x p(x)^α p(x − v)^(1−α) = e^{α(α−1)‖v‖²/(2σ²)} Σ_x e^{−‖x − (1−α)v‖²/(2σ²)} / Σ_x
+    e^{−‖x‖²/(2σ²)}`` and the last ratio is at most 1 (a theta sum is largest at a lattice point), so
+    ``D_α ≤ α‖v‖²/(2σ²)`` at every order (CKS 2020; OpenDP's privacy map gives the same ρ)."""
+    return math.inf if sigma <= 0 else int(releases) * float(sensitivity) ** 2 / (2.0 * float(sigma) ** 2)
+
+
+def _conversion(rho: float, delta: float, alpha):
+    """ε at δ from ρ-zCDP at Rényi order α: ``αρ + log(1 − 1/α) − (log δ + log α)/(α − 1)`` (CKS 2020,
+    Proposition 12; Asoodeh et al. 2021; dp-accounting's ``rdp.compute_epsilon``). Valid at every α > 1."""
+    alpha = np.asarray(alpha, dtype=float)
+    return alpha * rho + np.log1p(-1.0 / alpha) - (math.log(delta) + np.log(alpha)) / (alpha - 1.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """Smallest ε (at δ) that ρ-zCDP implies through :func:`_conversion`, minimised over the order α > 1 (a grid
+    over ``log(α − 1)``, then Brent between its neighbours). Any order gives a valid bound, so a slightly
+    suboptimal α only loosens ε. Equal to OpenDP's ``make_zCDP_to_approxDP`` (tested)."""
+    from scipy.optimize import minimize_scalar
+
+    rho, delta = float(rho), float(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"δ must be in (0, 1), got {delta!r}")
+    if rho <= 0:
+        return 0.0
+    if not math.isfinite(rho):
+        return math.inf
+    grid = np.linspace(-20.0, 25.0, 451)  # log(α − 1)
+    values = _conversion(rho, delta, 1.0 + np.exp(grid))
+    best = int(np.argmin(values))
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    refined = minimize_scalar(lambda t: float(_conversion(rho, delta, 1.0 + math.exp(t))), bounds=(low, high),
+                              method="bounded", options={"xatol": 1e-12})
+    return max(0.0, min(float(values[best]), float(refined.fun)))
+
+
+@functools.lru_cache(maxsize=1024)
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest ρ whose :func:`zcdp_epsilon` at δ is at most ε (by bisection; shaded down so that it never exceeds ε)."""
+    from scipy.optimize import brentq
+
+    epsilon, delta = float(epsilon), float(delta)
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"ε must be a positive number, got {epsilon!r}")
+    high = epsilon
+    while zcdp_epsilon(high, delta) <= epsilon:
+        high *= 2.0
+    low = high / 2.0
+    while zcdp_epsilon(low, delta) > epsilon:
+        low /= 2.0
+    rho = brentq(lambda r: zcdp_epsilon(r, delta) - epsilon, low, high, xtol=1e-300, rtol=1e-15, maxiter=200)
+    while zcdp_epsilon(rho, delta) > epsilon:
+        rho *= 1.0 - 1e-12
+    return float(rho)
+
+
+def gaussian_multiplier(epsilon: float, delta: float, discrete: bool = False) -> float:
+    """Noise multiplier ``z = σ/S`` of one Gaussian release that is exactly (ε, δ)-DP: the analytic Gaussian
+    mechanism (continuous), or the ``1/√(2ρ)`` of the largest ρ-zCDP that converts to (ε, δ) (discrete)."""
+    if discrete:
+        return 1.0 / math.sqrt(2.0 * zcdp_rho(epsilon, delta))
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
+
+    return float(get_sigma_gaussian(epsilon, delta))
+
+
+def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) -> float:
+    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`)."""
+    if not multiplier > 0:
+        return math.inf
+    if discrete:
+        return zcdp_epsilon(1.0 / (2.0 * multiplier**2), delta)
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
+    return float(get_epsilon_gaussian(multiplier, delta))

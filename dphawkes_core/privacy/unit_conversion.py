@@ -1,0 +1,125 @@
+"""A fit's guarantee for the other privacy unit: an event-level fit seen per person (group privacy over the
+person's k events), and a sequence-level fit seen per event (it protects each event too)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.noise import zcdp_epsilon
+from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.validation import check_positive_whole
+
+
+@dataclass(frozen=True)
+class UnitConversion:
+    """The guarantee of a fit for the other privacy unit.
+
+    Attributes
+    ----------
+    fit_unit : str
+        The unit the fit was calibrated for.
+    events_per_person : int
+        k: how many events the person (sequence) has.
+    mu : float
+        The fit's GDP parameter (``μ`` with ``(ε, δ)`` its Gaussian profile).
+    person_mu, person_epsilon : float
+        Guarantee for a person with k events: event unit ``k·μ`` (group privacy, exact for Gaussian
+        mechanisms in GDP) and its ε at δ; sequence unit ``μ`` itself.
+    event_mu, event_epsilon : float
+        Guarantee for one event: the fit's own for the event unit; for the sequence unit ``μ`` (an event
+        added or removed in one sequence is a replacement of that sequence).
+    naive_epsilon, naive_delta : float
+        Event unit only: the generic (ε, δ) group-privacy bound ``kε``, ``k e^{(k−1)ε} δ`` (looser).
+    dp_delta : float
+    accounting : str
+        ``gdp`` (continuous Gaussian noise, exact), or ``zcdp`` for a discrete Gaussian fit: then every μ above is
+        ``√(2ρ)`` of its ρ-zCDP (a group of k is ``k²ρ``-zCDP) and every ε is converted from zCDP.
+    """
+
+    fit_unit: str
+    events_per_person: int
+    mu: float
+    person_mu: float
+    person_epsilon: float
+    event_mu: float
+    event_epsilon: float
+    naive_epsilon: float | None
+    naive_delta: float | None
+    dp_delta: float
+    accounting: str = "gdp"
+
+    def sentences(self) -> tuple[str, ...]:
+        """Plain-words lines for display."""
+        k, delta = self.events_per_person, self.dp_delta
+        if self.accounting == "zcdp" and self.fit_unit == "event":
+            rho, person_rho = self.mu**2 / 2, self.person_mu**2 / 2
+            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (ρ = {rho:.3g} zCDP, discrete "
+                    "Gaussian noise).",
+                    f"Per person with k = {k} events (group privacy in zCDP, k²ρ = {person_rho:.3g}): "
+                    f"ε = {self.person_epsilon:.3g} at δ = {delta:g}.")
+        if self.fit_unit == "event":
+            naive = (f" (the generic bound kε, k·e^((k−1)ε)·δ gives ε = {self.naive_epsilon:.3g} with "
+                     f"δ = {self.naive_delta:.3g})" if self.naive_delta is not None else
+                     " (the generic bound kε, k·e^((k−1)ε)·δ gives δ >= 1: nothing)")
+            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (μ = {self.mu:.3g} GDP).",
+                    f"Per person with k = {k} events (group privacy, exact for Gaussian noise: k·μ = "
+                    f"{self.person_mu:.3g} GDP): ε = {self.person_epsilon:.3g} at δ = {delta:g}{naive}.")
+        how = f"ρ = {self.mu**2 / 2:.3g} zCDP" if self.accounting == "zcdp" else f"μ = {self.mu:.3g} GDP"
+        return (f"Per person (one whole sequence, any number of events): ε = {self.person_epsilon:.3g} at "
+                f"δ = {delta:g} ({how}).",
+                f"Per event: at least as strong — ε = {self.event_epsilon:.3g} at δ = {delta:g} (one event "
+                "changed is one sequence replaced).")
+
+    def to_dict(self) -> dict:
+        """Plain dict for JSON export."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+def gdp_mu(epsilon: float, delta: float) -> float:
+    """μ of the Gaussian mechanism whose exact (ε, δ) curve passes through ``(ε, δ)``."""
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+
+    return 1.0 / float(get_sigma_gaussian(epsilon, delta))
+
+
+def gdp_epsilon(mu: float, delta: float) -> float:
+    """ε at δ of a μ-GDP mechanism (the analytic Gaussian mechanism, dp-accounting)."""
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
+    return math.inf if not math.isfinite(mu) else float(get_epsilon_gaussian(1.0 / mu, delta))
+
+
+def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConversion:
+    """Convert a formal fit's guarantee to the other unit.
+
+    Both formal mechanisms here are Gaussian (one release, K releases or a release plus the automatic
+    count cap's), so they are exactly μ-GDP with the μ whose Gaussian curve gives the reported (ε, δ);
+    a group of k neighbours is then exactly kμ-GDP (Dong, Roth & Su 2019, Theorem 2.14). A discrete Gaussian
+    fit (``report.discrete``, event unit) is not μ-GDP: it is ρ-zCDP (:attr:`PrivacyReport.rho`), and a group of
+    k events shifts its integer releases by at most k times the sensitivity, so ``k²ρ``-zCDP.
+
+    Parameters
+    ----------
+    report : PrivacyReport
+        A formal report (its ``privacy_unit`` says which unit it was calibrated for).
+    events_per_person : int
+        k >= 1.
+    """
+    check_positive_whole(events_per_person, "the number of events per person k")
+    if not report.formal:
+        raise ConfigError("only a formal guarantee can be converted between units")
+    unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
+    eps = report.epsilon_by_calibration.get("formal") or report.epsilon
+    if getattr(report, "discrete", False):
+        mu = math.sqrt(2 * report.rho)  # ρ = μ²/2
+        person_mu = k * mu if unit == "event" else mu
+        person_eps = zcdp_epsilon(person_mu**2 / 2, delta) if unit == "event" else eps
+        return UnitConversion(unit, k, mu, person_mu, person_eps, mu, eps, None, None, delta, "zcdp")
+    mu = gdp_mu(eps, delta) if math.isfinite(eps) else math.inf
+    if unit == "event":
+        log_naive_delta = math.log(k) + (k - 1) * eps + math.log(delta)  # in logs: e^((k−1)ε) overflows
+        return UnitConversion(unit, k, mu, k * mu, gdp_epsilon(k * mu, delta), mu, eps, k * eps,
+                              math.exp(log_naive_delta) if log_naive_delta < 0 else None, delta)
+    return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta)

@@ -1,0 +1,193 @@
+"""The privacy session: the one place a release on private data is made.
+
+A :class:`PrivacySession` owns the private data (how to compute their statistics), their ledger key and the
+ledger. A release is asked of it with a :class:`~dphawkes_core.estimators.FitConfig`; it
+
+1. answers an identical earlier request from the ledger — the stored estimate *and* the stored private
+   selections (an automatic count cap C, an automatic clip norm G) — drawing nothing;
+2. otherwise plans the release from public numbers only (no noise is drawn: an automatic selection is
+   planned at a public placeholder, since what it spends depends only on ε, δ and its share) and checks
+   the budget;
+3. only then draws every noise of the release — the selection's included — inside the recorded release,
+   and records the estimate with the data info (the selection) it came with.
+
+The app's caches and the CLI's ``--ledger`` go through it, so no cache eviction, restart or replay can draw
+a private selection again (``docs/privacy.md``, "What a formal release assumes").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Callable
+
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_stats, privacy_report, release_status, run_private
+from dphawkes_core.privacy.accounting import compose_epsilon, mechanisms_of
+from dphawkes_core.release.ledger import DataLedger, Entry, LedgerBook, LedgerKey, release_label, release_request
+from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.privacy.sequence import AUTO_CLIP_SHARE, AutoClip
+
+if TYPE_CHECKING:
+    from dphawkes_core.data.io import Events
+
+
+@dataclass(frozen=True)
+class SessionAnswer:
+    """What a release request got.
+
+    Attributes
+    ----------
+    result : FitResult
+        The estimate (stored or new).
+    data_info : DataInfo or None
+        The data info it came with, private selections included (stored with the release; ``None`` for an
+        entry recorded before data infos were stored).
+    replayed : bool
+        True when answered from the ledger: nothing was drawn, nothing spent.
+    entry : Entry
+        The ledger entry.
+    ledger : DataLedger
+        The data set's ledger after the request.
+    """
+
+    result: FitResult
+    data_info: DataInfo | None
+    replayed: bool
+    entry: Entry
+    ledger: DataLedger
+
+    @property
+    def status(self) -> FormalStatus:
+        """The formal status the release was recorded with (a session's release: formal when its settings are)."""
+        return FormalStatus(self.entry.formal, tuple(self.entry.reasons))
+
+
+class PrivacySession:
+    """A data set's releases, through its ledger.
+
+    Parameters
+    ----------
+    prepare : callable
+        ``prepare(config) -> (stats, data_info)``: the statistics of the private data for ``config``
+        (:func:`~dphawkes_core.estimators.prepare_stats` on the events, or the partitioned reduce).
+    book : LedgerBook
+        The ledger file.
+    key : LedgerKey
+        The data set's key (its fingerprint and the privacy unit).
+    public_info : dict
+        What of the domain is public: ``window_stated``, ``dimensions_declared``, ``sequences_declared``
+        (a formal release needs all three).
+    """
+
+    def __init__(self, prepare: Callable, book: LedgerBook, key: LedgerKey, public_info: dict):
+        self._prepare = prepare
+        self.book = book
+        self.key = key
+        self.public_info = dict(public_info)
+
+    @classmethod
+    def for_events(cls, events: Events, book: LedgerBook, fingerprint: str, unit: str = "event") -> PrivacySession:
+        """A session on loaded events."""
+        return cls(lambda config: prepare_stats(events, config), book, LedgerKey(fingerprint, unit),
+                   {"window_stated": events.window_stated, **domain_info(events)})
+
+    def ledger(self) -> DataLedger | None:
+        """The data set's ledger, ``None`` before anything was recorded."""
+        return self.book.get(self.key)
+
+    def replay(self, config: FitConfig) -> SessionAnswer | None:
+        """The stored answer to ``config``, or ``None``: reads the ledger only, draws nothing."""
+        ledger = self.book.get(self.key)
+        entry = ledger.find(release_request(self.key, config)) if ledger is not None else None
+        return None if entry is None else _answer(entry, True, ledger)
+
+    def plan(self, config: FitConfig, data_derived=()) -> tuple[object, tuple]:
+        """``(status, mechanisms)`` of releasing ``config``, from public numbers only: nothing is drawn.
+
+        An automatic count cap or clip norm is planned at a public placeholder (the top of its range): what a
+        selection and the release after it spend depends on ε, δ and the share alone, not on the value chosen.
+        """
+        self._check_unit(config)
+        status = release_status(config, self.public_info, data_derived, released=True)
+        if not (config.family.private and status.formal):
+            return status, ()
+        stats, _ = self._prepare(_placeholder_config(config))
+        if config.sequence_clip == AUTO:
+            stats = replace(stats, auto_clip=AutoClip(stats.sequence_clip, config.sequence_clip_share, float("nan"),
+                                                      stats.sequence_clip))
+        return status, mechanisms_of(privacy_report(stats, config))
+
+    def release(self, config: FitConfig, data_derived=()) -> SessionAnswer:
+        """Answer ``config``: replayed (nothing drawn), refused (:class:`~dphawkes_core.release.ledger.BudgetExceeded`,
+        nothing drawn) or released and recorded with its data info."""
+        earlier = self.replay(config)
+        if earlier is not None:
+            return earlier
+        status, planned = self.plan(config, data_derived)
+        spent: list = []
+
+        def run() -> dict:
+            start = time.perf_counter()
+            stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
+            report = privacy_report(stats, config) if config.family.private else None
+            result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
+            if planned:
+                spent.extend(mechanisms_of(report))
+                _check_plan(planned, tuple(spent), self.book.get(self.key))
+            record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
+            return {**record, "data_info": info.to_dict()}
+
+        answer = self.book.release(self.key, release_request(self.key, config), run, label=release_label(config),
+                                   formal=status.formal, reasons=status.reasons, mechanisms=planned,
+                                   recorded=lambda: tuple(spent) or planned)
+        return _answer(answer.entry, answer.replayed, answer.ledger)
+
+    def _check_unit(self, config: FitConfig) -> None:
+        if config.privacy_unit != self.key.unit:
+            raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-"
+                                f"level ledger, not its {self.key.unit}-level one")
+
+
+def _placeholder_config(config: FitConfig) -> FitConfig:
+    """``config`` with its automatic selections replaced by public placeholders (no noise to draw)."""
+    changes = {}
+    if config.count_cap == AUTO:
+        changes.update(count_cap=config.count_cap_max, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
+    if config.sequence_clip == AUTO:
+        changes.update(sequence_clip=None, sequence_clip_share=AUTO_CLIP_SHARE)
+    return FitConfig(**{**config.to_dict(), **changes}) if changes else config
+
+
+def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None:
+    """The release spent what was planned (composed ε equal to 1e-9, and the same kinds of noise: a release drawn
+    from the discrete Gaussian was planned as one, :mod:`~dphawkes_core.privacy.noise`): the budget check held for it."""
+    delta = ledger.budget.delta if ledger is not None else 1e-5
+    before, after = compose_epsilon(planned, delta), compose_epsilon(spent, delta)
+    if sorted(m.kind for m in planned) != sorted(m.kind for m in spent):
+        raise DPHawkesError(f"internal error: the release drew {', '.join(m.kind for m in spent)} noise, planned "
+                            f"{', '.join(m.kind for m in planned)}")
+    if abs(before - after) > 1e-9 * max(1.0, before):
+        raise DPHawkesError(f"internal error: the release would spend ε = {after:.6g}, planned {before:.6g}")
+
+
+def _answer(entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
+    record = dict(entry.result)
+    info = record.pop("data_info", None)
+    return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry, ledger)
+
+
+def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=()) -> SessionAnswer:
+    """A release of ``config`` on statistics already computed, through a session on them (the app's cached
+    statistics, the comparison table). An automatic selection in ``stats`` was drawn when they were computed:
+    :meth:`PrivacySession.release` on the events keeps it inside the recorded release instead."""
+    return PrivacySession(lambda _: (stats, data_info), book, key, dict(data_info)).release(config, data_derived)
+
+
+def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=()) -> Callable:
+    """``fitter(stats, config) -> FitResult`` that releases through the ledger (for the comparison table)."""
+    return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived).result

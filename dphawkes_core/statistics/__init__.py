@@ -1,0 +1,1 @@
+"""Binned counts and the sufficient statistics computed from them, in process and by partition."""

@@ -1,0 +1,519 @@
+"""The sufficient statistics of a partitioned event store as a map-reduce (Dask, or any executor).
+
+The moment pieces (:class:`~dphawkes_core.statistics.moments.MomentPieces`) are sums over sequences, and within a
+sequence over its bins, so each partition of the data can be reduced on its own:
+
+* **map** — a partition (a Parquet file with columns ``time, dimension[, sequence]``) is binned on each
+  sequence's global bin grid, and every sequence in it becomes a :class:`Segment`: the lagged products
+  ``C[τ]`` and totals of its (clipped) counts, plus the raw rows of its first and last ``p+1`` non-empty
+  bins;
+* **reduce** — the segments of one sequence are merged in time order (:func:`merge_segments`): their
+  products add, and the pairs of bins that straddle a partition boundary (at most ``p`` apart, so
+  inside the ``p+1``-row edges — the "p-bin overlap") are added by a small dense correction that also
+  re-clips a bin split across two partitions. Each merged sequence yields its heads and tails, and
+  the pieces add over sequences.
+
+The result is exactly the in-process :func:`~dphawkes_core.statistics.moments.moment_pieces` (integer counts in
+floating point). Partitions may split the data by sequence, by time, or both; the partitions of one
+sequence must hold disjoint time ranges. Nothing here imports Dask: the caller passes any
+``concurrent.futures``-style executor (:func:`dphawkes_experiments.sweep.dask_executor` for a cluster).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+from dphawkes_core.statistics.binning import bins_in_window, sequence_entries
+from dphawkes_core.statistics.binning import count_tails
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.data.domain import key_text
+from dphawkes_core.errors import ConfigError, DataError
+from dphawkes_core.statistics.moments import MomentPieces, check_design_size, dense_lagged_products, lagged_products, rows_between
+from dphawkes_core.validation import check_bin_size, check_count_cap
+
+PARTITION_COLUMNS = ("time", "dimension", "sequence")
+PARTITION_SUFFIXES = (".parquet", ".pq")
+
+
+@dataclass(frozen=True)
+class Window:
+    """Observation windows of a partitioned data set, on the time column's own axis.
+
+    Attributes
+    ----------
+    start : float
+        Common window start (times are taken relative to it).
+    ends : dict
+        Window end of each sequence (by its value in the ``sequence`` column).
+    stated : bool
+        True when the user stated the window (a public window); False when the ends were read from the data.
+    dim : int
+        d: the number of declared dimensions, or one more than the largest dimension index in any partition.
+    dimensions_declared : bool
+        d is declared (rows of a dimension >= d are dropped and counted), not read from the data.
+    keys : tuple of str, optional
+        The declared sequence keys (``ends`` is keyed by them; rows of other keys are dropped and counted, and a
+        declared key without rows is a sequence of empty bins); ``None``: the sequences are read from the data.
+    """
+
+    start: float
+    ends: dict
+    stated: bool
+    dim: int
+    dimensions_declared: bool = False
+    keys: tuple | None = None
+
+    def domain_info(self) -> dict:
+        """What of the domain is declared (:class:`~dphawkes_core.statistics.info.DataInfo` fields)."""
+        return {"dimensions_declared": self.dimensions_declared, "sequences_declared": self.keys is not None}
+
+
+@dataclass(frozen=True)
+class Segment:
+    """Moment pieces of one sequence's events inside one partition (or several merged).
+
+    Attributes
+    ----------
+    sequence : object
+        The sequence's value in the ``sequence`` column (0 when there is none).
+    n_bins : int
+        The sequence's number of bins ``n_s``.
+    lo, hi : int
+        First non-empty bin and one past the last (global bin indices of the sequence).
+    lagged : numpy.ndarray
+        ``(p+1, d, d)`` lagged products of the clipped counts in ``[lo, hi)``.
+    totals : numpy.ndarray
+        ``(d,)`` sums of the clipped counts.
+    head, tail : numpy.ndarray
+        ``(p+1, d)`` raw (unclipped) rows ``X[lo .. lo+p]`` and ``X[hi-p-1 .. hi-1]``.
+    events, clipped_events, dropped_events : int
+        Events of the segment; events removed by clipping; events after the last bin.
+    count_cap : int or None
+        C.
+    """
+
+    sequence: object
+    n_bins: int
+    lo: int
+    hi: int
+    lagged: np.ndarray
+    totals: np.ndarray
+    head: np.ndarray
+    tail: np.ndarray
+    events: int
+    clipped_events: int
+    dropped_events: int
+    count_cap: int | None
+
+
+def partition_paths(pattern: str) -> list[str]:
+    """The Parquet partitions named by a glob pattern or a directory (sorted).
+
+    Raises
+    ------
+    DataError
+        When nothing matches.
+    """
+    if os.path.isdir(pattern):
+        paths = [str(p) for p in sorted(Path(pattern).iterdir()) if p.suffix.lower() in PARTITION_SUFFIXES]
+    else:
+        paths = sorted(glob.glob(pattern))
+    if not paths:
+        raise DataError(f"no Parquet partitions match {pattern!r}")
+    return paths
+
+
+def read_partition(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Times, dimensions and sequence values of one partition (``time, dimension[, sequence]``).
+
+    Raises
+    ------
+    DataError
+        On missing columns, non-numeric times, non-finite times or dimensions that are not integers >= 0.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = Path(path).name
+    try:
+        parquet = pq.ParquetFile(path)
+        columns = {str(c).strip().lower(): c for c in parquet.schema_arrow.names}
+        if "time" not in columns or "dimension" not in columns:
+            raise DataError(f"{name}: expected columns time,dimension[,sequence]")
+        if "start" in columns or "end" in columns:
+            raise DataError(f"{name}: per-sequence start/end columns are not read from partitions; "
+                            "give the window with --start-time/--end-time")
+        table = parquet.read(columns=[columns[c] for c in PARTITION_COLUMNS if c in columns])
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    times = _numbers(table.column(columns["time"]), name, "time")
+    if not np.all(np.isfinite(times)):
+        raise DataError(f"{name}: the time column holds missing or non-finite values")
+    dims = _numbers(table.column(columns["dimension"]), name, "dimension")
+    if dims.size and (not np.all(np.isfinite(dims)) or np.any(dims != np.floor(dims)) or dims.min() < 0):
+        raise DataError(f"{name}: dimensions must be integers 0..d-1 when read from partitions")
+    seqs = (table.column(columns["sequence"]).to_numpy(zero_copy_only=False) if "sequence" in columns
+            else np.zeros(times.size, dtype=np.int64))
+    return times, dims.astype(np.int64), seqs
+
+
+def _numbers(column, name: str, what: str) -> np.ndarray:
+    """A numeric Arrow column as float64 (missing values as NaN)."""
+    import pyarrow as pa
+
+    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
+        raise DataError(f"{name}: the {what} column must hold numbers (found {column.type})")
+    return column.to_numpy(zero_copy_only=False).astype(np.float64)
+
+
+def scan_partition(path: str) -> tuple[int, dict]:
+    """Pre-pass: the largest dimension index and each sequence's last event time in one partition."""
+    times, dims, seqs = read_partition(path)
+    last = {key: float(times[rows].max()) for key, rows in _by_sequence(seqs)}
+    return (int(dims.max()) if dims.size else -1), last
+
+
+def partition_segments(path: str, window: Window, bin_size: float, lags: int,
+                       count_cap: int | None = None) -> tuple[list[Segment], int, int]:
+    """Map step: the :class:`Segment` of every sequence in one partition, its events outside the window and its
+    rows outside the declared domain."""
+    segments, outside = [], 0
+    for key, per_dim, n_bins, out in window_sequences(path, window, bin_size):
+        segments.append(segment_of(key, per_dim, n_bins, bin_size, lags, count_cap))
+        outside += out
+    return segments, outside, outside_domain(path, window)
+
+
+def outside_domain(path: str, window: Window) -> int:
+    """Rows of one partition outside the declared domain (a dimension >= d, an undeclared sequence key)."""
+    _, dims, seqs = read_partition(path)
+    keep = _in_domain(dims, seqs, window)
+    return int(keep.size - np.count_nonzero(keep))
+
+
+def _in_domain(dims: np.ndarray, seqs: np.ndarray, window: Window) -> np.ndarray:
+    keep = dims < window.dim
+    if window.keys is not None:
+        keep &= np.isin(key_text(seqs), np.asarray(window.keys))
+    return keep
+
+
+def partition_tails(path: str, window: Window, bin_size: float, max_cap: int) -> tuple[np.ndarray, list]:
+    """Map step of the automatic count cap: the tail counts of one partition's bins that no other partition
+    can share, and the raw rows of those it may share.
+
+    Only a sequence's first and last non-empty bin in a partition can be split with another partition (the
+    partitions of a sequence hold disjoint time ranges), so those rows are returned as
+    ``(sequence, bin, row)`` for :func:`partitioned_tails` to sum before counting, and the other bins are
+    counted here (:func:`~dphawkes_core.statistics.binning.count_tails`, ``c = 1 … max_cap``).
+    """
+    tails, edges = np.zeros(int(max_cap)), []
+    for key, per_dim, n_bins, _ in window_sequences(path, window, bin_size):
+        bins, dims, raw, _ = sequence_entries(per_dim, n_bins, bin_size)
+        if not bins.size:
+            continue
+        edge_bins = sorted({int(bins[0]), int(bins[-1])})
+        tails += count_tails(raw[~np.isin(bins, edge_bins)], max_cap)
+        edges += [(key, b, rows_between(bins, dims, raw, b, b + 1, window.dim)[0]) for b in edge_bins]
+    return tails, edges
+
+
+def partitioned_tails(paths, window: Window, bin_size: float, max_cap: int, executor=None) -> np.ndarray:
+    """Tail counts ``T[c] = #{(sequence, bin, dimension): X >= c}``, ``c = 1 … max_cap``, of the unclipped
+    counts of partitions ``paths`` (mapped over ``executor``): the partitions' own counts plus those of their
+    edge bins, summed over partitions first (a bin cut in two is counted once, whole). Equal to
+    :func:`~dphawkes_core.statistics.binning.tail_counts` of the in-process counts."""
+    mapped = list(map_partitions(executor, partial(partition_tails, window=window, bin_size=bin_size, max_cap=max_cap),
+                       paths))
+    edge_rows: dict = {}
+    for _, edges in mapped:
+        for key, b, row in edges:
+            edge_rows[(key, b)] = edge_rows.get((key, b), 0) + row
+    return sum((t for t, _ in mapped), np.zeros(int(max_cap))) + count_tails(np.array(list(edge_rows.values())),
+                                                                                max_cap)
+
+
+def window_sequences(path: str, window: Window, bin_size: float):
+    """``(sequence value, per-dimension times relative to the window start, n_bins, events outside the
+    window)`` of every sequence in one partition."""
+    times, dims, seqs = read_partition(path)
+    keep = _in_domain(dims, seqs, window)
+    times, dims, seqs = times[keep], dims[keep], seqs[keep]
+    if window.keys is not None:
+        seqs = key_text(seqs)
+    for key, rows in _by_sequence(seqs):
+        end = window.ends[key] - window.start
+        rel, dim = times[rows] - window.start, dims[rows]
+        inside = (rel >= 0) & (rel <= end)
+        per_dim = [rel[inside & (dim == j)] for j in range(window.dim)]
+        yield key, per_dim, bins_in_window(end, bin_size), int(rows.size - np.count_nonzero(inside))
+
+
+def _by_sequence(seqs: np.ndarray) -> list[tuple[object, np.ndarray]]:
+    """``(sequence value, row indices)`` of every sequence in a partition."""
+    keys, inverse = np.unique(seqs, return_inverse=True)
+    order = np.argsort(inverse, kind="stable")
+    groups = np.split(order, np.cumsum(np.bincount(inverse, minlength=keys.size))[:-1])
+    return [(_key(k), rows) for k, rows in zip(keys, groups)]
+
+
+def segment_of(sequence, times, n_bins: int, bin_size: float, lags: int, count_cap: int | None) -> Segment:
+    """The :class:`Segment` of one sequence's events (``times[j]`` relative to its window start)."""
+    d, p = len(times), int(lags)
+    bins, dims, raw, dropped = sequence_entries(times, n_bins, bin_size)
+    values = raw if count_cap is None else np.minimum(raw, int(count_cap))
+    lo, hi = (int(bins[0]), int(bins[-1]) + 1) if bins.size else (0, 0)
+    return Segment(
+        sequence=sequence, n_bins=int(n_bins), lo=lo, hi=hi,
+        lagged=lagged_products(bins - lo, dims, values, hi - lo, d, p),
+        totals=np.bincount(dims, weights=values, minlength=d).astype(float),
+        head=rows_between(bins, dims, raw, lo, lo + p + 1, d),
+        tail=rows_between(bins, dims, raw, hi - p - 1, hi, d),
+        events=int(raw.sum()) + dropped, clipped_events=int((raw - values).sum()), dropped_events=dropped,
+        count_cap=count_cap)
+
+
+def merge_segments(a: Segment, b: Segment) -> Segment:
+    """Merge two segments of one sequence, ``a`` before ``b`` (sharing at most one bin).
+
+    Products and totals add; the pairs within ``p`` bins across the boundary, and the re-clipping of a
+    bin counted in both, are corrected on the dense window ``[a.hi-p-1, b.lo+p+1)`` (at most ``3p+2`` rows).
+    """
+    if not a.events - a.dropped_events:
+        return replace(b, events=a.events + b.events, dropped_events=a.dropped_events + b.dropped_events)
+    if not b.events - b.dropped_events:
+        return replace(a, events=a.events + b.events, dropped_events=a.dropped_events + b.dropped_events)
+    if a.hi > b.lo + 1:
+        raise DataError(f"sequence {a.sequence!r}: partitions overlap in time (bins {b.lo}..{a.hi - 1}); "
+                        "the partitions of a sequence must hold disjoint time ranges")
+    p = a.lagged.shape[0] - 1
+    lagged, totals, clipped = a.lagged + b.lagged, a.totals + b.totals, a.clipped_events + b.clipped_events
+    if b.lo - (a.hi - 1) <= p:  # some bins of a and b are within p of each other
+        start, stop = a.hi - p - 1, b.lo + p + 1
+        rows_a = _placed(a.tail, a.hi - p - 1, start, stop)
+        rows_b = _placed(b.head, b.lo, start, stop)
+        sign_rows = ((1.0, rows_a + rows_b), (-1.0, rows_a), (-1.0, rows_b))
+        for sign, rows in sign_rows:
+            kept = _clip(rows, a.count_cap)
+            lagged = lagged + sign * dense_lagged_products(kept, p)
+            totals = totals + sign * kept.sum(axis=0)
+            clipped += int(sign * (rows - kept).sum())
+    lo, hi = a.lo, max(a.hi, b.hi)
+    head = _placed(a.head, a.lo, lo, lo + p + 1) + _placed(b.head, b.lo, lo, lo + p + 1)
+    tail = _placed(a.tail, a.hi - p - 1, hi - p - 1, hi) + _placed(b.tail, b.hi - p - 1, hi - p - 1, hi)
+    return replace(a, lo=lo, hi=hi, lagged=lagged, totals=totals, head=head, tail=tail,
+                   events=a.events + b.events, clipped_events=clipped,
+                   dropped_events=a.dropped_events + b.dropped_events)
+
+
+def _placed(rows: np.ndarray, first: int, start: int, stop: int) -> np.ndarray:
+    """``rows`` (the rows from bin ``first`` on) laid into the dense window ``[start, stop)``."""
+    out = np.zeros((stop - start, rows.shape[1]))
+    lo, hi = max(first, start), min(first + rows.shape[0], stop)
+    if lo < hi:
+        out[lo - start:hi - start] = rows[lo - first:hi - first]
+    return out
+
+
+def _clip(rows: np.ndarray, count_cap: int | None) -> np.ndarray:
+    return rows if count_cap is None else np.minimum(rows, count_cap)
+
+
+def reduce_segments(segments, lags: int, count_cap: int | None = None) -> tuple[MomentPieces, dict]:
+    """Reduce step: merge each sequence's segments in time order and sum the pieces over sequences.
+
+    Returns
+    -------
+    pieces : MomentPieces
+        Equal to :func:`~dphawkes_core.statistics.moments.moment_pieces` of the whole data.
+    counts : dict
+        ``n_bins``, ``n_events``, ``binned_events``, ``dropped_events``, ``clipped_events``, ``n_sequences``.
+
+    Raises
+    ------
+    ConfigError
+        When no sequence has more than p bins.
+    """
+    by_sequence: dict = {}
+    for seg in segments:
+        by_sequence.setdefault(seg.sequence, []).append(seg)
+    merged = []
+    for key in sorted(by_sequence, key=str):
+        parts = sorted(by_sequence[key], key=lambda s: (s.lo, s.hi))
+        whole = parts[0]
+        for part in parts[1:]:
+            whole = merge_segments(whole, part)
+        merged.append(whole)
+    p = int(lags)
+    long = [s for s in merged if s.n_bins > p]
+    if not long:
+        raise ConfigError(f"no sequence is longer than p = {p} bins: use a smaller support or bin size")
+    heads = np.array([_clip(_placed(s.head, s.lo, 0, p), count_cap) for s in long])
+    tails = np.array([_clip(_placed(s.tail, s.hi - p - 1, s.n_bins - p, s.n_bins), count_cap) for s in long])
+    pieces = MomentPieces(sum(s.lagged for s in long), sum(s.totals for s in long), heads, tails,
+                          np.array([s.n_bins for s in long], dtype=np.int64), len(merged) - len(long), count_cap)
+    counts = {"n_bins": int(sum(s.n_bins for s in merged)), "n_events": int(sum(s.events for s in merged)),
+              "binned_events": int(sum(s.totals.sum() for s in merged)),
+              "dropped_events": int(sum(s.dropped_events for s in merged)),
+              "clipped_events": int(sum(s.clipped_events for s in merged)),
+              "n_sequences": len(merged)}
+    return pieces, counts
+
+
+def partitioned_window(paths, executor=None, start_time: float | None = None,
+                       end_time: float | None = None, dimensions: int | None = None,
+                       sequences: tuple | None = None) -> Window:
+    """The windows of a partitioned data set: ``[start_time, end_time]`` when stated, else from 0 (or the
+    given start) to each sequence's last event (a pre-pass over the partitions); ``dimensions`` (d) and
+    ``sequences`` (keys) declared, or read from the data when ``None``."""
+    if sequences is not None:
+        if end_time is None:
+            raise ConfigError("declared sequences need a stated window: give --end-time")
+        start = 0.0 if start_time is None else float(start_time)
+        if not float(end_time) > start:
+            raise ConfigError(f"the window end {end_time} is not after its start {start}")
+        dim = dimensions if dimensions is not None else _data_dim(paths, executor)
+        return Window(start, {k: float(end_time) for k in sequences}, True, dim, dimensions is not None,
+                      tuple(sequences))
+    scans = list(map_partitions(executor, scan_partition, paths))
+    dim = dimensions if dimensions is not None else max(m for m, _ in scans) + 1
+    if dim < 1:
+        raise DataError("the partitions hold no events")
+    last: dict = {}
+    for _, per_seq in scans:
+        for key, t in per_seq.items():
+            last[key] = max(t, last.get(key, -np.inf))
+    start = 0.0 if start_time is None else float(start_time)
+    if end_time is not None:
+        if not float(end_time) > start:
+            raise ConfigError(f"the window end {end_time} is not after its start {start}")
+        return Window(start, {k: float(end_time) for k in last}, True, dim, dimensions is not None)
+    return Window(start, last, False, dim, dimensions is not None)
+
+
+def _data_dim(paths, executor) -> int:
+    dim = max(m for m, _ in map_partitions(executor, scan_partition, paths)) + 1
+    if dim < 1:
+        raise DataError("the partitions hold no events")
+    return dim
+
+
+def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None = None, executor=None,
+                       start_time: float | None = None, end_time: float | None = None) -> tuple[MomentPieces, dict]:
+    """Moment pieces of the data in Parquet partitions ``paths``, mapped over ``executor``.
+
+    Parameters
+    ----------
+    paths : list of str
+        Parquet files with columns ``time, dimension[, sequence]`` (numeric times and dimensions);
+        the partitions of one sequence must hold disjoint time ranges.
+    bin_size : float
+        Δ.
+    lags : int
+        p.
+    count_cap : int, optional
+        Public per-bin cap C.
+    executor : concurrent.futures.Executor, optional
+        Where the map steps run (e.g. a Dask cluster's executor); in this process when None.
+    start_time, end_time : float, optional
+        The observation window ``[start, end]`` of every sequence (stated: public); by default from 0
+        to each sequence's last event (read from the data).
+
+    Returns
+    -------
+    pieces : MomentPieces
+        Equal to the in-process pieces of the same events.
+    info : dict
+        ``data_info`` as from :func:`~dphawkes_core.estimators.prepare_stats`, plus ``partitions`` and
+        ``outside_window``.
+    """
+    check_bin_size(bin_size)
+    check_count_cap(count_cap)
+    window = partitioned_window(paths, executor, start_time, end_time)
+    check_design_size(window.dim, lags)
+    return window_pieces(paths, window, bin_size, lags, count_cap, executor)
+
+
+def window_pieces(paths, window: Window, bin_size: float, lags: int, count_cap: int | None,
+                   executor) -> tuple[MomentPieces, DataInfo]:
+    """:func:`partitioned_pieces` on an already read :class:`Window`."""
+    mapped = list(map_partitions(executor, partial(partition_segments, window=window, bin_size=bin_size, lags=lags,
+                                         count_cap=count_cap), paths))
+    segments = [s for segs, _, _ in mapped for s in segs]
+    if window.keys is not None:  # a declared key without rows: a sequence of empty bins, as in process
+        present = {s.sequence for s in segments}
+        segments += [segment_of(key, [np.empty(0)] * window.dim, bins_in_window(window.ends[key] - window.start,
+                                                                                 bin_size), bin_size, lags, count_cap)
+                     for key in window.keys if key not in present]
+    pieces, counts = reduce_segments(segments, lags, count_cap)
+    outside = sum(o for _, o, _ in mapped)
+    info = DataInfo(n_bins=counts["n_bins"], n_events=counts["n_events"], binned_events=counts["binned_events"],
+                    dropped_events=counts["dropped_events"], clipped_events=counts["clipped_events"],
+                    skipped_sequences=pieces.skipped_sequences, window_stated=window.stated,
+                    **window.domain_info(), outside_domain=sum(o for _, _, o in mapped),
+                    outside_window=outside, partitions=len(paths))
+    return pieces, info
+
+
+def map_partitions(executor, fn, items):
+    """``fn`` over ``items``: in this process without an executor, else on it (the map step of every reduce)."""
+    return map(fn, items) if executor is None else executor.map(fn, items)
+
+
+def _key(value):
+    """A sequence value as a plain Python scalar (the same key from every partition)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+_LANE_SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5],
+                       dtype=np.uint64)  # four independent 64-bit lanes of the multiset hash
+
+
+def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
+    """Fingerprint of the events of partitions ``paths`` in ``window``, for the privacy ledger's key.
+
+    A hash of the multiset of in-window events ``(sequence, dimension, time)`` and of the window (start,
+    each sequence's end, d): every event is mixed into four 64-bit lanes in the map step
+    (:func:`partition_fingerprint`) and the lanes add modulo 2⁶⁴ over partitions, so the fingerprint is
+    the same whatever the files' names, dates, encoding, row order or partitioning — a renamed, copied,
+    rewritten or re-partitioned store keeps its ledger — and one event more or less changes it. It is an
+    identifier, not a cryptographic commitment (rows could be crafted to collide); it differs from
+    :func:`~dphawkes_core.release.ledger.data_fingerprint` of the same events loaded from one file
+    (``docs/scale.md``, "Privacy ledger").
+    """
+    lanes = sum((lane for lane in map_partitions(executor, partial(partition_fingerprint, window=window), paths)),
+                np.zeros(_LANE_SALTS.size, dtype=np.uint64))
+    digest = hashlib.sha256(b"dphawkes-partitions-v1")
+    digest.update(np.float64([window.start, window.dim]).tobytes())
+    for key in sorted(window.ends, key=repr):
+        digest.update(f"{key!r}={window.ends[key]!r};".encode())
+    digest.update(lanes.tobytes())
+    return "partitions-" + digest.hexdigest()
+
+
+def partition_fingerprint(path: str, window: Window) -> np.ndarray:
+    """Map step of :func:`partitioned_fingerprint`: the four lanes summed over one partition's in-window events."""
+    lanes = np.zeros(_LANE_SALTS.size, dtype=np.uint64)
+    for key, per_dim, _, _ in window_sequences(path, window, 1.0):
+        seq_hash = np.uint64(int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little"))
+        for dim, times in enumerate(per_dim):
+            bits = np.ascontiguousarray(times, dtype=np.float64).view(np.uint64)
+            mixed = _mix(_mix(_mix(bits[None, :] ^ _LANE_SALTS[:, None]) ^ np.uint64(dim)) ^ seq_hash)
+            lanes += mixed.sum(axis=1, dtype=np.uint64)  # arrays: the sums wrap modulo 2⁶⁴
+    return lanes
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on every entry (a bijection of 64-bit words; products wrap modulo 2⁶⁴)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
