@@ -41,7 +41,7 @@ class AuditConfig:
         The private mechanism (method, calibration, ε or σ², δ, K, B/r/G, count cap …). Its noise is seeded in
         every trial, so the audit checks the seeded (numpy, continuous Gaussian) mechanism and its claim is
         calibrated for that sampler (an unseeded fit is given the audit's seed); the exact discrete Gaussian of
-        an unseeded lagged DP-SSP release is checked against OpenDP's own privacy map (``tests/core/test_noise.py``).
+        an unseeded lagged DP-SSP release is checked against OpenDP's own privacy map (``tests/core/privacy/test_noise.py``).
     trials : int
         Runs of the mechanism on each of the two data sets (half to train the test, half to evaluate).
     confidence : float

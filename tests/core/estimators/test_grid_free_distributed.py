@@ -140,7 +140,7 @@ def test_the_sequence_unit_is_refused_on_partitions(store):
 
 @pytest.fixture(scope="module")
 def executor():
-    """A 2-worker Dask LocalCluster (threads, as tests/core/test_distributed.py)."""
+    """A 2-worker Dask LocalCluster (threads, as tests/core/statistics/test_distributed.py)."""
     pytest.importorskip("distributed")
     from distributed import Client, LocalCluster
 
