@@ -411,7 +411,7 @@ def _cmd_audit(args) -> int:
         info = result.extra
         settings = ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}"
                              for name, value in sorted({**options, "lags": lags}.items()))
-    if args.worst_case and family.statistics == "events":  # the family's adversarial events, not counts at C
+    if args.worst_case and family.fits_event_times:  # the family's adversarial events, not counts at C
         print(f"worst-case events: the family's adversarial pair for d = {info['worst_case_dim']}, B = {lags}, "
               f"C = {cap}, w = {args.bin_size:g} ({info['worst_case_events']} events in D', one more than in D; "
               f"the release moves by {info['worst_case_reached']:.3f} of the claimed sensitivity); {family.label} "

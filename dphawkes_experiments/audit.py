@@ -124,7 +124,7 @@ def prepare_audit(events: Events, config: AuditConfig) -> AuditSession:
     """Bin the data, find the most revealing neighbour and calibrate the mechanism on both data sets
     (or, with ``neighbours="worst-case"``, build the worst-case pair on the data's d and number of bins)."""
     fit = config.fit
-    if fit.family.statistics == "events":
+    if fit.family.fits_event_times:
         return prepare_event_audit(events, config)
     if fit.count_cap == AUTO:
         return _prepare_auto_cap(bin_events(events, fit.bin_size), config)

@@ -76,7 +76,7 @@ def read_controls() -> AuditConfig:
                               help="a correct mechanism keeps the noise; dividing it by this factor while still "
                                    "claiming ε is the bug the audit should catch (large factors are caught with few "
                                    "trials, 2× needs the worst-case neighbours and thousands)") if broken else None
-    pair = ("the family's adversarial events for the public d, B = p, C and w = Δ" if family.statistics == "events"
+    pair = ("the family's adversarial events for the public d, B = p, C and w = Δ" if family.fits_event_times
             else "every count at C")
     worst = st.toggle(f"Worst-case neighbours: {pair}, built from the public bounds (where a sensitivity bug shows; "
                       "natural data rarely come near it)", key="au_worst")

@@ -14,9 +14,8 @@ from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data
 from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.estimators.binned import BinnedStats
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.gradient import ITERATIONS, STEP_RULES
-from dphawkes_core.estimators.least_squares import paper_loss
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss
+from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 
 NOTE = "formal (public clip G, B, p, n; K clipped-gradient releases, exact accounting)"
 

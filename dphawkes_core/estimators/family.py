@@ -9,6 +9,7 @@ pipeline, the ledger, the experiments, the CLI and the app ask the family (``doc
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import ClassVar
 
 import numpy as np
@@ -21,9 +22,18 @@ from dphawkes_core.estimators.binned import prepare_binned, prepare_partitioned
 from dphawkes_core.estimators.settings import Setting
 
 
+class Statistics(StrEnum):
+    """What a family fits: the binned moments (shared by every family that fits them) or its own statistics of
+    the exact event times (computed for it alone; its audit neighbours are built from events). A ``StrEnum``:
+    its values are the strings stored in exports and sweep keys."""
+
+    BINNED = "binned"
+    EVENTS = "events"
+
+
 #: How each kind of statistics is presented beside the methods (the app's method choice, ``fit --help``).
-STATISTICS_LABELS = {"binned": "binned counts (the paper's INAR)",
-                     "events": "exact event times (continuous-time least squares)"}
+STATISTICS_LABELS = {Statistics.BINNED: "binned counts (the paper's INAR)",
+                     Statistics.EVENTS: "exact event times (continuous-time least squares)"}
 
 
 class Family:
@@ -51,10 +61,9 @@ class Family:
         May choose the count cap C privately (``count_cap="auto"``, spending a share of ε).
     constraint : str or None
         The option bounding the estimate's norm (``bound``, ``radius``), compared with the truth's norm.
-    statistics : str
-        What :meth:`prepare_stats` computes from the events: ``"binned"`` (the binned moments, shared by every
-        family that says so: a sweep or a comparison computes them once) or ``"events"`` (the family's own
-        statistics of the exact event times; computed for it alone, neighbours built from events).
+    statistics : Statistics
+        What :meth:`prepare_stats` computes from the events (:class:`Statistics`); :attr:`fits_event_times`
+        asks it.
     per_bin : bool
         Needs the per-bin counts, not only the summed statistics (so not on partitioned data).
     iterative : bool
@@ -88,7 +97,7 @@ class Family:
     options_type: ClassVar[type]
     auto_count_cap: ClassVar[bool] = False
     constraint: ClassVar[str | None] = None
-    statistics: ClassVar[str] = "binned"
+    statistics: ClassVar[Statistics] = Statistics.BINNED
     per_bin: ClassVar[bool] = False
     iterative: ClassVar[bool] = False
     cost_kind: ClassVar[str] = "solve"
@@ -103,6 +112,11 @@ class Family:
     def formal_only(self) -> bool:
         """Has only the formal calibration."""
         return self.calibrations == ("formal",)
+
+    @property
+    def fits_event_times(self) -> bool:
+        """Fits its own statistics of the exact event times (its neighbours are built from events)."""
+        return self.statistics == Statistics.EVENTS
 
     def options(self, **values):
         """This family's options from keywords (unknown ones refused by the dataclass)."""

@@ -13,13 +13,10 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.calibration import (CALIBRATIONS, THEOREM_1, THEOREM_3, PrivacyReport, calibrate, formal_bounds)
 from dphawkes_core.statistics.moments import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.least_squares import paper_loss
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss
+from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 
-STEP_RULES = ("theorem", "constant")
 FW_STEP_RULES = ("paper", "classic")
-ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy gradient steps", minimum=1,
-                     maximum=10**7, step=100, primary=True)
 
 
 def theorem_step_scale(stats: SufficientStats, config, report: PrivacyReport) -> float:

@@ -167,3 +167,10 @@ def options_class(name: str, settings: tuple[Setting, ...], family_label: str, m
                                      namespace={"__post_init__": __post_init__, "settings": settings})
     cls.__module__ = module
     return cls
+
+
+# ---- settings that several families share (the noisy gradient ones: DP-PGD, DP-CG, clipped DP-PGD) ----
+
+STEP_RULES = ("theorem", "constant")
+ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy gradient steps", minimum=1,
+                     maximum=10**7, step=100, primary=True)

@@ -17,7 +17,7 @@ vector holds the edges as Gram matrices and row sums summed over sequences
 Everything after the release uses only the released numbers and public ones (σ, C, d, p, n, λ), so it
 costs no privacy: the edge rows are shrunk toward the released mean count, ``Â`` is stabilised (ridge or
 PSD floor, optional roughness penalty across lags) and the least-squares problem is solved with
-kernels and baselines constrained to be ``>= 0`` (:func:`solve_nonnegative`).
+kernels and baselines constrained to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data
 from dphawkes_core.privacy.sequence import release_pieces_vector
 from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.least_squares import paper_loss, solve_cls
+from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
 
@@ -138,58 +138,6 @@ def shrink_edges(noisy: MomentPieces, raw_sigma: float) -> MomentPieces:
     return replace(noisy, heads=shrink(noisy.heads), tails=shrink(noisy.tails))
 
 
-def roughness_matrix(dim: int, lags: int) -> np.ndarray:
-    """``DᵀD`` for the second differences across lags of every kernel ``h_ij`` (θ's column ``kd + j``
-    is lag k+1 of source j; the intercept column is not penalised)."""
-    q = dim * lags + 1
-    rows = []
-    for k in range(1, lags - 1):
-        for j in range(dim):
-            row = np.zeros(q)
-            row[[(k - 1) * dim + j, k * dim + j, (k + 1) * dim + j]] = (1.0, -2.0, 1.0)
-            rows.append(row)
-    D = np.array(rows).reshape(-1, q)
-    return D.T @ D
-
-
-def stabilise(A_hat: np.ndarray, lam: float, stabiliser: str) -> np.ndarray:
-    """``ridge``: ``Â + λI``; ``psd``: ``Â`` with its eigenvalues floored at λ."""
-    if stabiliser == "psd":
-        values, vectors = np.linalg.eigh(A_hat)
-        return (vectors * np.maximum(values, lam)) @ vectors.T
-    return A_hat + lam * np.eye(A_hat.shape[0]) if lam > 0 else A_hat
-
-
-NNLS_ITERATIONS_PER_PARAMETER = 20  # Lawson–Hanson's iteration limit per unknown (it adds one per outer step)
-
-
-def solve_nonnegative(A_tilde: np.ndarray, b_hat: np.ndarray) -> np.ndarray:
-    """Each row ``θ_i = argmin_{θ >= 0} ½ θ Ã θᵀ − b̂_i θᵀ``: kernels and baseline non-negative.
-
-    With ``Ã = LLᵀ`` this is the non-negative least-squares problem ``min ||Lᵀθᵀ − L⁻¹b̂_iᵀ||``, solved
-    exactly by scipy's Lawson–Hanson ``nnls`` (at ``dp+1 = 1001`` about 0.5 s against 25–190 s for the
-    BVLS it replaced, same solution to 1e-14); BVLS when ``nnls`` reaches its iteration limit. ``Ã`` is
-    made positive definite first if needed (eigenvalues floored at a tiny multiple of its scale).
-    """
-    from scipy.linalg import solve_triangular  # here: scipy.linalg is a slow import, private fits only
-    from scipy.optimize import lsq_linear, nnls
-
-    try:
-        L = np.linalg.cholesky(A_tilde)
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(A_tilde)
-        floor = 1e-9 * max(float(np.max(np.abs(values))), 1e-300)
-        L = np.linalg.cholesky((vectors * np.maximum(values, floor)) @ vectors.T)
-    targets = solve_triangular(L, b_hat.T, lower=True)  # (q, d): L⁻¹ b̂ᵀ
-    theta = np.empty_like(b_hat)
-    for i in range(b_hat.shape[0]):
-        try:
-            theta[i] = nnls(L.T, targets[:, i], maxiter=NNLS_ITERATIONS_PER_PARAMETER * L.shape[0])[0]
-        except RuntimeError:  # iteration limit: the bounded-variable solver, slower but without one
-            theta[i] = lsq_linear(L.T, targets[:, i], bounds=(0.0, np.inf), method="bvls").x
-    return theta
-
-
 def released_stats(stats: SufficientStats, sigma: float, release: str,
                    rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
     """``(Â, b̂)`` of one release with noise std σ in the units of ``A`` (raw pieces get ``σN``)."""
@@ -226,7 +174,7 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
         :func:`~dphawkes_core.privacy.noise.noise_source` of the fit (a discrete one for an unseeded lagged release).
     release : {"lagged", "full"}
     nonnegative : bool
-        Constrain kernels and baselines to be ``>= 0`` (:func:`solve_nonnegative`); otherwise solve
+        Constrain kernels and baselines to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`); otherwise solve
         ``θ Ã = b̂``.
     smoothing : float
         Weight s of the roughness penalty ``λ·s·θ DᵀD θᵀ`` across lags (0: none).

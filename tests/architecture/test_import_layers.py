@@ -188,3 +188,23 @@ def test_the_core_has_few_loose_modules():
 def test_the_core_layer_check_sees_an_upward_import():
     assert core_rank("dphawkes_core.statistics.moments") > core_rank("dphawkes_core.data.io")
     assert core_rank("dphawkes_core.errors") == -1 and core_rank("dphawkes_cli.main") is None
+
+
+def family_territories() -> dict[str, str]:
+    """Family name -> the module (or, for a family in a folder, the package) that holds it."""
+    from dphawkes_core.estimators.registry import FAMILIES
+    return {name: type(family).__module__ for name, family in FAMILIES.items()}
+
+
+def owner(module: str, territories: dict[str, str]) -> str | None:
+    return next((name for name, home in territories.items() if module == home or module.startswith(home + ".")),
+                None)
+
+
+def test_no_family_imports_another():
+    """What two families share lives in a module neither owns (``estimators/solvers.py``, ``settings.py``)."""
+    territories = family_territories()
+    crossing = sorted(f"{source} -> {target}" for source, targets in import_graph().items() for target in targets
+                      if owner(source, territories) and owner(target, territories)
+                      and owner(source, territories) != owner(target, territories))
+    assert crossing == []

@@ -69,15 +69,14 @@ from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.validation import check_count_cap
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import Family, Statistics
 from dphawkes_core.estimators.grid_free.release import (Sensitivity, ctls_sensitivity, default_edge_share, part_scales, pieces_from_release,
                                 raw_release, shrink_edges, worst_case_events)
 from dphawkes_core.estimators.grid_free.sequence import (SEQUENCE_NOTE, GridFreeSequenceStats, expected_sequence_clip,
                                  prepare_sequence_stats)
-from dphawkes_core.estimators.least_squares import paper_loss, solve_cls
+from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
 from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.ssp import roughness_matrix, solve_nonnegative, stabilise
 
 CTLS_RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q (ρσ: the noise std of G's pieces, in the units of A; r: noise/signal)
 SMOOTHING = 15.0  # default weight of the roughness penalty, in units of r·ρσ√q (chosen on held-out simulations:
@@ -153,7 +152,7 @@ class CTLS(Family):
     settings = SETTINGS
     options_type = CTLSOptions
     auto_count_cap = True
-    statistics = "events"  # its own statistics of exact times; neighbours built from events (worst_case_events)
+    statistics = Statistics.EVENTS  # its own statistics of exact times; neighbours built from events (worst_case_events)
     cost_kind = "pairs"  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
     worst_case_lags = 25  # the worst-case audit's B: its adversarial events reach 0.95 of the bound (0.84 at B = 3)
     sensitivity_fraction = 0.8  # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)

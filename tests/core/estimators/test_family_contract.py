@@ -148,7 +148,7 @@ def test_with_no_noise_it_equals_its_declared_noiseless_limit(name):
     options = {**LIMIT_OPTIONS[family.noiseless_limit], **family.noiseless_options}
     shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.private else {}
     config = FitConfig(method=name, bin_size=1.0, lags=lags, seed=0, **shared, **options)
-    if family.statistics == "events":  # exact event times, laid in the same bins
+    if family.fits_event_times:  # exact event times, laid in the same bins
         times = events_from_counts(counts)
         result = fit_stats(family.prepare_stats(from_arrays(times, end_time=len(counts)), config)[0], config)
         expected = continuous_least_squares(times, len(counts), lags)

@@ -13,7 +13,9 @@ from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
 import dphawkes_core.estimators.ssp as ssp_module
-from dphawkes_core.estimators.ssp import (release_pieces, roughness_matrix, shrink_edges, solve_nonnegative,
+from dphawkes_core.estimators import solvers
+from dphawkes_core.estimators.solvers import roughness_matrix, solve_nonnegative
+from dphawkes_core.estimators.ssp import (release_pieces, shrink_edges,
                                           ssp_lagged_sensitivity, ssp_ridge, ssp_sensitivity)
 from dphawkes_core.privacy.calibration import formal_bounds
 from dphawkes_core.statistics.moments import design_matrix, moment_pieces
@@ -255,7 +257,7 @@ def test_nonnegative_solvers_agree_and_the_iteration_limit_falls_back(stats, mon
 
     monkeypatch.setattr(scipy.optimize, "nnls", at_its_limit)
     fallback = solve_nonnegative(A_tilde, b_hat)
-    assert calls == [ssp_module.NNLS_ITERATIONS_PER_PARAMETER * stats.n_params] * stats.dim
+    assert calls == [solvers.NNLS_ITERATIONS_PER_PARAMETER * stats.n_params] * stats.dim
     assert (fast == 0).any() and np.allclose(fast, fallback, atol=1e-10)
 
 
