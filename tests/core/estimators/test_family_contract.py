@@ -1,226 +1,67 @@
-"""The contract every registered estimator family must pass (in the spirit of scikit-learn's
-``parametrize_with_checks``): it runs on whatever is in the registry, the toy family of
-``test_toy_family.py`` included when it is registered.
+"""The contract every registered estimator family must pass, run through the package's own
+:func:`~dphawkes_core.estimators.checks.check_family` checks (the same a plug-in author runs), one test per
+family and check, plus what only the CLI can check: that a family's settings build its flags.
 
-References here are independent of the package all the way down: counts are integer arrays written in the
-test, Z is laid out with plain loops, and each noiseless limit is a dense loop written from the paper.
-
-A family that fits exact event times (``family.statistics == "events"``: the grid-free one) is given events
-laid in the same bins (:func:`events_from_counts`), its noiseless limit is the continuous-time least squares
-written here from its definition (:func:`continuous_least_squares`), and its sensitivity is measured on the
-adversarial events it documents (``family.worst_case_events``) through its own statistics."""
+The checks' references are independent of the package all the way down (``dphawkes_core/estimators/checks.py``);
+the toy family of ``test_toy_family.py`` runs them too, when it is registered."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.errors import ConfigError
-from dphawkes_core.data.io import from_arrays
-from dphawkes_core.estimators import (FAMILIES, FitConfig, binned_stats, fit_stats, get_family, method_names,
-                                      privacy_report, release_status)
 from dphawkes_cli.main import _fit_config, build_parser
-
+from dphawkes_core.estimators import FitConfig, get_family, method_names
+from dphawkes_core.estimators.checks import CHECKS, FamilyCheckError, check_family, skip_reason
+from dphawkes_core.errors import ConfigError
 FAMILY_NAMES = method_names()
-PRIVATE = [name for name in FAMILY_NAMES if get_family(name).private]
-GRID = [(1, 6, 2), (1, 5, 3), (2, 3, 3), (1, 1, 1), (3, 4, 2)]  # (d, p, C) of the all-at-cap neighbour pairs
 
 
-def dense_design(counts: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
-    """``Z`` (rows ``[X_{t-1} … X_{t-p}, 1]``, lag-major) and ``Y`` (rows ``X_t``) for t = p … n−1, by loops."""
-    n, d = counts.shape
-    rows, targets = [], []
-    for t in range(lags, n):
-        z = []
-        for k in range(1, lags + 1):
-            z.extend(counts[t - k])
-        rows.append(z + [1.0])
-        targets.append(counts[t])
-    return np.array(rows, dtype=float).T, np.array(targets, dtype=float).T
-
-
-def dense_stats(counts: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
-    Z, Y = dense_design(counts, lags)
-    N = Z.shape[1]
-    return Z @ Z.T / N, Y @ Z.T / N
-
-
-def config_for(name: str, lags: int, **shared) -> FitConfig:
-    family = get_family(name)
-    options = dict(family.worst_case_options) if family.private else {}
-    private = dict(calibration="formal", count_cap=shared.pop("count_cap", 2), sigma2=shared.pop("sigma2", 1.0)) \
-        if family.private else {}
-    return FitConfig(method=name, bin_size=1.0, lags=family.worst_case_lags or lags, **private, **options, **shared)
-
-
-def sample_counts(d: int, n: int = 60, cap: int = 3, seed: int = 4) -> np.ndarray:
-    return np.random.default_rng(seed).integers(0, cap + 1, size=(n, d))
-
-
-def binned(counts: np.ndarray, cap: int | None = None) -> BinnedCounts:
-    return BinnedCounts((np.asarray(counts, dtype=np.int64),), 1.0, 0, 0, cap)
-
-
-# --- noiseless limits, written from the paper ------------------------------------------------------------
-
-def least_squares(A, b, config):
-    return np.linalg.solve(A, b.T).T
-
-
-def projected_gradient(A, b, config):
-    U = np.zeros_like(b)
-    for _ in range(config.iters):
-        U = U - config.step_size * (U @ A - b) @ A
-        norm = np.linalg.norm(U)
-        if norm > config.bin_size * config.bound:
-            U = U * (config.bin_size * config.bound / norm)
-    return U
-
-
-def frank_wolfe(A, b, config):
-    U = np.zeros_like(b)
-    mu = 1.0 / (config.iters + 2)
-    for _ in range(config.iters):
-        G = (U @ A - b) @ A
-        u, s, vt = np.linalg.svd(G)
-        U = (1 - mu) * U + mu * (-config.radius * np.outer(u[:, 0], vt[0]))
-    return U
-
-
-def clipped_gradient(A, b, config):  # nothing clipped: gradient of the per-bin loss Σ||y − Uz||²/(2N) = UA − b
-    U = np.zeros_like(b)
-    for _ in range(config.iters):
-        U = U - config.step_size * (U @ A - b)
-        norm = np.linalg.norm(U)
-        if norm > config.bin_size * config.bound:
-            U = U * (config.bin_size * config.bound / norm)
-    return U
-
-
-def events_from_counts(counts: np.ndarray) -> list[np.ndarray]:
-    """Per dimension, the c events of bin k (width 1) at ``k + (i+1)/(c+1)``, i = 0 … c−1."""
-    n, d = counts.shape
-    return [np.array([k + (i + 1) / (c + 1) for k in range(n) for c in [int(counts[k, j])] for i in range(c)])
-            for j in range(d)]
-
-
-def continuous_least_squares(times: list[np.ndarray], end: float, lags: int) -> np.ndarray:
-    """``U = θ`` (width 1) minimising ``∫_s^T λ² − 2 Σ_{t ≥ s} λ(t)`` over step kernels, from its definition:
-    ``G = ∫ φφᵀ`` exactly on the pieces between breakpoints, ``c_i = Σ φ(t_k)`` by loops, ``θ_i = G⁻¹ c_i``."""
-    d = len(times)
-    events = [(float(t), j) for j in range(d) for t in times[j]]
-
-    def phi(t):
-        v = np.zeros(d * lags + 1)
-        v[-1] = 1.0
-        for u, j in events:
-            for b in range(lags):
-                if b < t - u <= b + 1:
-                    v[b * d + j] += 1
-        return v
-
-    points = sorted({float(lags), float(end)} | {u + b for u, _ in events for b in range(lags + 1)
-                                                if lags < u + b < end})
-    G = sum((t1 - t0) * np.outer(phi((t0 + t1) / 2), phi((t0 + t1) / 2)) for t0, t1 in zip(points, points[1:]))
-    c = np.zeros((d, d * lags + 1))
-    for t, i in events:
-        if t >= lags:
-            c[i] += phi(t)
-    return np.linalg.solve(G, c.T).T
-
-
-LIMITS = {"least squares": least_squares, "projected gradient": projected_gradient, "frank-wolfe": frank_wolfe,
-          "clipped gradient": clipped_gradient}
-LIMIT_OPTIONS = {  # public settings under which the limit is informative (not stuck at the constraint)
-    "least squares": {}, "projected gradient": dict(bound=50.0, iters=40, step="constant", step_size=0.02),
-    "frank-wolfe": dict(radius=5.0, iters=30), "clipped gradient": dict(bound=50.0, iters=40, step="constant",
-                                                                        step_size=0.2),
-    "continuous least squares": {},
-}
-
-
+@pytest.mark.parametrize("check", list(CHECKS))
 @pytest.mark.parametrize("name", FAMILY_NAMES)
-def test_with_no_noise_it_equals_its_declared_noiseless_limit(name):
+def test_every_family_passes_every_check_that_applies(name, check):
     family = get_family(name)
-    counts = sample_counts(2)
-    lags = 2
-    options = {**LIMIT_OPTIONS[family.noiseless_limit], **family.noiseless_options}
-    shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.private else {}
-    config = FitConfig(method=name, bin_size=1.0, lags=lags, seed=0, **shared, **options)
-    if family.fits_event_times:  # exact event times, laid in the same bins
-        times = events_from_counts(counts)
-        result = fit_stats(family.prepare_stats(from_arrays(times, end_time=len(counts)), config)[0], config)
-        expected = continuous_least_squares(times, len(counts), lags)
-    else:
-        result = fit_stats(binned_stats(binned(counts, 3), lags), config)
-        A, b = dense_stats(counts, lags)
-        expected = LIMITS[family.noiseless_limit](A, b, config)
-    assert np.allclose(result.H * config.bin_size, expected, rtol=1e-10, atol=1e-12 * np.abs(expected).max())
+    reason = skip_reason(family, check)
+    if reason:
+        pytest.skip(reason)
+    CHECKS[check](family)
 
 
-@pytest.mark.parametrize("name", PRIVATE)
-def test_measured_sensitivity_stays_under_the_bound_and_reaches_the_documented_fraction(name):
-    family = get_family(name)
-    fractions = []
-    for d, p, cap in GRID:
-        config = config_for(name, p, count_cap=cap)
-        lags = config.lags
-        if hasattr(family, "worst_case_events"):  # exact event times: the adversarial events it documents
-            s_d, s_n = (family.prepare_stats(events, config)[0] for events in family.worst_case_events(config, d))
-        else:
-            at_cap = np.full((40, d), cap, dtype=np.int64)
-            fewer = at_cap.copy()
-            if family.per_bin:  # the largest turn of a clipped per-bin term: an empty bin gets its first event
-                at_cap[20, 0], fewer[20, 0] = 1, 0
-            else:
-                fewer[20, 0] = cap - 1
-            s_d, s_n = binned_stats(binned(fewer, cap), lags), binned_stats(binned(at_cap, cap), lags)
-        bound = privacy_report(s_d, config).sensitivity
-        assert privacy_report(s_n, config).sensitivity == pytest.approx(bound, rel=1e-12)  # a public number
-        moved = np.linalg.norm(family.release_vector(s_n, config) - family.release_vector(s_d, config))
-        assert moved <= bound * (1 + 1e-9), (d, lags, cap)
-        fractions.append(moved / bound)
-    assert max(fractions) >= family.sensitivity_fraction, fractions
+def test_every_registered_family_has_a_reference_for_its_noiseless_limit():
+    """A skip must not hide a family: every registered one is checked against an independent limit."""
+    assert [name for name in FAMILY_NAMES if skip_reason(get_family(name), "noiseless limit")] == []
 
 
-@pytest.mark.parametrize("name", PRIVATE)
-def test_a_seeded_fit_is_not_formal_and_an_unseeded_release_is(name):
-    config = config_for(name, 2, count_cap=2)
-    info = {"window_stated": True, "dimensions_declared": True, "sequences_declared": True}
-    assert release_status(config, info, released=True).formal
-    unreleased = release_status(config, info)  # only a privacy session's release is formal
-    assert not unreleased.formal and unreleased.settings_formal
-    seeded = release_status(FitConfig(**{**config.to_dict(), "seed": 7}), info, released=True)
-    assert not seeded.formal and any("seed" in reason for reason in seeded.reasons)
+def test_check_family_reports_each_check():
+    outcomes = check_family(get_family("cls"))
+    assert [o.check for o in outcomes] == list(CHECKS)
+    assert [o.check for o in outcomes if o.skipped] == ["sensitivity", "only a session release is formal"]
 
 
-def _other_options() -> list[tuple[str, str]]:
-    pairs = []
-    for name in FAMILY_NAMES:
-        family = get_family(name)
-        others = {s.name for f in FAMILIES.values() for s in f.settings} - {s.name for s in family.settings}
-        pairs.extend((name, option) for option in sorted(others))
-    return pairs
+def test_the_sensitivity_check_catches_a_family_that_understates_its_bound(monkeypatch):
+    family = get_family("ssp")
+    real = type(family).privacy_report
+    monkeypatch.setattr(type(family), "privacy_report",
+                        lambda self, stats, config: _scaled(real(self, stats, config), 0.9))
+    with pytest.raises(FamilyCheckError, match="over its bound"):
+        CHECKS["sensitivity"](family)
 
 
-@pytest.mark.parametrize("name,option", _other_options())
-def test_options_it_does_not_read_are_refused(name, option):
-    setting = next(s for f in FAMILIES.values() for s in f.settings if s.name == option)
-    value = setting.choices[-1] if setting.kind == "choice" else (not setting.default if setting.kind == "bool"
-                                                                    else 2)
-    base = config_for(name, 2).to_dict()
-    with pytest.raises(ConfigError, match=f"does not read {option}"):
-        FitConfig(**{**base, option: value})
+def _scaled(report, factor):
+    from dataclasses import replace
+    return replace(report, sensitivity=report.sensitivity * factor)
 
 
-@pytest.mark.parametrize("name", FAMILY_NAMES)
-def test_its_options_round_trip_through_to_dict_and_never_carry_another_familys(name):
-    config = config_for(name, 2)
-    assert FitConfig(**config.to_dict()) == config
-    own = {s.name for s in get_family(name).settings}
-    others = {s.name for f in FAMILIES.values() for s in f.settings} - own
-    assert not others & set(config.to_dict())
+def test_the_noiseless_check_catches_a_wrong_fit(monkeypatch):
+    family = get_family("cls")
+    real = type(family).run
+
+    def off(self, stats, config, report, rng, transcript=None):
+        U, history, info = real(self, stats, config, report, rng, transcript)
+        return U * (1 + 1e-6), history, info
+
+    monkeypatch.setattr(type(family), "run", off)
+    with pytest.raises(FamilyCheckError, match="least squares limit"):
+        CHECKS["noiseless limit"](family)
 
 
 def _non_default(setting):
