@@ -28,7 +28,7 @@ _SECONDS_PER_FFT_UNIT = 2e-9  # per n·log2(n) for each of the d² lagged produc
 _SECONDS_PER_FLOP = 1e-9  # dense linear algebra, pessimistic for small matrices
 _SECONDS_PER_GRADIENT_STEP = 3e-4  # DP-PGD/DP-CG per step besides the product: noise, projection, loss
 # clipped DP-PGD (per informative row: its lagged entries, d dimensions; measured, see _clipped_gradient_cost)
-# (re-measured at issue 22 with one BLAS thread, a step as (time at K − time at K/10)/(0.9 K) on six layouts:
+# (re-measured with one BLAS thread, a step as (time at K − time at K/10)/(0.9 K) on six layouts:
 # 0.6–1.4 ns per dense cell whatever d — the products multiply every dimension in one pass — where the earlier
 # constants predicted 1.7 + 0.65·d ns; the largest is kept, so that a slow fit is never predicted fast)
 _SECONDS_PER_DENSE_DESIGN_CELL = 1.2e-9  # both products of one step stream the rows: per row × lagged column

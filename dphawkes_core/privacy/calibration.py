@@ -1,4 +1,6 @@
-"""Noise calibration for DP-PGD and DP-CG: (ε, δ) ↔ σ² under three calibrations.
+"""Noise calibration, (ε, δ) ↔ σ², of every family, and what a fit reports: the privacy report and the formal
+status. The gradient families (DP-PGD, DP-CG) have three calibrations; the one-release families (DP-SSP,
+clipped DP-PGD, grid-free) calibrate a single sensitivity (:func:`calibrate_single_sensitivity`).
 
 Privacy unit (the paper's Definition 1): two data sets are neighbours when their bin-count series differ
 by one in one bin of one dimension (one event added or removed); the number of bins n, the window, Δ,

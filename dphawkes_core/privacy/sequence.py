@@ -5,34 +5,14 @@ other sequence** on the same public window (replace-one, "bounded" DP): the numb
 window, Δ, p, d and the bounds below are public; everything inside a sequence — how many events, when, in
 which dimension — is protected.
 
-Mechanism (DP-SSP at the sequence level, derivation in ``docs/privacy.md``):
-
-1. Optionally keep only the first ``M`` events of each sequence (public cap; the latest events of that
-   sequence are dropped, decided from the sequence alone) and clip bin counts at a public C.
-2. Each sequence s contributes a vector ``v_s`` of the release chosen by ``FitConfig.ssp_release``:
-
-   * ``lagged`` (default): its own moment pieces, :func:`pieces_vector` — the lagged products
-     ``C_s[τ]`` (τ = 0..p, ``C_s[0]`` by its upper triangle), its totals, the Gram matrices of its first
-     and last p rows (upper triangles) and the sums of those rows: everything
-     :func:`~dphawkes_core.statistics.moments.assemble_summed` needs, each number once, so ``‖v_s‖`` is about √p
-     below the full one's;
-   * ``full``: the upper triangle of ``ZZᵀ_s`` without the intercept corner, and ``YZᵀ_s``.
-
-   ``v_s`` is scaled to L2 norm at most G (public). The row count ``n_s − p`` is public (the window fixes it).
-3. ``Σ_s clip_G(v_s)`` is released with Gaussian noise. Every entry of ``v_s`` is ``>= 0`` (products and
-   sums of counts), so two clipped vectors have ``||v − v'||² = ||v||² + ||v'||² − 2⟨v, v'⟩ <= 2G²``:
-   the replace-one L2 sensitivity is ``√2·G`` (attained by two sequences with disjoint supports, e.g.
-   events in different dimensions). One Gaussian release, exact (ε, δ) by dp-accounting.
-4. Rebuilding ``A``, ``b`` (lagged), normalising by the public ``N = Σ_s (n_s − p)`` and the least-squares
-   solve of DP-SSP (:func:`~dphawkes_core.estimators.ssp.run_ssp`) are post-processing.
-
-``sequence_clip="auto"`` chooses G privately instead (:func:`dp_sequence_clip`): one Gaussian release of
-the histogram of the norms ``‖v_s‖`` on the public grid ``G_M·2^(−k)``, k = 0..K (replace-one moves one
-sequence between two buckets: sensitivity √2), with a share of ε; G is read off it (:func:`choose_clip`)
-and the two releases compose exactly (:func:`~dphawkes_core.privacy.calibration.compose_sequence_clip`).
+The claim: the sum over sequences of each sequence's own release vector, clipped to L2 norm G (public), has
+replace-one sensitivity √2·G (every entry is non-negative), and one Gaussian release of it is (ε, δ)-DP per
+sequence; rebuilding the statistics from it and the solve are post-processing. ``sequence_clip="auto"`` chooses
+G privately with a share of ε. Derivation, the release vectors (``lagged``, ``full``) and the measured costs:
+``docs/sequence_privacy.md`` and ``docs/privacy.md`` ("Sequence-level privacy").
 
 :func:`max_events_clip` gives the public G that a cap of M events guarantees never clips;
-:func:`unit_conversion` converts a guarantee between the two units (group privacy in GDP).
+:mod:`~dphawkes_core.privacy.unit_conversion` converts a guarantee between the two units (group privacy in GDP).
 """
 
 from __future__ import annotations

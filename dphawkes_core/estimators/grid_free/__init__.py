@@ -1,4 +1,4 @@
-"""Grid-free estimation: continuous-time least squares with step kernels (issue 22), non-private and formal.
+"""Grid-free estimation: continuous-time least squares with step kernels, non-private and formal.
 
 The model. ``λ_i(t) = μ_i + Σ_j Σ_b a_ijb N_j^b(t)`` with ``N_j^b(t) = #{u ∈ j : t − u ∈ (bw, (b+1)w]}``,
 b = 0 … B−1 (``w = config.bin_size``, ``B = config.lags``, support ``s = Bw``): the kernel ``h_ij`` is the step

@@ -1,4 +1,4 @@
-"""The grid-free statistics (issue 22): the pair pieces of exact event times that the continuous-time
+"""The grid-free statistics: the pair pieces of exact event times that the continuous-time
 least-squares contrast with step kernels is made of, the cap that keeps the first C events per (dimension,
 w-bin), and ``G`` and ``c`` assembled from the pieces (:class:`GridFreeStats`). The model, the boundary terms
 and the layout are described in :mod:`dphawkes_core.estimators.grid_free`, the family that fits and releases
