@@ -23,7 +23,7 @@ from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_stats, get_family, is_sequence_unit,
                                       method_names, prepare_stats)
 from dphawkes_core.kernels import get_scenario
-from dphawkes_core.ledger import data_fingerprint
+from dphawkes_core.ledger import events_fingerprint
 from dphawkes_core.sequence_privacy import PRIVACY_UNITS, UNIT_LABELS
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_core.unit_conversion import unit_conversion
@@ -43,12 +43,13 @@ LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session 
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """Cache key of a data set: the one identity of its events (:func:`~dphawkes_core.ledger.data_fingerprint`,
-    also the ledger's key) with what the app's caches depend on besides: the names and what of the domain is
-    declared (the same events with declared dimensions give other statistics' data info)."""
+    """Cache key of a data set: the identity of its loaded events (:func:`~dphawkes_core.ledger.events_fingerprint`,
+    the view of a release's identity; the ledger's key is the source's rows) with what the app's caches depend on
+    besides: the names and what of the domain is declared (the same events with declared dimensions give other
+    statistics' data info)."""
     ev = dataset.events
     extras = repr((ev.names, ev.window_stated, ev.dimensions_declared, ev.sequences_declared, ev.outside_domain))
-    return hashlib.sha256((data_fingerprint(ev) + extras).encode()).hexdigest()
+    return hashlib.sha256((events_fingerprint(ev) + extras).encode()).hexdigest()
 
 
 @st.cache_data(show_spinner="Simulating the preset's data…", max_entries=4)

@@ -176,7 +176,7 @@ def test_partitioned_releases_are_metered_replayed_and_refused_by_the_ledger(sto
     status, err, _ = release("whole*.parquet", 1.2)  # 1 and 1.2 compose to 1.6 > 1.5
     assert status == 2 and err.startswith("error: refused") and err.count("\n") == 1
     (shown,) = json.loads(ledger.read_text())["ledgers"]
-    assert len(shown["entries"]) == 1 and shown["fingerprint"].startswith("partitions-")
+    assert len(shown["entries"]) == 1 and shown["fingerprint"].startswith("rows-")
 
 
 def test_the_partition_fingerprint_follows_the_events_not_the_files(store, tmp_path):
