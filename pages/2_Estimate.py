@@ -19,6 +19,7 @@ from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_lab
 from dphawkes_core.estimators.family import STATISTICS_LABELS
 from dphawkes_core.export import fit_payload, to_csv, to_json
 from dphawkes_core.lag_average import add_lag_average, average_lags, fit_steps
+from dphawkes_core.ledger import PUBLIC_MARK_REASON
 from dphawkes_core.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
 from dphawkes_app.guidance import (count_noun, loss_note, negative_baseline_note, no_better_than_zero,
                                    post_processing_note, support_note, time_scale, zero_note)
@@ -306,6 +307,12 @@ def show_shrinkage(config, reference):
                 "not because the noise is harmless. Compare with the all-zero reference above.", icon=":material/info:")
 
 
+def public_mark_text() -> str:
+    """The core's sentence on data marked public, with the mark (when, from which tool), or nothing."""
+    mark = BUDGET.ledger.public_mark if BUDGET.ledger is not None else None
+    return f" {PUBLIC_MARK_REASON[:1].upper()}{PUBLIC_MARK_REASON[1:]} ({mark.sentence()})." if mark else ""
+
+
 def show_privacy(shown: Shown):
     """σ², ε under each calibration and their ratio, with the formal status: a release (private data), or the
     settings' status on public data (nothing is released there), and the guarantee in the other privacy unit."""
@@ -340,7 +347,7 @@ def show_privacy(shown: Shown):
         st.success(f"**Formal (ε, δ)-DP settings** for {UNIT_LABELS[report.privacy_unit]}: on private data this "
                    f"would be a formal (ε, δ)-DP release — noise from public bounds only ({bounds}), a stated window, "
                    "fresh noise — released through the data set's ledger. Here the data are public (a simulation, or "
-                   "data marked published): everything re-runs live and nothing is a release.",
+                   "data marked published): everything re-runs live and nothing is a release." + public_mark_text(),
                    icon=":material/verified:")
         show_unit_conversion(report, config.max_events or 50)
     else:
