@@ -13,10 +13,10 @@ any declaration, window or domain filter is applied:
 
 So the dimension count and order, the names, the windows, the time unit and declared empty dimensions or keys
 (everything a release may declare) do not enter the key; editing, adding or removing a row does. Every row is
-mixed into four 64-bit lanes that add modulo 2⁶⁴ (:func:`row_lanes`): the key does not depend on the row
-order, the file format or how a store is partitioned (the lanes of partitions add up). It is an identifier
-for the privacy ledger, not a cryptographic commitment: rows could be crafted to collide, which only makes two
-sources share one budget.
+mixed into a 64-bit word, and the word into four 64-bit lanes that add modulo 2⁶⁴ (:func:`row_lanes`): the key
+does not depend on the row order, the file format or how a store is partitioned (the lanes of partitions add
+up). It is an identifier for the privacy ledger, not a cryptographic commitment: rows could be crafted to
+collide, which only makes two sources share one budget.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ _TAGS = {"ns": np.uint64(0x51A7E5D1C0FFEE01), "float": np.uint64(0x0F10A7B175C0D
          "text": np.uint64(0x7E47CE11DEADBE03)}
 _NO_SEQUENCE = "\x00no sequence column"
 _MAX_SECONDS = 9.2e9  # nanoseconds stay inside int64
+_CHUNK = 1 << 18
 
 
 def no_lanes() -> np.ndarray:
@@ -63,8 +64,12 @@ def row_lanes(times, dimensions, sequences=None) -> np.ndarray:
     dims = _text_hashes(_as_array(dimensions))
     seqs = (np.full(len(time_words), _string_hash(_NO_SEQUENCE), dtype=np.uint64) if sequences is None
             else _text_hashes(_as_array(sequences)))
-    mixed = _mix(_mix(_mix(time_words[None, :] ^ _LANE_SALTS[:, None]) ^ dims[None, :]) ^ seqs[None, :])
-    return mixed.sum(axis=1, dtype=np.uint64)  # wraps modulo 2⁶⁴
+    lanes = no_lanes()
+    for start in range(0, len(time_words), _CHUNK):  # bounded memory: four lanes of one chunk at a time
+        rows = slice(start, start + _CHUNK)
+        row = _mix(_mix(_mix(time_words[rows]) ^ dims[rows]) ^ seqs[rows])  # one word per row
+        lanes += _mix(row[None, :] ^ _LANE_SALTS[:, None]).sum(axis=1, dtype=np.uint64)  # wraps modulo 2⁶⁴
+    return lanes
 
 
 def events_row_lanes(events) -> tuple[np.ndarray, int]:
@@ -98,6 +103,8 @@ def _time_words(times) -> np.ndarray:
 
 def _number_words(values: np.ndarray) -> np.ndarray:
     ns, exact = _nanoseconds(values)
+    if exact.all():
+        return ns.view(np.uint64) ^ _TAGS["ns"]
     floats = np.where(np.isnan(values), np.nan, values + 0.0)  # one NaN, and -0.0 as 0.0
     return np.where(exact, ns.view(np.uint64) ^ _TAGS["ns"], floats.view(np.uint64) ^ _TAGS["float"])
 
@@ -105,18 +112,36 @@ def _number_words(values: np.ndarray) -> np.ndarray:
 def _nanoseconds(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(ns, exact)``: each number's nanoseconds when it is a decimal with at most 9 decimals (the smallest such
     k: while ``|x|·10^k ≤ 2⁵¹`` one decimal rounds to x, so the check ``m/10^k == x`` finds it)."""
+    whole_column = _column_nanoseconds(values)
+    if whole_column is not None:
+        return whole_column, np.ones(values.shape, dtype=bool)
     ns, exact = np.zeros(values.shape, dtype=np.int64), np.zeros(values.shape, dtype=bool)
-    usable = np.isfinite(values) & (np.abs(values) < _MAX_SECONDS)
+    todo = np.flatnonzero(np.isfinite(values) & (np.abs(values) < _MAX_SECONDS))
     for k in range(10):
         scale = 10.0**k
-        todo = usable & ~exact & (np.abs(values) * scale <= 2.0**51)
-        if not todo.any():
-            continue
-        m = np.rint(np.where(todo, values, 0.0) * scale)
-        hit = todo & (m / scale == values)
-        ns[hit] = m[hit].astype(np.int64) * 10 ** (9 - k)
-        exact |= hit
+        todo = todo[np.abs(values[todo]) * scale <= 2.0**51]
+        m = np.rint(values[todo] * scale)
+        hit = m / scale == values[todo]
+        ns[todo[hit]] = m[hit].astype(np.int64) * 10 ** (9 - k)
+        exact[todo[hit]] = True
+        todo = todo[~hit]
     return ns, exact
+
+
+def _column_nanoseconds(values: np.ndarray) -> np.ndarray | None:
+    """The fast path of :func:`_nanoseconds`: one k for the whole column (the smallest that a sample and then every
+    value pass), or ``None``. Each value's own smallest k then gives the same nanoseconds (one decimal per value)."""
+    if not values.size or not bool(np.all(np.isfinite(values) & (np.abs(values) < _MAX_SECONDS))):
+        return None
+    biggest, sample = float(np.abs(values).max()), values[:: max(1, values.size // 1000)]
+    for k in range(10):
+        scale = 10.0**k
+        if biggest * scale > 2.0**51:
+            return None
+        if np.array_equal(np.rint(sample * scale) / scale, sample):
+            m = np.rint(values * scale)
+            return m.astype(np.int64) * 10 ** (9 - k) if np.array_equal(m / scale, values) else None
+    return None
 
 
 def _text_time_words(cells: np.ndarray) -> np.ndarray:
@@ -139,10 +164,29 @@ def _text_time_words(cells: np.ndarray) -> np.ndarray:
 
 def _text_hashes(values: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each cell's key text (one SHA-256 per distinct value)."""
-    text = _key_cells(values)
-    uniques, inverse = np.unique(text, return_inverse=True)
-    hashed = np.fromiter((_string_hash(str(u)) for u in uniques), dtype=np.uint64, count=len(uniques))
-    return hashed[inverse.ravel()]
+    if values.dtype != object and values.dtype.kind not in "US":
+        uniques, inverse = _distinct_numbers(values)  # numbers: distinct values, then their text
+    else:
+        import pandas as pd
+
+        inverse, uniques = pd.factorize(pd.Series(values, dtype=object), sort=False, use_na_sentinel=False)
+        uniques = np.asarray(uniques, dtype=object)
+    keys = _key_cells(uniques)
+    hashed = np.fromiter((_string_hash(str(k)) for k in keys), dtype=np.uint64, count=len(keys))
+    return hashed[np.asarray(inverse).ravel()]
+
+
+def _distinct_numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(uniques, inverse)`` of numeric cells: by counting when they are whole numbers in a small range (the
+    usual dimension and sequence columns, O(n)), else by sorting."""
+    if values.size and (values.dtype.kind in "iu" or bool(np.all(np.isfinite(values) & (values == np.round(values))))):
+        whole = values.astype(np.int64)
+        low, high = int(whole.min()), int(whole.max())
+        if high - low < 1 << 22:
+            present = np.zeros(high - low + 1, dtype=bool)
+            present[whole - low] = True
+            return np.flatnonzero(present) + low, (np.cumsum(present) - 1)[whole - low]
+    return np.unique(values, return_inverse=True)
 
 
 def _key_cells(values: np.ndarray) -> np.ndarray:
