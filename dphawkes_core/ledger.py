@@ -5,9 +5,9 @@ whatever is declared about them — d, dimension order, windows, time unit, sub-
 unit of a release: the *event* view counts every release on the rows (a sequence-level release protects each
 event at the same ε), the *sequence* view counts them too, and is closed — spent unbounded, refusing — once an
 event-level release was made (no cap on events per sequence is enforced for it, so it bounds nothing for a whole
-sequence). Each formal release (a fit, an
-entry of the comparison table, the share of ε a fit spends choosing its own count cap) is an
-:class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of
+sequence). Data marked public (:class:`PublicMark`: when, from which tool, why) are not metered, and no release
+on them is formal. Each formal release (a fit, an entry of the comparison table, the share of ε a fit spends
+choosing its own count cap) is an :class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of
 releases, discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released estimate. The total is
 composed exactly — Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)``
 (Gaussian DP, Dong, Roth & Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``;
@@ -17,8 +17,8 @@ holding one composes every mechanism in zCDP (ρ adds up) and converts once (:fu
 bound on the exact composition.
 
 A :class:`Budget` (total ε at the ledger's δ) refuses a release that would take the composed total
-above it (:class:`BudgetExceeded`, one line with what remains). The same release request (same data,
-same settings, so the same noise distribution) is answered again from the ledger without drawing new
+above it (:class:`BudgetExceeded`, one line with what remains). The same release request (same rows, same
+declaration, same settings, so the same noise distribution) is answered again from the ledger without drawing new
 noise: re-rendering a page costs nothing, and averaging re-runs gains nothing.
 
 Fits that are not formal releases (a seeded fit, the paper calibration, a window or setting read from
@@ -61,8 +61,8 @@ __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.a
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
     "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "data_fingerprint", "default_ledger_path",
-    "events_fingerprint", "gaussian_mechanism", "is_metered", "mechanisms_of", "migrate_format2", "release_label",
-    "release_request",
+    "events_fingerprint", "gaussian_mechanism", "is_metered", "mechanisms_of", "migrate_format2", "read_format2",
+    "release_label", "release_request",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0
