@@ -355,7 +355,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
 def _release_controls(plan: Plan, blocked: str, key: str, what: str, count: int = 1) -> bool:
     """The plan in words and the button; True when clicked (and allowed)."""
     ledger = plan.ledger
-    scope = "" if ledger.key.unit == "event" else f" ({ledger.key.unit}-level ledger)"
+    scope = "" if ledger.key.unit == "event" else f" ({ledger.key.unit}-level view)"
     if plan.formal:
         several = (f" ({plan.formal_count} formal releases together; shown beside them without a guarantee, spending "
                    f"nothing: {', '.join(plan.informal)})" if plan.informal else

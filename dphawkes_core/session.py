@@ -186,7 +186,7 @@ class PrivacySession:
     def _check_unit(self, config: FitConfig) -> None:
         if config.privacy_unit != self.key.unit:
             raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-"
-                                f"level ledger, not its {self.key.unit}-level one")
+                                f"level view of its ledger, not its {self.key.unit}-level one")
 
 
 def _placeholder_config(config: FitConfig) -> FitConfig:

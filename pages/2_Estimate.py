@@ -107,7 +107,7 @@ LINK = st.query_params.to_dict()  # before the widgets read (and drop) what they
 sidebar_dataset(dataset)
 dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
-BUDGET = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the unit's own ledger
+BUDGET = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
 PRIVATE = BUDGET.metered or (bool(BUDGET.error) and not BUDGET.simulated)
 show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
 SCALE = time_scale(dataset.events) if preset is None and dataset.scenario is None else None
