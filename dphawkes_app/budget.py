@@ -11,10 +11,20 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dphawkes_core.data.datasets import Dataset
-from dphawkes_core.release.ledger import (DataLedger, LedgerBook, LedgerError, LedgerKey, data_fingerprint,
-                                  default_ledger_path, is_metered)
+from dphawkes_core.release.ledger import (
+    PUBLIC_MARK_REASON,
+    DataLedger,
+    LedgerBook,
+    LedgerError,
+    LedgerKey,
+    data_fingerprint,
+    default_ledger_path,
+    is_metered,
+)
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
+SEQUENCE_VIEW_TEXT = ("closed — an event-level release on these data protects single events only, so what the "
+                      "releases reveal about one whole sequence is unbounded and sequence-level releases are refused")
 EXPERIMENTS_REFUSED = ("Sweeps and audits are experiments for simulated or public data: on private data their "
                        "results (errors against the raw data, thousands of seeded runs) are not private releases, "
                        "and settings tuned on them would be taken from the data. They are refused here — run "
@@ -82,14 +92,18 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
         st.error(f"{state.error[:1].upper()}{state.error[1:]} — {what}.", icon="⚠️")
         return
     if not state.metered:
-        st.caption(":material/public: **" + ("Simulated data" if state.simulated else "Marked public (published data)")
+        mark = state.ledger.public_mark if state.ledger is not None else None
+        st.caption(":material/public: **" + ("Simulated data" if state.simulated and mark is None else
+                                             "Marked public (published data)")
                    + ": public — no budget.** Nothing is metered"
+                   + (f": {PUBLIC_MARK_REASON} ({mark.sentence()})" if mark is not None else "")
                    + ("; change it on the *Privacy budget* page." if details else "."))
         return
     ledger = state.current()
     st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "
             f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) over {len(ledger.metered)} release(s); "
             f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**."
+            + (f" ({ledger.key.unit}-level view: {SEQUENCE_VIEW_TEXT})" if ledger.closed else "")
             + (" Details and the budget setting: *Privacy budget* page." if details else ""),
             icon=":material/account_balance_wallet:")
 

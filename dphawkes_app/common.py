@@ -17,22 +17,38 @@ from typing import Mapping
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.data.datasets import Dataset, list_samples, load_sample, simulate_dataset
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import (FAMILIES, Family, FitConfig, Setting, fit_stats, get_family, is_sequence_unit,
-                                      method_names, prepare_stats)
 from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.release.ledger import data_fingerprint
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import (
+    FAMILIES,
+    Family,
+    FitConfig,
+    Setting,
+    fit_stats,
+    get_family,
+    is_sequence_unit,
+    method_names,
+    prepare_stats,
+)
+from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS, UNIT_LABELS
-from dphawkes_core.threads import set_blas_threads
 from dphawkes_core.privacy.unit_conversion import unit_conversion
+from dphawkes_core.release.ledger import events_fingerprint
+from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.compare import compare_methods
 
 from .guidance import count_noun
 from .presets import DEFAULT_PRESET, Preset, get_preset
-from .url_state import (DATA_KEYS, data_params, fallback_note, ignored_note, ignored_params, parse_data_params,
-                        window_value)
+from .url_state import (
+    DATA_KEYS,
+    data_params,
+    fallback_note,
+    ignored_note,
+    ignored_params,
+    parse_data_params,
+    window_value,
+)
 
 set_blas_threads()  # the server's sessions share the cores: one BLAS thread (dphawkes_core/threads.py)
 
@@ -43,12 +59,13 @@ LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session 
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """Cache key of a data set: the one identity of its events (:func:`~dphawkes_core.release.ledger.data_fingerprint`,
-    also the ledger's key) with what the app's caches depend on besides: the names and what of the domain is
-    declared (the same events with declared dimensions give other statistics' data info)."""
+    """Cache key of a data set: the identity of its loaded events (:func:`~dphawkes_core.release.ledger.events_fingerprint`,
+    the view of a release's identity; the ledger's key is the source's rows) with what the app's caches depend on
+    besides: the names and what of the domain is declared (the same events with declared dimensions give other
+    statistics' data info)."""
     ev = dataset.events
     extras = repr((ev.names, ev.window_stated, ev.dimensions_declared, ev.sequences_declared, ev.outside_domain))
-    return hashlib.sha256((data_fingerprint(ev) + extras).encode()).hexdigest()
+    return hashlib.sha256((events_fingerprint(ev) + extras).encode()).hexdigest()
 
 
 @st.cache_data(show_spinner="Simulating the preset's data…", max_entries=4)

@@ -28,14 +28,15 @@ from typing import Mapping
 import numpy as np
 import streamlit as st
 
-from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_stats, release_status
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry, release_request
 from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
+
 from .budget import BudgetState
 from .common import config_items, fit_cached, friendly_error, stats_cached, stats_config
 
@@ -208,7 +209,8 @@ def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: st
         return stats_cached(fingerprint, events, config_items(stats_config(config)))
 
     return PrivacySession(prepare, state.book, replace(state.key, unit=unit),
-                          {"window_stated": events.window_stated, **domain_info(events)})
+                          {"window_stated": events.window_stated, **domain_info(events)}, fingerprint,
+                          events.n_sequences)
 
 
 @dataclass(frozen=True)
@@ -272,7 +274,7 @@ def released_message(answer: SessionAnswer, count: int = 1) -> str:
     return (f"**Released.** {what}: it spent ε = {answer.entry.epsilon(ledger.budget.delta):.3g} "
             f"(δ = {ledger.budget.delta:.0e}). The data set has now spent ε = {ledger.spent():.3g} of its budget "
             f"{ledger.budget.epsilon:.3g} in {len(ledger.metered)} release(s); remaining: one more release of "
-            f"ε ≤ {ledger.remaining():.3g}.")
+            f"ε ≤ {ledger.remaining():.3g}." + "".join(f" *{note[:1].upper()}{note[1:]}.*" for note in answer.notes))
 
 
 def replayed_message(entry: Entry, ledger: DataLedger) -> str:
@@ -320,7 +322,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
         return None
     lasts = st.session_state.setdefault(LAST_KEY, {})
     if answer is not None:
-        request = release_request(session.key, config)
+        request = session.request(config)
         text = _take_flash(request)
         if text is not None:
             (st.success if answer.entry.formal else st.info)(text, icon=":material/task_alt:")
@@ -346,7 +348,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
             friendly_error(exc)
             return _last(session, dataset, fingerprint, config)
         lasts[_last_key(fingerprint, config.privacy_unit)] = config
-        _flash(released_message(answer), (release_request(session.key, config),))
+        _flash(released_message(answer), (session.request(config),))
         st.rerun()  # draw the page again: the budget box is current and the release is shown from the ledger
     return _last(session, dataset, fingerprint, config)
 
@@ -354,7 +356,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
 def _release_controls(plan: Plan, blocked: str, key: str, what: str, count: int = 1) -> bool:
     """The plan in words and the button; True when clicked (and allowed)."""
     ledger = plan.ledger
-    scope = "" if ledger.key.unit == "event" else f" ({ledger.key.unit}-level ledger)"
+    scope = "" if ledger.key.unit == "event" else f" ({ledger.key.unit}-level view)"
     if plan.formal:
         several = (f" ({plan.formal_count} formal releases together; shown beside them without a guarantee, spending "
                    f"nothing: {', '.join(plan.informal)})" if plan.informal else

@@ -11,21 +11,32 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
-from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit, block_for_width
-from dphawkes_core.release.ledger import DEFAULT_BUDGET_EPSILON
 from dphawkes_core.evaluation.metrics import constraint_scale
 from dphawkes_core.privacy.calibration import CALIBRATIONS, formal_status
+from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS
+from dphawkes_core.release.ledger import DEFAULT_BUDGET_EPSILON
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import set_blas_threads
 
-from .inputs import (OneLineParser, UsageError, add_family_options, add_window_options, cap_or_auto, clip_or_auto,
-                     given_options, load_events_file, nonnegative_float, open_unit_fraction, positive_float,
-                     positive_int)
+from .inputs import (
+    OneLineParser,
+    UsageError,
+    add_family_options,
+    add_window_options,
+    cap_or_auto,
+    clip_or_auto,
+    given_options,
+    load_events_file,
+    nonnegative_float,
+    open_unit_fraction,
+    positive_float,
+    positive_int,
+)
 from .sweep import add_sweep_parser
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
@@ -95,6 +106,20 @@ def _check_window(config: FitConfig, events: Events) -> None:
                          "(and --start-time for dates); otherwise the window is read from the data")
 
 
+def _check_declared(config: FitConfig, args, public_info: dict) -> None:
+    """A formal fit asked through a ledger (``--ledger`` or ``--budget``) on an undeclared domain is refused before
+    anything is drawn, in one line naming what to declare: it would otherwise run and be recorded "not metered"."""
+    if not (_claims_formal(config) and (args.ledger or args.budget is not None)):
+        return
+    missing = [what for what, key in (("the dimensions (--dimensions N|NAMES, or a labels.csv beside the data)",
+                                       "dimensions_declared"),
+                                      ("the sequences (--sequences N|KEYFILE)", "sequences_declared"))
+               if not public_info.get(key, False)]
+    if missing:
+        raise UsageError(f"a formal release through --ledger needs a declared domain: declare {' and '.join(missing)}"
+                         "; nothing was drawn")
+
+
 def _cmd_fit(args) -> int:
     config = _fit_config(args)
     if args.average_width is not None:  # a bad width fails before the fit, not after
@@ -106,15 +131,21 @@ def _cmd_fit(args) -> int:
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
     _check_window(config, events)
+    from dphawkes_core.estimators.binned import domain_info
+
+    public_info = {"window_stated": events.window_stated, **domain_info(events)}
+    _check_declared(config, args, public_info)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     if args.ledger:
         from dphawkes_core.estimators import prepare_stats
         from dphawkes_core.estimators.binned import domain_info
-        from dphawkes_core.release.ledger import data_fingerprint
+        from dphawkes_core.release.ledger import data_fingerprint, events_fingerprint
+        from dphawkes_core.release.session import PrivacySession
 
         result, info, ledger, status = _ledger_fit(
-            args, data_fingerprint(events), lambda c: prepare_stats(events, c),
-            {"window_stated": events.window_stated, **domain_info(events)}, config)
+            args, data_fingerprint(events), config, lambda book, key: PrivacySession(
+                lambda c: prepare_stats(events, c), book, key, public_info, events_fingerprint(events),
+                events.n_sequences))
     else:
         (result, info), ledger, status = fit(events, config), None, None
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config), status)
@@ -154,31 +185,34 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     (:mod:`dphawkes_core.statistics.partitioned`); on a Dask cluster with ``--dask``, else in this process."""
     import contextlib
 
-    from dphawkes_core.statistics.partitioned import partition_paths, partitioned_fingerprint, partitioned_window
-    from dphawkes_core.data.domain import parse_dimensions, read_sequences
     from dphawkes_core.estimators import prepare_partitioned
-    from dphawkes_core.data.io import load_labels
+    from dphawkes_core.statistics.partitioned import (
+        partition_paths,
+        partitioned_fingerprint,
+        partitioned_rows_key,
+    )
     from dphawkes_experiments.sweep import dask_executor
 
     if args.time_unit or config.privacy_unit != "event":
         raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
-    start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
-    if _claims_formal(config) and end is None:
+    if _claims_formal(config) and args.end_time is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(otherwise the window is read from the data)")
     paths = partition_paths(args.events_csv)
-    declared = parse_dimensions(args.dimensions) if args.dimensions else load_labels(
-        Path(paths[0]).with_name("labels.csv"))
-    keys = read_sequences(args.sequences)[0] if args.sequences else None
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     ledger = status = None
     with dask_executor(args.dask) if args.dask else contextlib.nullcontext() as executor:
-        window = partitioned_window(paths, executor, start, end, len(declared) if declared else None, keys)
+        declared, window = _partition_window(args, paths, executor)
+        public_info = {"window_stated": window.stated, **window.domain_info()}
+        _check_declared(config, args, public_info)
         if args.ledger:
+            from dphawkes_core.release.session import PrivacySession
+
+            view = partitioned_fingerprint(paths, window, executor)
             result, info, ledger, status = _ledger_fit(
-                args, partitioned_fingerprint(paths, window, executor),
-                lambda c: prepare_partitioned(paths, c, window, executor),
-                {"window_stated": window.stated, **window.domain_info()}, config)
+                args, partitioned_rows_key(paths, executor), config, lambda book, key: PrivacySession(
+                    lambda c: prepare_partitioned(paths, c, window, executor), book, key, public_info, view,
+                    len(window.ends)))
         else:
             stats, info = prepare_partitioned(paths, config, window, executor)
             result = fit_stats(stats, config)
@@ -190,6 +224,21 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
         payload["ledger"] = ledger
     _write_json(payload, args.json)
     return 0
+
+
+def _partition_window(args, paths, executor=None) -> tuple:
+    """The declared dimension names (``--dimensions`` or a ``labels.csv`` beside the partitions, else ``None``) and
+    the :class:`~dphawkes_core.statistics.partitioned.Window` of a partitioned store as the window and domain options
+    declare it."""
+    from dphawkes_core.data.domain import parse_dimensions, read_sequences
+    from dphawkes_core.data.io import load_labels
+    from dphawkes_core.statistics.partitioned import partitioned_window
+
+    start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
+    declared = parse_dimensions(args.dimensions) if args.dimensions else load_labels(
+        Path(paths[0]).with_name("labels.csv"))
+    keys = read_sequences(args.sequences)[0] if args.sequences else None
+    return declared, partitioned_window(paths, executor, start, end, len(declared) if declared else None, keys)
 
 
 def _add_lag_average(payload: dict, result: FitResult, args) -> None:
@@ -210,30 +259,32 @@ def _window_number(text: str) -> float:
             from None
 
 
-def _ledger_fit(args, fingerprint: str, prepare, public_info: dict, config: FitConfig) -> tuple:
-    """The fit as a release of the data set's privacy session, recorded in the ``--ledger`` file under the
-    data's ``fingerprint``: replayed with its stored selections when already paid for (nothing drawn), refused
-    (exit 2) past the budget before anything is drawn; prints one line on what the ledger did.
-    ``prepare(config)`` gives the statistics and data info. Returns the result, its data info, a summary of the
+def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
+    """The fit as a release of the data set's privacy session ``session(book, key)`` on the ``--ledger`` file and
+    the key of the source's rows ``fingerprint``: replayed with its stored selections when already paid
+    for (nothing drawn), refused (exit 2) past the budget before anything is drawn; prints one line on what the
+    ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
     from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey
-    from dphawkes_core.release.session import PrivacySession
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
     delta = known.budget.delta if known is not None else args.dp_delta
     budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
     book.open(key, budget, label=Path(args.events_csv).name)
-    answer = PrivacySession(prepare, book, key, public_info).release(config)
+    answer = session(book, key).release(config)
     ledger = answer.ledger
     summary = {"path": str(book.path), "replayed": answer.replayed, "metered": answer.entry.formal,
-               "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
-               "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining()}
+               "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
+               "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
+               "notes": list(answer.notes)}
     what = ("replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
             if answer.replayed else "recorded" if answer.entry.formal else "recorded, not metered (not a formal release)")
     print(f"ledger: {what}; composed ε spent {summary['spent_epsilon']:.4g} of {ledger.budget.epsilon:.4g} "
-          f"(δ = {ledger.budget.delta:.0e}), remaining: one release of ε ≤ {summary['remaining_epsilon']:.4g}",
-          file=sys.stderr)
+          f"(δ = {ledger.budget.delta:.0e}, {key.unit}-level view), remaining: one release of ε ≤ "
+          f"{summary['remaining_epsilon']:.4g}", file=sys.stderr)
+    for note in answer.notes:
+        print(f"ledger: {note}", file=sys.stderr)
     return answer.result, answer.data_info, summary, answer.status
 
 
@@ -244,6 +295,71 @@ def _cmd_ledger_show(args) -> int:
         raise UsageError(f"no ledger file at {args.path}")
     ledgers = LedgerBook(args.path).ledgers()
     _write_json({"path": args.path, "data_sets": [ledger.summary() for ledger in ledgers]}, args.json)
+    return 0
+
+
+def _source_key(path: str) -> str:
+    """The ledger key of an event file or partitioned store: its rows, whatever is declared about them."""
+    if _is_partitioned(path):
+        from dphawkes_core.statistics.partitioned import partition_paths, partitioned_rows_key
+
+        return partitioned_rows_key(partition_paths(path))
+    from dphawkes_core.data.io import source_key
+
+    return source_key(path)
+
+
+def _format2_key(args) -> str:
+    """The key a format-2 ledger gave the data as declared by the window and domain options."""
+    if _is_partitioned(args.data):
+        from dphawkes_core.statistics.partitioned import partition_paths, partitioned_fingerprint
+
+        paths = partition_paths(args.data)
+        return partitioned_fingerprint(paths, _partition_window(args, paths)[1])
+    from dphawkes_core.release.ledger import events_fingerprint
+
+    return events_fingerprint(load_events_file(args.data, end_time=args.end_time, start_time=args.start_time,
+                                               time_unit=args.time_unit, dimensions=args.dimensions,
+                                               sequences=args.sequences))
+
+
+def _cmd_ledger_migrate(args) -> int:
+    """``dphawkes ledger migrate OLD NEW DATA [declaration]``: the format-2 ledgers of DATA as declared join the
+    source's ledger in NEW (format 3); OLD is only read."""
+    from dphawkes_core.release.ledger import LedgerBook, migrate_format2
+
+    if Path(args.new).resolve() == Path(args.old).resolve():
+        raise UsageError("write the migrated ledger to a new file (NEW), not over the format-2 one")
+    book, key = LedgerBook(args.new), _ledger_key(args.data)
+    moved, left = migrate_format2(args.old, book, key.fingerprint, _format2_key(args), label=Path(args.data).name)
+    if not moved:
+        raise UsageError(f"no format-2 ledger in {args.old} is for {args.data} as declared: give the --dimensions, "
+                         "--sequences, --start-time, --end-time and --time-unit its fits used")
+    merged = book.get(key)
+    print(f"ledger: moved {len(moved)} format-2 ledger(s) of {args.data} into {args.new}: composed ε spent "
+          f"{merged.spent():.4g} of {merged.budget.epsilon:.4g}; {len(left)} format-2 ledger(s) of other data or "
+          "declarations are still to migrate" + "".join(f"\n  {item.label or item.key.fingerprint[:12]} ("
+                                                        f"{item.key.unit} unit, {len(item.metered)} formal release(s))"
+                                                        for item in left), file=sys.stderr)
+    return 0
+
+
+def _ledger_key(path: str):
+    from dphawkes_core.release.ledger import LedgerKey
+
+    return LedgerKey(_source_key(path))
+
+
+def _cmd_ledger_public(args) -> int:
+    """``dphawkes ledger public LEDGER DATA [--note TEXT] [--undo]``: mark a source public (already published),
+    or withdraw the mark."""
+    from dphawkes_core.release.ledger import LedgerBook
+
+    ledger = LedgerBook(args.path).open(_ledger_key(args.data), label=Path(args.data).name, public=not args.undo,
+                                        tool="cli", note=args.note or "")
+    print(f"ledger: {args.data}: " + (ledger.public_mark.sentence() + "; releases on these data are not metered "
+                                      "and not formal" if ledger.public else
+                                      "not marked public: every release on these data is metered"), file=sys.stderr)
     return 0
 
 
@@ -264,6 +380,20 @@ def _add_ledger_parser(sub) -> None:
     show.add_argument("path", help="the ledger file (from fit --ledger)")
     show.add_argument("--json", default="-", help="output JSON file (default: stdout)")
     show.set_defaults(func=_cmd_ledger_show)
+    public = actions.add_parser("public", help="mark a data set public (already published: nothing metered, "
+                                               "nothing formal), or withdraw the mark with --undo")
+    public.add_argument("path", help="the ledger file")
+    public.add_argument("data", help="the data set: an event file or a partitioned store (its rows are its key)")
+    public.add_argument("--note", help="why the data are public (kept with the mark)")
+    public.add_argument("--undo", action="store_true", help="withdraw the mark: releases are metered again")
+    public.set_defaults(func=_cmd_ledger_public)
+    migrate = actions.add_parser("migrate", help="move a format-2 ledger's budgets of one data set into a format-3 "
+                                                 "file (once per data set and declaration its fits used)")
+    migrate.add_argument("old", help="the format-2 ledger file (only read)")
+    migrate.add_argument("new", help="the format-3 ledger file to write (created if missing)")
+    migrate.add_argument("data", help="the data set of those fits: an event file or a partitioned store")
+    add_window_options(migrate)
+    migrate.set_defaults(func=_cmd_ledger_migrate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -373,9 +503,9 @@ def _add_audit_parser(sub) -> None:
 
 
 def _cmd_audit(args) -> int:
+    from dphawkes_core.data.simulate import simulate
     from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
     from dphawkes_experiments.audit_events import worst_case_lags
-    from dphawkes_core.data.simulate import simulate
 
     family = get_family(args.method)
     if args.support is None and not args.worst_case:

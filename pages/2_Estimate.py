@@ -11,34 +11,81 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_experiments.compare import comparison_epsilon, compare_methods, method_row
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
-from dphawkes_core.estimators.family import STATISTICS_LABELS
-from dphawkes_core.release.export import fit_payload, to_csv, to_json
-from dphawkes_core.evaluation.lag_average import add_lag_average, average_lags, fit_steps
-from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
-from dphawkes_app.guidance import (count_noun, loss_note, negative_baseline_note, no_better_than_zero,
-                                   post_processing_note, support_note, time_scale, zero_note)
-from dphawkes_app.plots import kernel_grid, baseline_chart, loss_curve, method_color
-from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS
-from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_app.budget import budget_state, show_budget
+from dphawkes_app.common import (
+    compare_cached,
+    config_items,
+    current_dataset,
+    dataset_caption,
+    dataset_to_url,
+    family_controls,
+    fit_cached,
+    friendly_error,
+    ignored_link_settings,
+    method_label,
+    option_widget_values,
+    preset_dataset,
+    privacy_unit_controls,
+    public_items,
+    reference_method,
+    sequence_families,
+    set_dataset,
+    show_unit_conversion,
+    sidebar_dataset,
+    stats_cached,
+    stats_config,
+)
 from dphawkes_app.comparison import comparison_table, say_best_formal
 from dphawkes_app.downloads import released_only
-from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url,
-                                 family_controls, fit_cached, friendly_error, ignored_link_settings, method_label,
-                                 option_widget_values, preset_dataset, privacy_unit_controls, public_items,
-                                 reference_method, sequence_families, set_dataset, show_unit_conversion,
-                                 sidebar_dataset, stats_cached, stats_config)
-from dphawkes_app.follow import (CONFIRM_KEY, CUSTOM, follow_data, from_data, preset_remembered,
-                                 sequence_unit_ready, show_note, show_unit_note)
-from dphawkes_app.release import (Shown, after_comparison_release, app_session, band_of, comparison_flash,
-                                  comparison_release, draw_again, live_fit, noise_band, noise_key, private_fit,
-                                  release_fitter, replay_fitter)
+from dphawkes_app.follow import (
+    CONFIRM_KEY,
+    CUSTOM,
+    follow_data,
+    from_data,
+    preset_remembered,
+    sequence_unit_ready,
+    show_note,
+    show_unit_note,
+)
+from dphawkes_app.guidance import (
+    count_noun,
+    loss_note,
+    negative_baseline_note,
+    no_better_than_zero,
+    post_processing_note,
+    support_note,
+    time_scale,
+    zero_note,
+)
+from dphawkes_app.plots import baseline_chart, kernel_grid, loss_curve, method_color
+from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
+from dphawkes_app.release import (
+    Shown,
+    after_comparison_release,
+    app_session,
+    band_of,
+    comparison_flash,
+    comparison_release,
+    draw_again,
+    live_fit,
+    noise_band,
+    noise_key,
+    private_fit,
+    release_fitter,
+    replay_fitter,
+)
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FitConfig, fit_cost, get_family, is_sequence_unit, method_labels, method_names
+from dphawkes_core.estimators.family import STATISTICS_LABELS
+from dphawkes_core.evaluation.lag_average import add_lag_average, average_lags, fit_steps
+from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.privacy.sequence import UNIT_LABELS
+from dphawkes_core.release.export import fit_payload, to_csv, to_json
+from dphawkes_core.release.ledger import PUBLIC_MARK_REASON
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_experiments.compare import compare_methods, comparison_epsilon, method_row
 
 URL = {"bind": "query-params"}
 PRIVACY_MODES = ("ε and δ", "σ² directly")
@@ -106,7 +153,7 @@ LINK = st.query_params.to_dict()  # before the widgets read (and drop) what they
 sidebar_dataset(dataset)
 dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
-BUDGET = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the unit's own ledger
+BUDGET = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
 PRIVATE = BUDGET.metered or (bool(BUDGET.error) and not BUDGET.simulated)
 show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
 SCALE = time_scale(dataset.events) if preset is None and dataset.scenario is None else None
@@ -306,6 +353,12 @@ def show_shrinkage(config, reference):
                 "not because the noise is harmless. Compare with the all-zero reference above.", icon=":material/info:")
 
 
+def public_mark_text() -> str:
+    """The core's sentence on data marked public, with the mark (when, from which tool), or nothing."""
+    mark = BUDGET.ledger.public_mark if BUDGET.ledger is not None else None
+    return f" {PUBLIC_MARK_REASON[:1].upper()}{PUBLIC_MARK_REASON[1:]} ({mark.sentence()})." if mark else ""
+
+
 def show_privacy(shown: Shown):
     """σ², ε under each calibration and their ratio, with the formal status: a release (private data), or the
     settings' status on public data (nothing is released there), and the guarantee in the other privacy unit."""
@@ -340,7 +393,7 @@ def show_privacy(shown: Shown):
         st.success(f"**Formal (ε, δ)-DP settings** for {UNIT_LABELS[report.privacy_unit]}: on private data this "
                    f"would be a formal (ε, δ)-DP release — noise from public bounds only ({bounds}), a stated window, "
                    "fresh noise — released through the data set's ledger. Here the data are public (a simulation, or "
-                   "data marked published): everything re-runs live and nothing is a release.",
+                   "data marked published): everything re-runs live and nothing is a release." + public_mark_text(),
                    icon=":material/verified:")
         show_unit_conversion(report, config.max_events or 50)
     else:

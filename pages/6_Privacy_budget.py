@@ -4,11 +4,11 @@ naive summation — the budget setting, and every data set in the ledger file.""
 import pandas as pd
 import streamlit as st
 
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.release.ledger import Budget
-from dphawkes_app.plots_budget import budget_figure
 from dphawkes_app.budget import EXPERIMENTS_REFUSED, budget_state, show_budget
 from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.plots_budget import budget_figure
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, Budget
 
 st.set_page_config(page_title="Privacy budget · dphawkes", page_icon="🔒", layout="wide")
 st.title("Privacy budget")
@@ -32,16 +32,34 @@ def privacy_setting() -> None:
     if state.error:
         return
     st.session_state["meter_data"] = state.metered  # the ledger decides, not a stale widget value
+    mark = state.ledger.public_mark if state.ledger is not None else None
+    if state.metered:
+        st.text_input("Why these data are public (optional, kept with the mark)", key="public_note",
+                      placeholder="e.g. the published USGS catalogue")
     st.toggle("Meter releases on this data set (private data)", key="meter_data", on_change=set_metering,
               help="Simulated data contain nobody's events: public — no budget, unless you meter them to see the "
                    "budget at work. Uploaded and real data are private; turn metering off only for data that are "
                    "already published (e.g. a public catalogue) — that is your statement, and nothing is then "
                    "metered or refused.")
+    if mark is not None:
+        st.warning(f"**{mark.sentence()[:1].upper()}{mark.sentence()[1:]}.** {PUBLIC_MARK_REASON[:1].upper()}"
+                   f"{PUBLIC_MARK_REASON[1:]}.", icon=":material/public:")
+        st.button("Undo the public mark (meter releases on these data again)", key="undo_public",
+                  on_click=withdraw_mark, icon=":material/undo:")
 
 
 def set_metering() -> None:
+    public = not st.session_state["meter_data"]
     try:
-        state.book.open(state.key, label=dataset.label, public=not st.session_state["meter_data"])
+        state.book.open(state.key, label=dataset.label, public=public, tool="app",
+                        note=st.session_state.get("public_note", "").strip() if public else "")
+    except DPHawkesError as exc:
+        friendly_error(exc)
+
+
+def withdraw_mark() -> None:
+    try:
+        state.book.open(state.key, label=dataset.label, public=False, tool="app")
     except DPHawkesError as exc:
         friendly_error(exc)
 
@@ -108,10 +126,12 @@ def all_data_sets() -> None:
         st.caption("The ledger file holds no data set yet.")
     else:
         st.dataframe(pd.DataFrame([{
-            "data set": ledger.label or ledger.key.fingerprint[:12], "privacy unit": ledger.key.unit,
-            "public": ledger.public, "budget ε": ledger.budget.epsilon, "composed ε spent": ledger.spent(),
+            "data set": ledger.label or ledger.key.fingerprint[:12],
+            "public": ledger.public_mark.sentence() if ledger.public else "no", "budget ε": ledger.budget.epsilon,
+            "composed ε spent (events)": ledger.spent(),
+            "sequence-level view": "closed" if ledger.view("sequence").closed else "open",
             "formal releases": len(ledger.metered), "not metered": len(ledger.unmetered),
-            "current": ledger.key == state.key,
+            "current": ledger.key.fingerprint == state.key.fingerprint,
         } for ledger in ledgers]), hide_index=True, key="ledgers")
     st.caption(f"Ledger file: `{state.book.path}` (set `DPHAWKES_LEDGER` to use another). It holds a hash of each "
                "data set's events: keep it with the data, do not publish it. The command line shares it with "

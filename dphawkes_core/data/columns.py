@@ -11,8 +11,9 @@ import numpy as np
 
 from dphawkes_core.data import timeaxis
 from dphawkes_core.data.domain import Domain, codes_in, dimension_codes
+from dphawkes_core.data.events import Events, EventSequence
+from dphawkes_core.data.row_key import row_lanes, rows_key
 from dphawkes_core.errors import DataError
-from dphawkes_core.data.events import EventSequence, Events
 
 MAX_DIMENSIONS = 50
 
@@ -74,6 +75,8 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     declared dimensions and sequences (:func:`_restricted`).
     """
     domain = domain or Domain()
+    source_key = rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")),
+                          len(columns["time"]))
     columns, outside_domain, domain_notes = _restricted(columns, domain)
     n_rows = len(columns["time"])
     if n_rows == 0:
@@ -120,7 +123,7 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
                       time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind,
                       dimensions_declared=domain.dimensions is not None,
                       sequences_declared=domain.sequences is not None or "sequence" not in columns,
-                      outside_domain=outside_domain)
+                      outside_domain=outside_domain, source_key=source_key)
 
 
 def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:

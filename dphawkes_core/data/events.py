@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dphawkes_core.data import timeaxis
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -64,6 +65,9 @@ class Events:
         True when the set of sequences is declared (or the input has no sequence column: one sequence).
     outside_domain : int
         Rows dropped because their dimension or sequence key is outside the declared domain.
+    source_key : str
+        The key of the source's rows, before any declaration or window (:mod:`~dphawkes_core.data.row_key`); ``""``
+        for events not read from a source (then the key is computed from the events themselves).
     """
 
     sequences: tuple[EventSequence, ...]
@@ -76,6 +80,7 @@ class Events:
     dimensions_declared: bool = False
     sequences_declared: bool = True
     outside_domain: int = 0
+    source_key: str = ""
 
     @property
     def domain_declared(self) -> bool:

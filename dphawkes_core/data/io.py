@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, BinaryIO, Sequence
 
 import numpy as np
 
-from dphawkes_core.data.domain import Domain
-from dphawkes_core.errors import DataError
 from dphawkes_core.data.columns import MAX_DIMENSIONS, _events_from_columns, _is_text, from_arrays
-from dphawkes_core.data.events import EventSequence, Events
+from dphawkes_core.data.domain import Domain
+from dphawkes_core.data.events import Events, EventSequence
+from dphawkes_core.data.row_key import row_lanes, rows_key
+from dphawkes_core.errors import DataError
 
-__all__ = ["MAX_DIMENSIONS", "EventSequence", "Events", "from_arrays", "load_csv", "load_parquet", "load_labels", "save_csv"]
+__all__ = ["MAX_DIMENSIONS", "EventSequence", "Events", "from_arrays", "load_csv", "load_parquet", "load_labels", "save_csv",
+           "source_key"]
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,6 +108,25 @@ def load_parquet(
     The file is read one row group at a time. ``time`` may be a number, a timestamp or ISO-8601 text
     column.
     """
+    columns = _parquet_columns(source, max_bytes)
+    return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
+                                time_unit=time_unit, domain=domain)
+
+
+def source_key(source: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The privacy ledger's key of an event file (CSV or Parquet, by suffix): the key of its rows as stored
+    (:mod:`~dphawkes_core.data.row_key`), read without a declaration — the :attr:`Events.source_key` of every load of
+    the file, whatever its declared domain, window or time unit."""
+    if Path(source).suffix.lower() in (".parquet", ".pq"):
+        columns = _parquet_columns(source, max_bytes)
+    else:
+        path = _csv_input(source, max_bytes)
+        columns = _csv_columns(path, _csv_header(_file_head(path)))
+    return rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")), len(columns["time"]))
+
+
+def _parquet_columns(source, max_bytes: int) -> dict:
+    """Every column of a Parquet file (typed or text, as :func:`_columns_of`), one row group at a time."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -124,9 +145,7 @@ def load_parquet(
         raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
     if sum(len(g["time"]) for g in groups) == 0:
         raise DataError("the file has no event rows")
-    columns = {name: _concatenated([g[name] for g in groups]) for name in header}
-    return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
-                                time_unit=time_unit, domain=domain)
+    return {name: _concatenated([g[name] for g in groups]) for name in header}
 
 
 def save_csv(events: Events, path: str | os.PathLike | io.TextIOBase) -> None:

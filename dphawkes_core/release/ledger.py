@@ -1,9 +1,13 @@
 """Privacy ledger: every release on a data set, composed exactly, against a budget that refuses overruns.
 
-One ledger per data set and privacy unit (:class:`LedgerKey`: a fingerprint of the events and their
-window, and ``"event"`` — the paper's unit — or, later, ``"sequence"``). Each formal release (a fit, an
-entry of the comparison table, the share of ε a fit spends choosing its own count cap) is an
-:class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of
+One ledger per source of events (:class:`LedgerKey`: the key of the source's rows, :mod:`~dphawkes_core.data.row_key`,
+whatever is declared about them — d, dimension order, windows, time unit, sub-domain), seen through the privacy
+unit of a release: the *event* view counts every release on the rows (a sequence-level release protects each
+event at the same ε), the *sequence* view counts them too, and is closed — spent unbounded, refusing — once an
+event-level release was made (no cap on events per sequence is enforced for it, so it bounds nothing for a whole
+sequence). Data marked public (:class:`PublicMark`: when, from which tool, why) are not metered, and no release
+on them is formal. Each formal release (a fit, an entry of the comparison table, the share of ε a fit spends
+choosing its own count cap) is an :class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of
 releases, discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released estimate. The total is
 composed exactly — Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)``
 (Gaussian DP, Dong, Roth & Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``;
@@ -13,8 +17,8 @@ holding one composes every mechanism in zCDP (ρ adds up) and converts once (:fu
 bound on the exact composition.
 
 A :class:`Budget` (total ε at the ledger's δ) refuses a release that would take the composed total
-above it (:class:`BudgetExceeded`, one line with what remains). The same release request (same data,
-same settings, so the same noise distribution) is answered again from the ledger without drawing new
+above it (:class:`BudgetExceeded`, one line with what remains). The same release request (same rows, same
+declaration, same settings, so the same noise distribution) is answered again from the ledger without drawing new
 noise: re-rendering a page costs nothing, and averaging re-runs gains nothing.
 
 Fits that are not formal releases (a seeded fit, the paper calibration, a window or setting read from
@@ -43,10 +47,17 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from dphawkes_core.privacy.accounting import (MECHANISM_KINDS, BudgetExceeded, Mechanism, compose_epsilon, gaussian_mechanism,
-                         mechanisms_of)
+from dphawkes_core.data.row_key import events_row_lanes, rows_key
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig
+from dphawkes_core.privacy.accounting import (
+    MECHANISM_KINDS,
+    BudgetExceeded,
+    Mechanism,
+    compose_epsilon,
+    gaussian_mechanism,
+    mechanisms_of,
+)
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS
 
 if TYPE_CHECKING:
@@ -55,7 +66,8 @@ if TYPE_CHECKING:
 __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.accounting` it records
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
-    "data_fingerprint", "default_ledger_path", "gaussian_mechanism", "is_metered", "mechanisms_of",
+    "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "data_fingerprint", "default_ledger_path",
+    "events_fingerprint", "gaussian_mechanism", "is_metered", "mechanisms_of", "migrate_format2", "read_format2",
     "release_label", "release_request",
 ]
 
@@ -63,7 +75,16 @@ DEFAULT_BUDGET_EPSILON = 5.0
 DEFAULT_BUDGET_DELTA = 1e-5
 LEDGER_ENV = "DPHAWKES_LEDGER"
 FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 2  # 2: release identities from FitConfig.to_dict, data info stored with each release
+FILE_VERSION = 3  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance
+PUBLIC_MARK_REASON = ("the data set's ledger is marked public (already published data): releases on it are "
+                      "neither metered nor refused, so none carries a formal guarantee")
+SEQUENCE_VIEW_CLOSED = ("the sequence-level budget of this data set is closed: {count} event-level release(s) on "
+                        "it protect single events only (no cap on events per sequence is enforced), so what they "
+                        "reveal about one whole sequence is unbounded; release at the event level, whose budget "
+                        "counts every release")
+EVENT_ONLY_NOTE = ("this event-level release protects single events only, not whole sequences (no cap on events "
+                   "per sequence is enforced): the data set's sequence-level budget is closed")
+TOOLS = ("app", "cli", "python", "migration")
 
 
 class LedgerError(DPHawkesError):
@@ -77,7 +98,16 @@ def default_ledger_path() -> Path:
 
 
 def data_fingerprint(events: Events) -> str:
-    """SHA-256 of the event times and windows of every sequence (dimension names are labels, not data)."""
+    """The ledger key of the events' source: the key of its rows (:mod:`~dphawkes_core.data.row_key`), the same for
+    every declaration, window, time unit or sub-domain of them; computed from the events themselves when they
+    were not read from a source (a simulation)."""
+    return events.source_key or rows_key(*events_row_lanes(events))
+
+
+def events_fingerprint(events: Events) -> str:
+    """SHA-256 of the loaded events — d, every sequence's window and event times (dimension names are labels,
+    not data): what a declaration made of the rows. The identity of a release's statistics (its request, the
+    app's caches) and the key of a format-2 ledger."""
     digest = hashlib.sha256()
     digest.update(np.int64(events.dim).tobytes())
     for seq in events.sequences:
@@ -90,7 +120,8 @@ def data_fingerprint(events: Events) -> str:
 
 @dataclass(frozen=True)
 class LedgerKey:
-    """Which ledger: the data (fingerprint) and the privacy unit the releases protect."""
+    """Which ledger and which view of it: the source's key (fingerprint) and the privacy unit of the releases
+    asked through it (both units share one ledger per source: :class:`DataLedger`)."""
 
     fingerprint: str
     unit: str = "event"
@@ -101,7 +132,7 @@ class LedgerKey:
 
     @property
     def id(self) -> str:
-        """``unit:fingerprint``, the key in the ledger file."""
+        """``unit:fingerprint``: the view."""
         return f"{self.unit}:{self.fingerprint}"
 
 
@@ -120,6 +151,36 @@ class Budget:
             raise DPHawkesError(f"the budget ε must be a positive number, got {self.epsilon!r}")
         if not 0 < self.delta < 1:
             raise DPHawkesError(f"the budget δ must be in (0, 1), got {self.delta!r}")
+
+
+@dataclass(frozen=True)
+class PublicMark:
+    """A user's statement that a data set is already published: when, from which tool, and why.
+
+    Attributes
+    ----------
+    created : str
+        UTC time the mark was set (ISO 8601).
+    tool : {"app", "cli", "python", "migration"}
+        Where it was set.
+    note : str
+        The user's note (optional).
+    """
+
+    created: str
+    tool: str
+    note: str = ""
+
+    def __post_init__(self):
+        if self.tool not in TOOLS:
+            raise DPHawkesError(f"unknown tool {self.tool!r} for a public mark; one of {', '.join(TOOLS)}")
+
+    def sentence(self) -> str:
+        """``marked public on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
+        when = self.created[:16].replace("T", " ") + " UTC" if self.created else "at an unknown time"
+        tool = {"app": "the app", "cli": "the CLI", "python": "the Python API",
+                "migration": "a format-2 ledger (migrated)"}[self.tool]
+        return f"marked public on {when} from {tool}" + (f" (note: {self.note})" if self.note else "")
 
 
 @dataclass(frozen=True)
@@ -142,6 +203,8 @@ class Entry:
         The released estimate as stored (:meth:`FitResult.to_record`).
     created : str
         UTC time of the release (ISO 8601).
+    unit : str
+        The privacy unit it was calibrated for (``event`` or ``sequence``).
     """
 
     request: str
@@ -151,6 +214,7 @@ class Entry:
     mechanisms: tuple[Mechanism, ...]
     result: dict = field(default_factory=dict, compare=False)
     created: str = ""
+    unit: str = "event"
 
     def epsilon(self, delta: float) -> float:
         """ε of this release alone at ``delta``."""
@@ -159,29 +223,44 @@ class Entry:
 
 @dataclass(frozen=True)
 class DataLedger:
-    """The ledger of one data set: its budget, whether it is public, and every release (a snapshot).
+    """The ledger of one source of events: its budget, whether it is public, and every release (a snapshot),
+    seen through the privacy unit of ``key``.
+
+    Both views compose every metered release on the rows (a sequence-level release protects each event at the
+    same ε). The sequence view is *closed* once an event-level release was made: that release enforces no cap
+    on events per sequence, so its ε for one whole sequence is unbounded — the view then shows ε spent ∞ and
+    refuses every release.
 
     Attributes
     ----------
     key : LedgerKey
+        The source and the view's unit.
     budget : Budget
     label : str
         The data set's name, for display.
-    public : bool
-        True for data marked public (e.g. a simulation used for teaching): nothing is metered.
+    public_mark : PublicMark or None
+        Set when the user marked the data public (already published): nothing is metered, nothing is formal.
     entries : tuple of Entry
         In release order.
+    migrated : tuple of str
+        The format-2 ledgers merged into this one (``unit:fingerprint``; :func:`migrate_format2`).
     """
 
     key: LedgerKey
     budget: Budget = Budget()
     label: str = ""
-    public: bool = False
+    public_mark: PublicMark | None = None
     entries: tuple[Entry, ...] = ()
+    migrated: tuple[str, ...] = ()
+
+    @property
+    def public(self) -> bool:
+        """True for data marked public: nothing is metered, and no release on them is formal."""
+        return self.public_mark is not None
 
     @property
     def metered(self) -> tuple[Entry, ...]:
-        """The formal releases: the ones the budget counts."""
+        """The formal releases, of either unit: the ones the budget counts."""
         return tuple(e for e in self.entries if e.formal)
 
     @property
@@ -189,18 +268,22 @@ class DataLedger:
         """Outputs shown without a formal guarantee (seeded, paper calibration, non-private…)."""
         return tuple(e for e in self.entries if not e.formal)
 
+    @property
+    def closed(self) -> bool:
+        """The sequence view after an event-level release: nothing bounds a whole sequence's loss any more."""
+        return self.key.unit == "sequence" and any(e.unit == "event" for e in self.metered)
+
     def mechanisms(self) -> tuple[Mechanism, ...]:
         """Every mechanism of every metered release."""
         return tuple(m for e in self.metered for m in e.mechanisms)
 
     def spent(self) -> float:
-        """Composed ε of every metered release at the budget's δ."""
-        return compose_epsilon(self.mechanisms(), self.budget.delta)
+        """Composed ε of every metered release at the budget's δ (∞ in a closed view)."""
+        return math.inf if self.closed else compose_epsilon(self.mechanisms(), self.budget.delta)
 
     def naive_sum(self) -> float:
         """Σ of each release's ε alone (what summing would claim; its δ would add up too)."""
         return float(sum(e.epsilon(self.budget.delta) for e in self.metered))
-
 
     def find(self, request: str) -> Entry | None:
         """The entry of an earlier identical release request, if any."""
@@ -209,23 +292,27 @@ class DataLedger:
     def cost(self, mechanisms) -> tuple[float, float]:
         """``(ε of these mechanisms alone, composed ε of the ledger with them)`` at the budget's δ."""
         mechanisms = tuple(mechanisms)
-        return (compose_epsilon(mechanisms, self.budget.delta),
-                compose_epsilon(self.mechanisms() + mechanisms, self.budget.delta))
+        alone = compose_epsilon(mechanisms, self.budget.delta)
+        return alone, math.inf if self.closed else compose_epsilon(self.mechanisms() + mechanisms, self.budget.delta)
 
     def history(self) -> tuple[tuple[Entry, float, float, float], ...]:
-        """Per metered release: ``(entry, its ε alone, composed ε so far, naive sum so far)``."""
-        rows, past, naive = [], (), 0.0
+        """Per metered release: ``(entry, its ε alone, composed ε so far, naive sum so far)`` (composed ∞ from
+        the first event-level release on in the sequence view)."""
+        rows, past, naive, unbounded = [], (), 0.0, False
         for entry in self.metered:
             past += entry.mechanisms
+            unbounded = unbounded or (self.key.unit == "sequence" and entry.unit == "event")
             alone = entry.epsilon(self.budget.delta)
             naive += alone
-            rows.append((entry, alone, compose_epsilon(past, self.budget.delta), naive))
+            rows.append((entry, alone, math.inf if unbounded else compose_epsilon(past, self.budget.delta), naive))
         return tuple(rows)
 
     def check(self, mechanisms) -> None:
-        """Raise :class:`BudgetExceeded` if adding ``mechanisms`` would take the composed ε over budget."""
-        if self.public:
-            return
+        """Raise :class:`BudgetExceeded` if adding ``mechanisms`` would take the composed ε over budget, or the
+        view is closed. (Releases on public data are not formal and never reach this check.)"""
+        if self.closed:
+            count = sum(e.unit == "event" for e in self.metered)
+            raise BudgetExceeded("refused: " + SEQUENCE_VIEW_CLOSED.format(count=count))
         alone, after = self.cost(mechanisms)
         if after > self.budget.epsilon:
             raise BudgetExceeded(
@@ -235,7 +322,7 @@ class DataLedger:
 
     def remaining(self) -> float:
         """The remaining budget: the largest ε (alone, at the budget's δ) of one more Gaussian release that
-        still fits. It exceeds ``budget − spent`` because releases compose sub-additively.
+        still fits (0 in a closed view). It exceeds ``budget − spent`` because releases compose sub-additively.
 
         Gaussian ledgers in closed form (``μ_next² = μ_budget² − μ_spent²``); with other mechanisms, by
         bisection on the new release's μ through :func:`compose_epsilon`.
@@ -243,7 +330,7 @@ class DataLedger:
         from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 
         past, delta = self.mechanisms(), self.budget.delta
-        if compose_epsilon(past, delta) >= self.budget.epsilon:
+        if self.closed or compose_epsilon(past, delta) >= self.budget.epsilon:
             return 0.0
         mu_budget = 1.0 / get_sigma_gaussian(self.budget.epsilon, delta)
         if all(m.kind == "gaussian" for m in past):
@@ -256,17 +343,26 @@ class DataLedger:
             low, high = (mid, high) if fits else (low, mid)
         return float(get_epsilon_gaussian(1.0 / low, delta)) if low > 0 else 0.0
 
+    def view(self, unit: str) -> DataLedger:
+        """The same ledger seen through ``unit``."""
+        return dataclasses.replace(self, key=LedgerKey(self.key.fingerprint, unit))
+
     def summary(self) -> dict:
-        """Plain dict for ``dphawkes ledger show`` and the app (without the stored estimates)."""
-        delta = self.budget.delta
+        """Plain dict for ``dphawkes ledger show`` and the app (without the stored estimates): the event view's
+        ε, and the sequence view's."""
+        delta, sequence = self.budget.delta, self.view("sequence")
         return {
-            "fingerprint": self.key.fingerprint, "privacy_unit": self.key.unit, "label": self.label,
-            "public": self.public, "budget_epsilon": self.budget.epsilon, "delta": delta,
-            "spent_epsilon": self.spent(), "naive_sum_epsilon": self.naive_sum(),
-            "remaining_epsilon": self.remaining(), "metered_releases": len(self.metered),
-            "unmetered_outputs": len(self.unmetered),
-            "entries": [{"created": e.created, "label": e.label, "formal": e.formal, "reasons": list(e.reasons),
-                         "epsilon_alone": e.epsilon(delta) if e.formal else None,
+            "fingerprint": self.key.fingerprint, "label": self.label, "public": self.public,
+            "public_mark": dataclasses.asdict(self.public_mark) if self.public_mark else None,
+            "budget_epsilon": self.budget.epsilon, "delta": delta,
+            "spent_epsilon": self.view("event").spent(), "naive_sum_epsilon": self.naive_sum(),
+            "remaining_epsilon": self.view("event").remaining(),
+            "sequence_view": {"closed": sequence.closed, "spent_epsilon": sequence.spent(),
+                              "remaining_epsilon": sequence.remaining()},
+            "metered_releases": len(self.metered), "unmetered_outputs": len(self.unmetered),
+            "migrated_from_format_2": list(self.migrated),
+            "entries": [{"created": e.created, "label": e.label, "privacy_unit": e.unit, "formal": e.formal,
+                         "reasons": list(e.reasons), "epsilon_alone": e.epsilon(delta) if e.formal else None,
                          "mechanisms": [dataclasses.asdict(m) for m in e.mechanisms], "request": e.request}
                         for e in self.entries],
         }
@@ -304,29 +400,33 @@ class LedgerBook:
         self.path = Path(path).expanduser()
 
     def ledgers(self) -> tuple[DataLedger, ...]:
-        """Every data set's ledger in the file."""
+        """Every source's ledger in the file (event views)."""
         return tuple(self._load().values())
 
     def get(self, key: LedgerKey) -> DataLedger | None:
-        """The ledger of ``key``, or ``None`` when nothing was recorded for it."""
-        return self._load().get(key.id)
+        """The ledger of ``key``'s source seen through its unit, or ``None`` when nothing was recorded for it."""
+        ledger = self._load().get(key.fingerprint)
+        return None if ledger is None else ledger.view(key.unit)
 
-    def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "",
-             public: bool | None = None) -> DataLedger:
-        """The ledger of ``key``, created (default budget unless given) when new; a given ``budget`` or
-        ``public`` replaces the stored one (a budget below what is already spent is refused)."""
+    def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "", public: bool | None = None,
+             tool: str = "python", note: str = "") -> DataLedger:
+        """The ledger of ``key``, created (default budget unless given) when new; a given ``budget`` replaces the
+        stored one (a budget below what is already spent is refused); ``public=True`` marks the data public
+        (recording when, from which ``tool`` and the ``note``; a mark already set is kept as it was),
+        ``public=False`` withdraws the mark."""
         with self._locked() as ledgers:
-            ledger = ledgers.get(key.id) or DataLedger(key, budget or Budget(), label)
+            ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint), budget or Budget(),
+                                                                  label)).view(key.unit)
             if budget is not None and budget != ledger.budget:
-                spent = dataclasses.replace(ledger, budget=budget).spent()
+                spent = dataclasses.replace(ledger.view("event"), budget=budget).spent()
                 if spent > budget.epsilon:
                     raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
                                          f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e})")
                 ledger = dataclasses.replace(ledger, budget=budget)
-            if public is not None:
-                ledger = dataclasses.replace(ledger, public=public)
+            if public is not None and public != ledger.public:
+                ledger = dataclasses.replace(ledger, public_mark=PublicMark(_now(), tool, note) if public else None)
             ledger = dataclasses.replace(ledger, label=label or ledger.label)
-            ledgers[key.id] = ledger
+            ledgers[key.fingerprint] = ledger.view("event")
         return ledger
 
     def release(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
@@ -336,6 +436,7 @@ class LedgerBook:
         Parameters
         ----------
         key : LedgerKey
+            The source and the release's privacy unit (the view its budget is checked in).
         request : str
             :func:`release_request` of the data and settings.
         run : callable
@@ -349,21 +450,39 @@ class LedgerBook:
         Raises
         ------
         BudgetExceeded
-            When the release is formal and would exceed the budget (nothing is run or recorded).
+            When the release is formal and would exceed the budget or its view is closed (nothing is run or
+            recorded).
+        DPHawkesError
+            When a formal release is asked on data marked public (the session labels those not formal).
         """
         with self._locked() as ledgers:
-            ledger = ledgers.get(key.id) or DataLedger(key)
+            ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
             earlier = ledger.find(request)
             if earlier is not None:
                 return Release(earlier, True, ledger)
+            if formal and ledger.public:
+                raise DPHawkesError(f"internal error: a formal release on data whose {PUBLIC_MARK_REASON[4:]}")
             if formal:
                 ledger.check(mechanisms)
             result = run()
             spent = tuple(recorded()) if recorded is not None else tuple(mechanisms)
-            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now())
+            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now(), key.unit)
             ledger = dataclasses.replace(ledger, entries=ledger.entries + (entry,))
-            ledgers[key.id] = ledger
+            ledgers[key.fingerprint] = ledger.view("event")
         return Release(entry, False, ledger)
+
+    def merge(self, ledger: DataLedger) -> DataLedger:
+        """Add ``ledger``'s entries and migrated names to the file's ledger of its source (created with its budget,
+        label and mark when new); the entries keep their own request identities. Used by :func:`migrate_format2`."""
+        with self._locked() as ledgers:
+            stored = ledgers.get(ledger.key.fingerprint)
+            if stored is None:
+                merged = ledger.view("event")
+            else:
+                entries = tuple(sorted(stored.entries + ledger.entries, key=lambda e: e.created))
+                merged = dataclasses.replace(stored, entries=entries, migrated=stored.migrated + ledger.migrated)
+            ledgers[ledger.key.fingerprint] = merged
+        return merged
 
     # storage
 
@@ -399,6 +518,12 @@ class LedgerBook:
                               "identities differ: it is not opened, so that no release is charged as new and no data "
                               "set starts a fresh budget by accident — keep using it with that version, or start a "
                               "new ledger file and carry the spent ε over with a smaller --budget")
+        if isinstance(document, dict) and document.get("format") == FILE_FORMAT and document.get("version") == 2:
+            raise LedgerError(f"{where} is a format-2 ledger, keyed by each declaration of the data: it is not opened "
+                              "(its budgets would start over under the new keys) — migrate it with `dphawkes ledger "
+                              f"migrate {self.path} NEW.json DATA` plus the --dimensions/--sequences/--start-time/"
+                              "--end-time/--time-unit of its fits, once per data set and declaration, then use "
+                              "NEW.json")
         try:
             if document.get("format") != FILE_FORMAT or document.get("version") != FILE_VERSION:
                 raise ValueError(f"not a {FILE_FORMAT} version {FILE_VERSION} file")
@@ -408,7 +533,7 @@ class LedgerBook:
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise LedgerError(f"{where} is corrupted ({exc}); it was not reset — restore it from a backup, "
                               "or move it away to start a new ledger") from None
-        return {ledger.key.id: ledger for ledger in ledgers}
+        return {ledger.key.fingerprint: ledger for ledger in ledgers}
 
     def _write(self, ledgers: dict[str, DataLedger]) -> None:
         items = [_ledger_to_dict(ledger) for ledger in ledgers.values()]
@@ -440,28 +565,86 @@ def _checksum(items) -> str:
 
 
 def _ledger_to_dict(ledger: DataLedger) -> dict:
-    return {"fingerprint": ledger.key.fingerprint, "unit": ledger.key.unit, "label": ledger.label,
-            "public": ledger.public, "budget": dataclasses.asdict(ledger.budget),
+    return {"fingerprint": ledger.key.fingerprint, "label": ledger.label,
+            "public_mark": dataclasses.asdict(ledger.public_mark) if ledger.public_mark else None,
+            "budget": dataclasses.asdict(ledger.budget), "migrated": list(ledger.migrated),
             "entries": [dataclasses.asdict(e) for e in ledger.entries]}
 
 
 def _ledger_from_dict(item: dict) -> DataLedger:
-    entries = tuple(Entry(e["request"], e["label"], bool(e["formal"]), tuple(e["reasons"]),
-                          tuple(Mechanism(**m) for m in e["mechanisms"]), dict(e["result"]), e["created"])
-                    for e in item["entries"])
-    return DataLedger(LedgerKey(item["fingerprint"], item["unit"]), Budget(**item["budget"]), item["label"],
-                      bool(item["public"]), entries)
+    mark = item["public_mark"]
+    return DataLedger(LedgerKey(item["fingerprint"]), Budget(**item["budget"]), item["label"],
+                      PublicMark(**mark) if mark else None, _entries_from(item["entries"], None),
+                      tuple(item["migrated"]))
 
 
-# --- fits through a ledger -----------------------------------------------------------------------------------
+def _entries_from(items, unit: str | None) -> tuple[Entry, ...]:
+    """Entries as stored (format 3: each with its unit; format 2: the ledger's ``unit``)."""
+    return tuple(Entry(e["request"], e["label"], bool(e["formal"]), tuple(e["reasons"]),
+                       tuple(Mechanism(**m) for m in e["mechanisms"]), dict(e["result"]), e["created"],
+                       e["unit"] if unit is None else unit)
+                 for e in items)
 
 
-def release_request(key: LedgerKey, config: FitConfig) -> str:
-    """Identity of a release request: the data, the unit and every setting the fit reads (so the noise
-    distribution): :meth:`~dphawkes_core.estimators.FitConfig.to_dict`, where an option the family does not
-    read cannot appear (it is refused)."""
+# --- format 2: migration -------------------------------------------------------------------------------------
+
+
+def read_format2(path) -> tuple[DataLedger, ...]:
+    """The ledgers of a format-2 file (checksum verified), each keyed by its format-2 fingerprint and unit."""
+    path = Path(path).expanduser()
+    where = f"the ledger file {path}"
+    try:
+        document = json.loads(path.read_text())
+        if document.get("format") != FILE_FORMAT or document.get("version") != 2:
+            raise ValueError(f"not a {FILE_FORMAT} version 2 file")
+        if document.get("checksum") != _checksum(document["ledgers"]):
+            raise ValueError("its checksum does not match its content (edited or damaged)")
+        return tuple(DataLedger(LedgerKey(item["fingerprint"], item["unit"]), Budget(**item["budget"]), item["label"],
+                                PublicMark("", "migration", "carried over from a format-2 ledger")
+                                if item["public"] else None, _entries_from(item["entries"], item["unit"]))
+                     for item in document["ledgers"])
+    except OSError as exc:
+        raise LedgerError(f"cannot read {where}: {exc.strerror or exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
+        raise LedgerError(f"{where} cannot be migrated ({exc})") from None
+
+
+def migrate_format2(old_path, book: LedgerBook, fingerprint: str, legacy: str,
+                    label: str = "") -> tuple[tuple[DataLedger, ...], tuple[DataLedger, ...]]:
+    """Move the format-2 ledgers of one declaration of a source into ``book`` under the source's key.
+
+    A format-2 ledger was keyed by :func:`events_fingerprint` of the events as declared (``legacy``) and the unit;
+    both units' ledgers with that key join the source's ledger (``fingerprint``), their entries keeping their
+    unit, ε and request identities (a request of the new format is never identical to an old one, so a repeat is
+    charged again: never less). The old file is only read. A ledger already migrated is not added twice.
+
+    Returns
+    -------
+    (moved, left) : tuple of DataLedger
+        The format-2 ledgers moved now (or earlier), and those of other declarations or data, still to migrate.
+    """
+    old = read_format2(old_path)
+    moved = tuple(item for item in old if item.key.fingerprint == legacy)
+    for item in moved:
+        stored = book.get(LedgerKey(fingerprint))
+        if stored is not None and item.key.id in stored.migrated:
+            continue
+        mark = item.public_mark if all(other.public for other in moved) else None
+        budget = stored.budget if stored is not None else min((m.budget for m in moved), key=lambda b: b.epsilon)
+        book.merge(DataLedger(LedgerKey(fingerprint), budget, label or item.label, mark, item.entries,
+                              (item.key.id,)))
+    done = {name for ledger in book.ledgers() for name in ledger.migrated}
+    return moved, tuple(item for item in old if item.key.id not in done)
+
+
+def release_request(key: LedgerKey, config: FitConfig, view: str = "") -> str:
+    """Identity of a release request: the source, what was declared about it (``view``: the loaded events'
+    :func:`events_fingerprint` and what of their domain is public, so another window or declaration of the same
+    rows is another release) and every setting the fit reads (so the noise distribution, the unit included):
+    :meth:`~dphawkes_core.estimators.FitConfig.to_dict`, where an option the family does not read cannot appear
+    (it is refused)."""
     settings = _dumps(sorted(config.to_dict().items()))
-    return hashlib.sha256(f"{key.id}\n{settings}".encode()).hexdigest()
+    return hashlib.sha256(f"{key.fingerprint}\n{view}\n{settings}".encode()).hexdigest()
 
 
 def release_label(config: FitConfig) -> str:

@@ -22,15 +22,33 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import (
+    FitConfig,
+    FitResult,
+    fit_stats,
+    prepare_stats,
+    privacy_report,
+    release_status,
+    run_private,
+)
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_stats, privacy_report, release_status, run_private
 from dphawkes_core.privacy.accounting import compose_epsilon, mechanisms_of
-from dphawkes_core.release.ledger import DataLedger, Entry, LedgerBook, LedgerKey, release_label, release_request
 from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
 from dphawkes_core.privacy.sequence import AUTO_CLIP_SHARE, AutoClip
+from dphawkes_core.release.ledger import (
+    EVENT_ONLY_NOTE,
+    PUBLIC_MARK_REASON,
+    DataLedger,
+    Entry,
+    LedgerBook,
+    LedgerKey,
+    events_fingerprint,
+    release_label,
+    release_request,
+)
+from dphawkes_core.statistics.info import DataInfo
 
 if TYPE_CHECKING:
     from dphawkes_core.data.io import Events
@@ -53,6 +71,9 @@ class SessionAnswer:
         The ledger entry.
     ledger : DataLedger
         The data set's ledger after the request.
+    notes : tuple of str
+        What the release protects beyond its label, said wherever it is shown (an event-level release on several
+        sequences: :data:`~dphawkes_core.release.ledger.EVENT_ONLY_NOTE`; a release on data marked public: its mark).
     """
 
     result: FitResult
@@ -60,6 +81,7 @@ class SessionAnswer:
     replayed: bool
     entry: Entry
     ledger: DataLedger
+    notes: tuple[str, ...] = ()
 
     @property
     def status(self) -> FormalStatus:
@@ -82,19 +104,34 @@ class PrivacySession:
     public_info : dict
         What of the domain is public: ``window_stated``, ``dimensions_declared``, ``sequences_declared``
         (a formal release needs all three).
+    view : str
+        What was declared about the source's rows (the loaded events' :func:`~dphawkes_core.release.ledger.events_fingerprint`
+        or the partitioned store's windowed fingerprint): part of every release's identity, so that another
+        declaration of the same rows is another release, charged to the same budget.
+    sequences : int
+        How many sequences the data hold (an event-level release on several says it protects events only).
     """
 
-    def __init__(self, prepare: Callable, book: LedgerBook, key: LedgerKey, public_info: dict):
+    def __init__(self, prepare: Callable, book: LedgerBook, key: LedgerKey, public_info: dict, view: str = "",
+                 sequences: int = 1):
         self._prepare = prepare
         self.book = book
         self.key = key
         self.public_info = dict(public_info)
+        self.view = f"{view}\n{sorted(self.public_info.items())}"
+        self.sequences = int(sequences)
 
     @classmethod
     def for_events(cls, events: Events, book: LedgerBook, fingerprint: str, unit: str = "event") -> PrivacySession:
-        """A session on loaded events."""
+        """A session on loaded events (``fingerprint``: their source's key,
+        :func:`~dphawkes_core.release.ledger.data_fingerprint`)."""
         return cls(lambda config: prepare_stats(events, config), book, LedgerKey(fingerprint, unit),
-                   {"window_stated": events.window_stated, **domain_info(events)})
+                   {"window_stated": events.window_stated, **domain_info(events)}, events_fingerprint(events),
+                   events.n_sequences)
+
+    def request(self, config: FitConfig) -> str:
+        """The identity of releasing ``config`` here (:func:`~dphawkes_core.release.ledger.release_request`)."""
+        return release_request(self.key, config, self.view)
 
     def ledger(self) -> DataLedger | None:
         """The data set's ledger, ``None`` before anything was recorded."""
@@ -103,8 +140,16 @@ class PrivacySession:
     def replay(self, config: FitConfig) -> SessionAnswer | None:
         """The stored answer to ``config``, or ``None``: reads the ledger only, draws nothing."""
         ledger = self.book.get(self.key)
-        entry = ledger.find(release_request(self.key, config)) if ledger is not None else None
-        return None if entry is None else _answer(entry, True, ledger)
+        entry = ledger.find(self.request(config)) if ledger is not None else None
+        return None if entry is None else self._answer(entry, True, ledger)
+
+    def status(self, config: FitConfig, data_derived=()) -> FormalStatus:
+        """The formal status a release of ``config`` gets here: never formal on data marked public."""
+        status = release_status(config, self.public_info, data_derived, released=True)
+        ledger = self.book.get(self.key)
+        if ledger is not None and ledger.public:
+            return FormalStatus(False, status.reasons + (PUBLIC_MARK_REASON,))
+        return status
 
     def plan(self, config: FitConfig, data_derived=()) -> tuple[object, tuple]:
         """``(status, mechanisms)`` of releasing ``config``, from public numbers only: nothing is drawn.
@@ -113,7 +158,7 @@ class PrivacySession:
         selection and the release after it spend depends on ε, δ and the share alone, not on the value chosen.
         """
         self._check_unit(config)
-        status = release_status(config, self.public_info, data_derived, released=True)
+        status = self.status(config, data_derived)
         if not (config.family.private and status.formal):
             return status, ()
         stats, _ = self._prepare(_placeholder_config(config))
@@ -142,15 +187,23 @@ class PrivacySession:
             record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
             return {**record, "data_info": info.to_dict()}
 
-        answer = self.book.release(self.key, release_request(self.key, config), run, label=release_label(config),
+        answer = self.book.release(self.key, self.request(config), run, label=release_label(config),
                                    formal=status.formal, reasons=status.reasons, mechanisms=planned,
                                    recorded=lambda: tuple(spent) or planned)
-        return _answer(answer.entry, answer.replayed, answer.ledger)
+        return self._answer(answer.entry, answer.replayed, answer.ledger)
+
+    def _answer(self, entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
+        record = dict(entry.result)
+        info = record.pop("data_info", None)
+        notes = ((EVENT_ONLY_NOTE,) if entry.formal and entry.unit == "event" and self.sequences > 1 else ()) + \
+            ((ledger.public_mark.sentence(),) if ledger.public else ())
+        return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry,
+                             ledger, notes)
 
     def _check_unit(self, config: FitConfig) -> None:
         if config.privacy_unit != self.key.unit:
             raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-"
-                                f"level ledger, not its {self.key.unit}-level one")
+                                f"level view of its ledger, not its {self.key.unit}-level one")
 
 
 def _placeholder_config(config: FitConfig) -> FitConfig:
@@ -175,19 +228,16 @@ def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None
         raise DPHawkesError(f"internal error: the release would spend ε = {after:.6g}, planned {before:.6g}")
 
 
-def _answer(entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
-    record = dict(entry.result)
-    info = record.pop("data_info", None)
-    return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry, ledger)
-
-
-def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=()) -> SessionAnswer:
+def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=(),
+                view: str = "") -> SessionAnswer:
     """A release of ``config`` on statistics already computed, through a session on them (the app's cached
-    statistics, the comparison table). An automatic selection in ``stats`` was drawn when they were computed:
-    :meth:`PrivacySession.release` on the events keeps it inside the recorded release instead."""
-    return PrivacySession(lambda _: (stats, data_info), book, key, dict(data_info)).release(config, data_derived)
+    statistics, the comparison table); ``view`` as in :class:`PrivacySession`. An automatic selection in
+    ``stats`` was drawn when they were computed: :meth:`PrivacySession.release` on the events keeps it inside the
+    recorded release instead."""
+    return PrivacySession(lambda _: (stats, data_info), book, key, dict(data_info), view).release(config,
+                                                                                                 data_derived)
 
 
-def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=()) -> Callable:
+def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=(), view: str = "") -> Callable:
     """``fitter(stats, config) -> FitResult`` that releases through the ledger (for the comparison table)."""
-    return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived).result
+    return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived, view).result

@@ -30,12 +30,18 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bins_in_window, sequence_entries
-from dphawkes_core.statistics.binning import count_tails
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.data.domain import key_text
+from dphawkes_core.data.row_key import no_lanes, row_lanes, rows_key
 from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.statistics.moments import MomentPieces, check_design_size, dense_lagged_products, lagged_products, rows_between
+from dphawkes_core.statistics.binning import bins_in_window, count_tails, sequence_entries
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import (
+    MomentPieces,
+    check_design_size,
+    dense_lagged_products,
+    lagged_products,
+    rows_between,
+)
 from dphawkes_core.validation import check_bin_size, check_count_cap
 
 PARTITION_COLUMNS = ("time", "dimension", "sequence")
@@ -477,7 +483,9 @@ _LANE_SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779
 
 
 def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
-    """Fingerprint of the events of partitions ``paths`` in ``window``, for the privacy ledger's key.
+    """Fingerprint of the events of partitions ``paths`` in ``window``: what a declaration made of the store's
+    rows (a release's identity; the ledger key of format 2 — the ledger's key is now
+    :func:`partitioned_rows_key`).
 
     A hash of the multiset of in-window events ``(sequence, dimension, time)`` and of the window (start,
     each sequence's end, d): every event is mixed into four 64-bit lanes in the map step
@@ -496,6 +504,44 @@ def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
         digest.update(f"{key!r}={window.ends[key]!r};".encode())
     digest.update(lanes.tobytes())
     return "partitions-" + digest.hexdigest()
+
+
+def partitioned_rows_key(paths, executor=None) -> str:
+    """The privacy ledger's key of a partitioned store: the key of every row of every partition
+    (:mod:`~dphawkes_core.data.row_key`; the lanes add over partitions), whatever is declared about them — the same as
+    the key of those rows in one CSV or Parquet file, so a store and its copy share one budget."""
+    mapped = list(map_partitions(executor, partition_rows, paths))
+    return rows_key(sum((lanes for lanes, _ in mapped), no_lanes()), sum(n for _, n in mapped))
+
+
+def partition_rows(path: str) -> tuple[np.ndarray, int]:
+    """Map step of :func:`partitioned_rows_key`: the lanes and the number of one partition's rows, as stored
+    (none dropped or refused)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = Path(path).name
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    columns = {str(c).strip().lower(): table.column(c) for c in table.column_names}
+    if "time" not in columns or "dimension" not in columns:
+        raise DataError(f"{name}: expected columns time,dimension[,sequence]")
+    raw = {c: _stored_values(columns[c]) for c in PARTITION_COLUMNS if c in columns}
+    return row_lanes(raw["time"], raw["dimension"], raw.get("sequence")), table.num_rows
+
+
+def _stored_values(column) -> np.ndarray:
+    """A column's cells: numbers (missing as NaN), datetimes, or text (missing as empty)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        return column.to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
+        return column.cast(pa.timestamp("ns")).to_numpy().astype("datetime64[ns]")
+    return pc.fill_null(column.cast(pa.string()), "").to_numpy(zero_copy_only=False).astype(object)
 
 
 def partition_fingerprint(path: str, window: Window) -> np.ndarray:

@@ -7,7 +7,15 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, Mechanism, compose_epsilon, data_fingerprint
+from dphawkes_core.release.ledger import (
+    PUBLIC_MARK_REASON,
+    Budget,
+    LedgerBook,
+    LedgerKey,
+    Mechanism,
+    compose_epsilon,
+    data_fingerprint,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Privacy_budget.py")
@@ -227,3 +235,33 @@ def test_published_data_can_be_declared_public(private_ledger_file, uploaded):
     no_problems(at)
     assert LedgerBook(private_ledger_file).get(LedgerKey(data_fingerprint(uploaded.events))).public
     assert any("Marked public (published data)" in c.value for c in at.caption)
+
+
+def test_the_public_mark_says_when_and_from_which_tool_and_can_be_undone(private_ledger_file, uploaded):
+    """Issue 27: the mark keeps its time, its tool and the user's note; undoing it really meters again."""
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["dataset"] = uploaded
+    at.run()
+    at.text_input(key="public_note").input("the published catalogue")
+    at.toggle(key="meter_data").set_value(False).run()
+    no_problems(at)
+    book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
+    mark = book.get(key).public_mark
+    assert mark.tool == "app" and mark.note == "the published catalogue" and mark.created
+    shown = " ".join(w.value for w in at.warning)
+    assert "from the app (note: the published catalogue)" in shown and PUBLIC_MARK_REASON[4:] in shown
+    at.button(key="undo_public").click().run()
+    no_problems(at)
+    assert not book.get(key).public and at.toggle(key="meter_data").value
+    assert "Privacy budget of this data set" in budget_box(at)
+
+
+def test_a_mark_set_from_the_cli_is_shown_as_such(private_ledger_file, uploaded):
+    LedgerBook(private_ledger_file).open(LedgerKey(data_fingerprint(uploaded.events)), public=True, tool="cli",
+                                         note="open data")
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["dataset"] = uploaded
+    at.run()
+    no_problems(at)
+    assert not at.toggle(key="meter_data").value
+    assert any("from the CLI (note: open data)" in w.value for w in at.warning)

@@ -173,8 +173,9 @@ CASES: list[Case] = [
     cli("fit_seq_event_unit", SEQ + " --seed 24"),
     # -- fit: ledger and refusals
     cli_steps("ledger_seeded_fit_and_replay",
-              P2F + " --method ssp --epsilon 1 --count-cap 5 --seed 25 --ledger {tmp}/ledger.json --budget 3",
-              P2F + " --method ssp --epsilon 1 --count-cap 5 --seed 25 --ledger {tmp}/ledger.json",
+              P2F + " --method ssp --epsilon 1 --count-cap 5 --seed 25 --dimensions 2 --ledger {tmp}/ledger.json "
+                    "--budget 3",
+              P2F + " --method ssp --epsilon 1 --count-cap 5 --seed 25 --dimensions 2 --ledger {tmp}/ledger.json",
               "ledger show {tmp}/ledger.json"),
     Case("ledger_metered_replay_and_refusal", _ledger_metered, _ledger_metered.__doc__),
     cli("fit_error_formal_without_window", P2 + " --method ssp --epsilon 1 --calibration formal --count-cap 5"),

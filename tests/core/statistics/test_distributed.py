@@ -8,16 +8,21 @@ import pyarrow.parquet as pq
 import pytest
 
 from dphawkes_cli import main as cli
-from dphawkes_core.statistics.binning import BinnedCounts, bin_sparse
-from dphawkes_core.statistics.binning import tail_counts
-from dphawkes_core.statistics.partitioned import (partitioned_fingerprint, partitioned_pieces, partitioned_tails,
-                                       partitioned_window, reduce_segments, segment_of)
-from dphawkes_core.errors import DataError
-from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_stats
 from dphawkes_core.data.io import load_parquet
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import DataError
+from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_stats
+from dphawkes_core.statistics.binning import BinnedCounts, bin_sparse, tail_counts
 from dphawkes_core.statistics.moments import moment_pieces
+from dphawkes_core.statistics.partitioned import (
+    partitioned_fingerprint,
+    partitioned_pieces,
+    partitioned_tails,
+    partitioned_window,
+    reduce_segments,
+    segment_of,
+)
 
 DELTA, P, CAP, END = 0.5, 8, 3, 1500.0
 
@@ -176,7 +181,7 @@ def test_partitioned_releases_are_metered_replayed_and_refused_by_the_ledger(sto
     status, err, _ = release("whole*.parquet", 1.2)  # 1 and 1.2 compose to 1.6 > 1.5
     assert status == 2 and err.startswith("error: refused") and err.count("\n") == 1
     (shown,) = json.loads(ledger.read_text())["ledgers"]
-    assert len(shown["entries"]) == 1 and shown["fingerprint"].startswith("partitions-")
+    assert len(shown["entries"]) == 1 and shown["fingerprint"].startswith("rows-")
 
 
 def test_the_partition_fingerprint_follows_the_events_not_the_files(store, tmp_path):
