@@ -38,7 +38,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the package ``golden``
 
 from golden import cases, harness  # noqa: E402
-from golden.test_golden import OUTPUTS, compare, dumps, load_output  # noqa: E402
+from golden.comparator import compare  # noqa: E402
+from golden.test_golden import OUTPUTS, dumps, load_output  # noqa: E402
 
 
 def run_case(case: cases.Case) -> tuple[dict, float]:

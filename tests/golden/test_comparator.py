@@ -1,0 +1,135 @@
+"""The golden comparator itself (``comparator.py``): it passes what round-off can change and reports what it
+cannot — checked on synthetic trees and on every recorded output."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from . import cases
+from .comparator import EPS, SCALE_RULES, compare, tolerances, zero_estimate_loss
+from .test_golden import load_output
+
+#: A key or table column that names an estimate's kernels or baseline, a σ² or an ε.
+NAMED = re.compile(r"kernels|baseline|\w*epsilon\w*|\w*sigma2\w*|.*[εσ].*")
+CASE_NAMES = [case.name for case in cases.CASES]
+
+
+def named_numbers(tree, path: str = "$", named: bool = False):
+    """``(path, container, key)`` of every finite nonzero float of ``tree`` under a :data:`NAMED` key or in a
+    :data:`NAMED` column of a table (a dict of ``columns`` and ``rows`` or ``cells``)."""
+    if isinstance(tree, dict):
+        columns = tree.get("columns")
+        for key, value in tree.items():
+            sub = f"{path}.{key}"
+            if key in ("rows", "cells") and isinstance(columns, list):
+                for i, row in enumerate(value):
+                    for j, column in enumerate(columns):
+                        yield from _number(row, j, f"{sub}[{i}][{j}]", named or bool(NAMED.fullmatch(column)))
+            else:
+                yield from _number(tree, key, sub, named or bool(NAMED.fullmatch(key)))
+    elif isinstance(tree, list):
+        for i in range(len(tree)):
+            yield from _number(tree, i, f"{path}[{i}]", named)
+
+
+def _number(container, key, path: str, named: bool):
+    value = container[key]
+    if isinstance(value, (dict, list)):
+        yield from named_numbers(value, path, named)
+    elif named and isinstance(value, float) and math.isfinite(value) and value != 0:
+        yield path, container, key
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_a_1e9_relative_change_of_any_kernel_baseline_sigma2_or_epsilon_is_reported(name):
+    expected, actual = load_output(name), load_output(name)
+    changed = []
+    for path, container, key in named_numbers(actual):
+        recorded = container[key]
+        container[key] = recorded * (1 + 1e-9)
+        diffs = compare(expected, actual)
+        container[key] = recorded
+        if len(diffs) != 1 or not diffs[0].startswith(path + ":"):
+            changed.append((path, diffs))
+    assert changed == [], f"{len(changed)} changes not reported as the one difference: {changed[:3]}"
+    assert compare(expected, actual) == []
+
+
+def test_every_kind_of_named_number_is_perturbed_somewhere():
+    """The test above is not vacuous: the recorded outputs hold kernels, baselines, σ² and ε (also in tables)."""
+    paths = [path for name in CASE_NAMES for path, _, _ in named_numbers(load_output(name))]
+    for kind in (r"\.kernels\[", r"\.lag_average\.kernels\[", r"\.baseline\[", r"\.sigma2$", r"\.epsilon$",
+                 r"\.epsilon_by_calibration\.tight-paper$", r"\.rows\[\d+\]\[\d+\]$", r"\.cells\[\d+\]\[\d+\]$"):
+        assert any(re.search(kind, path) for path in paths), kind
+
+
+def test_a_cls_loss_is_compared_at_the_scale_of_the_zero_estimate_loss():
+    """The recorded CLS losses are round-off (1e-34 … 1e-29): another round-off value passes, a loss of a few
+    EPS of the zero-estimate loss above the tolerance does not."""
+    for name in ("fit_cls_2d", "fit_cls_2d_lags", "fit_cls_average_width", "fit_cls_window_time_unit", "fit_cls_4d"):
+        recorded = load_output(name)
+        loss = recorded["output"]["loss_history"][0]
+        tolerance = tolerances(recorded)["$.output.loss_history[0]"]
+        assert loss < 1e-28 < tolerance
+        for other, reported in ((1.42 * loss, False), (0.0, False), (2 * tolerance, True)):
+            changed = json.loads(json.dumps(recorded))
+            changed["output"]["loss_history"][0] = other
+            assert bool(compare(recorded, changed)) is reported, (name, other)
+
+
+@pytest.mark.parametrize("cls, started_at_zero", [("fit_cls_2d", "fit_pgd_sigma2"), ("fit_cls_4d", "fit_cg_4d")])
+def test_the_loss_scale_from_the_counts_is_below_the_zero_estimate_loss(cls, started_at_zero):
+    """A DP-PGD / DP-CG history starts at the zero estimate, so its first recorded loss is ``L(0)`` of the same
+    data, Δ and p: the bound read from the CLS output's counts is below it (and not absurdly far)."""
+    bound = zero_estimate_loss(load_output(cls)["output"])
+    zero_loss = load_output(started_at_zero)["output"]["loss_history"][0]
+    assert zero_loss / 200 < bound <= zero_loss
+
+
+def test_an_entry_near_zero_is_compared_at_its_arrays_scale():
+    """An estimate's entry moves by a few EPS of the array's largest entry (a solve mixes them all): that
+    passes, and the same move of an isolated number of the same size is reported."""
+    tree = {"kernels": [[1.0, 1e-6]], "alone": 1e-6}
+    rule = next(r for r in SCALE_RULES if re.fullmatch(r.field, "$.kernels"))
+    moved = rule.k * EPS / 2
+    assert compare(tree, {**tree, "kernels": [[1.0, 1e-6 + moved]]}) == []
+    assert compare(tree, {**tree, "kernels": [[1.0, 1e-6 + 3 * moved]]})[0].startswith("$.kernels[0][1]:")
+    assert compare(tree, {**tree, "alone": 1e-6 + moved})[0].startswith("$.alone:")
+
+
+def test_a_figure_summary_is_compared_at_its_curves_extent():
+    curve = {"n": 8, "n_finite": 8, "sum": 0.5, "min": -3e-5, "max": 0.2}
+    tree = {"elements": [{"traces": [{"y": curve}]}]}
+    at = tolerances(tree)
+    rule = next(r for r in SCALE_RULES if re.fullmatch(r.field, "$.elements[0].traces[0].y.min"))
+    assert at["$.elements[0].traces[0].y.min"] == at["$.elements[0].traces[0].y.max"] == rule.k * EPS * 0.2
+    assert at["$.elements[0].traces[0].y.sum"] == pytest.approx(8 * at["$.elements[0].traces[0].y.max"])
+    assert "$.elements[0].traces[0].y.n" not in at  # counts are integers: exact
+    nudged = json.loads(json.dumps(tree))
+    nudged["elements"][0]["traces"][0]["y"]["min"] = -3e-5 * (1 + 1e-11)  # 1e-11 relative, 1.5e-15 of 0.2
+    assert compare(tree, nudged) == []
+    nudged["elements"][0]["traces"][0]["y"]["min"] = -3e-5 - 2 * rule.k * EPS * 0.2
+    assert compare(tree, nudged)[0].startswith("$.elements[0].traces[0].y.min:")
+
+
+def test_comparator_catches_small_changes_and_passes_identical_trees():
+    tree = {"a": [1.0, 2.5e-3, {"b": "x", "c": True, "d": None}], "n": 3, "z": 0.0, "nan": float("nan")}
+    assert compare(tree, json.loads(json.dumps(tree))) == []
+    changed = json.loads(json.dumps(tree))
+    changed["a"][1] *= 1 + 1e-9
+    diffs = compare(tree, changed)
+    assert len(diffs) == 1 and diffs[0].startswith("$.a[1]:")
+    assert compare(tree, {**tree, "z": 1e-320}) == []  # tiny absolute: a denormal next to an exact zero
+    assert compare(tree, {**tree, "z": 1e-200})[0].startswith("$.z:")
+    assert compare(tree, {**tree, "n": 3.0})[0].startswith("$.n: float")  # int vs float
+    assert compare(tree, {**tree, "a": [1.0, 2.5e-3, {"b": "x", "c": 1, "d": None}]})[0].startswith("$.a[2].c:")
+    assert compare(tree, {**tree, "a": [1.0]})[0].startswith("$.a: length 1, expected 3 (missing items")
+    assert compare(tree, {**tree, "a": [2.0]})[1].startswith("$.a[0]: 2.0, expected 1.0")  # where the lists part
+    assert compare(tree, {k: v for k, v in tree.items() if k != "n"})[0].startswith("$.n: missing")
+    assert compare(tree, changed, permitted=("$.a[1]",)) == []
+    assert compare(tree, changed, permitted=("$.a",)) == []
+    assert compare(tree, changed, permitted=("$.a[10]",)) != []  # a prefix is a path, not a string prefix
