@@ -7,7 +7,7 @@ import streamlit as st
 
 from dphawkes_core.binning import bin_sparse
 from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
-from dphawkes_core.datasets import default_data_dir, list_samples
+from dphawkes_core.datasets import default_data_dir, list_samples, load_sample
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_app.guidance import count_noun, nice_number, time_scale
 from dphawkes_core.events import MAX_FILE_BYTES
@@ -16,7 +16,7 @@ from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
 from dphawkes_core.resources import estimate_simulation_cost
 from dphawkes_core.simulate import MAX_SIMULATED_EVENTS
 from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
-from dphawkes_app.domain_input import declared, domain_section, sample_with_domain, sequence_keys, upload_with_domain
+from dphawkes_app.domain_input import declared, domain_section, sequence_keys, upload_with_domain
 
 MAX_HEATMAP_BINS = 1_000_000  # the heatmap's default Δ never makes more bins (they are summed for drawing anyway)
 
@@ -175,7 +175,7 @@ def upload_section(previous):
 
 @st.cache_data(show_spinner="Loading the data set…", max_entries=4)
 def _load_sample(name: str, path: str, mtime: float, start: str | None, end: str | None, domain, _info):
-    return sample_with_domain(_info, end_time=end, start_time=start, domain=domain)
+    return load_sample(_info, end_time=end, start_time=start, domain=domain)
 
 
 def sample_section():
