@@ -173,7 +173,7 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     ledger = status = None
     with dask_executor(args.dask) if args.dask else contextlib.nullcontext() as executor:
-        window = partitioned_window(paths, executor, start, end, len(declared) if declared else None, keys)
+        window = partitioned_window(paths, executor, start, end, declared, keys)
         if args.ledger:
             result, info, ledger, status = _ledger_fit(
                 args, partitioned_fingerprint(paths, window, executor),

@@ -71,10 +71,11 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
 
     ``relative_numbers`` turns off the timestamp detection for numbers; ``domain`` restricts the rows to the
-    declared dimensions and sequences (:func:`_restricted`).
+    declared dimensions and sequences (:func:`restrict_to_domain`).
     """
     domain = domain or Domain()
-    columns, outside_domain, domain_notes = _restricted(columns, domain)
+    declared_bounds = [start_time, end_time, *(b for w in domain.windows or () for b in w)]
+    columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, declared_kind(declared_bounds))
     n_rows = len(columns["time"])
     if n_rows == 0:
         raise DataError("the data contain no events" + (" inside the declared domain" if outside_domain else ""))
@@ -123,11 +124,35 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
                       outside_domain=outside_domain)
 
 
-def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
-    """The rows inside the declared domain, with the dimension and sequence columns as declared indices; the
-    number of rows dropped; a note on them. Rows outside are dropped, never refused: a refusal would tell
-    neighbouring data sets apart. With declared sequences the file's own ``start``/``end`` columns are not
-    read (the windows are declared, or given by the window options)."""
+def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = None) -> tuple[dict, int, list[str]]:
+    """The one domain filter of every reader (CSV, Parquet, each partition of a store, on Dask or not).
+
+    Under a declared domain, a row is dropped and counted — never refused, since a refusal would tell neighbouring
+    data sets apart — when its dimension is not a declared one (−1, 0.5, a missing value or an unknown name), its
+    sequence key is not a declared one, or its time is malformed (missing, NaN, infinite, not a ``time_kind``).
+    With declared sequences the file's own ``start``/``end`` columns are not read (the windows are declared, or
+    given by the window options). Without a declaration nothing is dropped (the readers then refuse a malformed
+    row, naming it: such data are not a formal release anyway).
+
+    Parameters
+    ----------
+    columns : dict
+        The columns as read (typed NumPy values, or text as ``pandas.Series``).
+    domain : Domain
+        The declared domain.
+    time_kind : {"number", "datetime"}, optional
+        The axis of the declared window (:func:`declared_kind`), which decides what a well-formed time is in a text
+        column; ``None`` (no declared window): what most of its cells are.
+
+    Returns
+    -------
+    columns : dict
+        The kept rows, the dimension (and sequence) column as indices into the declared ones.
+    dropped : int
+        The rows dropped.
+    notes : list of str
+        One note on them, when there are any.
+    """
     if domain.dimensions is None and domain.sequences is None:
         return columns, 0, []
     n_rows = len(columns["time"])
@@ -136,7 +161,7 @@ def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
     if domain.dimensions is not None:
         coded["dimension"], inside = dimension_codes(_plain(columns["dimension"]), domain.dimensions)
         keep &= inside
-    keep &= _well_formed_times(columns["time"])
+    keep &= _well_formed_times(columns["time"], time_kind)
     if domain.sequences is not None:
         if "sequence" not in columns:
             if len(domain.sequences) != 1:
@@ -155,9 +180,29 @@ def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
     return kept, dropped, note
 
 
-def _well_formed_times(column) -> np.ndarray:
-    """Rows whose time is a finite number, or an ISO-8601 datetime when most cells are (declared domain only:
-    a malformed row is then dropped and counted, like a row outside the domain, not refused)."""
+def declared_kind(bounds) -> str | None:
+    """The time axis a declared window is written on: ``"number"`` when every given bound reads as a number,
+    else ``"datetime"``; ``None`` when no bound is given."""
+    given = [b for b in bounds if b is not None]
+    if not given:
+        return None
+    return "number" if all(_reads_as_number(b) for b in given) else "datetime"
+
+
+def _reads_as_number(value) -> bool:
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return True
+    try:
+        float(str(value).strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _well_formed_times(column, kind: str | None) -> np.ndarray:
+    """Rows whose time is a finite number or an ISO-8601 datetime — in a text column, of the declared window's
+    ``kind`` (without one: of the kind most cells are), so that which rows are kept never turns on a count of
+    private rows."""
     if not _is_text(column):
         values = np.asarray(column)
         return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
@@ -165,10 +210,65 @@ def _well_formed_times(column) -> np.ndarray:
 
     cells = column.str.strip()
     numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
-    if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells):
+    if kind is None:
+        kind = "number" if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells) else "datetime"
+    if kind == "number":
         return np.isfinite(numbers)
     parsed = pd.to_datetime(cells, errors="coerce", utc=True, format="ISO8601")
     return ~parsed.isna().to_numpy()
+
+
+def numeric_rows(columns: dict, domain: Domain) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """One partition's rows for the map-reduce (:mod:`dphawkes_core.distributed`), through the readers' domain
+    filter (:func:`restrict_to_domain`): numeric times, dimension indices and sequence values.
+
+    Parameters
+    ----------
+    columns : dict
+        The partition's ``time``, ``dimension`` and optional ``sequence`` columns, as the loaders read them
+        (:func:`~dphawkes_core.events.table_columns`).
+    domain : Domain
+        The declared domain (a declared key's value is its text; without declared keys, the column's values).
+
+    Returns
+    -------
+    times : numpy.ndarray
+        float64 times on the column's own axis.
+    dims : numpy.ndarray
+        int64 dimension indices.
+    seqs : numpy.ndarray
+        The rows' sequence values.
+    outside_domain : int
+        Rows dropped by the domain filter.
+
+    Raises
+    ------
+    DataError
+        Without a declared domain, on a malformed row (its row number); on datetime times (partitions are read on
+        a numeric axis).
+    """
+    rows, outside, _ = restrict_to_domain(columns, domain, "number")
+    n_rows = len(rows["time"])
+    if n_rows == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), outside
+    times = _time_values(rows["time"], "time", 1)
+    if times.kind != "number":
+        raise DataError("column 'time' holds datetimes: partitions are read on a numeric time axis (a single "
+                        "file reads datetimes)")
+    dims = rows["dimension"] if domain.dimensions is not None else _data_dimensions(rows["dimension"])
+    if domain.sequences is not None:
+        seqs = np.asarray(domain.sequences)[rows["sequence"]]
+    else:
+        seqs = _plain(rows["sequence"]) if "sequence" in rows else np.zeros(n_rows, dtype=np.int64)
+    return times.values.astype(np.float64, copy=False), dims, seqs, outside
+
+
+def _data_dimensions(column) -> np.ndarray:
+    """Dimension indices read from a partition without declared dimensions: integers 0..d−1 only."""
+    if _is_text(column):
+        raise DataError("column 'dimension' must hold integers 0..d-1 when the dimensions are not declared "
+                        "(declare names with --dimensions)")
+    return _integer_dimensions(np.asarray(column), None, None, 1)
 
 
 def _plain(column) -> np.ndarray:

@@ -118,7 +118,7 @@ def load_parquet(
         parquet = pq.ParquetFile(handle)
         header = [str(c).strip().lower() for c in parquet.schema_arrow.names]
         _check_columns(header)
-        groups = [_columns_of(parquet.read_row_group(i).rename_columns(header))
+        groups = [table_columns(parquet.read_row_group(i).rename_columns(header))
                   for i in range(parquet.num_row_groups)]
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
@@ -234,7 +234,7 @@ def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
         )
         if table.num_rows == 0:
             raise DataError("the file has a header but no event rows")
-        return _columns_of(table)
+        return table_columns(table)
     except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
         return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
 
@@ -256,8 +256,11 @@ def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
     return {name: frame[name].astype(str) for name in header}
 
 
-def _columns_of(table) -> dict:
-    """Every column of an Arrow table as text or typed NumPy values (see :func:`_arrow_values`)."""
+def table_columns(table) -> dict:
+    """Every column of an Arrow table as text (``pandas.Series`` of str) or typed NumPy values (numbers,
+    datetime64): the row reader of every path — a CSV, a Parquet file and each partition of a store
+    (:mod:`~dphawkes_core.distributed`) — before the domain filter
+    (:func:`~dphawkes_core.event_columns.restrict_to_domain`)."""
     return {name: _arrow_values(table.column(name)) for name in table.column_names}
 
 

@@ -145,9 +145,10 @@ def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:
 
 
 def fit_partitions(paths, config: FitConfig, executor=None, start_time: float | None = None,
-                   end_time: float | None = None, dimensions: int | None = None,
+                   end_time: float | None = None, dimensions: int | tuple | None = None,
                    sequences: tuple | None = None) -> tuple[FitResult, dict]:
-    """Fit ``config`` on Parquet partitions: the window (with the declared ``dimensions`` and ``sequences``,
+    """Fit ``config`` on Parquet partitions: the window (with the declared ``dimensions`` — a count or the names —
+    and ``sequences``,
     :func:`~dphawkes_core.distributed.partitioned_window`) and the statistics (map steps over ``executor``),
     then the estimator on the assembled statistics (in this process).
 
