@@ -91,8 +91,9 @@ def _check_window(config: FitConfig, events: Events) -> None:
     """A formal fit needs a public observation window: without one (``--end-time``, and ``--start-time``
     for datetimes) exit 2 and say why."""
     if _claims_formal(config) and not events.window_stated:
-        raise UsageError("the formal calibration needs a public observation window: pass --end-time "
-                         "(and --start-time for dates); otherwise the window is read from the data")
+        raise UsageError("the formal calibration needs a declared observation window: pass --end-time (and "
+                         "--start-time for dates) or a key file (--sequences KEYFILE with sequence,start,end "
+                         "columns); start/end columns of the data and the data themselves never declare it")
 
 
 def _cmd_fit(args) -> int:

@@ -71,30 +71,33 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
 
     ``relative_numbers`` turns off the timestamp detection for numbers; ``domain`` restricts the rows to the
-    declared dimensions and sequences (:func:`restrict_to_domain`).
+    declared dimensions and sequences (:func:`restrict_to_domain`). Under a declared domain and window, data
+    without a row in them are a data set of empty sequences, not an error: one row more must not make the
+    difference between a release and a refusal.
     """
     domain = domain or Domain()
     declared_bounds = [start_time, end_time, *(b for w in domain.windows or () for b in w)]
-    columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, declared_kind(declared_bounds))
+    kind = declared_kind(declared_bounds)
+    columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, kind)
     n_rows = len(columns["time"])
-    if n_rows == 0:
-        raise DataError("the data contain no events" + (" inside the declared domain" if outside_domain else ""))
+    fully_declared = kind is not None and domain.dimensions is not None and (
+        domain.sequences is not None or "sequence" not in columns)
+    if n_rows == 0 and not fully_declared:
+        raise DataError("the data have no event rows" + (" inside the declared domain" if outside_domain else ""))
     seconds = timeaxis.unit_seconds(time_unit)
-    times = _time_values(columns["time"], "time", first_row)
-    dims, dim_names, notes = _parse_dimensions(columns["dimension"], domain.dimensions or names, first_row)
+    times = _time_values(columns["time"], "time", first_row) if n_rows else timeaxis.no_times(kind)
+    if domain.dimensions is not None:  # d and the names are the declared ones, whatever the rows hold
+        dims, dim_names, notes = np.asarray(columns["dimension"], dtype=np.int64), domain.dimensions, []
+    else:
+        dims, dim_names, notes = _parse_dimensions(columns["dimension"], names, first_row)
     if domain.sequences is not None:
         seq_codes, n_seq = np.asarray(columns.get("sequence", np.zeros(n_rows)), dtype=np.int64), len(domain.sequences)
     else:
         seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
-    notes = domain_notes + notes
-    if domain.windows is not None:
-        starts, ends = [w[0] for w in domain.windows], [w[1] for w in domain.windows]
-        if start_time is not None or end_time is not None:
-            raise DataError("the key file declares each sequence's window: give no --start-time/--end-time")
-    else:
-        starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
-        ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
-    first_time = float(times.values.min())
+    starts, ends, window_notes = _windows(domain, start_time, end_time, columns, seq_codes, n_seq, times.kind,
+                                          first_row)
+    notes = domain_notes + notes + window_notes
+    first_time = float(times.values.min()) if n_rows else 0.0
     epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
                   and first_time >= timeaxis.EPOCH_LIKE)
     from_data_start = times.kind == "datetime" or epoch_like
@@ -115,11 +118,12 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
         t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]
     rel = timeaxis.relative(t, start_row, times.ticks_per_unit, seconds)
     sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), window_starts, end_ticks, times, seconds)
-    stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
+    stated = (_window_declared(domain, start_time, end_time) and all(e is not None for e in end_ticks)
+              and (not from_data_start or all(s is not None for s in starts)))
     warnings = notes + _window_notes(first_time if epoch_like else None, outside)
-    return _validated(sequences, dim_names, warnings, window_stated=stated, outside_window=outside,
-                      time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind,
-                      dimensions_declared=domain.dimensions is not None,
+    return _validated(sequences, dim_names, warnings, allow_empty=fully_declared and stated, window_stated=stated,
+                      outside_window=outside, time_unit=timeaxis.unit_label(times.kind, time_unit),
+                      time_kind=times.kind, dimensions_declared=domain.dimensions is not None,
                       sequences_declared=domain.sequences is not None or "sequence" not in columns,
                       outside_domain=outside_domain)
 
@@ -318,27 +322,65 @@ def _exact_numbers(times: timeaxis.TimeValues, bounds) -> timeaxis.TimeValues:
     return timeaxis.TimeValues("number", ticks, per_unit)
 
 
-def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first_row: int) -> list:
-    """One window bound per sequence: the argument, the file's per-sequence column, or None."""
-    if argument is not None and column is not None:
-        raise DataError(f"the file has a '{what}' column and a {what} time was given too: use one of them")
-    if argument is not None:
-        return [argument] * n_seq
+def _window_declared(domain: Domain, start_time, end_time) -> bool:
+    """The window comes from a declaration (the window options or a key file), not from the rows."""
+    return domain.windows is not None or start_time is not None or end_time is not None
+
+
+def _windows(domain: Domain, start_time, end_time, columns: dict, seq_codes, n_seq: int, kind: str,
+             first_row: int) -> tuple[list, list, list[str]]:
+    """Each sequence's window bounds (None: read from the data) and notes.
+
+    A declared window — a key file's, or the window options for every sequence — is the only one that counts as
+    stated. Without one, the file's ``start``/``end`` columns set a window for exploration (:func:`_column_bounds`);
+    with one they are not read. Per-row window values never refuse a release.
+    """
+    if domain.windows is not None:
+        if start_time is not None or end_time is not None:
+            raise DataError("the key file declares each sequence's window: give no --start-time/--end-time")
+        return [w[0] for w in domain.windows], [w[1] for w in domain.windows], []
+    in_file = [c for c in ("start", "end") if c in columns]
+    if start_time is not None or end_time is not None:
+        note = [f"the file's {' and '.join(in_file)} column{'s' if len(in_file) > 1 else ''} "
+                f"{'were' if len(in_file) > 1 else 'was'} not read: the window options declare the window"]
+        return [start_time] * n_seq, [end_time] * n_seq, note if in_file else []
+    starts, start_notes = _column_bounds(columns.get("start"), "start", seq_codes, n_seq, kind, first_row)
+    ends, end_notes = _column_bounds(columns.get("end"), "end", seq_codes, n_seq, kind, first_row)
+    notes = start_notes + end_notes
+    if in_file:
+        notes.append("the window of the start/end columns is read from the data, not declared (not a formal "
+                     "release): declare it with --start-time/--end-time or a key file (--sequences KEYFILE with "
+                     "sequence,start,end columns)")
+    return starts, ends, notes
+
+
+def _column_bounds(column, what: str, seq_codes, n_seq: int, kind: str, first_row: int) -> tuple[list, list[str]]:
+    """Each sequence's bound from a per-row ``start``/``end`` column, for exploration only: the earliest start
+    (latest end) among its rows' well-formed values of the time column's kind, so that no row of the sequence is
+    cut off by a disagreeing row; None for a sequence without one. Disagreements and malformed cells are noted,
+    never refused."""
     if column is None:
-        return [None] * n_seq
-    parsed = _time_values(column, what, first_row)
-    if parsed.kind != kind:
-        raise DataError(f"column '{what}' holds {parsed.kind}s but column 'time' holds {kind}s")
-    first = np.full(n_seq, -1)
-    first[seq_codes[::-1]] = np.arange(len(seq_codes))[::-1]
-    differs = parsed.values != parsed.values[first[seq_codes]]
+        return [None] * n_seq, []
+    good = _well_formed_times(column, kind)
+    rows = np.flatnonzero(good)
+    parsed = _time_values(_rows(column, good), what, first_row) if rows.size else None
+    if parsed is None or parsed.kind != kind:
+        return [None] * n_seq, [f"column '{what}' holds no {kind} as the time column does: not read"]
+    latest = what == "end"
+    order = np.lexsort((-parsed.values if latest else parsed.values, seq_codes[rows]))
+    first_of = np.full(n_seq, -1)
+    first_of[seq_codes[rows][order][::-1]] = order[::-1]  # each sequence's first row in that order
+    bounds = [None if k < 0 else _cell(column, int(rows[k])) for k in first_of]
+    notes = []
+    if rows.size < len(good):
+        notes.append(f"{len(good) - rows.size:,} malformed value(s) in column '{what}' were not read")
+    extreme = np.array([parsed.values[k] if k >= 0 else 0 for k in first_of])
+    differs = parsed.values != extreme[seq_codes[rows]]
     if differs.any():
-        row = int(np.flatnonzero(differs)[0])
-        raise DataError(f"row {row + first_row}, column '{what}': {_cell(column, row)!r} differs from the "
-                        f"sequence's first row ({_cell(column, first[seq_codes[row]])!r}); a window is one "
-                        "value per sequence")
-    cells = [_cell(column, i) for i in first]
-    return [c.strip() if isinstance(c, str) else c for c in cells]
+        row = int(rows[np.flatnonzero(differs)[0]])
+        notes.append(f"rows of a sequence give different {what} values (row {row + first_row}: "
+                     f"{_cell(column, row)!r}): each sequence's window is the widest its rows give")
+    return [b.strip() if isinstance(b, str) else b for b in bounds], notes
 
 
 def _bound_ticks(bounds: list, times: timeaxis.TimeValues, what: str) -> list:
@@ -385,7 +427,7 @@ def _window_starts(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_se
     if natural_zero:
         natural = np.zeros(n_seq, dtype=t.dtype)
     elif n_seq == 1:
-        natural = np.array([t.min()], dtype=t.dtype)
+        natural = np.array([t.min() if t.size else 0], dtype=t.dtype)
     else:
         natural = np.full(n_seq, np.iinfo(t.dtype).max if t.dtype.kind == "i" else np.inf, dtype=t.dtype)
         np.minimum.at(natural, seq_codes, t)
@@ -506,11 +548,11 @@ def _check_dim_count(d: int) -> None:
         raise DataError(f"{d} dimensions found; at most {MAX_DIMENSIONS} are supported")
 
 
-def _validated(sequences, names, warnings, **metadata) -> Events:
+def _validated(sequences, names, warnings, allow_empty: bool = False, **metadata) -> Events:
     d = len(names)
     if d == 0:
         raise DataError("no dimensions given")
-    if sum(s.n_events for s in sequences) == 0:
+    if sum(s.n_events for s in sequences) == 0 and not allow_empty:
         raise DataError("the data contain no events" + (" inside the window" if metadata["outside_window"] else ""))
     for j in range(d):
         if sum(len(s.times[j]) for s in sequences) == 0:

@@ -122,8 +122,6 @@ def load_parquet(
                   for i in range(parquet.num_row_groups)]
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
-    if sum(len(g["time"]) for g in groups) == 0:
-        raise DataError("the file has no event rows")
     columns = {name: _concatenated([g[name] for g in groups]) for name in header}
     return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
                                 time_unit=time_unit, domain=domain)
@@ -232,8 +230,6 @@ def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
             convert_options=pacsv.ConvertOptions(column_types=text_types, null_values=[], strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
         )
-        if table.num_rows == 0:
-            raise DataError("the file has a header but no event rows")
         return table_columns(table)
     except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
         return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
@@ -250,8 +246,6 @@ def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
         raise _not_text(exc) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise DataError(f"not a readable CSV file: {_first_line(exc)}") from None
-    if frame.empty:
-        raise DataError("the file has a header but no event rows")
     frame.columns = header
     return {name: frame[name].astype(str) for name in header}
 

@@ -128,7 +128,7 @@ BAD_CSV = {
         (["--bin-size", "0.1", "--support", "5", "--method", "pgd", "--bound", "1", "--epsilon", "1",
           "--calibration", "formal", "--end-time", "2000"], "count cap"),
         (["--bin-size", "0.1", "--support", "5", "--method", "ssp", "--count-cap", "3", "--epsilon", "1",
-          "--calibration", "formal"], "public observation window"),
+          "--calibration", "formal"], "declared observation window"),
         (["--bin-size", "0.1"], "one of the arguments --support --lags is required"),
     ],
 )

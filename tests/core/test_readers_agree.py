@@ -289,3 +289,19 @@ def test_which_text_times_are_kept_follows_the_declared_window_not_a_count_of_ro
         text = "time,dimension\n" + good + "2024-01-01,0\n" * n_dates
         events = load_csv(text.encode(), end_time=10, domain=Domain(dimensions=("0", "1")))
         assert events.n_events == 3 and events.outside_domain == n_dates, n_dates
+
+
+@pytest.mark.parametrize("neighbour", ["", "40,0,1\n", "3.5,5,1\n", "nan,0,1\n"])  # none; outside the window;
+def test_data_with_no_row_in_the_declared_domain_are_released_not_refused(tmp_path, neighbour):  # or the domain
+    """The neighbour of a one-row data set with no row left in the declared domain and window is a data set of
+    empty sequences: released with the same shape, bins and σ² on every path, where it used to be refused
+    ("no events")."""
+    one = _as_files(tmp_path / "one", "time,dimension,sequence\n3.5,0,1\n")
+    other = _as_files(tmp_path / "other", "time,dimension,sequence\n" + neighbour)
+    for path in ("csv", "parquet", "store"):
+        status, ours = _cli(one[path], tmp_path / "one.json")
+        status_n, theirs = _cli(other[path], tmp_path / "other.json")
+        assert status == status_n == 0, path
+        assert np.shape(theirs["kernels"]) == np.shape(ours["kernels"]) == (2, 2, 2), path
+        assert theirs["sigma2"] == ours["sigma2"] and theirs["n_bins"] == ours["n_bins"] == 60, path
+        assert ours["n_events"] == 1 and theirs["n_events"] == 0 and theirs["formal_settings"], path
