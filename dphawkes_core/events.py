@@ -10,10 +10,11 @@ datetime and text columns (labels, window columns, diagnostics of bad rows) and 
 need.
 
 Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
-statistics never see epoch offsets. The window is *stated* when the user gives its end (and its start,
-unless the times are plain numbers starting at 0); otherwise it is read from the data (start 0 or the
-first event, end = last event) and ``window_stated`` is False. Events outside a stated window are dropped
-and counted in ``outside_window``.
+statistics never see epoch offsets. The window is *stated* only when it is declared — the user gives its end
+(and its start, unless the times are plain numbers starting at 0), or a key file gives each sequence's; otherwise
+it is read from the data (start 0 or the first event, end = last event, or the ``start``/``end`` columns, which
+are private rows) and ``window_stated`` is False. Events outside the window are dropped and counted in
+``outside_window``.
 """
 
 from __future__ import annotations

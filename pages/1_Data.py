@@ -128,7 +128,8 @@ def window_inputs(prefix: str, start: str = "", end: str = "") -> tuple[str | No
 def upload_section(previous):
     """CSV or Parquet upload with its window and time unit; a rejected file leaves the previous data set loaded."""
     st.markdown("Columns: `time,dimension`, optionally `sequence` (several independent sequences) and "
-                "`start`/`end` (one window per sequence). `time` holds numbers or ISO-8601 datetimes; "
+                "`start`/`end` (one window per sequence, for exploration: read from the data, never a stated window). "
+                "`time` holds numbers or ISO-8601 datetimes; "
                 "`dimension` holds integers 0…d−1, or labels (then every value is a label).")
     limit_mb = st.get_option("server.maxUploadSize")
     st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting; the fit's memory "
