@@ -204,12 +204,11 @@ def _reads_as_number(value) -> bool:
 
 
 def _well_formed_times(column, kind: str | None) -> np.ndarray:
-    """Rows whose time is a finite number or an ISO-8601 datetime — in a text column, of the declared window's
-    ``kind`` (without one: of the kind most cells are), so that which rows are kept never turns on a count of
-    private rows."""
+    """Rows whose time is a finite number or an ISO-8601 datetime of the declared window's ``kind`` (without one:
+    of the kind the column's type or most of its cells are), so that which rows are kept never turns on a count
+    of private rows or on the type a reader inferred from them."""
     if not _is_text(column):
-        values = np.asarray(column)
-        return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
+        return _well_formed_typed(np.asarray(column), kind)
     import pandas as pd
 
     cells = column.str.strip()
@@ -220,6 +219,16 @@ def _well_formed_times(column, kind: str | None) -> np.ndarray:
         return np.isfinite(numbers)
     parsed = pd.to_datetime(cells, errors="coerce", utc=True, format="ISO8601")
     return ~parsed.isna().to_numpy()
+
+
+def _well_formed_typed(values: np.ndarray, kind: str | None) -> np.ndarray:
+    """Rows of a typed time column that are finite numbers (a missing timestamp is NaT) of the declared kind."""
+    is_datetime = values.dtype.kind == "M"
+    if kind is not None and is_datetime != (kind == "datetime"):
+        return np.zeros(values.shape, dtype=bool)  # e.g. one row left, a number, under a window of dates
+    if is_datetime:
+        return ~np.isnat(values)
+    return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
 
 
 def numeric_rows(columns: dict, domain: Domain) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:

@@ -86,8 +86,9 @@ def load_csv(
         With a one-line message naming the row and column at fault.
     """
     source = _csv_input(source, max_bytes)
-    header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source))
-    columns = _csv_columns(source, header)
+    lenient = domain is not None and (domain.dimensions is not None or domain.sequences is not None)
+    header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source), lenient)
+    columns = _csv_columns(source, header, lenient)
     return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
                                 time_unit=time_unit, domain=domain)
 
@@ -194,10 +195,13 @@ def _check_size(path: Path, max_bytes: int) -> None:
         raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
 
 
-def _csv_header(head: bytes) -> list[str]:
-    """The normalised column names from the file's first bytes; refuses empty and non-UTF-8 files."""
+def _csv_header(head: bytes, lenient: bool = False) -> list[str]:
+    """The normalised column names from the file's first bytes; refuses empty and non-UTF-8 files (``lenient``,
+    under a declared domain: only the header line must be text — a row is a neighbour's to drop, not to refuse)."""
     if not head.strip():
         raise DataError("the file is empty: expected a header 'time,dimension[,sequence]' and rows")
+    if lenient:
+        head = head.lstrip().split(b"\n", 1)[0]
     try:
         text_head = head.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -217,8 +221,9 @@ def _not_text(exc: UnicodeDecodeError) -> DataError:
                      "UTF-8 text")
 
 
-def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
-    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails."""
+def _csv_columns(source: bytes | Path, header: list[str], lenient: bool = False) -> dict:
+    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails (:func:`_csv_text_columns`,
+    ``lenient`` under a declared domain)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -233,13 +238,16 @@ def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
         )
         return table_columns(table)
     except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
-        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
+        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header, lenient)
 
 
-def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
-    """Slow diagnostic read (every cell as text) for files the typed reader refused."""
+def _csv_text_columns(raw: bytes, header: list[str], lenient: bool = False) -> dict:
+    """Slow diagnostic read (every cell as text) for files the typed reader refused (``lenient``:
+    :func:`_lenient_text_columns`)."""
     import pandas as pd
 
+    if lenient:
+        return _lenient_text_columns(raw, header)
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
                             encoding="utf-8-sig")
@@ -248,7 +256,23 @@ def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
     except (pd.errors.ParserError, ValueError) as exc:
         raise DataError(f"not a readable CSV file: {_first_line(exc)}") from None
     frame.columns = header
-    return {name: frame[name].astype(str) for name in header}
+    return {name: frame[name].fillna("").astype(str) for name in header}  # a missing cell: empty
+
+
+def _lenient_text_columns(raw: bytes, header: list[str]) -> dict:
+    """Every cell as text under a declared domain: each line is one row, read on its own (a quote never spans
+    lines, so one row cannot swallow the next), and a line that is not UTF-8 text or has another number of cells
+    than the header is a row of empty cells — which the domain filter drops and counts, where the file used to be
+    refused for it."""
+    import pandas as pd
+
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "\ufffd")
+    rows = []
+    for line in text.splitlines()[1:]:
+        if line.strip():
+            cells = next(csv.reader([line], skipinitialspace=True))
+            rows.append(cells if len(cells) == len(header) else [""] * len(header))
+    return {name: pd.Series([row[k] for row in rows], dtype=object).astype(str) for k, name in enumerate(header)}
 
 
 def table_columns(table) -> dict:

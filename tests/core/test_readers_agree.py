@@ -305,3 +305,24 @@ def test_data_with_no_row_in_the_declared_domain_are_released_not_refused(tmp_pa
         assert np.shape(theirs["kernels"]) == np.shape(ours["kernels"]) == (2, 2, 2), path
         assert theirs["sigma2"] == ours["sigma2"] and theirs["n_bins"] == ours["n_bins"] == 60, path
         assert ours["n_events"] == 1 and theirs["n_events"] == 0 and theirs["formal_settings"], path
+
+
+@pytest.mark.parametrize("row", [b"2.5,0,1,9", b"\xff\xfe,0,1", b"\x00,1,0", b"4.5", b"5.5,1", b'"6.5,0,1'],
+                         ids=["too many cells", "not UTF-8", "NUL byte", "one cell", "two cells", "unclosed quote"])
+def test_a_row_a_csv_cannot_parse_is_dropped_and_counted_under_a_declared_domain(tmp_path, row, capsys):
+    """CSV rows Parquet cannot hold — ragged, not text, a quote that would swallow the rows after it — near the top
+    of the file (inside the header check's first bytes): dropped and counted under a declared domain, refused in
+    one line without one."""
+    rows = _rows_text(BASE).encode()
+    head_end = rows.index(b"\n") + 1
+    base, neighbour = tmp_path / "base.csv", tmp_path / "neighbour.csv"
+    base.write_bytes(rows)
+    neighbour.write_bytes(rows[:head_end] + row + b"\n" + rows[head_end:])
+    (status, ours), (status_n, theirs) = (_cli(p, tmp_path / f"{p.stem}.json") for p in (base, neighbour))
+    assert status == status_n == 0
+    assert theirs["outside_domain"] == 1 and ours["outside_domain"] == 0
+    assert theirs["sigma2"] == ours["sigma2"] and np.shape(theirs["kernels"]) == np.shape(ours["kernels"])
+    assert theirs["n_events"] == ours["n_events"] and theirs["formal_settings"]
+    capsys.readouterr()
+    assert main(["fit", str(neighbour), "--bin-size", "1", "--lags", "2", "--end-time", "30"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
