@@ -197,4 +197,4 @@ def test_the_grid_free_fit_without_noise_needs_no_calibration_or_window(simulate
     # with noise it claims the formal guarantee, so the public window is asked for, in one line
     code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--support", "4", "--method", "ctls",
                         "--epsilon", "1", "--count-cap", "3"], capsys)
-    assert code == 2 and err.strip().splitlines()[-1].startswith("error: the formal calibration needs a public")
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: the formal calibration needs a declared")

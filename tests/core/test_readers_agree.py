@@ -81,19 +81,17 @@ def _write_partition(path, rows) -> None:
 
 
 def _cell(value) -> str:
+    """A CSV cell as a user's tool writes it: empty when missing, ``nan``/``inf``/``-inf``, whole numbers without a
+    point, other numbers exactly (``repr``)."""
     if value is None:
         return ""
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return str(value)  # nan, inf, -inf
-    return repr(value) if isinstance(value, float) and value != int(value) else str(int(value)) if isinstance(
-        value, float) and abs(value) < 1e15 else str(value)
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        return str(int(value))
+    return repr(value) if isinstance(value, float) and math.isfinite(value) else str(value)
 
 
 def _write_csv(path, rows) -> None:
-    lines = ["time,dimension,sequence"] + [",".join(_cell(v) for v in (repr(t) if isinstance(t, float) and
-                                                                     math.isfinite(t) else t, j, s))
-                                           for t, j, s in rows]
-    path.write_text("\n".join(str(line) for line in lines) + "\n")
+    path.write_text("time,dimension,sequence\n" + "".join(",".join(_cell(v) for v in row) + "\n" for row in rows))
 
 
 def _store(folder, parts) -> dict:
