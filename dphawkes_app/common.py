@@ -47,7 +47,6 @@ from .url_state import (
     ignored_note,
     ignored_params,
     parse_data_params,
-    window_value,
 )
 
 set_blas_threads()  # the server's sessions share the cores: one BLAS thread (dphawkes_core/threads.py)
@@ -88,9 +87,11 @@ def set_dataset(dataset: Dataset) -> None:
 
 @st.cache_data(show_spinner="Loading the data set…", max_entries=4)
 def sample_cached(name: str, start: str | None, end: str | None) -> Dataset:
-    """A real data set of the data directory by name, with the stated window of a link."""
+    """A real data set of the data directory by name, with the stated window of a link: what the Data page loads
+    (the one loader, :func:`~dphawkes_core.data.datasets.load_sample`, with the data set's labels.csv declared and the
+    window bounds as the page's text)."""
     info = next(s for s in list_samples() if s.name == name)
-    return load_sample(info, end_time=window_value(end), start_time=window_value(start))
+    return load_sample(info, end_time=end, start_time=start)
 
 
 def _dataset_from_url() -> Dataset | None:

@@ -9,16 +9,15 @@ Rows outside a declared domain are dropped and counted, never refused.
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from pathlib import Path
 
 import streamlit as st
 
-from dphawkes_core.data.datasets import Dataset, SampleInfo
+from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.domain import Domain
+from dphawkes_core.data.io import load_csv, load_parquet
 from dphawkes_core.errors import DataError
-from dphawkes_core.data.io import load_csv, load_labels, load_parquet
 
 DECLARED_KEY = "declared_domain"  # {(source, name): {"dimensions": tuple, "sequences": tuple | None}}
 
@@ -36,21 +35,6 @@ def upload_with_domain(name: str, content: bytes, end_time=None, *, start_time=N
     events = load(content, end_time=end_time, start_time=start_time, time_unit=time_unit, domain=domain)
     return Dataset(events=events, label=name, source="upload",
                    params={"file": name, "start_time": start_time, "end_time": end_time, "time_unit": time_unit})
-
-
-def sample_with_domain(info: SampleInfo, end_time=None, start_time=None, domain: Domain | None = None) -> Dataset:
-    """:func:`~dphawkes_core.data.datasets.load_sample` with a declared domain: by default its ``labels.csv`` (the data
-    set's own list of dimensions, public metadata) when it has one."""
-    labels = load_labels(info.events_path.with_name("labels.csv"))
-    if domain is None and labels is not None:
-        domain = Domain(dimensions=labels)
-    events = load_csv(info.events_path, end_time=end_time, names=labels, start_time=start_time, domain=domain)
-    documented = info.documented_window
-    if documented is not None:
-        events = dataclasses.replace(events, time_unit=documented.time_unit)
-    return Dataset(events=events, label=info.name, source="sample", provenance=info.provenance,
-                   params={"sample": info.name, "path": str(info.events_path), "start_time": start_time,
-                           "end_time": end_time})
 
 
 def sequence_keys(name: str, content: bytes) -> tuple[str, ...] | None:

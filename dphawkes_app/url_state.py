@@ -114,16 +114,6 @@ def parse_data_params(params: Mapping[str, str], samples: tuple[str, ...] | list
     return DataLink(scenario=kind, n_events=n_events, end_time=end_time, seed=seed)
 
 
-def window_value(text: str | None) -> float | str | None:
-    """A window bound from a link: a number when it reads as one, else the text (a date)."""
-    if text is None:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def fallback_note(problem: str, fallback_label: str) -> str:
     """One line: why the link's data are not shown, and what is shown instead."""
     return f"{problem[:1].upper()}{problem[1:]}; showing {fallback_label} instead."

@@ -102,8 +102,9 @@ def _check_window(config: FitConfig, events: Events) -> None:
     """A formal fit needs a public observation window: without one (``--end-time``, and ``--start-time``
     for datetimes) exit 2 and say why."""
     if _claims_formal(config) and not events.window_stated:
-        raise UsageError("the formal calibration needs a public observation window: pass --end-time "
-                         "(and --start-time for dates); otherwise the window is read from the data")
+        raise UsageError("the formal calibration needs a declared observation window: pass --end-time (and "
+                         "--start-time for dates) or a key file (--sequences KEYFILE with sequence,start,end "
+                         "columns); start/end columns of the data and the data themselves never declare it")
 
 
 def _check_declared(config: FitConfig, args, public_info: dict) -> None:
@@ -238,7 +239,7 @@ def _partition_window(args, paths, executor=None) -> tuple:
     declared = parse_dimensions(args.dimensions) if args.dimensions else load_labels(
         Path(paths[0]).with_name("labels.csv"))
     keys = read_sequences(args.sequences)[0] if args.sequences else None
-    return declared, partitioned_window(paths, executor, start, end, len(declared) if declared else None, keys)
+    return declared, partitioned_window(paths, executor, start, end, declared, keys)
 
 
 def _add_lag_average(payload: dict, result: FitResult, args) -> None:

@@ -5,18 +5,25 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from dphawkes_core.statistics.binning import bin_sparse
 from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
-from dphawkes_core.data.datasets import default_data_dir, list_samples
-from dphawkes_core.errors import DPHawkesError
+from dphawkes_app.common import (
+    current_dataset,
+    dataset_caption,
+    friendly_error,
+    set_dataset,
+    sidebar_dataset,
+    simulate_cached,
+)
+from dphawkes_app.domain_input import declared, domain_section, sequence_keys, upload_with_domain
 from dphawkes_app.guidance import count_noun, nice_number, time_scale
+from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
+from dphawkes_core.data.datasets import default_data_dir, list_samples, load_sample
 from dphawkes_core.data.io import MAX_FILE_BYTES
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
-from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
-from dphawkes_core.estimators.cost import estimate_simulation_cost
 from dphawkes_core.data.simulate import MAX_SIMULATED_EVENTS
-from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, set_dataset, sidebar_dataset, simulate_cached
-from dphawkes_app.domain_input import declared, domain_section, sample_with_domain, sequence_keys, upload_with_domain
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators.cost import estimate_simulation_cost
+from dphawkes_core.statistics.binning import bin_sparse
 
 MAX_HEATMAP_BINS = 1_000_000  # the heatmap's default Δ never makes more bins (they are summed for drawing anyway)
 
@@ -128,7 +135,8 @@ def window_inputs(prefix: str, start: str = "", end: str = "") -> tuple[str | No
 def upload_section(previous):
     """CSV or Parquet upload with its window and time unit; a rejected file leaves the previous data set loaded."""
     st.markdown("Columns: `time,dimension`, optionally `sequence` (several independent sequences) and "
-                "`start`/`end` (one window per sequence). `time` holds numbers or ISO-8601 datetimes; "
+                "`start`/`end` (one window per sequence, for exploration: read from the data, never a stated window). "
+                "`time` holds numbers or ISO-8601 datetimes; "
                 "`dimension` holds integers 0…d−1, or labels (then every value is a label).")
     limit_mb = st.get_option("server.maxUploadSize")
     st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting; the fit's memory "
@@ -175,7 +183,7 @@ def upload_section(previous):
 
 @st.cache_data(show_spinner="Loading the data set…", max_entries=4)
 def _load_sample(name: str, path: str, mtime: float, start: str | None, end: str | None, domain, _info):
-    return sample_with_domain(_info, end_time=end, start_time=start, domain=domain)
+    return load_sample(_info, end_time=end, start_time=start, domain=domain)
 
 
 def sample_section():

@@ -72,31 +72,35 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
 
     ``relative_numbers`` turns off the timestamp detection for numbers; ``domain`` restricts the rows to the
-    declared dimensions and sequences (:func:`_restricted`).
+    declared dimensions and sequences (:func:`restrict_to_domain`). Under a declared domain and window, data
+    without a row in them are a data set of empty sequences, not an error: one row more must not make the
+    difference between a release and a refusal.
     """
     domain = domain or Domain()
     source_key = rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")),
                           len(columns["time"]))
-    columns, outside_domain, domain_notes = _restricted(columns, domain)
+    declared_bounds = [start_time, end_time, *(b for w in domain.windows or () for b in w)]
+    kind = declared_kind(declared_bounds)
+    columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, kind)
     n_rows = len(columns["time"])
-    if n_rows == 0:
-        raise DataError("the data contain no events" + (" inside the declared domain" if outside_domain else ""))
+    fully_declared = kind is not None and domain.dimensions is not None and (
+        domain.sequences is not None or "sequence" not in columns)
+    if n_rows == 0 and not fully_declared:
+        raise DataError("the data have no event rows" + (" inside the declared domain" if outside_domain else ""))
     seconds = timeaxis.unit_seconds(time_unit)
-    times = _time_values(columns["time"], "time", first_row)
-    dims, dim_names, notes = _parse_dimensions(columns["dimension"], domain.dimensions or names, first_row)
+    times = _time_values(columns["time"], "time", first_row) if n_rows else timeaxis.no_times(kind)
+    if domain.dimensions is not None:  # d and the names are the declared ones, whatever the rows hold
+        dims, dim_names, notes = np.asarray(columns["dimension"], dtype=np.int64), domain.dimensions, []
+    else:
+        dims, dim_names, notes = _parse_dimensions(columns["dimension"], names, first_row)
     if domain.sequences is not None:
         seq_codes, n_seq = np.asarray(columns.get("sequence", np.zeros(n_rows)), dtype=np.int64), len(domain.sequences)
     else:
         seq_codes, n_seq = _sequence_codes(columns.get("sequence"), n_rows, first_row)
-    notes = domain_notes + notes
-    if domain.windows is not None:
-        starts, ends = [w[0] for w in domain.windows], [w[1] for w in domain.windows]
-        if start_time is not None or end_time is not None:
-            raise DataError("the key file declares each sequence's window: give no --start-time/--end-time")
-    else:
-        starts = _bounds(start_time, columns.get("start"), "start", seq_codes, n_seq, times.kind, first_row)
-        ends = _bounds(end_time, columns.get("end"), "end", seq_codes, n_seq, times.kind, first_row)
-    first_time = float(times.values.min())
+    starts, ends, window_notes = _windows(domain, start_time, end_time, columns, seq_codes, n_seq, times.kind,
+                                          first_row)
+    notes = domain_notes + notes + window_notes
+    first_time = float(times.values.min()) if n_rows else 0.0
     epoch_like = (times.kind == "number" and not relative_numbers and all(s is None for s in starts)
                   and first_time >= timeaxis.EPOCH_LIKE)
     from_data_start = times.kind == "datetime" or epoch_like
@@ -117,20 +121,45 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
         t, start_row, dims, seq_codes = t[keep], start_row[keep], dims[keep], seq_codes[keep]
     rel = timeaxis.relative(t, start_row, times.ticks_per_unit, seconds)
     sequences = _assemble(rel, dims, seq_codes, n_seq, len(dim_names), window_starts, end_ticks, times, seconds)
-    stated = all(e is not None for e in end_ticks) and (not from_data_start or all(s is not None for s in starts))
+    stated = (_window_declared(domain, start_time, end_time) and all(e is not None for e in end_ticks)
+              and (not from_data_start or all(s is not None for s in starts)))
     warnings = notes + _window_notes(first_time if epoch_like else None, outside)
-    return _validated(sequences, dim_names, warnings, window_stated=stated, outside_window=outside,
-                      time_unit=timeaxis.unit_label(times.kind, time_unit), time_kind=times.kind,
-                      dimensions_declared=domain.dimensions is not None,
+    return _validated(sequences, dim_names, warnings, allow_empty=fully_declared and stated, window_stated=stated,
+                      outside_window=outside, time_unit=timeaxis.unit_label(times.kind, time_unit),
+                      time_kind=times.kind, dimensions_declared=domain.dimensions is not None,
                       sequences_declared=domain.sequences is not None or "sequence" not in columns,
                       outside_domain=outside_domain, source_key=source_key)
 
 
-def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
-    """The rows inside the declared domain, with the dimension and sequence columns as declared indices; the
-    number of rows dropped; a note on them. Rows outside are dropped, never refused: a refusal would tell
-    neighbouring data sets apart. With declared sequences the file's own ``start``/``end`` columns are not
-    read (the windows are declared, or given by the window options)."""
+def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = None) -> tuple[dict, int, list[str]]:
+    """The one domain filter of every reader (CSV, Parquet, each partition of a store, on Dask or not).
+
+    Under a declared domain, a row is dropped and counted — never refused, since a refusal would tell neighbouring
+    data sets apart — when its dimension is not a declared one (−1, 0.5, a missing value or an unknown name), its
+    sequence key is not a declared one, or its time is malformed (missing, NaN, infinite, not a ``time_kind``).
+    With declared sequences the file's own ``start``/``end`` columns are not read (the windows are declared, or
+    given by the window options). Without a declaration nothing is dropped (the readers then refuse a malformed
+    row, naming it: such data are not a formal release anyway).
+
+    Parameters
+    ----------
+    columns : dict
+        The columns as read (typed NumPy values, or text as ``pandas.Series``).
+    domain : Domain
+        The declared domain.
+    time_kind : {"number", "datetime"}, optional
+        The axis of the declared window (:func:`declared_kind`), which decides what a well-formed time is in a text
+        column; ``None`` (no declared window): what most of its cells are.
+
+    Returns
+    -------
+    columns : dict
+        The kept rows, the dimension (and sequence) column as indices into the declared ones.
+    dropped : int
+        The rows dropped.
+    notes : list of str
+        One note on them, when there are any.
+    """
     if domain.dimensions is None and domain.sequences is None:
         return columns, 0, []
     n_rows = len(columns["time"])
@@ -139,7 +168,7 @@ def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
     if domain.dimensions is not None:
         coded["dimension"], inside = dimension_codes(_plain(columns["dimension"]), domain.dimensions)
         keep &= inside
-    keep &= _well_formed_times(columns["time"])
+    keep &= _well_formed_times(columns["time"], time_kind)
     if domain.sequences is not None:
         if "sequence" not in columns:
             if len(domain.sequences) != 1:
@@ -158,20 +187,104 @@ def _restricted(columns: dict, domain: Domain) -> tuple[dict, int, list[str]]:
     return kept, dropped, note
 
 
-def _well_formed_times(column) -> np.ndarray:
-    """Rows whose time is a finite number, or an ISO-8601 datetime when most cells are (declared domain only:
-    a malformed row is then dropped and counted, like a row outside the domain, not refused)."""
+def declared_kind(bounds) -> str | None:
+    """The time axis a declared window is written on: ``"number"`` when every given bound reads as a number,
+    else ``"datetime"``; ``None`` when no bound is given."""
+    given = [b for b in bounds if b is not None]
+    if not given:
+        return None
+    return "number" if all(_reads_as_number(b) for b in given) else "datetime"
+
+
+def _reads_as_number(value) -> bool:
+    if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+        return True
+    try:
+        float(str(value).strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _well_formed_times(column, kind: str | None) -> np.ndarray:
+    """Rows whose time is a finite number or an ISO-8601 datetime of the declared window's ``kind`` (without one:
+    of the kind the column's type or most of its cells are), so that which rows are kept never turns on a count
+    of private rows or on the type a reader inferred from them."""
     if not _is_text(column):
-        values = np.asarray(column)
-        return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
+        return _well_formed_typed(np.asarray(column), kind)
     import pandas as pd
 
     cells = column.str.strip()
     numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
-    if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells):
+    if kind is None:
+        kind = "number" if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells) else "datetime"
+    if kind == "number":
         return np.isfinite(numbers)
     parsed = pd.to_datetime(cells, errors="coerce", utc=True, format="ISO8601")
     return ~parsed.isna().to_numpy()
+
+
+def _well_formed_typed(values: np.ndarray, kind: str | None) -> np.ndarray:
+    """Rows of a typed time column that are finite numbers (a missing timestamp is NaT) of the declared kind."""
+    is_datetime = values.dtype.kind == "M"
+    if kind is not None and is_datetime != (kind == "datetime"):
+        return np.zeros(values.shape, dtype=bool)  # e.g. one row left, a number, under a window of dates
+    if is_datetime:
+        return ~np.isnat(values)
+    return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
+
+
+def numeric_rows(columns: dict, domain: Domain) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """One partition's rows for the map-reduce (:mod:`dphawkes_core.statistics.partitioned`), through the readers' domain
+    filter (:func:`restrict_to_domain`): numeric times, dimension indices and sequence values.
+
+    Parameters
+    ----------
+    columns : dict
+        The partition's ``time``, ``dimension`` and optional ``sequence`` columns, as the loaders read them
+        (:func:`~dphawkes_core.data.io.table_columns`).
+    domain : Domain
+        The declared domain (a declared key's value is its text; without declared keys, the column's values).
+
+    Returns
+    -------
+    times : numpy.ndarray
+        float64 times on the column's own axis.
+    dims : numpy.ndarray
+        int64 dimension indices.
+    seqs : numpy.ndarray
+        The rows' sequence values.
+    outside_domain : int
+        Rows dropped by the domain filter.
+
+    Raises
+    ------
+    DataError
+        Without a declared domain, on a malformed row (its row number); on datetime times (partitions are read on
+        a numeric axis).
+    """
+    rows, outside, _ = restrict_to_domain(columns, domain, "number")
+    n_rows = len(rows["time"])
+    if n_rows == 0:
+        return np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), outside
+    times = _time_values(rows["time"], "time", 1)
+    if times.kind != "number":
+        raise DataError("column 'time' holds datetimes: partitions are read on a numeric time axis (a single "
+                        "file reads datetimes)")
+    dims = rows["dimension"] if domain.dimensions is not None else _data_dimensions(rows["dimension"])
+    if domain.sequences is not None:
+        seqs = np.asarray(domain.sequences)[rows["sequence"]]
+    else:
+        seqs = _plain(rows["sequence"]) if "sequence" in rows else np.zeros(n_rows, dtype=np.int64)
+    return times.values.astype(np.float64, copy=False), dims, seqs, outside
+
+
+def _data_dimensions(column) -> np.ndarray:
+    """Dimension indices read from a partition without declared dimensions: integers 0..d−1 only."""
+    if _is_text(column):
+        raise DataError("column 'dimension' must hold integers 0..d-1 when the dimensions are not declared "
+                        "(declare names with --dimensions)")
+    return _integer_dimensions(np.asarray(column), None, None, 1)
 
 
 def _plain(column) -> np.ndarray:
@@ -221,27 +334,65 @@ def _exact_numbers(times: timeaxis.TimeValues, bounds) -> timeaxis.TimeValues:
     return timeaxis.TimeValues("number", ticks, per_unit)
 
 
-def _bounds(argument, column, what: str, seq_codes, n_seq: int, kind: str, first_row: int) -> list:
-    """One window bound per sequence: the argument, the file's per-sequence column, or None."""
-    if argument is not None and column is not None:
-        raise DataError(f"the file has a '{what}' column and a {what} time was given too: use one of them")
-    if argument is not None:
-        return [argument] * n_seq
+def _window_declared(domain: Domain, start_time, end_time) -> bool:
+    """The window comes from a declaration (the window options or a key file), not from the rows."""
+    return domain.windows is not None or start_time is not None or end_time is not None
+
+
+def _windows(domain: Domain, start_time, end_time, columns: dict, seq_codes, n_seq: int, kind: str,
+             first_row: int) -> tuple[list, list, list[str]]:
+    """Each sequence's window bounds (None: read from the data) and notes.
+
+    A declared window — a key file's, or the window options for every sequence — is the only one that counts as
+    stated. Without one, the file's ``start``/``end`` columns set a window for exploration (:func:`_column_bounds`);
+    with one they are not read. Per-row window values never refuse a release.
+    """
+    if domain.windows is not None:
+        if start_time is not None or end_time is not None:
+            raise DataError("the key file declares each sequence's window: give no --start-time/--end-time")
+        return [w[0] for w in domain.windows], [w[1] for w in domain.windows], []
+    in_file = [c for c in ("start", "end") if c in columns]
+    if start_time is not None or end_time is not None:
+        note = [f"the file's {' and '.join(in_file)} column{'s' if len(in_file) > 1 else ''} "
+                f"{'were' if len(in_file) > 1 else 'was'} not read: the window options declare the window"]
+        return [start_time] * n_seq, [end_time] * n_seq, note if in_file else []
+    starts, start_notes = _column_bounds(columns.get("start"), "start", seq_codes, n_seq, kind, first_row)
+    ends, end_notes = _column_bounds(columns.get("end"), "end", seq_codes, n_seq, kind, first_row)
+    notes = start_notes + end_notes
+    if in_file:
+        notes.append("the window of the start/end columns is read from the data, not declared (not a formal "
+                     "release): declare it with --start-time/--end-time or a key file (--sequences KEYFILE with "
+                     "sequence,start,end columns)")
+    return starts, ends, notes
+
+
+def _column_bounds(column, what: str, seq_codes, n_seq: int, kind: str, first_row: int) -> tuple[list, list[str]]:
+    """Each sequence's bound from a per-row ``start``/``end`` column, for exploration only: the earliest start
+    (latest end) among its rows' well-formed values of the time column's kind, so that no row of the sequence is
+    cut off by a disagreeing row; None for a sequence without one. Disagreements and malformed cells are noted,
+    never refused."""
     if column is None:
-        return [None] * n_seq
-    parsed = _time_values(column, what, first_row)
-    if parsed.kind != kind:
-        raise DataError(f"column '{what}' holds {parsed.kind}s but column 'time' holds {kind}s")
-    first = np.full(n_seq, -1)
-    first[seq_codes[::-1]] = np.arange(len(seq_codes))[::-1]
-    differs = parsed.values != parsed.values[first[seq_codes]]
+        return [None] * n_seq, []
+    good = _well_formed_times(column, kind)
+    rows = np.flatnonzero(good)
+    parsed = _time_values(_rows(column, good), what, first_row) if rows.size else None
+    if parsed is None or parsed.kind != kind:
+        return [None] * n_seq, [f"column '{what}' holds no {kind} as the time column does: not read"]
+    latest = what == "end"
+    order = np.lexsort((-parsed.values if latest else parsed.values, seq_codes[rows]))
+    first_of = np.full(n_seq, -1)
+    first_of[seq_codes[rows][order][::-1]] = order[::-1]  # each sequence's first row in that order
+    bounds = [None if k < 0 else _cell(column, int(rows[k])) for k in first_of]
+    notes = []
+    if rows.size < len(good):
+        notes.append(f"{len(good) - rows.size:,} malformed value(s) in column '{what}' were not read")
+    extreme = np.array([parsed.values[k] if k >= 0 else 0 for k in first_of])
+    differs = parsed.values != extreme[seq_codes[rows]]
     if differs.any():
-        row = int(np.flatnonzero(differs)[0])
-        raise DataError(f"row {row + first_row}, column '{what}': {_cell(column, row)!r} differs from the "
-                        f"sequence's first row ({_cell(column, first[seq_codes[row]])!r}); a window is one "
-                        "value per sequence")
-    cells = [_cell(column, i) for i in first]
-    return [c.strip() if isinstance(c, str) else c for c in cells]
+        row = int(rows[np.flatnonzero(differs)[0]])
+        notes.append(f"rows of a sequence give different {what} values (row {row + first_row}: "
+                     f"{_cell(column, row)!r}): each sequence's window is the widest its rows give")
+    return [b.strip() if isinstance(b, str) else b for b in bounds], notes
 
 
 def _bound_ticks(bounds: list, times: timeaxis.TimeValues, what: str) -> list:
@@ -288,7 +439,7 @@ def _window_starts(start_ticks: list, t: np.ndarray, seq_codes: np.ndarray, n_se
     if natural_zero:
         natural = np.zeros(n_seq, dtype=t.dtype)
     elif n_seq == 1:
-        natural = np.array([t.min()], dtype=t.dtype)
+        natural = np.array([t.min() if t.size else 0], dtype=t.dtype)
     else:
         natural = np.full(n_seq, np.iinfo(t.dtype).max if t.dtype.kind == "i" else np.inf, dtype=t.dtype)
         np.minimum.at(natural, seq_codes, t)
@@ -409,11 +560,11 @@ def _check_dim_count(d: int) -> None:
         raise DataError(f"{d} dimensions found; at most {MAX_DIMENSIONS} are supported")
 
 
-def _validated(sequences, names, warnings, **metadata) -> Events:
+def _validated(sequences, names, warnings, allow_empty: bool = False, **metadata) -> Events:
     d = len(names)
     if d == 0:
         raise DataError("no dimensions given")
-    if sum(s.n_events for s in sequences) == 0:
+    if sum(s.n_events for s in sequences) == 0 and not allow_empty:
         raise DataError("the data contain no events" + (" inside the window" if metadata["outside_window"] else ""))
     for j in range(d):
         if sum(len(s.times[j]) for s in sequences) == 0:

@@ -13,10 +13,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dphawkes_core.errors import DataError
+from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import Events, load_csv, load_labels, load_parquet
 from dphawkes_core.data.kernels import Scenario, get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import DataError
 
 DATA_DIR_ENV = "DPHAWKES_DATA_DIR"
 REPO_ROOT = Path(__file__).resolve().parents[2]  # dphawkes_core/data/datasets.py -> the repository
@@ -120,8 +121,10 @@ def list_samples(data_dir: str | os.PathLike | None = None) -> list[SampleInfo]:
 
 
 def load_sample(info: SampleInfo, end_time: float | str | None = None,
-                start_time: float | str | None = None) -> Dataset:
-    """Load a real data set with its dimension labels, provenance and documented time unit.
+                start_time: float | str | None = None, domain: Domain | None = None) -> Dataset:
+    """Load a real data set with its declared dimensions, provenance and documented time unit: the one loader of
+    real data (the Data page, a link to any page, the CLI's paper reproduction), so that a shared link loads
+    what the Data page loads.
 
     Parameters
     ----------
@@ -130,9 +133,19 @@ def load_sample(info: SampleInfo, end_time: float | str | None = None,
     end_time, start_time : float or str, optional
         The observation window to state (e.g. the documented one); without an end the window is read
         from the data.
+    domain : Domain, optional
+        The declared domain; by default the data set's ``labels.csv`` (its own list of dimensions, public
+        metadata) when it has one, else none (the dimensions are then read from the data).
+
+    Returns
+    -------
+    Dataset
+        The data, labelled with the data set's name and provenance.
     """
     names = load_labels(info.events_path.with_name("labels.csv"))
-    events = load_csv(info.events_path, end_time=end_time, names=names, start_time=start_time)
+    if domain is None and names is not None:
+        domain = Domain(dimensions=names)
+    events = load_csv(info.events_path, end_time=end_time, names=names, start_time=start_time, domain=domain)
     documented = info.documented_window
     if documented is not None:
         events = dataclasses.replace(events, time_unit=documented.time_unit)

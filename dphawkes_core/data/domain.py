@@ -104,21 +104,29 @@ def key_text(values) -> np.ndarray:
 
 def codes_in(values, declared: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """``(codes, inside)``: each value's index in ``declared`` (text match), and which values are declared."""
-    lookup = {key: k for k, key in enumerate(declared)}
-    text = key_text(values)
-    codes = np.fromiter((lookup.get(v, -1) for v in text), dtype=np.int64, count=len(text))
-    return codes, codes >= 0
+    return _by_distinct(values, lambda text: _lookup(text, declared))
 
 
 def dimension_codes(values, declared: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """Codes of a dimension column against declared names: a name matches its index; an integer that is not a
     declared name is an index when it is below d (files write dimensions as integers beside a labels file)."""
-    codes, inside = codes_in(values, declared)
-    text = key_text(values)
-    digits = np.char.isdigit(text) & ~inside
-    if digits.any():
+    def codes_of(text: np.ndarray) -> np.ndarray:
+        codes = _lookup(text, declared)
+        digits = np.char.isdigit(text) & (codes < 0)
         index = np.where(digits, np.char.zfill(text, 1), "0").astype(np.int64)
-        usable = digits & (index < len(declared))
-        codes = np.where(usable, index, codes)
-        inside = inside | usable
-    return codes, inside
+        return np.where(digits & (index < len(declared)), index, codes)
+
+    return _by_distinct(values, codes_of)
+
+
+def _by_distinct(values, codes_of) -> tuple[np.ndarray, np.ndarray]:
+    """``codes_of`` (key text → codes, −1 outside) on the distinct values only — a column holds few distinct keys,
+    and a Python lookup per row costs about a second per million rows — spread back to every row."""
+    distinct, inverse = np.unique(np.asarray(values), return_inverse=True)
+    codes = codes_of(key_text(distinct))[inverse.ravel()] if distinct.size else np.zeros(0, dtype=np.int64)
+    return codes, codes >= 0
+
+
+def _lookup(text: np.ndarray, declared: tuple[str, ...]) -> np.ndarray:
+    index = {key: k for k, key in enumerate(declared)}
+    return np.fromiter((index.get(v, -1) for v in text), dtype=np.int64, count=len(text))

@@ -10,10 +10,11 @@ datetime and text columns (labels, window columns, diagnostics of bad rows) and 
 need.
 
 Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
-statistics never see epoch offsets. The window is *stated* when the user gives its end (and its start,
-unless the times are plain numbers starting at 0); otherwise it is read from the data (start 0 or the
-first event, end = last event) and ``window_stated`` is False. Events outside a stated window are dropped
-and counted in ``outside_window``.
+statistics never see epoch offsets. The window is *stated* only when it is declared — the user gives its end
+(and its start, unless the times are plain numbers starting at 0), or a key file gives each sequence's; otherwise
+it is read from the data (start 0 or the first event, end = last event, or the ``start``/``end`` columns, which
+are private rows) and ``window_stated`` is False. Events outside the window are dropped and counted in
+``outside_window``.
 """
 
 from __future__ import annotations
@@ -87,8 +88,9 @@ def load_csv(
         With a one-line message naming the row and column at fault.
     """
     source = _csv_input(source, max_bytes)
-    header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source))
-    columns = _csv_columns(source, header)
+    lenient = domain is not None and (domain.dimensions is not None or domain.sequences is not None)
+    header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source), lenient)
+    columns = _csv_columns(source, header, lenient)
     return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
                                 time_unit=time_unit, domain=domain)
 
@@ -121,12 +123,12 @@ def source_key(source: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> st
         columns = _parquet_columns(source, max_bytes)
     else:
         path = _csv_input(source, max_bytes)
-        columns = _csv_columns(path, _csv_header(_file_head(path)))
+        columns = _csv_columns(path, _csv_header(_file_head(path), lenient=True), lenient=True)
     return rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")), len(columns["time"]))
 
 
 def _parquet_columns(source, max_bytes: int) -> dict:
-    """Every column of a Parquet file (typed or text, as :func:`_columns_of`), one row group at a time."""
+    """Every column of a Parquet file (typed or text, as :func:`table_columns`), one row group at a time."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -139,12 +141,10 @@ def _parquet_columns(source, max_bytes: int) -> dict:
         parquet = pq.ParquetFile(handle)
         header = [str(c).strip().lower() for c in parquet.schema_arrow.names]
         _check_columns(header)
-        groups = [_columns_of(parquet.read_row_group(i).rename_columns(header))
+        groups = [table_columns(parquet.read_row_group(i).rename_columns(header))
                   for i in range(parquet.num_row_groups)]
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"not a readable Parquet file: {_first_line(exc)}") from None
-    if sum(len(g["time"]) for g in groups) == 0:
-        raise DataError("the file has no event rows")
     return {name: _concatenated([g[name] for g in groups]) for name in header}
 
 
@@ -214,10 +214,13 @@ def _check_size(path: Path, max_bytes: int) -> None:
         raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
 
 
-def _csv_header(head: bytes) -> list[str]:
-    """The normalised column names from the file's first bytes; refuses empty and non-UTF-8 files."""
+def _csv_header(head: bytes, lenient: bool = False) -> list[str]:
+    """The normalised column names from the file's first bytes; refuses empty and non-UTF-8 files (``lenient``,
+    under a declared domain: only the header line must be text — a row is a neighbour's to drop, not to refuse)."""
     if not head.strip():
         raise DataError("the file is empty: expected a header 'time,dimension[,sequence]' and rows")
+    if lenient:
+        head = head.lstrip().split(b"\n", 1)[0]
     try:
         text_head = head.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -237,8 +240,9 @@ def _not_text(exc: UnicodeDecodeError) -> DataError:
                      "UTF-8 text")
 
 
-def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
-    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails."""
+def _csv_columns(source: bytes | Path, header: list[str], lenient: bool = False) -> dict:
+    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails (:func:`_csv_text_columns`,
+    ``lenient`` under a declared domain)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -251,17 +255,18 @@ def _csv_columns(source: bytes | Path, header: list[str]) -> dict:
             convert_options=pacsv.ConvertOptions(column_types=text_types, null_values=[], strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False),
         )
-        if table.num_rows == 0:
-            raise DataError("the file has a header but no event rows")
-        return _columns_of(table)
+        return table_columns(table)
     except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
-        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
+        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header, lenient)
 
 
-def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
-    """Slow diagnostic read (every cell as text) for files the typed reader refused."""
+def _csv_text_columns(raw: bytes, header: list[str], lenient: bool = False) -> dict:
+    """Slow diagnostic read (every cell as text) for files the typed reader refused (``lenient``:
+    :func:`_lenient_text_columns`)."""
     import pandas as pd
 
+    if lenient:
+        return _lenient_text_columns(raw, header)
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
                             encoding="utf-8-sig")
@@ -269,14 +274,31 @@ def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
         raise _not_text(exc) from None
     except (pd.errors.ParserError, ValueError) as exc:
         raise DataError(f"not a readable CSV file: {_first_line(exc)}") from None
-    if frame.empty:
-        raise DataError("the file has a header but no event rows")
     frame.columns = header
-    return {name: frame[name].astype(str) for name in header}
+    return {name: frame[name].fillna("").astype(str) for name in header}  # a missing cell: empty
 
 
-def _columns_of(table) -> dict:
-    """Every column of an Arrow table as text or typed NumPy values (see :func:`_arrow_values`)."""
+def _lenient_text_columns(raw: bytes, header: list[str]) -> dict:
+    """Every cell as text under a declared domain: each line is one row, read on its own (a quote never spans
+    lines, so one row cannot swallow the next), and a line that is not UTF-8 text or has another number of cells
+    than the header is a row of empty cells — which the domain filter drops and counts, where the file used to be
+    refused for it."""
+    import pandas as pd
+
+    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "\ufffd")
+    rows = []
+    for line in text.splitlines()[1:]:
+        if line.strip():
+            cells = next(csv.reader([line], skipinitialspace=True))
+            rows.append(cells if len(cells) == len(header) else [""] * len(header))
+    return {name: pd.Series([row[k] for row in rows], dtype=object).astype(str) for k, name in enumerate(header)}
+
+
+def table_columns(table) -> dict:
+    """Every column of an Arrow table as text (``pandas.Series`` of str) or typed NumPy values (numbers,
+    datetime64): the row reader of every path — a CSV, a Parquet file and each partition of a store
+    (:mod:`~dphawkes_core.statistics.partitioned`) — before the domain filter
+    (:func:`~dphawkes_core.data.columns.restrict_to_domain`)."""
     return {name: _arrow_values(table.column(name)) for name in table.column_names}
 
 

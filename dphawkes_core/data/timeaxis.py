@@ -105,6 +105,13 @@ def parse_column(text: pd.Series | None, typed: np.ndarray | None, column: str, 
     return TimeValues("datetime", stamps.to_numpy(dtype="datetime64[ns]").view(np.int64), NS_PER_SECOND)
 
 
+def no_times(kind: str) -> TimeValues:
+    """An empty time column of ``kind`` (data without a row in a declared domain)."""
+    if kind == "datetime":
+        return TimeValues("datetime", np.zeros(0, dtype=np.int64), NS_PER_SECOND)
+    return TimeValues("number", np.zeros(0))
+
+
 def decimal_ticks(values: np.ndarray, extra: tuple = ()) -> tuple[np.ndarray, int] | None:
     """Numbers written with k decimals as exact int64 ticks of ``10**-k``, recovered from their floats.
 

@@ -11,15 +11,15 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from dphawkes_core.statistics.binning import n_bins_for
-from dphawkes_core.statistics.partitioned import partitioned_window
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.noise import noise_source
-from dphawkes_core.privacy.calibration import FormalStatus, PrivacyReport, formal_status
-from dphawkes_core.estimators.cost import CostEstimate, estimate_fit_cost
-from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.estimators.config import FitConfig
+from dphawkes_core.estimators.cost import CostEstimate, estimate_fit_cost
 from dphawkes_core.estimators.result import FitResult
+from dphawkes_core.privacy.calibration import FormalStatus, PrivacyReport, formal_status
+from dphawkes_core.privacy.noise import noise_source
+from dphawkes_core.statistics.binning import n_bins_for
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.statistics.partitioned import partitioned_window
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
     from dphawkes_core.data.io import Events
@@ -145,9 +145,10 @@ def fit(events: Events, config: FitConfig) -> tuple[FitResult, dict]:
 
 
 def fit_partitions(paths, config: FitConfig, executor=None, start_time: float | None = None,
-                   end_time: float | None = None, dimensions: int | None = None,
+                   end_time: float | None = None, dimensions: int | tuple | None = None,
                    sequences: tuple | None = None) -> tuple[FitResult, dict]:
-    """Fit ``config`` on Parquet partitions: the window (with the declared ``dimensions`` and ``sequences``,
+    """Fit ``config`` on Parquet partitions: the window (with the declared ``dimensions`` — a count or the names —
+    and ``sequences``,
     :func:`~dphawkes_core.statistics.partitioned.partitioned_window`) and the statistics (map steps over ``executor``),
     then the estimator on the assembled statistics (in this process).
 

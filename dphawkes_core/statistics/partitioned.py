@@ -30,7 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.data.domain import key_text
+from dphawkes_core.data.columns import numeric_rows
+from dphawkes_core.data.domain import Domain
+from dphawkes_core.data.io import table_columns
 from dphawkes_core.data.row_key import no_lanes, row_lanes, rows_key
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.statistics.binning import bins_in_window, count_tails, sequence_entries
@@ -62,8 +64,9 @@ class Window:
         True when the user stated the window (a public window); False when the ends were read from the data.
     dim : int
         d: the number of declared dimensions, or one more than the largest dimension index in any partition.
-    dimensions_declared : bool
-        d is declared (rows of a dimension >= d are dropped and counted), not read from the data.
+    names : tuple of str, optional
+        The declared dimension names (``d = len(names)``; a row of another dimension is dropped and counted);
+        ``None``: d is read from the data.
     keys : tuple of str, optional
         The declared sequence keys (``ends`` is keyed by them; rows of other keys are dropped and counted, and a
         declared key without rows is a sequence of empty bins); ``None``: the sequences are read from the data.
@@ -73,8 +76,18 @@ class Window:
     ends: dict
     stated: bool
     dim: int
-    dimensions_declared: bool = False
+    names: tuple | None = None
     keys: tuple | None = None
+
+    @property
+    def dimensions_declared(self) -> bool:
+        """d is declared, not read from the data."""
+        return self.names is not None
+
+    @property
+    def domain(self) -> Domain:
+        """The declared domain every partition's rows are filtered by (the loaders' filter)."""
+        return Domain(dimensions=self.names, sequences=self.keys)
 
     def domain_info(self) -> dict:
         """What of the domain is declared (:class:`~dphawkes_core.statistics.info.DataInfo` fields)."""
@@ -136,18 +149,33 @@ def partition_paths(pattern: str) -> list[str]:
     return paths
 
 
-def read_partition(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Times, dimensions and sequence values of one partition (``time, dimension[, sequence]``).
+def read_partition(path: str, domain: Domain | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Times, dimension indices, sequence values and rows outside the declared domain of one partition
+    (``time, dimension[, sequence]``).
+
+    The partition is read by the loaders' row reader (:func:`~dphawkes_core.data.io.table_columns`) and filtered by
+    their domain filter (:func:`~dphawkes_core.data.columns.numeric_rows`): under a declared domain a row whose
+    time is NaN or infinite, or whose dimension is −1, 0.5 or undeclared, is dropped and counted exactly as in a
+    CSV or a Parquet file, never refused.
 
     Raises
     ------
     DataError
-        On missing columns, non-numeric times, non-finite times or dimensions that are not integers >= 0.
+        On an unreadable file or missing columns; without a declared domain, on a malformed row (its partition and
+        row).
     """
+    name = Path(path).name
+    try:
+        return numeric_rows(_partition_columns(path, name), domain or Domain())
+    except DataError as exc:
+        raise DataError(str(exc) if str(exc).startswith(f"{name}:") else f"{name}: {exc}") from None
+
+
+def _partition_columns(path: str, name: str) -> dict:
+    """The ``time``, ``dimension`` and ``sequence`` columns of one partition, as the loaders read them."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    name = Path(path).name
     try:
         parquet = pq.ParquetFile(path)
         columns = {str(c).strip().lower(): c for c in parquet.schema_arrow.names}
@@ -156,32 +184,16 @@ def read_partition(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if "start" in columns or "end" in columns:
             raise DataError(f"{name}: per-sequence start/end columns are not read from partitions; "
                             "give the window with --start-time/--end-time")
-        table = parquet.read(columns=[columns[c] for c in PARTITION_COLUMNS if c in columns])
+        wanted = [c for c in PARTITION_COLUMNS if c in columns]
+        table = parquet.read(columns=[columns[c] for c in wanted]).rename_columns(wanted)
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
-    times = _numbers(table.column(columns["time"]), name, "time")
-    if not np.all(np.isfinite(times)):
-        raise DataError(f"{name}: the time column holds missing or non-finite values")
-    dims = _numbers(table.column(columns["dimension"]), name, "dimension")
-    if dims.size and (not np.all(np.isfinite(dims)) or np.any(dims != np.floor(dims)) or dims.min() < 0):
-        raise DataError(f"{name}: dimensions must be integers 0..d-1 when read from partitions")
-    seqs = (table.column(columns["sequence"]).to_numpy(zero_copy_only=False) if "sequence" in columns
-            else np.zeros(times.size, dtype=np.int64))
-    return times, dims.astype(np.int64), seqs
+    return table_columns(table)
 
 
-def _numbers(column, name: str, what: str) -> np.ndarray:
-    """A numeric Arrow column as float64 (missing values as NaN)."""
-    import pyarrow as pa
-
-    if not (pa.types.is_integer(column.type) or pa.types.is_floating(column.type)):
-        raise DataError(f"{name}: the {what} column must hold numbers (found {column.type})")
-    return column.to_numpy(zero_copy_only=False).astype(np.float64)
-
-
-def scan_partition(path: str) -> tuple[int, dict]:
+def scan_partition(path: str, domain: Domain | None = None) -> tuple[int, dict]:
     """Pre-pass: the largest dimension index and each sequence's last event time in one partition."""
-    times, dims, seqs = read_partition(path)
+    times, dims, seqs, _ = read_partition(path, domain)
     last = {key: float(times[rows].max()) for key, rows in _by_sequence(seqs)}
     return (int(dims.max()) if dims.size else -1), last
 
@@ -198,17 +210,9 @@ def partition_segments(path: str, window: Window, bin_size: float, lags: int,
 
 
 def outside_domain(path: str, window: Window) -> int:
-    """Rows of one partition outside the declared domain (a dimension >= d, an undeclared sequence key)."""
-    _, dims, seqs = read_partition(path)
-    keep = _in_domain(dims, seqs, window)
-    return int(keep.size - np.count_nonzero(keep))
-
-
-def _in_domain(dims: np.ndarray, seqs: np.ndarray, window: Window) -> np.ndarray:
-    keep = dims < window.dim
-    if window.keys is not None:
-        keep &= np.isin(key_text(seqs), np.asarray(window.keys))
-    return keep
+    """Rows of one partition outside the declared domain (an undeclared dimension or sequence key, a malformed
+    time)."""
+    return read_partition(path, window.domain)[3]
 
 
 def partition_tails(path: str, window: Window, bin_size: float, max_cap: int) -> tuple[np.ndarray, list]:
@@ -249,11 +253,7 @@ def partitioned_tails(paths, window: Window, bin_size: float, max_cap: int, exec
 def window_sequences(path: str, window: Window, bin_size: float):
     """``(sequence value, per-dimension times relative to the window start, n_bins, events outside the
     window)`` of every sequence in one partition."""
-    times, dims, seqs = read_partition(path)
-    keep = _in_domain(dims, seqs, window)
-    times, dims, seqs = times[keep], dims[keep], seqs[keep]
-    if window.keys is not None:
-        seqs = key_text(seqs)
+    times, dims, seqs, _ = read_partition(path, window.domain)
     for key, rows in _by_sequence(seqs):
         end = window.ends[key] - window.start
         rel, dim = times[rows] - window.start, dims[rows]
@@ -374,22 +374,23 @@ def reduce_segments(segments, lags: int, count_cap: int | None = None) -> tuple[
 
 
 def partitioned_window(paths, executor=None, start_time: float | None = None,
-                       end_time: float | None = None, dimensions: int | None = None,
+                       end_time: float | None = None, dimensions: int | tuple | None = None,
                        sequences: tuple | None = None) -> Window:
     """The windows of a partitioned data set: ``[start_time, end_time]`` when stated, else from 0 (or the
-    given start) to each sequence's last event (a pre-pass over the partitions); ``dimensions`` (d) and
-    ``sequences`` (keys) declared, or read from the data when ``None``."""
+    given start) to each sequence's last event (a pre-pass over the partitions); ``dimensions`` (d, or the
+    names) and ``sequences`` (keys) declared, or read from the data when ``None``."""
+    names = _declared_names(dimensions)
+    domain = Domain(dimensions=names, sequences=sequences)
     if sequences is not None:
         if end_time is None:
             raise ConfigError("declared sequences need a stated window: give --end-time")
         start = 0.0 if start_time is None else float(start_time)
         if not float(end_time) > start:
             raise ConfigError(f"the window end {end_time} is not after its start {start}")
-        dim = dimensions if dimensions is not None else _data_dim(paths, executor)
-        return Window(start, {k: float(end_time) for k in sequences}, True, dim, dimensions is not None,
-                      tuple(sequences))
-    scans = list(map_partitions(executor, scan_partition, paths))
-    dim = dimensions if dimensions is not None else max(m for m, _ in scans) + 1
+        dim = len(names) if names is not None else _data_dim(paths, executor, domain)
+        return Window(start, {k: float(end_time) for k in sequences}, True, dim, names, tuple(sequences))
+    scans = list(map_partitions(executor, partial(scan_partition, domain=domain), paths))
+    dim = len(names) if names is not None else max(m for m, _ in scans) + 1
     if dim < 1:
         raise DataError("the partitions hold no events")
     last: dict = {}
@@ -400,12 +401,19 @@ def partitioned_window(paths, executor=None, start_time: float | None = None,
     if end_time is not None:
         if not float(end_time) > start:
             raise ConfigError(f"the window end {end_time} is not after its start {start}")
-        return Window(start, {k: float(end_time) for k in last}, True, dim, dimensions is not None)
-    return Window(start, last, False, dim, dimensions is not None)
+        return Window(start, {k: float(end_time) for k in last}, True, dim, names)
+    return Window(start, last, False, dim, names)
 
 
-def _data_dim(paths, executor) -> int:
-    dim = max(m for m, _ in map_partitions(executor, scan_partition, paths)) + 1
+def _declared_names(dimensions: int | tuple | None) -> tuple | None:
+    """Declared dimension names: given, or ``0 … d−1`` for a count d."""
+    if dimensions is None or isinstance(dimensions, tuple):
+        return dimensions
+    return tuple(str(j) for j in range(int(dimensions)))
+
+
+def _data_dim(paths, executor, domain: Domain) -> int:
+    dim = max(m for m, _ in map_partitions(executor, partial(scan_partition, domain=domain), paths)) + 1
     if dim < 1:
         raise DataError("the partitions hold no events")
     return dim

@@ -128,7 +128,7 @@ BAD_CSV = {
         (["--bin-size", "0.1", "--support", "5", "--method", "pgd", "--bound", "1", "--epsilon", "1",
           "--calibration", "formal", "--end-time", "2000"], "count cap"),
         (["--bin-size", "0.1", "--support", "5", "--method", "ssp", "--count-cap", "3", "--epsilon", "1",
-          "--calibration", "formal"], "public observation window"),
+          "--calibration", "formal"], "declared observation window"),
         (["--bin-size", "0.1"], "one of the arguments --support --lags is required"),
     ],
 )
@@ -197,4 +197,4 @@ def test_the_grid_free_fit_without_noise_needs_no_calibration_or_window(simulate
     # with noise it claims the formal guarantee, so the public window is asked for, in one line
     code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--support", "4", "--method", "ctls",
                         "--epsilon", "1", "--count-cap", "3"], capsys)
-    assert code == 2 and err.strip().splitlines()[-1].startswith("error: the formal calibration needs a public")
+    assert code == 2 and err.strip().splitlines()[-1].startswith("error: the formal calibration needs a declared")

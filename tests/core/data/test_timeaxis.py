@@ -5,9 +5,9 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import bin_events
-from dphawkes_core.errors import DataError
 from dphawkes_core.data.io import from_arrays, load_csv
+from dphawkes_core.errors import DataError
+from dphawkes_core.statistics.binning import bin_events
 
 EPOCH = 1_700_000_000
 
@@ -106,17 +106,22 @@ def test_numbers_in_seconds_convert_to_the_time_unit():
     assert events.end_time == 10.0
 
 
-def test_per_sequence_windows_from_start_and_end_columns():
+def test_per_sequence_windows_from_start_and_end_columns_are_for_exploration_only():
+    """start/end columns set each sequence's window (events outside dropped and counted), but a window read from
+    private rows is never a stated one; rows that disagree never refuse the data (issue 27, item 3)."""
     rows = [("a", 5, 0, 0, 10), ("a", 12, 1, 0, 10), ("b", 103, 0, 100, 104), ("b", 99, 0, 100, 104)]
     events = load_csv(_csv(rows, "sequence,time,dimension,start,end"))
     a, b = events.sequences
     assert (a.start_time, a.end_time, b.start_time, b.end_time) == (0.0, 10.0, 100.0, 4.0)
     assert a.times[0].tolist() == [5.0] and b.times[0].tolist() == [3.0]
-    assert events.outside_window == 2 and events.window_stated
-    with pytest.raises(DataError, match="row 3, column 'end'.*one value per sequence"):
-        load_csv(_csv([("a", 5, 0, 10), ("a", 6, 1, 11)], "sequence,time,dimension,end"))
-    with pytest.raises(DataError, match="'end' column and a end time"):
-        load_csv(_csv([("a", 5, 0, 10)], "sequence,time,dimension,end"), end_time=12)
+    assert events.outside_window == 2 and not events.window_stated
+    assert any("not declared" in w and "key file" in w for w in events.warnings)
+    differing = load_csv(_csv([("a", 5, 0, 10), ("a", 6, 1, 11)], "sequence,time,dimension,end"))
+    assert differing.sequences[0].end_time == 11.0 and differing.n_events == 2  # the widest: no row cut off
+    assert any("row 2: '10'" in w for w in differing.warnings) and not differing.window_stated
+    declared = load_csv(_csv([("a", 5, 0, 10), ("a", 6, 1, 11)], "sequence,time,dimension,end"), end_time=12)
+    assert declared.window_stated and declared.sequences[0].end_time == 12.0  # the options win, the column unread
+    assert any("column was not read" in w for w in declared.warnings)
 
 
 @pytest.mark.parametrize(
