@@ -413,28 +413,40 @@ def _release(at):
 
 @pytest.mark.usefixtures("clear_streamlit_caches")
 def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
-    at = _release(_estimate_page_on_taxi())
-    assert not at.exception
-    text = " ".join(m.value for m in at.markdown)
-    assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
+    """One budget across units (issue 27, item 5): a sequence-level release first (it protects events too), then
+    an event-level one; after it the sequence view is closed — no release enforces a cap on events per shift."""
+    at = _estimate_page_on_taxi()
     at.sidebar.radio(key="unit").set_value("sequence")
     at.run()
     at.sidebar.number_input(key="seqM").set_value(30)
     at.run()
     _release(at)
     assert not at.exception and not at.error
-    # issue 21 relabelled it "**Formal (ε, δ)-DP release** for one sequence …"
     assert any("Formal (ε, δ)-DP release** for one sequence" in s.value for s in at.success)
     text = " ".join(m.value for m in at.markdown)
     assert "Per person (one whole sequence, any number of events): ε = 1" in text
     assert "Per event: at least as strong" in text
+    at.sidebar.radio(key="unit").set_value("event")
+    at.run()
+    _release(at)
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
     at.number_input(key="unit_k").set_value(7)
     at.run()
-    assert not at.exception
-    at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is DP-SSP's only
+    assert not at.exception and "Per person with k = 7 events" in " ".join(m.value for m in at.markdown)
+    at.sidebar.radio(key="unit").set_value("sequence")
     at.run()
-    assert not at.exception and not at.error
-    # issue 21 (no dead ends): a method without the sequence unit is switched back to DP-SSP, saying so (was refused)
+    at.sidebar.number_input(key="seqM").set_value(31)  # a new request (the first one would be a free replay)
+    at.run()
+    # the sequence view is closed: no "spent 0" and no release after an uncapped event-level release
+    assert not any(b.key == "release" and not b.disabled for b in at.button)
+    shown = " ".join(e.value for e in (*at.error, *at.warning, *at.info, *at.markdown, *at.caption))
+    assert "sequence-level budget of this data set is closed" in shown
+    at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is not DP-PGD's
+    at.run()
+    assert not at.exception
+    # no dead ends: a method without the sequence unit is switched back to DP-SSP, saying so (was refused)
     assert at.sidebar.selectbox(key="method").value == "DP-SSP"
     assert any("has no sequence unit: the method was switched to DP-SSP" in i.value for i in at.info)
 
