@@ -27,8 +27,6 @@ from dphawkes_core.estimators import (
     Setting,
     fit_stats,
     get_family,
-    is_sequence_unit,
-    method_names,
     prepare_stats,
 )
 from dphawkes_core.privacy.count_cap import AUTO
@@ -160,57 +158,14 @@ def current_dataset(preset_key: str = DEFAULT_PRESET) -> tuple[Dataset, str]:
 
 @st.cache_data(show_spinner="Binning and computing sufficient statistics…", max_entries=16)
 def stats_cached(dataset_fp: str, _events, stats_items: tuple):
-    """Sufficient statistics and binning diagnostics, cached on the dataset and :func:`stats_config`."""
+    """Sufficient statistics and binning diagnostics, cached on the dataset and :meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`."""
     return prepare_stats(_events, FitConfig(**dict(stats_items)))
-
-
-def reference_method() -> str:
-    """The non-private reference family's name (the first registered family that adds no noise): the fit
-    every private estimate is shown beside when the data have no truth."""
-    return next(name for name in method_names() if not get_family(name).private)
 
 
 def method_label(method: str) -> str:
     """A method's label for tables: the family's label, with "(non-private)" for a family that adds no noise."""
     family = get_family(method)
     return family.label if family.private else f"{family.label} (non-private)"
-
-
-def _required_options(config: FitConfig) -> dict:
-    """The options of ``config`` that have no default (its public bounds): any config of the family states them."""
-    return {s.name: getattr(config, s.name) for s in config.family.settings if s.default is None and not s.optional}
-
-
-def binned_moments(family: Family) -> bool:
-    """The family fits the binned moments every such family shares (it keeps the default ``prepare_stats``)."""
-    return type(family).prepare_stats is Family.prepare_stats
-
-
-def stats_config(config: FitConfig) -> FitConfig:
-    """The settings the statistics of ``config`` depend on: Δ, p and C — and for an automatic C, which is
-    a private release, also the method, ε, δ, seed and budget share it is chosen with; for the sequence
-    unit also M and G (each sequence's contribution is clipped before the sums) and, for a G chosen
-    privately, ε, δ, seed and the share it is chosen with.
-
-    With a public C and the event unit every family that fits the binned moments (the default
-    :meth:`~dphawkes_core.estimators.Family.prepare_stats`) shares them: they are keyed on the non-private
-    reference's config. A family with statistics of its own (e.g. exact event times) keys them on its config."""
-    if is_sequence_unit(config):
-        chosen = ({"epsilon": config.epsilon, "dp_delta": config.dp_delta, "seed": config.seed,
-                   "sequence_clip_share": config.sequence_clip_share} if config.sequence_clip == AUTO else {})
-        return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=config.count_cap,
-                         calibration="formal", privacy_unit="sequence", max_events=config.max_events,
-                         sequence_clip=config.sequence_clip, **chosen, **_required_options(config))
-    if config.count_cap != AUTO and not binned_moments(config.family):
-        return FitConfig(**{**config.to_dict(), "epsilon": None, "sigma2": None, "seed": None,
-                            **({"epsilon": 1.0} if config.family.private else {})})
-    if config.count_cap != AUTO:
-        return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
-                         count_cap=config.count_cap)
-    return FitConfig(method=config.method, bin_size=config.bin_size, lags=config.lags, count_cap=AUTO,
-                     epsilon=config.epsilon, dp_delta=config.dp_delta, seed=config.seed, calibration="formal",
-                     count_cap_share=config.count_cap_share, count_cap_max=config.count_cap_max,
-                     **_required_options(config))
 
 
 @st.cache_data(show_spinner="Fitting…", max_entries=32)

@@ -38,7 +38,7 @@ from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
 from .budget import BudgetState
-from .common import config_items, fit_cached, friendly_error, stats_cached, stats_config
+from .common import config_items, fit_cached, friendly_error, stats_cached
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
 LAST_KEY = "last_release"  # per data set and unit: the settings of the last estimate shown on private data
@@ -130,16 +130,12 @@ def fresh(config: FitConfig) -> bool:
 def public_stats(fingerprint: str, events, config: FitConfig, data_info: Mapping | None = None):
     """``(stats, data_info)`` of ``config`` with its automatic C or G replaced by the value ``data_info`` says was
     chosen (public once released, or on public data): deterministic, so cached for every session."""
-    changes = {}
-    if config.count_cap == AUTO and data_info is not None and data_info.get("count_cap") is not None:
-        changes["count_cap"] = int(data_info["count_cap"])
-    if config.sequence_clip == AUTO and data_info is not None and data_info.get("sequence_clip") is not None:
-        changes["sequence_clip"] = float(data_info["sequence_clip"])
-    public = FitConfig(**{**config.to_dict(), **changes}) if changes else config
+    chosen = data_info or {}
+    public = config.with_selection(count_cap=chosen.get("count_cap"), sequence_clip=chosen.get("sequence_clip"))
     if AUTO in (public.count_cap, public.sequence_clip):  # never draw a private selection outside a release
         raise DPHawkesError("this release was recorded without the C or G it chose, so its references cannot be "
                             "computed without drawing the selection again")
-    return stats_cached(fingerprint, events, config_items(stats_config(public)))
+    return stats_cached(fingerprint, events, config_items(public.statistics_key()))
 
 
 def live_fit(fingerprint: str, events, config: FitConfig) -> Shown:
@@ -147,14 +143,14 @@ def live_fit(fingerprint: str, events, config: FitConfig) -> Shown:
     this session's draw number :func:`draw_number` of its settings (statistics with an automatic selection are
     drawn afresh too)."""
     if not fresh(config):
-        stats, info = stats_cached(fingerprint, events, config_items(stats_config(config)))
+        stats, info = stats_cached(fingerprint, events, config_items(config.statistics_key()))
         result = fit_cached(fingerprint, stats, config_items(config))
     else:
         def make():
             if config.count_cap == AUTO or config.sequence_clip == AUTO:
                 stats, info = prepare_stats(events, config)  # a fresh selection, like a fresh release
             else:
-                stats, info = stats_cached(fingerprint, events, config_items(stats_config(config)))
+                stats, info = stats_cached(fingerprint, events, config_items(config.statistics_key()))
             return fit_stats(stats, config), stats, info
 
         result, stats, info = _kept(("fit", fingerprint, config_items(config), draw_number()), make)
@@ -178,12 +174,7 @@ def noise_band(fingerprint: str, shown: Shown, draws: int) -> tuple[np.ndarray, 
 
 def _public_selection(config: FitConfig, data_info: Mapping) -> FitConfig:
     """``config`` with an automatic C or G replaced by the chosen value (the statistics already hold it)."""
-    changes = {}
-    if config.count_cap == AUTO:
-        changes["count_cap"] = int(data_info["count_cap"])
-    if config.sequence_clip == AUTO:
-        changes["sequence_clip"] = float(data_info["sequence_clip"])
-    return FitConfig(**{**config.to_dict(), **changes}) if changes else config
+    return config.with_selection(count_cap=data_info.get("count_cap"), sequence_clip=data_info.get("sequence_clip"))
 
 
 def band_of(H_low: np.ndarray, H_high: np.ndarray, dim: int, lags: int):
@@ -206,7 +197,7 @@ def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: st
     def prepare(config: FitConfig):
         if config.count_cap == AUTO or config.sequence_clip == AUTO:
             return prepare_stats(events, config)
-        return stats_cached(fingerprint, events, config_items(stats_config(config)))
+        return stats_cached(fingerprint, events, config_items(config.statistics_key()))
 
     return PrivacySession(prepare, state.book, replace(state.key, unit=unit),
                           {"window_stated": events.window_stated, **domain_info(events)}, fingerprint,

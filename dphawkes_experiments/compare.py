@@ -17,23 +17,30 @@ setting, or a predicted cost over the budget unless slow methods are asked for).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, replace
 from typing import Mapping
 
 import numpy as np
 
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
-from dphawkes_core.errors import ConfigError, DPHawkesError
-from dphawkes_core.estimators import (FitConfig, FitResult, fit_stats, get_family, iterations, method_names,
-                                      prepare_stats, release_status)
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.errors import ConfigError, DPHawkesError
+from dphawkes_core.estimators import (
+    FitConfig,
+    FitResult,
+    fit_stats,
+    get_family,
+    iterations,
+    method_names,
+    prepare_stats,
+    release_status,
+)
+from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import compare, kernel_function_error
 from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE, FormalStatus
-from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.privacy.count_cap import AUTO
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
 
@@ -89,19 +96,6 @@ def comparison_epsilon(config: FitConfig, result: FitResult, fallback: float | N
         if value is not None and math.isfinite(value) and value > 0:
             return float(value)
     return None
-
-
-def method_config(config: FitConfig, method: str, epsilon: float, public: Mapping) -> FitConfig:
-    """``config`` with another method at target ``epsilon``: the shared settings (Δ, p, C, δ, unit, seed) of
-    ``config``; each option the other family reads from ``config`` when its family reads it too, else from
-    ``public`` (the public settings stated for every family: B, r, G, K); a formal-only family gets the formal
-    calibration."""
-    family = get_family(method)
-    options = family.own_options({**dict(public), **dataclasses.asdict(config.options)})
-    calibration = "formal" if family.formal_only else config.calibration
-    shared = {k: v for k, v in config.to_dict().items() if not config.family.reads(k)}
-    return FitConfig(**{**shared, "method": method, "epsilon": epsilon, "sigma2": None, "calibration": calibration,
-                        **options})
 
 
 def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data_info: dict,
@@ -171,14 +165,14 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     if config.count_cap == AUTO:  # the others are clipped at the C the chosen fit chose (and released) privately
         chosen_cap = data_info["count_cap"]
         cap_note = f"C = {chosen_cap} from {config.family.label}'s private choice, whose ε share that fit spent"
-        config = replace(config, count_cap=chosen_cap, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
+        config = config.with_selection(count_cap=chosen_cap)
     pieces = getattr(stats, "pieces", None)  # the gradient's structured product needs them (its cost: S sequences)
     sequences = None if pieces is None else int(pieces.n_bins.size)
     own = {_kind(config): stats}  # statistics by kind: the chosen fit's, and any other family's own
     rows = []
     for method in method_names() if methods is None else methods:
         try:
-            other = method_config(config, method, epsilon, public)
+            other = config.for_method(method, epsilon, dict(public))
             other_stats = _statistics_for(other, own, events)
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
@@ -210,9 +204,9 @@ def _statistics_for(config: FitConfig, own: dict, events: Events | None):
     return own[kind]
 
 
-def _kind(config: FitConfig) -> tuple[str, str]:
-    """What statistics a config's fit reads: its family's kind and the privacy unit (clipped sums differ)."""
-    return config.family.statistics, config.privacy_unit
+def _kind(config: FitConfig) -> FitConfig:
+    """What statistics a config's fit reads (:meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`)."""
+    return config.statistics_key()
 
 
 def _not_run(method: str, note: str) -> MethodRow:

@@ -12,22 +12,28 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.estimators import (FitConfig, FitResult, fit_stats, get_family, is_sequence_unit, prepare_stats,
-                                      register, release_status)
-from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import (
+    FitConfig,
+    FitResult,
+    fit_stats,
+    get_family,
+    prepare_stats,
+    register,
+    release_status,
+)
+from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale, kernel_function_error
 from dphawkes_core.privacy.calibration import CALIBRATIONS
-from dphawkes_core.data.simulate import simulate
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import blas_threads
 
 from .prediction import evaluate_prediction, split_events
 from .sweep_spec import SweepSpec, cell_config, cell_key
-
 
 SHRINK_RATIO = SHRINK_WARNING_RATIO  # constraint radius below this fraction of the truth's norm: shrunk to zero
 
@@ -127,7 +133,7 @@ def _cell_stats(shared: dict, events: Events, config: FitConfig):
     """The statistics a cell's family fits: the group's binned moments, or the family's own (its statistics of
     the exact times, the sequence unit's clipped sums), computed once per group and kind. A private choice of C
     (``count_cap="auto"``) depends on the cell's ε and seed, so it is never shared."""
-    key = (get_family(config.method).statistics, is_sequence_unit(config))
+    key = config.statistics_key()
     if config.count_cap == AUTO:
         return prepare_stats(events, config)[0]
     if key not in shared:

@@ -27,13 +27,11 @@ from dphawkes_app.common import (
     preset_dataset,
     privacy_unit_controls,
     public_items,
-    reference_method,
     sequence_families,
     set_dataset,
     show_unit_conversion,
     sidebar_dataset,
     stats_cached,
-    stats_config,
 )
 from dphawkes_app.comparison import comparison_table, say_best_formal
 from dphawkes_app.downloads import released_only
@@ -77,6 +75,7 @@ from dphawkes_app.release import (
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, is_sequence_unit, method_labels, method_names
 from dphawkes_core.estimators.family import STATISTICS_LABELS
+from dphawkes_core.estimators.registry import reference_method
 from dphawkes_core.evaluation.lag_average import add_lag_average, average_lags, fit_steps
 from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
 from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS
@@ -497,7 +496,7 @@ def references(shown: Shown):
         return None, None
     cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
                            count_cap=shown.data_info["count_cap"])  # the C the fit's events were kept under
-    cls_stats = stats_cached(fingerprint, dataset.events, config_items(stats_config(cls_config)))[0]  # unclipped sums
+    cls_stats = stats_cached(fingerprint, dataset.events, config_items(cls_config.statistics_key()))[0]  # unclipped sums
     reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     noiseless = None
     if not is_sequence_unit(config):
@@ -513,12 +512,9 @@ def noiseless_config(shown: Shown) -> FitConfig:
     an option left to a public rule that depends on σ (the ridge λ) keeps the value the private fit used, so
     e.g. the smoothing across lags (in units of λ) is the same."""
     config, result = shown.config, shown.result
-    changes = {"sigma2": 0.0, "epsilon": None, "seed": None, "count_cap": shown.data_info["count_cap"]}
-    for setting in config.family.settings:
-        if getattr(config, setting.name) is None and setting.name in result.info and \
-                isinstance(result.info[setting.name], (int, float)):
-            changes[setting.name] = float(result.info[setting.name])
-    return FitConfig(**{**config.to_dict(), **changes})
+    kept = {setting.name: float(result.info[setting.name]) for setting in config.family.settings
+            if getattr(config, setting.name) is None and isinstance(result.info.get(setting.name), (int, float))}
+    return config.with_selection(count_cap=shown.data_info["count_cap"]).noiseless(**kept)
 
 
 def band_controls(shown: Shown) -> int | None:

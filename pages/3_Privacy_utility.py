@@ -4,18 +4,32 @@ against the number of events at one formal ε ("how much data does ε need")."""
 import pandas as pd
 import streamlit as st
 
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
-from dphawkes_core.data.kernels import SCENARIOS, get_scenario
+from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments, show_budget
+from dphawkes_app.common import (
+    current_dataset,
+    friendly_error,
+    privacy_unit_controls,
+    sequence_families,
+    sidebar_dataset,
+)
 from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
+from dphawkes_core.estimators.registry import reference_method
 from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS, NOT_RELEASED
 from dphawkes_core.privacy.sequence import UNIT_LABELS
-from dphawkes_experiments.sweep import (DataSource, SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep,
-                                 select, size_specs)
-from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments, show_budget
-from dphawkes_app.common import (current_dataset, friendly_error, privacy_unit_controls, reference_method,
-                                 sequence_families, sidebar_dataset)
+from dphawkes_experiments.sweep import (
+    DataSource,
+    SweepSpec,
+    default_executor,
+    merge_tables,
+    run_size_sweep,
+    run_sweep,
+    select,
+    size_specs,
+)
 
 STORE = "sweep_store"  # every finished cell of this session (the cache: widening a grid reuses them)
 WORKS = get_preset(DEFAULT_PRESET).config  # the settings of "Privacy that works" are the defaults:

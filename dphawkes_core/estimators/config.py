@@ -13,12 +13,20 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.validation import check_bin_size, check_count_cap, check_lags, check_positive_whole, check_share, is_whole
-from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.registry import FAMILIES, get_family
+from dphawkes_core.estimators.family import Family, Statistics
+from dphawkes_core.estimators.registry import FAMILIES, get_family, reference_method
 from dphawkes_core.estimators.units import EventUnit, SequenceUnit, make_unit
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
+from dphawkes_core.privacy.sequence import AUTO_CLIP_SHARE
+from dphawkes_core.validation import (
+    check_bin_size,
+    check_count_cap,
+    check_lags,
+    check_positive_whole,
+    check_share,
+    is_whole,
+)
 
 UNIT_KEYWORDS = ("privacy_unit", "sequence_clip", "max_events", "sequence_clip_share")  # the unit's flat keywords
 
@@ -130,6 +138,66 @@ class FitConfig:
         if shared["count_cap"] != AUTO:
             del shared["count_cap_share"], shared["count_cap_max"]
         return {**shared, **self.unit.to_dict(), **dataclasses.asdict(self.options)}
+
+    # ---- derived configs: the one place a config is built from another's settings ----------------------
+
+    def with_changes(self, **changes) -> FitConfig:
+        """This config with ``changes`` (keywords as :meth:`to_dict` holds them), validated anew: the only place a
+        config is rebuilt from another one's settings (a test allows no other)."""
+        return FitConfig(**{**self.to_dict(), **changes}) if changes else self
+
+    def noiseless(self, **kept) -> FitConfig:
+        """The same fit with σ² = 0, no target ε and no seed (nothing drawn), and ``kept`` post-processing values
+        that a public rule would otherwise set from σ (e.g. the ridge λ the private fit used)."""
+        return self.with_changes(sigma2=0.0, epsilon=None, seed=None, **kept)
+
+    def with_selection(self, count_cap=None, sequence_clip=None, *, clip_removed: bool = False) -> FitConfig:
+        """An automatic C or G replaced by a value: the one the release chose (public once released) or a
+        placeholder; the selection's share and range go back to their defaults (they go with ``auto`` only).
+        ``clip_removed``: an automatic G becomes no clip (a plan's placeholder)."""
+        changes = {}
+        if self.count_cap == AUTO and count_cap is not None:
+            changes.update(count_cap=int(count_cap), count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
+        if self.sequence_clip == AUTO and (sequence_clip is not None or clip_removed):
+            changes.update(sequence_clip=None if clip_removed else float(sequence_clip),
+                           sequence_clip_share=AUTO_CLIP_SHARE)
+        return self.with_changes(**changes)
+
+    def for_method(self, method: str, epsilon: float, public: dict) -> FitConfig:
+        """This fit's shared settings (Δ, p, C, δ, unit, seed) with another ``method`` at target ``epsilon``: each
+        option the other family reads comes from this config when its family reads it too, else from ``public``
+        (public settings stated for every family: B, r, G, K); a formal-only family gets the formal calibration."""
+        family = get_family(method)
+        options = family.own_options({**dict(public), **dataclasses.asdict(self.options)})
+        calibration = "formal" if family.formal_only else self.calibration
+        shared = {k: v for k, v in self.to_dict().items() if not self.family.reads(k)}
+        return FitConfig(**{**shared, "method": method, "epsilon": epsilon, "sigma2": None,
+                            "calibration": calibration, **options})
+
+    def statistics_key(self) -> FitConfig:
+        """The config the statistics of this one are computed and cached under: the settings they depend on.
+
+        Δ, p and C; for an automatic C (a private release) also the method, ε, δ, seed and share it is chosen
+        with; for the sequence unit also M and G (each sequence's contribution is clipped before the sums) and,
+        for a G chosen privately, ε, δ, seed and its share. With a public C and the event unit every family that
+        fits the binned moments shares them (keyed on the non-private reference); a family with statistics of
+        its own (exact event times) keys them on its own config without the noise."""
+        required = {s.name: getattr(self, s.name) for s in self.family.settings
+                    if s.default is None and not s.optional}  # its public bounds: any config of it states them
+        if self.privacy_unit == "sequence":
+            chosen = ({"epsilon": self.epsilon, "dp_delta": self.dp_delta, "seed": self.seed,
+                       "sequence_clip_share": self.sequence_clip_share} if self.sequence_clip == AUTO else {})
+            return FitConfig(method=self.method, bin_size=self.bin_size, lags=self.lags, count_cap=self.count_cap,
+                             calibration="formal", privacy_unit="sequence", max_events=self.max_events,
+                             sequence_clip=self.sequence_clip, **chosen, **required)
+        if self.count_cap != AUTO and self.family.statistics != Statistics.BINNED:
+            return self.with_changes(epsilon=1.0 if self.family.private else None, sigma2=None, seed=None)
+        if self.count_cap != AUTO:
+            return FitConfig(method=reference_method(), bin_size=self.bin_size, lags=self.lags,
+                             count_cap=self.count_cap)
+        return FitConfig(method=self.method, bin_size=self.bin_size, lags=self.lags, count_cap=AUTO,
+                         epsilon=self.epsilon, dp_delta=self.dp_delta, seed=self.seed, calibration="formal",
+                         count_cap_share=self.count_cap_share, count_cap_max=self.count_cap_max, **required)
 
     def _check(self, family: Family) -> None:
         check_bin_size(self.bin_size)

@@ -44,6 +44,12 @@ def method_names() -> tuple[str, ...]:
     return tuple(FAMILIES)
 
 
+def reference_method() -> str:
+    """The non-private reference family's name (the first registered family that adds no noise): the fit every
+    private estimate is shown beside when the data have no truth."""
+    return next(name for name, family in FAMILIES.items() if not family.private)
+
+
 def method_labels() -> dict[str, str]:
     """``{name: display label}`` of every registered family."""
     return {name: family.label for name, family in FAMILIES.items()}

@@ -35,8 +35,8 @@ from dphawkes_core.estimators import (
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.privacy.accounting import compose_epsilon, mechanisms_of
 from dphawkes_core.privacy.calibration import FormalStatus
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_MAX, AUTO_CAP_SHARE
-from dphawkes_core.privacy.sequence import AUTO_CLIP_SHARE, AutoClip
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
     EVENT_ONLY_NOTE,
     PUBLIC_MARK_REASON,
@@ -207,13 +207,9 @@ class PrivacySession:
 
 
 def _placeholder_config(config: FitConfig) -> FitConfig:
-    """``config`` with its automatic selections replaced by public placeholders (no noise to draw)."""
-    changes = {}
-    if config.count_cap == AUTO:
-        changes.update(count_cap=config.count_cap_max, count_cap_share=AUTO_CAP_SHARE, count_cap_max=AUTO_CAP_MAX)
-    if config.sequence_clip == AUTO:
-        changes.update(sequence_clip=None, sequence_clip_share=AUTO_CLIP_SHARE)
-    return FitConfig(**{**config.to_dict(), **changes}) if changes else config
+    """``config`` with its automatic selections replaced by public placeholders (no noise to draw): C at the top of
+    its range, no clip G."""
+    return config.with_selection(count_cap=config.count_cap_max, clip_removed=True)
 
 
 def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None:

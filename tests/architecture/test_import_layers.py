@@ -208,3 +208,29 @@ def test_no_family_imports_another():
                       if owner(source, territories) and owner(target, territories)
                       and owner(source, territories) != owner(target, territories))
     assert crossing == []
+
+
+# ---- configs are derived in one place --------------------------------------------------------------------
+
+def config_rebuilds(tree: ast.AST) -> int:
+    """Calls ``FitConfig(**…)`` whose ``**`` argument reads another config's ``to_dict()`` (directly or through a
+    dict display, ``FitConfig(**{**config.to_dict(), …})``)."""
+    found = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "FitConfig":
+            starred = [k.value for k in node.keywords if k.arg is None]
+            if any(isinstance(n, ast.Attribute) and n.attr == "to_dict" for s in starred for n in ast.walk(s)):
+                found += 1
+    return found
+
+
+def test_one_place_builds_a_config_from_another_configs_settings():
+    """The named derivations of ``FitConfig`` (``with_changes``, ``noiseless``, ``with_selection``, ``for_method``,
+    ``statistics_key``) are how every layer derives a config; only ``with_changes`` rebuilds from ``to_dict``."""
+    sites = {name: config_rebuilds(ast.parse(path.read_text())) for name, path in module_files().items()}
+    assert {name: n for name, n in sites.items() if n} == {"dphawkes_core.estimators.config": 1}
+
+
+def test_the_rebuild_counter_sees_both_forms():
+    assert config_rebuilds(ast.parse("FitConfig(**{**c.to_dict(), 'seed': 1})\nFitConfig(**c.to_dict())")) == 2
+    assert config_rebuilds(ast.parse("FitConfig(**values)\nFitConfig(method='cls')")) == 0

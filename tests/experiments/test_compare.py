@@ -5,15 +5,15 @@ from dataclasses import replace
 
 import pytest
 
-from dphawkes_experiments.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon, method_config
-from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
+from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.evaluation.metrics import compare
 from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE
-from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint
 from dphawkes_core.release.session import ledger_fitter
-from dphawkes_core.data.simulate import simulate
+from dphawkes_experiments.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon
 
 SCENARIO = get_scenario("paper-2d")
 PUBLIC = {"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200}  # the public settings stated for every family
@@ -72,10 +72,10 @@ def test_slow_methods_are_skipped_unless_asked_for(data):
 
 def test_public_settings_fill_only_what_the_chosen_fit_lacks():
     chosen = FitConfig(method="pgd", bin_size=0.5, lags=8, bound=3.0, iters=50, epsilon=1.0)
-    other = method_config(chosen, "pgd-clip", 0.5, PUBLIC)
+    other = chosen.for_method("pgd-clip", 0.5, PUBLIC)
     assert (other.bound, other.iters, other.clip) == (3.0, 50, 1.0)  # B and K kept, G from the public config
     assert other.calibration == "formal" and other.epsilon == 0.5 and other.sigma2 is None
-    assert method_config(chosen, "cg", 0.5, PUBLIC).radius == 0.5
+    assert chosen.for_method("cg", 0.5, PUBLIC).radius == 0.5
 
 
 def test_comparison_epsilon(data):
