@@ -413,10 +413,7 @@ def _release(at):
 
 @pytest.mark.usefixtures("clear_streamlit_caches")
 def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
-    at = _release(_estimate_page_on_taxi())
-    assert not at.exception
-    text = " ".join(m.value for m in at.markdown)
-    assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
+    at = _estimate_page_on_taxi()
     at.sidebar.radio(key="unit").set_value("sequence")
     at.run()
     at.sidebar.number_input(key="seqM").set_value(30)
@@ -431,6 +428,19 @@ def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
     at.number_input(key="unit_k").set_value(7)
     at.run()
     assert not at.exception
+    at.sidebar.radio(key="unit").set_value("event")
+    at.run()
+    _release(at)  # issue 27: charged to the same budget as the sequence-level release, which its view counts
+    assert not at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
+    assert any("protects single events only" in s.value for s in at.success)
+    at.sidebar.radio(key="unit").set_value("sequence")
+    at.run()
+    at.sidebar.number_input(key="seqM").set_value(31)  # a new sequence-level release: its view is closed now
+    at.run()
+    button = next(b for b in at.button if b.key == "release")
+    assert button.disabled and any("sequence-level budget of this data set is closed" in w.value for w in at.warning)
     at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is DP-SSP's only
     at.run()
     assert not at.exception and not at.error
