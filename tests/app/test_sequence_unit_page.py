@@ -2,12 +2,21 @@
 without the unit or an automatic C is switched to what the unit needs, saying so), and the unit, M and G are in
 the link and in the "you changed" note."""
 
+import io
+
+import pandas as pd
 import pytest
-from app_tools import open_estimate, texts
+from app_tools import confirm_settings, ledger_of, open_estimate, release_button, texts, use_formal_method
 from conftest import no_problems
 
 from dphawkes_app.presets import presets
+from dphawkes_core.accounting import compose_epsilon
+from dphawkes_core.datasets import Dataset
+from dphawkes_core.domain import Domain
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels
+from dphawkes_core.events import load_csv
+from dphawkes_core.kernels import get_scenario
+from dphawkes_core.simulate import simulate
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 BY_LABEL = {label: name for name, label in method_labels().items()}
@@ -51,18 +60,8 @@ def test_a_link_with_the_sequence_unit_and_an_automatic_C_is_switched_not_refuse
     assert "C is now the public C" in texts(at.info)
 
 
-def several_sequences() -> "Dataset":
+def several_sequences() -> Dataset:
     """Uploaded (private) data of three simulated sequences, their dimensions, keys and window declared."""
-    import io
-
-    import pandas as pd
-
-    from dphawkes_core.datasets import Dataset
-    from dphawkes_core.domain import Domain
-    from dphawkes_core.events import load_csv
-    from dphawkes_core.kernels import get_scenario
-    from dphawkes_core.simulate import simulate
-
     frames = [simulate(get_scenario("paper-2d"), end_time=400.0, seed=s).to_frame().assign(sequence=s)
               for s in range(3)]
     content = pd.concat(frames)[["sequence", "time", "dimension"]].to_csv(index=False).encode()
@@ -75,10 +74,6 @@ def test_both_units_charge_one_budget_and_the_sequence_view_closes_after_an_even
     """Issue 27, item 5, in the app: a sequence-level release, then an event-level one on the same rows (which
     says it protects events only, and is composed with the first in the event view); the sequence view then
     refuses a new release before anything is drawn."""
-    from app_tools import confirm_settings, ledger_of, release_button, use_formal_method
-
-    from dphawkes_core.accounting import compose_epsilon
-
     data = several_sequences()
     family = next(f for f in FAMILIES.values() if f.private and "sequence" in f.units)
     at = confirm_settings(use_formal_method(open_estimate(data), family))
