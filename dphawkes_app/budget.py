@@ -12,7 +12,7 @@ import streamlit as st
 
 from dphawkes_core.datasets import Dataset
 from dphawkes_core.ledger import (PUBLIC_MARK_REASON, DataLedger, LedgerBook, LedgerError, LedgerKey,
-                                  data_fingerprint, default_ledger_path, is_metered)
+                                  data_fingerprint, default_ledger_path, events_fingerprint, is_metered)
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
 SEQUENCE_VIEW_TEXT = ("closed — an event-level release on these data protects single events only, so what the "
@@ -62,6 +62,13 @@ class BudgetState:
 @st.cache_data(show_spinner=False, max_entries=8)
 def _ledger_key(dataset_fp: str, _dataset: Dataset, unit: str = "event") -> LedgerKey:
     return LedgerKey(data_fingerprint(_dataset.events), unit)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def release_view(dataset_fp: str, _dataset: Dataset) -> str:
+    """What was declared about the rows, as a release's identity holds it: the loaded events' fingerprint, as the
+    CLI's (so the same release asked from the CLI and the app is one release)."""
+    return events_fingerprint(_dataset.events)
 
 
 def budget_state(dataset: Dataset, dataset_fp: str, unit: str = "event") -> BudgetState:

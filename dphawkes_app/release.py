@@ -36,7 +36,7 @@ from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.privacy import FormalStatus
 from dphawkes_core.session import PrivacySession, SessionAnswer
-from .budget import BudgetState
+from .budget import BudgetState, release_view
 from .common import config_items, fit_cached, friendly_error, stats_cached, stats_config
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
@@ -208,8 +208,8 @@ def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: st
         return stats_cached(fingerprint, events, config_items(stats_config(config)))
 
     return PrivacySession(prepare, state.book, replace(state.key, unit=unit),
-                          {"window_stated": events.window_stated, **domain_info(events)}, fingerprint,
-                          events.n_sequences)
+                          {"window_stated": events.window_stated, **domain_info(events)},
+                          release_view(fingerprint, dataset), events.n_sequences)
 
 
 @dataclass(frozen=True)
