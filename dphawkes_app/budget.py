@@ -19,6 +19,7 @@ from dphawkes_core.release.ledger import (
     LedgerKey,
     data_fingerprint,
     default_ledger_path,
+    events_fingerprint,
     is_metered,
 )
 
@@ -70,6 +71,13 @@ class BudgetState:
 @st.cache_data(show_spinner=False, max_entries=8)
 def _ledger_key(dataset_fp: str, _dataset: Dataset, unit: str = "event") -> LedgerKey:
     return LedgerKey(data_fingerprint(_dataset.events), unit)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def release_view(dataset_fp: str, _dataset: Dataset) -> str:
+    """What was declared about the rows, as a release's identity holds it: the loaded events' fingerprint, as the
+    CLI's (so the same release asked from the CLI and the app is one release)."""
+    return events_fingerprint(_dataset.events)
 
 
 def budget_state(dataset: Dataset, dataset_fp: str, unit: str = "event") -> BudgetState:

@@ -37,7 +37,7 @@ from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
-from .budget import BudgetState
+from .budget import BudgetState, release_view
 from .common import config_items, fit_cached, friendly_error, stats_cached
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
@@ -200,8 +200,8 @@ def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: st
         return stats_cached(fingerprint, events, config_items(config.statistics_key()))
 
     return PrivacySession(prepare, state.book, replace(state.key, unit=unit),
-                          {"window_stated": events.window_stated, **domain_info(events)}, fingerprint,
-                          events.n_sequences)
+                          {"window_stated": events.window_stated, **domain_info(events)},
+                          release_view(fingerprint, dataset), events.n_sequences)
 
 
 @dataclass(frozen=True)

@@ -266,7 +266,7 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
     for (nothing drawn), refused (exit 2) past the budget before anything is drawn; prints one line on what the
     ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
-    from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey
+    from dphawkes_core.release.ledger import FILE_VERSION, Budget, LedgerBook, LedgerKey
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
@@ -275,7 +275,8 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
     book.open(key, budget, label=Path(args.events_csv).name)
     answer = session(book, key).release(config)
     ledger = answer.ledger
-    summary = {"path": str(book.path), "replayed": answer.replayed, "metered": answer.entry.formal,
+    summary = {"path": str(book.path), "format": FILE_VERSION, "replayed": answer.replayed,
+               "metered": answer.entry.formal,
                "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
                "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
                "notes": list(answer.notes)}
@@ -290,12 +291,13 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
 
 
 def _cmd_ledger_show(args) -> int:
-    from dphawkes_core.release.ledger import LedgerBook
+    from dphawkes_core.release.ledger import FILE_VERSION, LedgerBook
 
     if not Path(args.path).is_file():
         raise UsageError(f"no ledger file at {args.path}")
     ledgers = LedgerBook(args.path).ledgers()
-    _write_json({"path": args.path, "data_sets": [ledger.summary() for ledger in ledgers]}, args.json)
+    _write_json({"path": args.path, "format": FILE_VERSION, "data_sets": [ledger.summary() for ledger in ledgers]},
+                args.json)
     return 0
 
 

@@ -398,7 +398,8 @@ def show_privacy(shown: Shown):
     else:
         reasons = [r for r in status.reasons if shown.private_data or not r.startswith("not released")]
         advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."
-        st.warning(f"**Not a formal guarantee:** {'; '.join(reasons)}.{advice}", icon="⚠️")
+        st.warning(f"**Not a formal guarantee:** {'; '.join(reasons)}.{advice}"
+                   + ("" if shown.private_data else public_mark_text()), icon="⚠️")
     if eps.get("formal") is None:
         st.caption("Set a count cap C ≥ 1 to see the formal ε for this σ².")
 

@@ -265,3 +265,32 @@ def test_a_mark_set_from_the_cli_is_shown_as_such(private_ledger_file, uploaded)
     no_problems(at)
     assert not at.toggle(key="meter_data").value
     assert any("from the CLI (note: open data)" in w.value for w in at.warning)
+
+
+def test_the_estimate_page_on_data_marked_public_says_why_nothing_is_formal(private_ledger_file, uploaded):
+    """The core's one sentence (the CLI's formal_reasons carry the same) and the mark, on the page that fits."""
+    LedgerBook(private_ledger_file).open(LedgerKey(data_fingerprint(uploaded.events)), public=True, tool="cli")
+    at = AppTest.from_file(str(ROOT / "pages" / "2_Estimate.py"), default_timeout=120)
+    at.session_state["dataset"] = uploaded
+    at.run()
+    no_problems(at)
+    shown = " ".join(e.value for e in [*at.success, *at.warning])
+    assert PUBLIC_MARK_REASON[4:] in shown and "from the CLI" in shown
+    assert not any("Formal (ε, δ)-DP release**" in s.value for s in at.success)
+
+
+def test_the_app_and_the_cli_ask_the_same_release_by_the_same_identity(private_ledger_file, uploaded):
+    """The same data, declaration and settings: one request, so a release made in one is replayed in the other."""
+    from dphawkes_app.budget import BudgetState
+    from dphawkes_app.common import fingerprint
+    from dphawkes_app.release import app_session
+    from dphawkes_core.estimators import FitConfig
+    from dphawkes_core.release.session import PrivacySession
+
+    book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
+    config = FitConfig(method="ssp", bin_size=0.5, lags=4, epsilon=1.0, calibration="formal", count_cap=5)
+    app = app_session(BudgetState(book, key, False), uploaded, fingerprint(uploaded), "event")
+    cli = PrivacySession.for_events(uploaded.events, book, key.fingerprint)
+    assert app.request(config) == cli.request(config)
+    first = cli.release(config)
+    assert first.entry.formal and app.replay(config).entry == first.entry

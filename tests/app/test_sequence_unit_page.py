@@ -2,12 +2,21 @@
 without the unit or an automatic C is switched to what the unit needs, saying so), and the unit, M and G are in
 the link and in the "you changed" note."""
 
+import io
+
+import pandas as pd
 import pytest
-from app_tools import open_estimate, texts
+from app_tools import confirm_settings, ledger_of, open_estimate, release_button, texts, use_formal_method
 from conftest import no_problems
 
 from dphawkes_app.presets import presets
+from dphawkes_core.data.datasets import Dataset
+from dphawkes_core.data.domain import Domain
+from dphawkes_core.data.io import load_csv
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels
+from dphawkes_core.privacy.accounting import compose_epsilon
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 BY_LABEL = {label: name for name, label in method_labels().items()}
@@ -49,3 +58,40 @@ def test_a_link_with_the_sequence_unit_and_an_automatic_C_is_switched_not_refuse
     no_problems(at)
     assert not any(c.key == "Cauto" and c.value for c in at.checkbox)
     assert "C is now the public C" in texts(at.info)
+
+
+def several_sequences() -> Dataset:
+    """Uploaded (private) data of three simulated sequences, their dimensions, keys and window declared."""
+    frames = [simulate(get_scenario("paper-2d"), end_time=400.0, seed=s).to_frame().assign(sequence=s)
+              for s in range(3)]
+    content = pd.concat(frames)[["sequence", "time", "dimension"]].to_csv(index=False).encode()
+    events = load_csv(io.BytesIO(content), end_time=400.0, domain=Domain(dimensions=("0", "1"),
+                                                                         sequences=("0", "1", "2")))
+    return Dataset(events=events, label="shifts.csv", source="upload", params={"file": "shifts.csv"})
+
+
+def test_both_units_charge_one_budget_and_the_sequence_view_closes_after_an_event_release():
+    """Issue 27, item 5, in the app: a sequence-level release, then an event-level one on the same rows (which
+    says it protects events only, and is composed with the first in the event view); the sequence view then
+    refuses a new release before anything is drawn."""
+    data = several_sequences()
+    family = next(f for f in FAMILIES.values() if f.private and "sequence" in f.units)
+    at = confirm_settings(use_formal_method(open_estimate(data), family))
+    at.radio(key="unit").set_value("sequence").run()
+    at.number_input(key="seqM").set_value(300).run()
+    release_button(at).click().run()
+    no_problems(at)
+    at.radio(key="unit").set_value("event").run()
+    use_formal_method(at, family)
+    release_button(at).click().run()
+    no_problems(at)
+    assert "protects single events only" in texts(at.success)
+    event_view, sequence_view = ledger_of(data), ledger_of(data, "sequence")
+    assert [e.unit for e in event_view.metered] == ["sequence", "event"]
+    assert event_view.spent() == compose_epsilon(event_view.mechanisms(), event_view.budget.delta) > 1.0
+    assert sequence_view.closed and sequence_view.spent() == float("inf") and sequence_view.remaining() == 0
+    at.radio(key="unit").set_value("sequence").run()
+    at.number_input(key="seqM").set_value(301).run()
+    assert release_button(at).disabled
+    assert "sequence-level budget of this data set is closed" in texts(at.warning)
+    assert len(ledger_of(data).entries) == 2

@@ -398,3 +398,18 @@ def test_the_same_settings_on_another_declaration_are_another_release(tmp_path, 
     assert not answers[1].replayed and answers[1].ledger.key == answers[0].ledger.key
     assert len(answers[1].ledger.metered) == 2
     assert answers[0].data_info.n_bins == 1400 and answers[1].data_info.n_bins == 1300  # each its own window
+
+
+def test_a_file_and_a_partitioned_store_of_the_same_rows_charge_one_budget(capsys, tmp_path, sequences_csv):
+    """The same rows released from a CSV file and from a store partitioned at random: one ledger, both charged."""
+    ledger = tmp_path / "ledger.json"
+    store = written(pd.read_csv(sequences_csv), tmp_path / "store", "store", np.random.default_rng(3))
+    declared = ("--dimensions", 2, "--sequences", 6, "--end-time", 50)
+    for data in (sequences_csv, store):
+        status, out, _ = run_cli(capsys, "fit", data, "--bin-size", 0.5, "--lags", 4, "--method", "ssp",
+                                 "--epsilon", 1, "--calibration", "formal", "--count-cap", 5, *declared,
+                                 "--ledger", ledger)
+        assert status == 0 and json.loads(out)["formal_guarantee"]
+    (data_set,) = LedgerBook(ledger).ledgers()
+    assert len(data_set.metered) == 2 and data_set.spent() == pytest.approx(
+        compose_epsilon(data_set.mechanisms(), DELTA)) and data_set.spent() > 1.2
