@@ -202,8 +202,9 @@ class PrivacyReport:
     sensitivity_by_calibration : dict
         The per-release sensitivity each calibration assumes.
     formal : bool
-        True only for the ``formal`` calibration (whether the *release* is formal also depends on the
-        seed, the window and the other settings: :func:`formal_status`).
+        True only for the ``formal`` calibration: what the noise was calibrated for, not a claim about the
+        estimate (whether a *release* is formal also depends on the session that made it, the seed, the window
+        and the other settings: :func:`formal_status`, which alone writes ``formal_guarantee``).
     iters : int
         Number of noisy releases K.
     note : str
@@ -237,13 +238,17 @@ class PrivacyReport:
     discrete: bool = False
 
     def to_dict(self) -> dict:
-        """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged)."""
+        """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged).
+
+        No ``formal_guarantee``: a report describes the noise of any fit, released or not; only the status of a
+        privacy session's answer (:func:`formal_status`, merged in by :func:`~dphawkes_core.export.fit_payload`)
+        carries the claim."""
         out = {
             "sigma2": self.sigma2, "epsilon": self.epsilon, "dp_delta": self.dp_delta,
             "calibration": self.calibration, "sensitivity": self.sensitivity, "R": self.R,
             "epsilon_by_calibration": dict(self.epsilon_by_calibration),
             "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
-            "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
+            "iters": self.iters, "note": self.note,
             "budget_split": dict(self.budget_split), "privacy_unit": self.privacy_unit,
         }
         if self.discrete:
