@@ -34,6 +34,7 @@ import os
 import numpy as np
 
 from .errors import ConfigError
+from .validation import check_multiplier
 
 #: What :attr:`NoiseSource.sampler` says, for reports and docs.
 NUMPY_SAMPLER = "numpy PCG64 (seeded)"
@@ -268,11 +269,13 @@ def gaussian_multiplier(epsilon: float, delta: float, discrete: bool = False) ->
 
 
 def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) -> float:
-    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`)."""
+    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`);
+    a multiplier below :data:`~dphawkes_core.validation.MULTIPLIER_MIN` is refused (its ε leaves float64's range)."""
     if not multiplier > 0:
         return math.inf
+    check_multiplier(multiplier)
     if discrete:
-        return zcdp_epsilon(1.0 / (2.0 * multiplier**2), delta)
+        return zcdp_epsilon(0.5 / multiplier / multiplier, delta)  # underflows to ρ = 0 for a huge multiplier
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
     return float(get_epsilon_gaussian(multiplier, delta))

@@ -362,7 +362,9 @@ class AutoCapData:
 def _as_run(report, broken_factor):
     """The report the mechanism runs with: the calibrated one, or its noise divided by the broken factor
     (ε, the claim, is left as calibrated)."""
-    return replace(report, sigma2=report.sigma2 / broken_factor**2) if broken_factor else report
+    if not broken_factor:
+        return report
+    return replace(report, sigma2=report.sigma2 / broken_factor / broken_factor)  # a huge factor: 0, no overflow
 
 
 def evaluate(outputs_d: np.ndarray, outputs_dp: np.ndarray, session: AuditSession) -> AuditResult:
