@@ -332,6 +332,34 @@ def test_dp_pgd_and_dp_cg_gradient_change_at_the_worst_u(d, p, cap, beta):
     assert worst["cg"] <= worst["pgd"] * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("bin_size", [0.25, 4.0])
+def test_dp_cg_at_a_bin_size_other_than_one_covers_the_papers_constraint_set(bin_size):
+    """The paper's DP-CG (Algorithm 2) runs on ``C = {U : ||U||_* <= r}`` and outputs ``H = U/Δ``: r bounds U, not
+    ΔH's scale times r. At Δ ≠ 1, (i) the run stays in that set and reaches its boundary (K = 1, classic step: U is
+    the vertex ``−r u vᵀ``, so ``||ΔH||_* = r`` exactly), and (ii) the released gradient's change at the worst U
+    of that set (d = 1: the nuclear ball is the Frobenius ball) stays under the sensitivity the fit reports and
+    reaches 0.85 of it. A radius taken as Δ·r breaks (ii) at Δ = 0.25 (the change is 1.31× that bound) and its
+    fraction at Δ = 4 (0.32)."""
+    from dphawkes_core.estimators import FitConfig, fit_stats, privacy_report
+
+    d, p, cap, radius = 1, 6, 2, 0.5
+    n = 3 * p + 2
+    config = FitConfig(method="cg", bin_size=bin_size, lags=p, radius=radius, iters=1, fw_step="classic",
+                       calibration="formal", count_cap=cap, sigma2=1.0, seed=0)
+    full = np.full((n, d), cap)
+    result = fit_stats(package_stats(full, p, cap), config)
+    assert np.linalg.norm(result.H * bin_size, "nuc") == pytest.approx(radius, rel=1e-12)  # U = ΔH on ||U||_* = r
+    worst = 0.0
+    for label, x, x2 in adversarial_pairs(n, d, cap, p):
+        if label.startswith("add"):  # the same pairs as "remove", in the other order
+            continue
+        change, _ = _gradient_change(x, x2, p, cap, radius, rank_one=True)  # the worst U with ||U||_* <= r
+        bound = privacy_report(package_stats(x, p, cap), config).sensitivity
+        assert change <= bound * (1 + REL), (label, change / bound)
+        worst = max(worst, change / bound)
+    assert worst >= GRADIENT_FRACTION[(d, p, cap, radius)]
+
+
 def test_gradient_bound_reaches_the_documented_fraction_at_d1_large_pc():
     d, p, cap, beta = GRADIENT_DOC_CASE
     n = 3 * p + 2
