@@ -58,15 +58,28 @@ from typing import Callable
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import BinnedCounts, bin_events
-from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, binned_stats, get_family, prepare_stats, privacy_report
 from dphawkes_core.data.io import Events
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import FitConfig, binned_stats, get_family, prepare_stats
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.statistics.binning import BinnedCounts, bin_events
 
 from .audit_events import prepare_event_audit
-from .audit_session import (DIRECTION_PROBES, AuditCancelled, AuditConfig, AuditResult, AuditSession, AutoCapData,
-                            Neighbour, _as_run, candidate_cells, common_noise_shift, worst_case_dim)
+from .audit_session import (
+    DIRECTION_PROBES,
+    AuditCancelled,
+    AuditConfig,
+    AuditResult,
+    AuditSession,
+    AutoCapData,
+    Neighbour,
+    _as_run,
+    audited_report,
+    candidate_cells,
+    common_noise_shift,
+    worst_case_dim,
+)
+
 
 def default_count_cap(events: Events, bin_size: float) -> int:
     """The audit's default public cap: the largest bin count of the data (so nothing is clipped)."""
@@ -132,14 +145,14 @@ def prepare_audit(events: Events, config: AuditConfig) -> AuditSession:
     if config.neighbours == "worst-case":
         return prepare_worst_case(config, worst_case_dim(config, binned.dim), binned.n_bins)
     stats_d = binned_stats(binned, fit.lags)
-    claimed = privacy_report(stats_d, fit)
+    claimed = audited_report(stats_d, config)
     report_d = _as_run(claimed, config.broken_factor)
     rng = np.random.default_rng(config.seed)
     best = None
     cells = candidate_cells(binned, fit.lags, config.candidates, rng)
     for cell in cells:
         stats_n = binned_stats(add_event(binned, *cell), fit.lags)
-        report_n = _as_run(privacy_report(stats_n, fit), config.broken_factor)
+        report_n = _as_run(audited_report(stats_n, config), config.broken_factor)
         moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit)
         if best is None or np.linalg.norm(moved) > np.linalg.norm(best[0]):
             best = (moved, cell, stats_n, report_n)
@@ -161,8 +174,8 @@ def prepare_worst_case(config: AuditConfig, dim: int, n_bins: int) -> AuditSessi
     d, d_prime, (s, b, j) = worst_case_pair(dim, n_bins, fit.bin_size, fit.count_cap,
                                             empty_bin=fit.family.per_bin and state is None)
     stats_d, stats_n = binned_stats(d, fit.lags), binned_stats(d_prime, fit.lags)
-    claimed = privacy_report(stats_d, fit)
-    report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
+    claimed = audited_report(stats_d, config)
+    report_d, report_n = (_as_run(audited_report(st, config), config.broken_factor) for st in (stats_d, stats_n))
     moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES, state)
     info = {"worst_case_dim": int(dim), "worst_case_bins": int(n_bins),
             "released_at_state": None if state is None else np.asarray(state).tolist()}
@@ -174,18 +187,18 @@ def _prepare_auto_cap(binned: BinnedCounts, config: AuditConfig) -> AuditSession
     """The natural neighbours of :func:`prepare_audit` for the automatic-cap mechanism."""
     if config.neighbours == "worst-case":
         raise ConfigError("the worst-case neighbours need a public count cap C, not 'auto'")
-    data_d = AutoCapData(binned, config.fit, config.broken_factor)
+    data_d = AutoCapData(binned, config, config.broken_factor)
     best = None
     cells = candidate_cells(binned, config.fit.lags, config.candidates, np.random.default_rng(config.seed))
     for cell in cells:
-        data_n = AutoCapData(add_event(binned, *cell), config.fit, config.broken_factor)
+        data_n = AutoCapData(add_event(binned, *cell), config, config.broken_factor)
         moved = np.mean([data_n.output(seed) - data_d.output(seed) for seed in (10**9 + 7, 10**9 + 9)], axis=0)
         if best is None or np.linalg.norm(moved) > np.linalg.norm(best[0]):
             best = (moved, cell, data_n)
     moved, (s, b, j), data_n = best
     cap = int(data_d.output(config.seed)[-1])
     stats_d, report_d = data_d.at_cap(cap)
-    claimed = privacy_report(stats_d, config.fit)
+    claimed = audited_report(stats_d, config)
     return AuditSession(config, data_d, data_n, report_d, data_n.at_cap(cap)[1],
                         Neighbour(s, b, j, float(np.linalg.norm(moved)), len(cells)), claimed, direction=moved)
 
@@ -233,8 +246,8 @@ def prepare_sequence_audit(events: Events, config: AuditConfig, index: int, repl
     sequences[index] = replacement
     stats_d = prepare_stats(events, fit)[0]
     stats_n = prepare_stats(replace(events, sequences=tuple(sequences)), fit)[0]
-    claimed = privacy_report(stats_d, fit)
-    report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
+    claimed = audited_report(stats_d, config)
+    report_d, report_n = (_as_run(audited_report(st, config), config.broken_factor) for st in (stats_d, stats_n))
     moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES)
     neighbour = Neighbour(index, -1, -1, float(np.linalg.norm(moved)), 1)  # the whole sequence: no bin, no dim
     return AuditSession(config, stats_d, stats_n, report_d, report_n, neighbour, claimed, direction=moved)

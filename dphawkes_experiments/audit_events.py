@@ -11,14 +11,24 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_events, bin_sparse
+from dphawkes_core.data.io import Events
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.estimators import privacy_report
-from dphawkes_core.data.io import Events
+from dphawkes_core.statistics.binning import bin_events, bin_sparse
 
-from .audit_session import (DIRECTION_PROBES, AuditConfig, AuditSession, AutoCapData, Neighbour, _as_run,
-                            candidate_cells, common_noise_shift, worst_case_dim)
+from .audit_session import (
+    DIRECTION_PROBES,
+    AuditConfig,
+    AuditSession,
+    AutoCapData,
+    Neighbour,
+    _as_run,
+    audited_report,
+    candidate_cells,
+    common_noise_shift,
+    worst_case_dim,
+)
+
 
 def worst_case_lags(family) -> int:
     """p (B) of the worst-case audit unless given: the family's ``worst_case_lags`` (ctls: 25, where its
@@ -73,13 +83,13 @@ def prepare_event_audit(events: Events, config: AuditConfig) -> AuditSession:
     if config.neighbours == "worst-case":
         return prepare_worst_case_events(config, worst_case_dim(config, events.dim))
     stats_d = family.prepare_stats(events, fit)[0]
-    claimed = privacy_report(stats_d, fit)
+    claimed = audited_report(stats_d, config)
     report_d = _as_run(claimed, config.broken_factor)
     candidates = candidate_times(events, fit.bin_size, fit.lags, config.candidates, np.random.default_rng(config.seed))
     best = None
     for s, t, j in candidates:
         stats_n = family.prepare_stats(add_event_time(events, s, t, j), fit)[0]
-        report_n = _as_run(privacy_report(stats_n, fit), config.broken_factor)
+        report_n = _as_run(audited_report(stats_n, config), config.broken_factor)
         moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit)
         if best is None or np.linalg.norm(moved) > np.linalg.norm(best[0]):
             best = (moved, (s, t, j), stats_n, report_n)
@@ -102,8 +112,8 @@ def prepare_worst_case_events(config: AuditConfig, dim: int) -> AuditSession:
         raise ConfigError(f"{family.label} documents no adversarial events (worst_case_events): no worst-case audit")
     d_events, d_prime = family.worst_case_events(fit, dim)
     stats_d, stats_n = (family.prepare_stats(e, fit)[0] for e in (d_events, d_prime))
-    claimed = privacy_report(stats_d, fit)
-    report_d, report_n = (_as_run(privacy_report(st, fit), config.broken_factor) for st in (stats_d, stats_n))
+    claimed = audited_report(stats_d, config)
+    report_d, report_n = (_as_run(audited_report(st, config), config.broken_factor) for st in (stats_d, stats_n))
     moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES)
     s, t, j = added_event(d_events, d_prime)
     shift = float(np.linalg.norm(moved))
@@ -126,7 +136,7 @@ class AutoCapEvents(AutoCapData):
     def at_cap(self, cap: int) -> tuple:
         if cap not in self.by_cap:
             stats = self.fit.family.prepare_stats(self.events, replace(self.fit, count_cap=int(cap)))[0]
-            self.by_cap[cap] = (stats, _as_run(privacy_report(stats, self.fit), self.broken_factor))
+            self.by_cap[cap] = (stats, _as_run(audited_report(stats, self.config), self.broken_factor))
         return self.by_cap[cap]
 
 
@@ -137,7 +147,7 @@ def _prepare_auto_cap_events(events: Events, config: AuditConfig) -> AuditSessio
     fit = config.fit
 
     def data(ev: Events) -> AutoCapEvents:
-        return AutoCapEvents(bin_sparse(ev, fit.bin_size), fit, config.broken_factor, events=ev)
+        return AutoCapEvents(bin_sparse(ev, fit.bin_size), config, config.broken_factor, events=ev)
 
     data_d = data(events)
     best = None
@@ -150,7 +160,7 @@ def _prepare_auto_cap_events(events: Events, config: AuditConfig) -> AuditSessio
     moved, (s, t, j), data_n = best
     cap = int(data_d.output(config.seed)[-1])
     stats_d, report_d = data_d.at_cap(cap)
-    claimed = privacy_report(stats_d, fit)
+    claimed = audited_report(stats_d, config)
     return AuditSession(config, data_d, data_n, report_d, data_n.at_cap(cap)[1],
                         Neighbour(s, int(t // fit.bin_size), j, float(np.linalg.norm(moved)), len(candidates)),
                         claimed, direction=moved, info={"added_event_time": t})

@@ -13,14 +13,23 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.privacy.count_cap import cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
 from dphawkes_core.errors import ConfigError, DPHawkesError
 from dphawkes_core.estimators import FitConfig, binned_stats, privacy_report
 from dphawkes_core.privacy.calibration import gaussian_epsilon
+from dphawkes_core.privacy.count_cap import cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
+from dphawkes_core.privacy.noise import NUMPY_SAMPLER, SEEDED_DISCRETE_SAMPLER, SeededNoise, discrete_noise
+from dphawkes_core.statistics.binning import BinnedCounts
 
-from .audit_statistics import (balanced_threshold, best_threshold, clopper_pearson_upper, epsilon_lower_bound,
-                               mu_lower_bound, pooled_mu_lower_bound, projection, training_trials)
+from .audit_statistics import (
+    balanced_threshold,
+    best_threshold,
+    clopper_pearson_upper,
+    epsilon_lower_bound,
+    mu_lower_bound,
+    pooled_mu_lower_bound,
+    projection,
+    training_trials,
+)
 
 MAX_TRIALS = 200_000
 NEIGHBOURS = ("natural", "worst-case")
@@ -39,9 +48,11 @@ class AuditConfig:
     ----------
     fit : FitConfig
         The private mechanism (method, calibration, ε or σ², δ, K, B/r/G, count cap …). Its noise is seeded in
-        every trial, so the audit checks the seeded (numpy, continuous Gaussian) mechanism and its claim is
-        calibrated for that sampler (an unseeded fit is given the audit's seed); the exact discrete Gaussian of
-        an unseeded lagged DP-SSP release is checked against OpenDP's own privacy map (``tests/core/privacy/test_noise.py``).
+        every trial (an unseeded fit is given the audit's seed). An unseeded fit is audited as it would be released:
+        when the release draws the discrete Gaussian (an unseeded lagged DP-SSP, :func:`~dphawkes_core.privacy.noise.discrete_noise`)
+        the claim is the release's (discrete σ, zCDP) and the trials draw the discrete Gaussian too, from a seeded
+        sampler of the same law (:func:`~dphawkes_core.privacy.noise.seeded_discrete_gaussian`; OpenDP's cannot be seeded).
+        A seeded fit is audited with its own continuous noise and calibration.
     trials : int
         Runs of the mechanism on each of the two data sets (half to train the test, half to evaluate).
     confidence : float
@@ -64,6 +75,9 @@ class AuditConfig:
         separate common-noise probes.
     worst_case_dim : int, optional
         d of the worst-case pair (default: the family's ``worst_case_dim``, else the data's d).
+    discrete : bool, optional
+        Whether the audited release draws the discrete Gaussian (default: what the unseeded ``fit`` would draw,
+        :func:`~dphawkes_core.privacy.noise.discrete_noise`).
     """
 
     fit: FitConfig
@@ -75,11 +89,14 @@ class AuditConfig:
     neighbours: str = "natural"
     train_fraction: float = 0.1
     worst_case_dim: int | None = None
+    discrete: bool | None = None
 
     def __post_init__(self):
         if not self.fit.family.private:
             raise ConfigError("the audit needs a private method (cls adds no noise)")
-        if self.fit.seed is None:  # the trials run seeded noise: calibrate the claim for that sampler
+        if self.discrete is None:  # as released: read before the audit's seed is set
+            object.__setattr__(self, "discrete", discrete_noise(self.fit))
+        if self.fit.seed is None:  # the trials run seeded noise
             object.__setattr__(self, "fit", replace(self.fit, seed=int(self.seed)))
         if int(self.trials) != self.trials or not 20 <= self.trials <= MAX_TRIALS:
             raise ConfigError(f"trials must be a whole number in 20…{MAX_TRIALS:,}, got {self.trials!r}")
@@ -94,6 +111,12 @@ class AuditConfig:
         if self.worst_case_dim is not None and (int(self.worst_case_dim) != self.worst_case_dim
                                                 or self.worst_case_dim < 1):
             raise ConfigError(f"worst_case_dim must be a whole number >= 1, got {self.worst_case_dim!r}")
+
+
+def audited_report(stats, config: AuditConfig):
+    """The privacy report the audit holds the mechanism to: the release's (:attr:`AuditConfig.discrete`: the
+    discrete Gaussian's σ, calibrated in zCDP), else that of the seeded fit the trials run."""
+    return privacy_report(stats, replace(config.fit, seed=None) if config.discrete else config.fit)
 
 
 @dataclass(frozen=True)
@@ -307,6 +330,8 @@ def observed_output(stats, fit: FitConfig, report, state: np.ndarray | None = No
     (with K = 1 and a small constant step a linear image of its release), or at a state its releases.
     """
     rng = np.random.default_rng(fit.seed)
+    if report.discrete:  # the release's law, seeded: the discrete Gaussian on numpy's generator
+        rng = SeededNoise(rng, discrete=True)
     if state is None:
         return fit.family.observed_release(stats, fit, report, rng)
     return fit.family.observed_release(stats, fit, report, rng, state=state)
@@ -338,23 +363,30 @@ class AutoCapData:
     noises. Statistics and reports are cached per C."""
 
     binned: BinnedCounts
-    fit: FitConfig
+    config: AuditConfig
     broken_factor: float | None = None
     by_cap: dict = field(default_factory=dict)
+
+    @property
+    def fit(self) -> FitConfig:
+        """The audited (seeded) fit."""
+        return self.config.fit
 
     def at_cap(self, cap: int) -> tuple:
         """Statistics of the counts clipped at ``cap`` and the report the release runs with."""
         if cap not in self.by_cap:
             clipped = replace(self.binned, counts=tuple(np.minimum(x, cap) for x in self.binned.counts), count_cap=cap)
             stats = binned_stats(clipped, self.fit.lags)
-            self.by_cap[cap] = (stats, _as_run(privacy_report(stats, self.fit), self.broken_factor))
+            self.by_cap[cap] = (stats, _as_run(audited_report(stats, self.config), self.broken_factor))
         return self.by_cap[cap]
 
     def output(self, seed: int) -> np.ndarray:
-        """One run of the whole mechanism: the observed release, then the chosen C."""
-        fit = self.fit
-        sigma = cap_noise_sigma(fit.epsilon, fit.dp_delta, fit.count_cap_share) / (self.broken_factor or 1.0)
-        cap = choose_cap(release_tail_counts(self.binned, fit.count_cap_max, sigma, cap_rng(seed)), sigma)
+        """One run of the whole mechanism: the observed release, then the chosen C (the tail counts drawn as the
+        release draws them: discrete Gaussian for a discrete release)."""
+        fit, discrete = self.fit, self.config.discrete
+        sigma = cap_noise_sigma(fit.epsilon, fit.dp_delta, fit.count_cap_share, discrete) / (self.broken_factor or 1.0)
+        rng = SeededNoise(cap_rng(seed).generator, discrete=True) if discrete else cap_rng(seed)
+        cap = choose_cap(release_tail_counts(self.binned, fit.count_cap_max, sigma, rng), sigma)
         stats, report = self.at_cap(cap)
         return np.append(observed_output(stats, replace(fit, seed=seed), report), cap)
 
@@ -362,7 +394,9 @@ class AutoCapData:
 def _as_run(report, broken_factor):
     """The report the mechanism runs with: the calibrated one, or its noise divided by the broken factor
     (ε, the claim, is left as calibrated)."""
-    return replace(report, sigma2=report.sigma2 / broken_factor**2) if broken_factor else report
+    if not broken_factor:
+        return report
+    return replace(report, sigma2=report.sigma2 / broken_factor / broken_factor)  # a huge factor: 0, no overflow
 
 
 def evaluate(outputs_d: np.ndarray, outputs_dp: np.ndarray, session: AuditSession) -> AuditResult:
@@ -388,7 +422,8 @@ def evaluate(outputs_d: np.ndarray, outputs_dp: np.ndarray, session: AuditSessio
     fp, fn = int(np.sum(test_d > threshold)), int(np.sum(test_dp <= threshold))
     n_d, n_dp = test_d.size, test_dp.size
     fpr_ub, fnr_ub = clopper_pearson_upper(fp, n_d, each), clopper_pearson_upper(fn, n_dp, each)
-    extra = {"sigma2_used_d_prime": float(session.report_d_prime.sigma2)}
+    extra = {"sigma2_used_d_prime": float(session.report_d_prime.sigma2),
+             "sampler": SEEDED_DISCRETE_SAMPLER if report.discrete else NUMPY_SAMPLER}
     if gdp:
         n_train = training_trials(outputs_d.shape[0], cfg.train_fraction)
         mu_train_d, mu_train_dp, mu_test_d, mu_test_dp = _projected(outputs_d, outputs_dp, n_train, session.direction)

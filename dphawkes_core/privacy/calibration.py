@@ -43,7 +43,7 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.noise import gaussian_multiplier, multiplier_epsilon, zcdp_epsilon, zcdp_rho
 from dphawkes_core.statistics.moments import SufficientStats
-from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_share
+from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_share, check_sigma2
 
 CALIBRATIONS = ("paper", "formal", "tight-paper")
 CALIBRATION_LABELS = {
@@ -133,14 +133,17 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: i
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
     """Smallest ε such that ``releases`` Gaussian releases with noise σ and sensitivity S are (ε, δ)-DP (``discrete``:
-    discrete Gaussian releases, accounted in zCDP)."""
-    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian  # here: 1.3 s import, private fits only
+    discrete Gaussian releases, accounted in zCDP).
 
+    Raises
+    ------
+    ConfigError
+        When σ is below :data:`~dphawkes_core.validation.MULTIPLIER_MIN` of ``S√K``: ε is then beyond what the
+        accountants compute.
+    """
     if sigma <= 0:
         return math.inf
-    if discrete:
-        return multiplier_epsilon(sigma / (sensitivity * math.sqrt(releases)), delta, discrete=True)
-    return float(get_epsilon_gaussian(sigma / (sensitivity * math.sqrt(releases)), delta))
+    return multiplier_epsilon(sigma / (sensitivity * math.sqrt(releases)), delta, discrete)
 
 
 @dataclass(frozen=True)
@@ -161,7 +164,7 @@ THEOREM_3 = PaperTheorem("Theorem 3 (DP-CG)", 128.0)
 def paper_sigma2(theorem: PaperTheorem, epsilon: float, delta: float, iters: int, scale: float, R: float) -> float:
     """σ² of ``theorem`` as published (``scale`` = ΔB for Theorem 1, Δr for Theorem 3)."""
     check_epsilon_delta(epsilon, delta)
-    return _paper_factor(theorem, iters, delta, scale, R) / epsilon**2
+    return _paper_factor(theorem, iters, delta, scale, R) / epsilon / epsilon  # inf, not an error, past float64
 
 
 def paper_epsilon(theorem: PaperTheorem, sigma2: float, delta: float, iters: int, scale: float, R: float) -> float:
@@ -204,8 +207,9 @@ class PrivacyReport:
     sensitivity_by_calibration : dict
         The per-release sensitivity each calibration assumes.
     formal : bool
-        True only for the ``formal`` calibration (whether the *release* is formal also depends on the
-        seed, the window and the other settings: :func:`formal_status`).
+        True only for the ``formal`` calibration: what the noise was calibrated for, not a claim about the
+        estimate (whether a *release* is formal also depends on the session that made it, the seed, the window
+        and the other settings: :func:`formal_status`, which alone writes ``formal_guarantee``).
     iters : int
         Number of noisy releases K.
     note : str
@@ -239,13 +243,17 @@ class PrivacyReport:
     discrete: bool = False
 
     def to_dict(self) -> dict:
-        """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged)."""
+        """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged).
+
+        No ``formal_guarantee``: a report describes the noise of any fit, released or not; only the status of a
+        privacy session's answer (:func:`formal_status`, merged in by :func:`~dphawkes_core.release.export.fit_payload`)
+        carries the claim."""
         out = {
             "sigma2": self.sigma2, "epsilon": self.epsilon, "dp_delta": self.dp_delta,
             "calibration": self.calibration, "sensitivity": self.sensitivity, "R": self.R,
             "epsilon_by_calibration": dict(self.epsilon_by_calibration),
             "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
-            "formal_guarantee": self.formal, "iters": self.iters, "note": self.note,
+            "iters": self.iters, "note": self.note,
             "budget_split": dict(self.budget_split), "privacy_unit": self.privacy_unit,
         }
         if self.discrete:
@@ -405,6 +413,7 @@ def calibrate(stats: SufficientStats, theorem: PaperTheorem, scale: float, fro_r
             sigma2 = paper_sigma2(theorem, epsilon, dp_delta, iters, scale, R)
         else:
             sigma2 = gaussian_sigma(epsilon, dp_delta, sens[calibration], iters) ** 2
+        check_sigma2(sigma2, f"the {calibration} calibration's σ² for ε = {epsilon:g}")
     sigma = math.sqrt(sigma2)
     eps_by = {
         "paper": paper_epsilon(theorem, sigma2, dp_delta, iters, scale, R),
@@ -470,6 +479,9 @@ def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, shar
     return sigma, {"sequence_clip": float(sequence_clip), **split}
 
 
+_LEFT_OVER = 1e-9  # the releases' share of the total μ² (or ρ) below which a split is rounding, not a budget
+
+
 def _compose_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
                        share: float, discrete: bool = False) -> tuple[float, dict]:
     """A selection release with noise multiplier ``z(share·ε, δ)`` followed by K Gaussian releases of
@@ -483,7 +495,10 @@ def _compose_selection(epsilon: float, delta: float, sensitivity: float, release
         return _compose_discrete_selection(epsilon, delta, sensitivity, releases, share)
     cap_multiplier = cap_noise_sigma(epsilon, delta, share)
     total_multiplier = get_sigma_gaussian(epsilon, delta)
-    multiplier = math.sqrt(releases) / math.sqrt(1 / total_multiplier**2 - 1 / cap_multiplier**2)
+    rest = 1 / total_multiplier**2 - 1 / cap_multiplier**2  # μ² left for the releases
+    if not rest > _LEFT_OVER / total_multiplier**2:  # a tiny ε: both multipliers are δ's alone
+        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the release")
+    multiplier = math.sqrt(releases) / math.sqrt(rest)
     split = {
         "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
         "release_epsilon": float(get_epsilon_gaussian(multiplier / math.sqrt(releases), delta)),
@@ -499,8 +514,8 @@ def _compose_discrete_selection(epsilon: float, delta: float, sensitivity: float
     check_share(share)
     rho_total, rho_cap = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
     rho_release = rho_total - rho_cap
-    if not rho_release > 0:
-        raise ConfigError(f"the share {share:g} of ε leaves nothing for the release")
+    if not rho_release > _LEFT_OVER * rho_total:  # a tiny ε: both ρ are δ's alone, their difference rounding
+        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the release")
     cap_multiplier = 1.0 / math.sqrt(2.0 * rho_cap)
     multiplier = math.sqrt(releases) / math.sqrt(2.0 * rho_release)
     split = {
@@ -546,6 +561,7 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
         sigma2 = sigma**2
     elif sigma2 is None:
         sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases, discrete) ** 2
+    check_sigma2(sigma2, f"the calibration's σ² for ε = {epsilon:g}" if epsilon is not None else "σ²")
     eps = split["epsilon_total"] if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases,
                                                                 discrete)
     return PrivacyReport(

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, tail_counts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.noise import NoiseSource, as_source, gaussian_multiplier, noise_source, uses_discrete
-from dphawkes_core.validation import check_share
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, tail_counts
+from dphawkes_core.validation import check_epsilon_delta, check_share
 
 AUTO = "auto"
 AUTO_CAP_SHARE = 0.05  # share of ε spent on the cap
@@ -77,6 +77,7 @@ def cap_noise_sigma(epsilon: float, delta: float, share: float, discrete: bool =
     """
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # 1.3 s import: private fits only
 
+    check_epsilon_delta(epsilon, delta)
     check_share(share)
     if discrete:
         return gaussian_multiplier(share * epsilon, delta, discrete=True)

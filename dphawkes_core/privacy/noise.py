@@ -2,7 +2,10 @@
 
 * :class:`SeededNoise` (an int seed, or a numpy ``Generator``): tests, teaching, experiments — never a
   release (:func:`~dphawkes_core.privacy.calibration.formal_status`). numpy's PCG64 with its ziggurat normals, drawn in
-  the order the mechanisms have always drawn them, so every seeded result is reproduced bit for bit.
+  the order the mechanisms have always drawn them, so every seeded result is reproduced bit for bit. A seeded
+  fit is never calibrated for the discrete Gaussian (:func:`discrete_noise`); only the privacy audit, which runs
+  a release's mechanism seeded, asks for a discrete seeded source: it draws the discrete Gaussian by Canonne,
+  Kamath & Steinke's rejection sampler on numpy's generator (:func:`seeded_discrete_gaussian`).
 * :class:`SecureNoise` (seed ``None``): a release. It takes no seed and keeps no state that could replay it.
 
   - real-valued numbers (:meth:`~NoiseSource.standard_normal`): the operating system's CSPRNG
@@ -34,11 +37,13 @@ import os
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.validation import check_multiplier
 
 #: What :attr:`NoiseSource.sampler` says, for reports and docs.
 NUMPY_SAMPLER = "numpy PCG64 (seeded)"
 CSPRNG_SAMPLER = "OS CSPRNG, inverse-CDF normals"
 DISCRETE_SAMPLER = "OpenDP discrete Gaussian (OS CSPRNG)"
+SEEDED_DISCRETE_SAMPLER = "discrete Gaussian, CKS rejection sampler on numpy PCG64 (seeded: audits only)"
 _EXACT_INTEGER = 2.0**53  # integers a float64 holds exactly
 
 
@@ -80,18 +85,25 @@ class SeededNoise(NoiseSource):
     """
 
     seeded = True
-    sampler = NUMPY_SAMPLER
 
-    def __init__(self, seed):
+    def __init__(self, seed, discrete: bool = False):
         if seed is None:
             raise ConfigError("SeededNoise needs a seed; unseeded noise is SecureNoise")
         self.generator = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self.discrete = bool(discrete)
+        self.sampler = SEEDED_DISCRETE_SAMPLER if self.discrete else NUMPY_SAMPLER
 
     def standard_normal(self, shape) -> np.ndarray:
         return self.generator.standard_normal(shape)
 
+    def discrete_gaussian(self, values, sigma: float) -> np.ndarray:
+        if not self.discrete:
+            return super().discrete_gaussian(values, sigma)
+        values = _integer_array(values, sigma)
+        return values + seeded_discrete_gaussian(values.shape, sigma, self.generator)
+
     def __repr__(self) -> str:
-        return "SeededNoise(numpy PCG64)"
+        return f"SeededNoise(numpy PCG64, discrete={self.discrete})"
 
 
 class SecureNoise(NoiseSource):
@@ -121,8 +133,9 @@ class SecureNoise(NoiseSource):
 
 
 def noise_source(seed, discrete: bool = False) -> NoiseSource:
-    """The source of a fit: :class:`SeededNoise` for a seed (``discrete`` ignored: seeded noise is numpy's),
-    :class:`SecureNoise` for ``None`` (discrete when the fit's report was calibrated for the discrete Gaussian)."""
+    """The source of a fit: :class:`SeededNoise` for a seed (``discrete`` ignored: a seeded fit's noise is numpy's
+    continuous one), :class:`SecureNoise` for ``None`` (discrete when the fit's report was calibrated for the
+    discrete Gaussian). Only the audit makes a seeded discrete source, itself: ``SeededNoise(seed, discrete=True)``."""
     return SecureNoise(discrete) if seed is None else SeededNoise(seed)
 
 
@@ -180,6 +193,16 @@ def opendp_discrete_gaussian(values, sigma: float) -> np.ndarray:
     ValueError
         For a value that is not an integer (or too large for a float64 to hold exactly), or σ not positive.
     """
+    values = _integer_array(values, sigma)
+    flat = np.ascontiguousarray(values.ravel())
+    if flat.size == 0:
+        return values
+    noisy = _discrete_gaussian_measurement(float(sigma))(flat)
+    return np.asarray(noisy, dtype=np.int64).reshape(values.shape)
+
+
+def _integer_array(values, sigma: float) -> np.ndarray:
+    """``values`` as ``int64`` after the discrete Gaussian's checks (integers a float64 holds exactly; σ > 0)."""
     values = np.asarray(values)
     if not (math.isfinite(sigma) and sigma > 0):
         raise ValueError(f"the discrete Gaussian needs a positive finite σ, got {sigma!r}")
@@ -188,11 +211,27 @@ def opendp_discrete_gaussian(values, sigma: float) -> np.ndarray:
             raise ValueError("the discrete Gaussian adds noise to integers only: a released number is not an integer")
     elif values.dtype.kind not in "iub":
         raise ValueError(f"the discrete Gaussian needs integers, got {values.dtype}")
-    flat = np.ascontiguousarray(values.ravel(), dtype=np.int64)
-    if flat.size == 0:
-        return flat.reshape(values.shape)
-    noisy = _discrete_gaussian_measurement(float(sigma))(flat)
-    return np.asarray(noisy, dtype=np.int64).reshape(values.shape)
+    return values.astype(np.int64)
+
+
+def seeded_discrete_gaussian(shape, sigma: float, generator: np.random.Generator) -> np.ndarray:
+    """Independent ``N_Z(0, σ²)`` of ``shape`` from a seeded numpy generator (the audit's runs of a discrete release).
+
+    Canonne, Kamath & Steinke (2020), Algorithm 3: with ``t = ⌊σ⌋ + 1``, draw ``Y`` from the discrete Laplace
+    ``P(y) ∝ e^{−|y|/t}`` (a difference of two geometric counts) and keep it with probability
+    ``exp(−(|Y| − σ²/t)²/(2σ²))``; the kept values are exactly ``N_Z(0, σ²)`` when the probabilities are exact, here
+    to float64's rounding (the release's OpenDP sampler has none; it cannot be seeded). Batches are drawn until
+    enough are kept, so a seed gives one sequence."""
+    size = math.prod(shape) if np.ndim(shape) else int(shape)
+    t = math.floor(sigma) + 1
+    success = -math.expm1(-1.0 / t)  # P(stop) of a geometric count with P(k) ∝ e^{−k/t}
+    kept = []
+    while sum(len(k) for k in kept) < size:
+        batch = 2 * size + 16  # acceptance is at least about 1/2 (CKS 2020): rarely more than one round
+        laplace = generator.geometric(success, batch) - generator.geometric(success, batch)
+        keep = generator.random(batch) < np.exp(-((np.abs(laplace) - sigma**2 / t) ** 2) / (2 * sigma**2))
+        kept.append(laplace[keep])
+    return np.concatenate(kept)[:size].astype(np.int64).reshape(shape)
 
 
 # --- what the discrete Gaussian costs: zCDP -------------------------------------------------------------------
@@ -268,11 +307,13 @@ def gaussian_multiplier(epsilon: float, delta: float, discrete: bool = False) ->
 
 
 def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) -> float:
-    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`)."""
+    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`);
+    a multiplier below :data:`~dphawkes_core.validation.MULTIPLIER_MIN` is refused (its ε leaves float64's range)."""
     if not multiplier > 0:
         return math.inf
+    check_multiplier(multiplier)
     if discrete:
-        return zcdp_epsilon(1.0 / (2.0 * multiplier**2), delta)
+        return zcdp_epsilon(0.5 / multiplier / multiplier, delta)  # underflows to ρ = 0 for a huge multiplier
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
     return float(get_epsilon_gaussian(multiplier, delta))

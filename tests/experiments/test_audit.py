@@ -6,14 +6,14 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_experiments.audit import AuditCancelled, AuditConfig, add_event, default_count_cap, run_audit
-from dphawkes_experiments.audit_statistics import clopper_pearson_upper, epsilon_lower_bound
-from dphawkes_core.statistics.binning import bin_events
+from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.data.kernels import get_scenario
-from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
-from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.binning import bin_events
+from dphawkes_experiments.audit import AuditCancelled, AuditConfig, add_event, default_count_cap, run_audit
+from dphawkes_experiments.audit_statistics import clopper_pearson_upper, epsilon_lower_bound
 
 DT, P = 0.5, 6
 
@@ -109,3 +109,32 @@ def test_audit_page_runs_and_catches_broken():
     at.toggle(key="au_broken").set_value(True).run()
     at.button(key="au_run").click().run()
     assert not at.exception and "VIOLATION" in at.error[0].value
+
+
+def test_an_unseeded_lagged_ssp_is_audited_as_released(events, cap):
+    """The release draws the discrete Gaussian under a zCDP calibration: the audit holds the mechanism to that
+    claim (the unseeded config's report, not the seeded one's) and its runs draw integer noise on the integer
+    pieces (every observed number times N is an integer), from a seed; a seeded config keeps numpy's noise."""
+    from dphawkes_core.estimators import binned_stats, privacy_report
+    from dphawkes_experiments.audit import prepare_audit
+
+    unseeded = _fit("ssp", cap)
+    session = prepare_audit(events, AuditConfig(unseeded, trials=20, seed=3))
+    released = privacy_report(session.stats_d, unseeded)
+    assert session.config.discrete and released.discrete and session.claimed == released
+    assert session.claimed.sigma2 > privacy_report(session.stats_d, _fit("ssp", cap, seed=3)).sigma2  # zCDP's σ
+    session.run_chunk(20)
+    n_rows = binned_stats(bin_events(events, DT, cap), P).n_rows
+    scaled = np.asarray(session.outputs_d) * n_rows
+    assert np.allclose(scaled, np.rint(scaled), rtol=0, atol=1e-6)  # integer noise on integer pieces
+    again = prepare_audit(events, AuditConfig(unseeded, trials=20, seed=3))
+    again.run_chunk(20)
+    assert np.array_equal(np.asarray(again.outputs_d), np.asarray(session.outputs_d))  # seeded: it repeats
+    result = session.result()
+    assert result.extra["sampler"].startswith("discrete Gaussian")
+    assert result.mu_claimed == pytest.approx(released.sensitivity / math.sqrt(released.sigma2), rel=1e-12)
+    seeded = prepare_audit(events, AuditConfig(_fit("ssp", cap, seed=5), trials=20, seed=3))
+    assert not seeded.config.discrete and not seeded.claimed.discrete
+    seeded.run_chunk(20)
+    scaled = np.asarray(seeded.outputs_d) * n_rows
+    assert not np.allclose(scaled, np.rint(scaled), rtol=0, atol=1e-6)

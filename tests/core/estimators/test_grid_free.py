@@ -13,17 +13,25 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import (FitConfig, binned_stats, fit, fit_stats, get_family, prepare_stats,
-                                      privacy_report, release_status)
-from dphawkes_core.estimators.grid_free.release import ctls_sensitivity, release_layout, worst_case_events
-from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, assemble, grid_free_pieces, keep_first
-from dphawkes_core.statistics.binning import bin_events
-from dphawkes_core.data.io import EventSequence, Events, from_arrays
+from dphawkes_core.data.io import Events, EventSequence, from_arrays
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import (
+    FitConfig,
+    binned_stats,
+    fit,
+    fit_stats,
+    get_family,
+    prepare_stats,
+    privacy_report,
+    release_status,
+)
+from dphawkes_core.estimators.grid_free.release import EDGE_PARTS, ctls_sensitivity, release_layout, worst_case_events
+from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, assemble, grid_free_pieces, keep_first
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
-from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.binning import bin_events
 
 FAMILY = get_family("ctls")
 
@@ -195,6 +203,59 @@ def test_both_kinds_of_neighbour_and_random_ones_stay_under_the_bound():
         s_d, s_n = (prepare_stats(from_arrays(t, end_time=end), cfg)[0] for t in (times, grown))
         moved = np.linalg.norm(FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg))
         assert moved <= privacy_report(s_d, cfg).sensitivity * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("dim,lags,cap", [(1, 40, 2), (2, 25, 2)])
+def test_at_gram_scale_one_the_swap_term_binds_and_a_swap_pair_reaches_it(dim, lags, cap):
+    """The keep-first-C swap (u added before the bin's last kept v, which leaves) binds at ρ = 1 and large B (its
+    R(m) term is twice the insertion's): the swap pair must move the release by at most the bound the code uses
+    and by nearly all of it (0.978–0.980 measured). A swap term halved lets this pair move 1.06–1.07× the bound."""
+    cfg = config(width=1.0, lags=lags, count_cap=cap, sigma2=1.0, ctls_gram_scale=1.0)
+    d_events, d_prime = worst_case_events(dim, lags, cap, 1.0, "swap")
+    s_d, s_n = (prepare_stats(e, cfg)[0] for e in (d_events, d_prime))
+    bound = privacy_report(s_d, cfg).sensitivity
+    moved = np.linalg.norm(FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg))
+    assert moved <= bound * (1 + 1e-9), moved / bound
+    assert moved >= 0.975 * bound, moved / bound
+    sens = FAMILY.sensitivity(s_d, cfg)
+    assert sens.toeplitz["swap"] > sens.toeplitz["insert"]  # the swap term is the one that binds here
+    assert sens.total == pytest.approx(math.hypot(sens.toeplitz["swap"], sens.edge["swap"] / sens.kappa), rel=1e-12)
+
+
+def head_insertion(dim: int, lags: int, cap: int, at: float):
+    """The family's insertion pair moved so that the added event sits at ``at`` inside the head ``[0, s)`` (units of
+    w = 1): the clusters before the window's start are cut off, the window stays long (no tail piece moves)."""
+    g = 2 * lags + 4  # where worst_case_events puts its added event, at g + ½
+    end = 20 * (lags + 2)
+    shift = g + 0.5 - at
+
+    def cut(events):
+        times = [np.asarray(t) - shift for t in events.sequences[0].times]
+        return from_arrays([t[(t >= 0) & (t <= end)] for t in times], end_time=float(end))
+
+    return tuple(cut(events) for events in worst_case_events(dim, lags, cap, 1.0, "insert"))
+
+
+def test_a_head_insertion_moves_the_release_by_at_most_the_bound():
+    """An event added in the last unit of the head ``[0, s)`` moves the head pieces, released divided by their public
+    scale ρκ (ρ = 3, κ = 35 at this window's default edge share): the move must stay under the bound the code uses,
+    and it reaches 0.924 of it (the Toeplitz part 0.927 of its bound: the window's start cuts off a few partners;
+    the head pieces 0.21 of theirs). Released without κ, the head pieces let this pair move 1.06× the bound
+    (1.09× without ρκ)."""
+    dim, lags, cap = 2, 20, 2
+    cfg = config(width=1.0, lags=lags, count_cap=cap, sigma2=1.0)
+    d_events, d_prime = head_insertion(dim, lags, cap, at=lags - 0.5)
+    assert d_prime.n_events == d_events.n_events + 1
+    s_d, s_n = (prepare_stats(e, cfg)[0] for e in (d_events, d_prime))
+    assert s_n.grid_pieces.head_counts.sum() == s_d.grid_pieces.head_counts.sum() + 1  # the event is in the head
+    change = FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg)
+    bound = privacy_report(s_d, cfg).sensitivity
+    assert np.linalg.norm(change) <= bound * (1 + 1e-9), np.linalg.norm(change) / bound
+    assert np.linalg.norm(change) >= 0.92 * bound, np.linalg.norm(change) / bound
+    sens = FAMILY.sensitivity(s_d, cfg)
+    toeplitz = sum(n for name, n in release_layout(dim, lags) if name not in EDGE_PARTS)
+    edge_moved = np.linalg.norm(change[toeplitz:]) * s_d.grid_pieces.duration
+    assert edge_moved >= 0.2 * sens.edge["insert"] / sens.kappa  # the pair exercises the head pieces' term
 
 
 def test_the_bound_is_the_documented_formula():

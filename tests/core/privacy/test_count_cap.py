@@ -10,15 +10,21 @@ from dp_accounting import dp_event
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
-from dphawkes_core.privacy.count_cap import (cap_noise_sigma, cap_rng, choose_cap, dp_count_cap, release_tail_counts,
-                                     tail_counts)
+from dphawkes_core.data.io import from_arrays
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
-from dphawkes_core.data.io import from_arrays
 from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity
 from dphawkes_core.privacy.calibration import compose_count_cap
+from dphawkes_core.privacy.count_cap import (
+    cap_noise_sigma,
+    cap_rng,
+    choose_cap,
+    dp_count_cap,
+    release_tail_counts,
+    tail_counts,
+)
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
 
 def _binned(*series, cap=None):
@@ -178,15 +184,19 @@ def audit_events():
     return simulate(get_scenario("paper-2d"), n_events=600, seed=3)
 
 
+@pytest.mark.parametrize("seed", [None, 4])
 @pytest.mark.parametrize("broken, violated", [(None, False), (100.0, True)])
-def test_audit_runs_the_whole_auto_cap_mechanism(audit_events, broken, violated):
+def test_audit_runs_the_whole_auto_cap_mechanism(audit_events, broken, violated, seed):
     """The audit chooses C in every run (the test sees it) and claims the composed μ = √(S²/σ² + 1/σ_C²) of the
-    seeded (continuous Gaussian) mechanism it runs, exactly (ε, δ); a mechanism whose two noises are 100× too
-    small is caught, the correct one is not refuted."""
+    mechanism it runs: for an unseeded config the release's (both noises the discrete Gaussian, ρ adding up to the
+    ρ(ε, δ) of zCDP: μ = √(2ρ)), for a seeded one numpy's continuous Gaussians, exactly (ε, δ); a mechanism whose
+    two noises are 100× too small is caught, the correct one is not refuted."""
+    from dphawkes_core.privacy.noise import gaussian_multiplier
     from dphawkes_experiments.audit import AuditConfig, run_audit
 
-    config = _auto_config(lags=4)
+    config = _auto_config(lags=4, seed=seed)
     result = run_audit(audit_events, AuditConfig(config, trials=120, broken_factor=broken, seed=1))
-    assert result.mu_claimed == pytest.approx(1 / get_sigma_gaussian(1.0, 1e-5), rel=1e-6)
+    assert result.mu_claimed == pytest.approx(1 / gaussian_multiplier(1.0, 1e-5, discrete=seed is None), rel=1e-6)
+    assert result.extra["sampler"].startswith("discrete Gaussian") is (seed is None)
     assert result.violated is violated
     assert result.to_dict()["count_cap"] == "auto"

@@ -14,18 +14,24 @@ import pytest
 from scipy import stats as scipy_stats
 
 import dphawkes_core.privacy.noise as noise
-from dphawkes_core.privacy.count_cap import cap_rng
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.estimators.ssp import release_pieces
-from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.release.ledger import LedgerBook, Mechanism, compose_epsilon, mechanisms_of
-from dphawkes_core.privacy.noise import (SecureNoise, SeededNoise, discrete_gaussian_rho, noise_source, zcdp_epsilon,
-                                 zcdp_rho)
 from dphawkes_core.privacy.calibration import compose_count_cap, gaussian_epsilon, gaussian_sigma
+from dphawkes_core.privacy.count_cap import cap_rng
+from dphawkes_core.privacy.noise import (
+    SecureNoise,
+    SeededNoise,
+    discrete_gaussian_rho,
+    noise_source,
+    zcdp_epsilon,
+    zcdp_rho,
+)
 from dphawkes_core.privacy.sequence import clip_rng
 from dphawkes_core.privacy.unit_conversion import unit_conversion
+from dphawkes_core.release.ledger import LedgerBook, Mechanism, compose_epsilon, mechanisms_of
 from dphawkes_core.release.session import PrivacySession
-from dphawkes_core.data.simulate import simulate
 
 DELTA = 1e-5
 
@@ -110,13 +116,19 @@ def test_the_csprng_normals_are_standard_normal():
     assert np.abs(x).max() < 9.4  # 63-bit uniforms: the tails stop at Φ⁻¹(2⁻⁶⁵)
 
 
+SAMPLERS = {"release": lambda: SecureNoise(discrete=True),  # OpenDP's exact sampler
+            "audit": lambda: SeededNoise(11, discrete=True)}  # the seeded CKS sampler the audit runs the release with
+
+
+@pytest.mark.parametrize("sampler", list(SAMPLERS))
 @pytest.mark.parametrize("sigma", [0.7, 3.0, 40.0])
-def test_the_discrete_gaussian_has_the_right_law(sigma):
+def test_the_discrete_gaussian_has_the_right_law(sigma, sampler):
     """Integer noise with the variance of N_Z(0, σ²) (computed from its probability mass function; below σ² for
-    small σ) and, for σ = 0.7 and 3, the mass function itself (chi-square)."""
+    small σ) and, for σ = 0.7 and 3, the mass function itself (chi-square): the release's sampler and the audit's
+    seeded one (a rounded continuous Gaussian, variance σ² + 1/12, fails at σ = 0.7)."""
     n = 20000
     values = np.full(n, 1000, dtype=np.int64)
-    noisy = SecureNoise(discrete=True).discrete_gaussian(values, sigma)
+    noisy = SAMPLERS[sampler]().discrete_gaussian(values, sigma)
     assert noisy.dtype == np.int64 and noisy.shape == (n,)
     y = noisy - 1000
     support = np.arange(-int(12 * sigma) - 3, int(12 * sigma) + 4)
@@ -134,6 +146,16 @@ def test_the_discrete_gaussian_has_the_right_law(sigma):
             observed, expected = observed[:-1], expected[:-1]
             expected *= observed.sum() / expected.sum()
         assert scipy_stats.chisquare(observed, expected).pvalue > 1e-6
+
+
+def test_the_audits_seeded_discrete_gaussian_repeats_with_its_seed_and_only_there():
+    values = np.arange(12).reshape(3, 4)
+    first, again = (SeededNoise(5, discrete=True).discrete_gaussian(values, 2.5) for _ in range(2))
+    assert first.dtype == np.int64 and first.shape == (3, 4) and np.array_equal(first, again)
+    assert not np.array_equal(first, SeededNoise(6, discrete=True).discrete_gaussian(values, 2.5))
+    assert not noise_source(5, discrete=True).discrete  # a fit's seed never draws it: only the audit asks for it
+    with pytest.raises(ValueError, match="integers only"):
+        SeededNoise(5, discrete=True).discrete_gaussian(np.array([0.5]), 1.0)
 
 
 def test_the_discrete_gaussian_refuses_what_is_not_an_integer():

@@ -27,14 +27,18 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.estimators import binned_stats, per_bin_design, clipped_gradient, run_dp_pgd
-from dphawkes_core.estimators.gradient import GradientOperator
-from dphawkes_core.estimators.ssp import release_pieces, release_statistics, released_stats
-from dphawkes_core.privacy.calibration import formal_bounds
-
+from dphawkes_core.estimators import binned_stats, clipped_gradient, per_bin_design, run_dp_pgd
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
-from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
+from dphawkes_core.estimators.gradient import GradientOperator
+from dphawkes_core.estimators.ssp import (
+    release_pieces,
+    release_statistics,
+    released_stats,
+    ssp_lagged_sensitivity,
+    ssp_sensitivity,
+)
+from dphawkes_core.privacy.calibration import formal_bounds
+from dphawkes_core.statistics.binning import BinnedCounts
 
 # (d, p, C): the issue's d = 1, p = 6, C = 2 and other small settings; n = 3p + 2 bins (a middle bin exists)
 CASES = [(1, 1, 1), (1, 3, 1), (1, 6, 2), (1, 2, 3), (2, 2, 1), (2, 3, 2), (3, 2, 2)]
@@ -330,6 +334,34 @@ def test_dp_pgd_and_dp_cg_gradient_change_at_the_worst_u(d, p, cap, beta):
     assert worst["pgd"] >= GRADIENT_FRACTION[(d, p, cap, beta)], worst
     assert worst["cg"] >= GRADIENT_FRACTION[(d, p, cap, beta)] - 1e-4, worst  # rank one: the same optimum here
     assert worst["cg"] <= worst["pgd"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("bin_size", [0.25, 4.0])
+def test_dp_cg_at_a_bin_size_other_than_one_covers_the_papers_constraint_set(bin_size):
+    """The paper's DP-CG (Algorithm 2) runs on ``C = {U : ||U||_* <= r}`` and outputs ``H = U/Δ``: r bounds U, not
+    ΔH's scale times r. At Δ ≠ 1, (i) the run stays in that set and reaches its boundary (K = 1, classic step: U is
+    the vertex ``−r u vᵀ``, so ``||ΔH||_* = r`` exactly), and (ii) the released gradient's change at the worst U
+    of that set (d = 1: the nuclear ball is the Frobenius ball) stays under the sensitivity the fit reports and
+    reaches 0.85 of it. A radius taken as Δ·r breaks (ii) at Δ = 0.25 (the change is 1.31× that bound) and its
+    fraction at Δ = 4 (0.32)."""
+    from dphawkes_core.estimators import FitConfig, fit_stats, privacy_report
+
+    d, p, cap, radius = 1, 6, 2, 0.5
+    n = 3 * p + 2
+    config = FitConfig(method="cg", bin_size=bin_size, lags=p, radius=radius, iters=1, fw_step="classic",
+                       calibration="formal", count_cap=cap, sigma2=1.0, seed=0)
+    full = np.full((n, d), cap)
+    result = fit_stats(package_stats(full, p, cap), config)
+    assert np.linalg.norm(result.H * bin_size, "nuc") == pytest.approx(radius, rel=1e-12)  # U = ΔH on ||U||_* = r
+    worst = 0.0
+    for label, x, x2 in adversarial_pairs(n, d, cap, p):
+        if label.startswith("add"):  # the same pairs as "remove", in the other order
+            continue
+        change, _ = _gradient_change(x, x2, p, cap, radius, rank_one=True)  # the worst U with ||U||_* <= r
+        bound = privacy_report(package_stats(x, p, cap), config).sensitivity
+        assert change <= bound * (1 + REL), (label, change / bound)
+        worst = max(worst, change / bound)
+    assert worst >= GRADIENT_FRACTION[(d, p, cap, radius)]
 
 
 def test_gradient_bound_reaches_the_documented_fraction_at_d1_large_pc():

@@ -10,13 +10,13 @@ import json
 import pandas as pd
 import pytest
 
-from dphawkes_core.estimators import FitConfig, fit, release_status
-from dphawkes_core.data.io import load_csv, save_csv
+from dphawkes_cli.main import main
 from dphawkes_core.data.domain import Domain
-from dphawkes_core.release.export import fit_payload, to_csv
+from dphawkes_core.data.io import load_csv, save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_cli.main import main
+from dphawkes_core.estimators import FitConfig, fit, release_status
+from dphawkes_core.release.export import fit_payload, to_csv
 from dphawkes_experiments.compare import compare_methods
 
 END = 400.0
@@ -48,8 +48,11 @@ def test_core_entry_points_never_label_a_fit_formal(data):
     result, info = fit(events, config)
     status = release_status(config, info)
     assert not status.formal and status.settings_formal
+    assert result.privacy.formal  # the formal calibration …
+    assert "formal_guarantee" not in result.privacy.to_dict()  # … yet the report alone claims nothing
     payload = fit_payload(result, config, info, events.names)
     assert payload["formal_guarantee"] is False and payload["formal_settings"] is True
+    assert payload["privacy"]["formal_guarantee"] is False
     assert "formal_guarantee=false" in to_csv(result, config, events.names, data_info=info)
     from dphawkes_core.estimators import prepare_stats
     stats, info = prepare_stats(events, config)
@@ -81,3 +84,4 @@ def test_the_session_is_the_one_that_does(data, tmp_path):
                      "--calibration", "formal", "--count-cap", "3", "--end-time", str(END), "--dimensions", "2",
                      "--ledger", str(tmp_path / "l.json"), "--json", str(tmp_path / "r.json")], tmp_path / "r.json")
     assert released["formal_guarantee"] is True and released["ledger"]["metered"]
+    assert released["privacy"]["formal_guarantee"] is True  # the session's status, in the report's block too
