@@ -1,4 +1,4 @@
-"""Command-line interface: ``dphawkes simulate | fit`` over the same core the app uses.
+"""Command-line interface: ``dphawkes simulate | fit | sweep | score | audit | ledger`` over the same core the app uses.
 
 Bad input exits with status 2 and one line on stderr; results are JSON (or CSV) for scripts.
 """
@@ -26,6 +26,7 @@ from dphawkes_core.threads import set_blas_threads
 from .inputs import (OneLineParser, UsageError, add_family_options, add_window_options, cap_or_auto, clip_or_auto,
                      given_options, load_events_file, nonnegative_float, open_unit_fraction, positive_float,
                      positive_int)
+from .score import add_heldout, add_holdout_options, add_score_parser, holdout_split, wants_holdout
 from .sweep import add_sweep_parser
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
@@ -105,6 +106,9 @@ def _cmd_fit(args) -> int:
         return _cmd_fit_partitioned(args, config)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
+    split = holdout_split(args, events) if wants_holdout(args) else None
+    if split is not None:  # fit on the training part; the test part is scored below
+        events = split.train
     _check_window(config, events)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
     if args.ledger:
@@ -119,6 +123,7 @@ def _cmd_fit(args) -> int:
         (result, info), ledger, status = fit(events, config), None, None
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config), status)
     _add_lag_average(payload, result, args)
+    add_heldout(payload, result, split, args)
     if ledger is not None:
         payload["ledger"] = ledger
     print(f"read: {events.describe()}", file=sys.stderr)
@@ -162,6 +167,8 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
 
     if args.time_unit or config.privacy_unit != "event":
         raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
+    if wants_holdout(args):
+        raise UsageError("a held-out score reads the events in this process: not for a partitioned fit")
     start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
     if _claims_formal(config) and end is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
@@ -311,12 +318,14 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--average-width", type=positive_float, metavar="W",
                       help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
                            "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
+    add_holdout_options(fitp)
     add_family_options(fitp, FAMILIES.values())
     _add_unit_options(fitp)
     _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
 
     add_sweep_parser(sub)
+    add_score_parser(sub)
     _add_audit_parser(sub)
     _add_ledger_parser(sub)
     return parser

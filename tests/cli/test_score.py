@@ -1,0 +1,141 @@
+"""``dphawkes score`` and ``fit --holdout-start``: the same numbers both ways, the fit made on the training part only,
+tick's score on real data, and one-line exits on bad input."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dphawkes_cli.main import main
+from dphawkes_core.datasets import default_data_dir
+
+JAPAN = default_data_dir() / "japan_quakes_zones" / "events.csv"
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    path = tmp_path_factory.mktemp("score") / "events.csv"
+    assert main(["simulate", "--scenario", "paper-2d", "--events", "3000", "--seed", "2", "--out", str(path)]) == 0
+    return path
+
+
+FIT = ["--bin-size", "0.5", "--support", "4", "--method", "ctls", "--sigma2", "0"]
+
+
+def test_fit_holdout_fits_on_the_training_part_and_score_agrees(simulated, tmp_path, capsys):
+    lines = simulated.read_text().splitlines()
+    times = np.array([float(line.split(",")[0]) for line in lines[1:]])
+    cut = float(np.quantile(times, 0.6))
+    code, out, err = run(["fit", simulated, *FIT, "--holdout-start", cut, "--json", tmp_path / "fit.json"], capsys)
+    assert code == 0, err
+    payload = json.loads((tmp_path / "fit.json").read_text())
+    heldout = payload["heldout"]
+    assert "not private" in heldout["note"] and "held-out: gain over Poisson" in err
+    # The fit is the fit of the events before the cut, on the window [0, cut).
+    before = tmp_path / "before.csv"
+    before.write_text("\n".join([lines[0]] + [line for line, t in zip(lines[1:], times) if t < cut]) + "\n")
+    assert run(["fit", before, *FIT, "--end-time", cut, "--json", tmp_path / "before.json"], capsys)[0] == 0
+    np.testing.assert_allclose(payload["kernels"], json.loads((tmp_path / "before.json").read_text())["kernels"],
+                               rtol=1e-12, atol=1e-15)
+    assert heldout["n_test_events"] == np.count_nonzero(times >= cut)
+    assert heldout["n_train_events"] == np.count_nonzero(times < cut)
+    # `score` on the exported fit reports the same numbers.
+    code, out, err = run(["score", tmp_path / "fit.json", simulated, "--holdout-start", cut], capsys)
+    assert code == 0, err
+    scored = json.loads(out)
+    for key in ("loglik_per_event", "poisson_loglik_per_event", "gain_over_poisson", "gain_standard_error",
+                "n_test_events", "nonpositive_intensity_events"):
+        assert scored[key] == pytest.approx(heldout[key], rel=1e-12)
+    assert scored["gain_over_poisson"] > 0  # a non-negative fit of a self-exciting process beats Poisson
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--holdout-start", "1e9"], "inside the window"),
+    ([], "give --holdout-start"),
+    (["--holdout-start", "100", "--train-fraction", "0.5"], "--train-fraction splits several sequences"),
+    (["--holdout-start", "soon"], "is not a number"),
+])
+def test_score_refuses_bad_splits_in_one_line(simulated, tmp_path, capsys, argv, message):
+    fit_json = tmp_path / "fit.json"
+    assert run(["fit", simulated, *FIT, "--json", fit_json], capsys)[0] == 0
+    code, out, err = run(["score", fit_json, simulated, *argv], capsys)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_score_refuses_a_file_that_is_not_a_fit(simulated, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kernels": [[1]]}')
+    code, _, err = run(["score", bad, simulated, "--holdout-start", "100"], capsys)
+    assert code == 2 and "is not a fit's JSON" in err and len(err.strip().splitlines()) == 1
+    other = tmp_path / "1d.csv"
+    other.write_text("time,dimension\n1.0,0\n2.5,0\n")
+    assert run(["fit", other, "--bin-size", "1", "--lags", "1", "--json", tmp_path / "1d.json"], capsys)[0] == 0
+    code, _, err = run(["score", tmp_path / "1d.json", simulated, "--holdout-start", "100"], capsys)
+    assert code == 2 and "1 dimensions, the data 2" in err
+
+
+@pytest.mark.skipif(not JAPAN.exists(), reason=f"the shared data set is absent: {JAPAN}")
+def test_real_data_score_matches_ticks_score_of_hawkes_em(tmp_path, capsys):
+    """Japan quakes, window [0, 3652) days (its PROVENANCE.md), cut at 70 %: tick's HawkesEM fitted on the training
+    part (s = 5 days, 20 steps) is scored by ``dphawkes score`` as tick scores it (full minus training part), and it
+    beats Poisson, as the issue measured."""
+    from tick.hawkes import HawkesEM
+
+    from dphawkes_core.events import load_csv
+
+    cut, end = 0.7 * 3652, 3652.0
+    events = load_csv(JAPAN, end_time=end)
+    times = [np.asarray(t) for t in events.sequences[0].times]
+    train = [t[t < cut] for t in times]
+    em = HawkesEM(kernel_support=5.0, kernel_size=20, max_iter=100, tol=1e-10)
+    em.fit(train, end_times=cut)
+    grid = 0.25 * np.arange(1, 21)
+    fit_json = tmp_path / "em.json"
+    fit_json.write_text(json.dumps({"kernels": em.kernel.tolist(), "baseline": em.baseline.tolist(),
+                                    "lag_grid": grid.tolist()}))
+    code, out, err = run(["score", fit_json, JAPAN, "--end-time", "3652", "--holdout-start", cut], capsys)
+    assert code == 0, err
+    scored = json.loads(out)
+
+    def loglik(sample, window):
+        n = sum(len(t) for t in sample)
+        return em.score(events=sample, end_times=window, baseline=em.baseline, kernel=em.kernel) * n - 5 * window
+
+    expected = (loglik(times, end) - loglik(train, cut)) / scored["n_test_events"]
+    assert scored["n_test_events"] == sum(np.count_nonzero(t >= cut) for t in times)
+    assert scored["nonpositive_intensity_events"] == 0
+    assert scored["loglik_per_event"] == pytest.approx(expected, rel=1e-9)
+    assert scored["gain_over_poisson"] > 2 * scored["gain_standard_error"] > 0
+
+
+@pytest.mark.skipif(not JAPAN.exists(), reason=f"the shared data set is absent: {JAPAN}")
+def test_real_data_zero_intensities_are_counted_not_floored(tmp_path, capsys):
+    """A non-private ctls fit on Japan quakes has zero baselines: the events where its intensity is 0 are counted
+    (brute force over the exported step kernels) and the score is −∞."""
+    from dphawkes_core.events import load_csv
+
+    cut = 0.7 * 3652
+    code, _, err = run(["fit", JAPAN, "--end-time", "3652", "--bin-size", "0.25", "--support", "5", "--method",
+                        "ctls", "--sigma2", "0", "--holdout-start", cut, "--json", tmp_path / "fit.json"], capsys)
+    assert code == 0, err
+    payload = json.loads((tmp_path / "fit.json").read_text())
+    table = payload["kernel_functions"]
+    edges, right = np.asarray(table["t"])[::2], np.asarray(table["values"])[:, :, 1::2]
+    seq = load_csv(JAPAN, end_time=3652).sequences[0]
+    times = np.concatenate(seq.times)
+    dims = np.concatenate([np.full(len(t), j) for j, t in enumerate(seq.times)])
+    zero = 0
+    for t, i in zip(times[times >= cut], dims[times >= cut]):
+        lag = t - times
+        near = (lag > 0) & (lag <= edges[-1])
+        index = np.searchsorted(edges, lag[near], side="left") - 1
+        zero += payload["baseline"][i] + right[i, dims[near], index].sum() <= 0
+    heldout = payload["heldout"]
+    assert heldout["nonpositive_intensity_events"] == zero > 0
+    assert heldout["loglik_per_event"] == "-inf" and heldout["gain_standard_error"] is None
