@@ -12,7 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.binning import lags_from_support
-from dphawkes_experiments.compare import comparison_epsilon, compare_methods, method_row
+from dphawkes_experiments.compare import (COMPARISON_BUDGET_S, comparison_epsilon, compare_methods, method_config,
+                                          method_row)
 from dphawkes_core.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, method_labels, method_names, is_sequence_unit
@@ -29,6 +30,7 @@ from dphawkes_core.sequence_privacy import UNIT_LABELS
 from dphawkes_app.budget import budget_state, show_budget
 from dphawkes_app.comparison import comparison_table, say_best_formal
 from dphawkes_app.downloads import released_only
+from dphawkes_app.heldout import GAIN, eyes_only, gain_column, heldout_table, holdout_controls, scores
 from dphawkes_app.common import (compare_cached, config_items, current_dataset, dataset_caption, dataset_to_url,
                                  family_controls, fit_cached, friendly_error, ignored_link_settings, method_label,
                                  option_widget_values, preset_dataset, privacy_unit_controls, public_items,
@@ -235,8 +237,9 @@ def show_metrics(shown: Shown, reference, noiseless, truth):
     result, config = shown.result, shown.config
     reference_label = get_family(reference_method()).label
     if truth is None:
-        st.info("No ground truth for this data set (it was not simulated): the errors below compare with the "
-                f"non-private {reference_label} estimate instead.")
+        show_heldout(shown, reference is not None, noiseless is not None)
+        st.info("No ground truth for this data set (it was not simulated): the held-out score above is the measure "
+                f"of prediction; the differences below only compare with the non-private {reference_label} estimate.")
         if reference is not None:
             diff = compare(result.H, reference.H)
             st.dataframe(pd.DataFrame([{
@@ -283,6 +286,22 @@ def show_metrics(shown: Shown, reference, noiseless, truth):
         if note:
             st.info(note, icon=":material/balance:")
     zero_warning(shown, private_error, truth)
+
+
+def show_heldout(shown: Shown, with_reference: bool, with_noiseless: bool) -> None:
+    """The headline on data without a truth: each estimate's held-out gain over Poisson (its settings fitted on the
+    training part), with its standard error and the test events where its intensity is ≤ 0."""
+    st.markdown("**Held-out prediction** — does the estimate predict the events it was not fitted on?")
+    start, share = holdout_controls(dataset.events)
+    configs = {method_label(shown.config.method): shown.config}
+    if with_reference:
+        configs[method_label(reference_method())] = reference_config(shown)
+    if with_noiseless:
+        configs[noiseless_label(shown.config)] = noiseless_config(shown)
+    st.session_state["heldout"] = (start, share)  # the comparison below scores its rows on the same split
+    st.dataframe(heldout_table(scores(fingerprint, dataset.events, start, share, configs)), hide_index=True,
+                 key="heldout", placeholder="—")
+    st.caption(eyes_only(shown.private_data))
 
 
 def zero_warning(shown: Shown, error: float, reference_H) -> None:
@@ -394,8 +413,10 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
                                     dataset.events, dataset.scenario)
     rows = (method_row(result, config, reference, data_info, released=shown.private_data,
                        scenario=dataset.scenario),) + other_rows
-    st.dataframe(comparison_table(rows, has_truth, reference_label, rows[0]), hide_index=True, key="comparison",
-                 placeholder="—")
+    table = comparison_table(rows, has_truth, reference_label, rows[0])
+    if not has_truth:
+        table.insert(1, GAIN, comparison_gains(shown, rows, epsilon, include_slow))
+    st.dataframe(table, hide_index=True, key="comparison", placeholder="—")
     say_best_formal(rows, config)
     formal_only = " and ".join(get_family(m).label for m in method_names() if get_family(m).formal_only)
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
@@ -403,7 +424,24 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
                "use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
                f"method's where it has them, else the public values of '{defaults_from.title}'."
                + ("" if shown.private_data else " On public data nothing is released: 'formal guarantee' says "
-                  "whether the same settings would be a formal release on private data."))
+                  "whether the same settings would be a formal release on private data.")
+               + ("" if has_truth else " The held-out gain: each method's settings fitted on the training part "
+                  "chosen above and scored on the test part" + (" (for your eyes only: it reads the private test "
+                                                                 "events)." if shown.private_data else ".")))
+
+
+def comparison_gains(shown: Shown, rows, epsilon: float, include_slow: bool) -> list:
+    """Each comparison row's held-out gain over Poisson on the split chosen above (its settings fitted on the
+    training part; the all-zero row last, not scored: its intensity is 0)."""
+    start, share = st.session_state.get("heldout", (None, 0.7))
+    config = shown.config
+    if config.count_cap == AUTO:  # the others were clipped at the C the chosen fit chose
+        config = FitConfig(**{**config.to_dict(), "count_cap": shown.data_info["count_cap"]})
+    configs = {r.method: (shown.config if i == 0 else method_config(config, r.method, epsilon, defaults_from.public))
+               for i, r in enumerate(rows) if r.ran}
+    results = scores(fingerprint, dataset.events, start, share, configs,
+                     None if include_slow else COMPARISON_BUDGET_S)
+    return gain_column(results, [r.method for r in rows]) + [math.nan]
 
 
 def show_export(shown: Shown, truth, averaged):
@@ -442,8 +480,7 @@ def references(shown: Shown):
     config, stats = shown.config, shown.stats
     if not config.family.private:
         return None, None
-    cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
-                           count_cap=shown.data_info["count_cap"])  # the C the fit's events were kept under
+    cls_config = reference_config(shown)
     cls_stats = stats_cached(fingerprint, dataset.events, config_items(stats_config(cls_config)))[0]  # unclipped sums
     reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     noiseless = None
@@ -453,6 +490,13 @@ def references(shown: Shown):
         except DPHawkesError:
             noiseless = None  # e.g. a family that needs noise to run: no σ² = 0 line
     return reference, noiseless
+
+
+def reference_config(shown: Shown) -> FitConfig:
+    """The non-private reference's settings: the shown fit's Δ, p and the C its events were kept under."""
+    config = shown.config
+    return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
+                     count_cap=shown.data_info["count_cap"])
 
 
 def noiseless_config(shown: Shown) -> FitConfig:
