@@ -30,19 +30,19 @@ TRAIN_SHARE = 0.7  # default: the test part is the last 30 % of the window, or o
 GAIN = "held-out gain over Poisson (nats per test event)"
 
 
-def holdout_controls(events) -> tuple[float | None, float]:
+def holdout_controls(events, where=st, prefix: str = "") -> tuple[float | None, float]:
     """The split's one setting: where the test part starts (one sequence, time since the window start) or the
-    share of sequences that train (several). Returns ``(start, share)``."""
+    share of sequences that train (several). Returns ``(start, share)``; ``prefix`` keeps each page's widgets apart."""
     if events.n_sequences > 1:
-        share = st.number_input("share of the sequences that train (the first ones)", min_value=0.05,
-                                max_value=0.95, value=TRAIN_SHARE, step=0.05, key="holdout_share")
+        share = where.number_input("share of the sequences that train (the first ones)", min_value=0.05,
+                                   max_value=0.95, value=TRAIN_SHARE, step=0.05, key=f"{prefix}holdout_share")
         return None, float(share)
     length = events.sequences[0].end_time
     unit = f" ({events.time_unit})" if events.time_unit else ""
-    start = st.number_input(f"test part starts at (time since the window start{unit})", min_value=0.0,
-                            max_value=float(length), value=float(TRAIN_SHARE * length), format="%.6g",
-                            key="holdout_start", help="the settings are fitted on the events before it, and scored "
-                                                      "on the events from it on (the whole history counts)")
+    start = where.number_input(f"test part starts at (time since the window start{unit})", min_value=0.0,
+                               max_value=float(length), value=float(TRAIN_SHARE * length), format="%.6g",
+                               key=f"{prefix}holdout_start", help="the settings are fitted on the events before it, "
+                               "and scored on the events from it on (the whole history counts)")
     return float(start), TRAIN_SHARE
 
 
