@@ -1,4 +1,19 @@
-"""Held-out next-event-time prediction under a fitted discretised Hawkes model.
+"""Held-out prediction under a fitted Hawkes model: the log-likelihood score (:func:`score_heldout`, the measure
+on data without a known truth) and the next-event-time RMSE (:func:`evaluate_prediction`).
+
+**The held-out log-likelihood.** The fit's kernels are read as functions of the lag (a family's steps,
+:func:`~dphawkes_core.lag_average.fit_steps`) and its intensity is the continuous-time one,
+``λ_i(t) = η_i + Σ_j Σ_{u ∈ j, u < t} h_ij(t − u)`` over the whole history (events of the training part count).
+The score of the test part ``[X, T]`` is ``(Σ_{t_n ≥ X} log λ_{i_n}(t_n) − Σ_i ∫_X^T λ_i) / n``, nats per test
+event, against the same for constant rates fitted on the training part (the Poisson model); an intensity ≤ 0 at a
+test event scores −∞, with the count of such events (no floor). The standard error of the gain is a block
+bootstrap: up to :data:`BOOTSTRAP_BLOCKS` equal blocks of the test window, none shorter than the kernel support
+(several sequences: the test sequences are the blocks), resampled :data:`BOOTSTRAP_REPLICATES` times.
+
+The split (:func:`heldout_split`), one way everywhere: one sequence is cut at a time X (train on the events
+before X), several by a share of sequences (the first ones train).
+
+**The next-event-time RMSE** (under the discretised model the binned fits came from):
 
 What is computed (the paper's Table 1 reports an RMSE of "next event prediction" without saying how;
 this is our definition):

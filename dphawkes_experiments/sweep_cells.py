@@ -184,6 +184,10 @@ def _privacy_columns(result: FitResult, config: FitConfig, public_info: dict, da
     return {"sigma2": report.sigma2, "epsilon": report.epsilon, **labels, **eps}
 
 
+_NO_SCORE = {"heldout_loglik": math.nan, "heldout_poisson_loglik": math.nan, "heldout_gain": math.nan,
+             "heldout_gain_se": math.nan, "heldout_events": 0, "heldout_nonpositive": 0}  # with a known truth
+
+
 def _utility_columns(result: FitResult, truth, split, scenario: Scenario | None) -> dict:
     """Errors against the truth — on the lag grid (the paper's metric) and grid-free, the estimate's steps
     against the kernel functions over [0, s] (the metric on which binned and exact-time families compare,
@@ -206,6 +210,3 @@ def _utility_columns(result: FitResult, truth, split, scenario: Scenario | None)
             "heldout_gain": score.gain_over_poisson, "heldout_gain_se": score.gain_standard_error,
             "heldout_events": score.n_test_events, "heldout_nonpositive": score.nonpositive_intensity_events}
 
-
-_NO_SCORE = {"heldout_loglik": math.nan, "heldout_poisson_loglik": math.nan, "heldout_gain": math.nan,
-             "heldout_gain_se": math.nan, "heldout_events": 0, "heldout_nonpositive": 0}
