@@ -25,22 +25,12 @@ from dphawkes_core.threads import set_blas_threads
 
 from .inputs import (OneLineParser, UsageError, add_family_options, add_window_options, cap_or_auto, clip_or_auto,
                      given_options, load_events_file, nonnegative_float, open_unit_fraction, positive_float,
-                     positive_int)
+                     positive_int, write_json)
 from .score import add_heldout, add_holdout_options, add_score_parser, holdout_split, wants_holdout
 from .sweep import add_sweep_parser
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
     from dphawkes_core.events import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
-
-
-def _write_json(payload: dict, target: str | None) -> None:
-    from dphawkes_core.export import to_json
-
-    text = to_json(payload)
-    if target in (None, "-"):
-        print(text)
-    else:
-        Path(target).write_text(text + "\n")
 
 
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None, status=None) -> dict:
@@ -135,7 +125,7 @@ def _cmd_fit(args) -> int:
     if config.family.private and not args.ledger:
         print("note: not released through a privacy session (no --ledger), so not labelled formal; "
               f"formal_settings {str(payload['formal_settings']).lower()}", file=sys.stderr)
-    _write_json(payload, args.json)
+    write_json(payload, args.json)
     return 0
 
 
@@ -195,7 +185,7 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     _add_lag_average(payload, result, args)
     if ledger is not None:
         payload["ledger"] = ledger
-    _write_json(payload, args.json)
+    write_json(payload, args.json)
     return 0
 
 
@@ -250,7 +240,7 @@ def _cmd_ledger_show(args) -> int:
     if not Path(args.path).is_file():
         raise UsageError(f"no ledger file at {args.path}")
     ledgers = LedgerBook(args.path).ledgers()
-    _write_json({"path": args.path, "data_sets": [ledger.summary() for ledger in ledgers]}, args.json)
+    write_json({"path": args.path, "data_sets": [ledger.summary() for ledger in ledgers]}, args.json)
     return 0
 
 
@@ -443,7 +433,7 @@ def _cmd_audit(args) -> int:
     # whether the audited settings, run with fresh noise, would be a formal release (C from the data is not)
     payload.update(formal_status(config.calibration, seed=None, window_stated=events.window_stated,
                                  data_derived=("C",) if args.count_cap is None else ()).to_dict())
-    _write_json(payload, args.json)
+    write_json(payload, args.json)
     return 0
 
 

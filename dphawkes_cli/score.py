@@ -17,7 +17,7 @@ import numpy as np
 
 from dphawkes_core.errors import DataError
 
-from .inputs import UsageError, add_window_options, load_events_file, open_unit_fraction, time_point
+from .inputs import UsageError, add_window_options, load_events_file, open_unit_fraction, time_point, write_json
 
 if TYPE_CHECKING:
     from dphawkes_core.events import Events
@@ -50,9 +50,7 @@ def add_score_parser(sub) -> None:
 
 
 def cmd_score(args) -> int:
-    """Score the fit of ``args.fit_json`` on the test part of ``args.events_csv``; print JSON."""
-    from dphawkes_core.export import to_json
-
+    """Score the fit of ``args.fit_json`` on the test part of ``args.events_csv``; write JSON (``--json``)."""
     steps = _fit_steps(args.fit_json)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
@@ -61,7 +59,7 @@ def cmd_score(args) -> int:
     if events.n_sequences == 1 and args.holdout_start is None:
         raise UsageError("give --holdout-start X: the test part of one sequence starts at a time")
     split = holdout_split(args, events)
-    print(to_json(heldout_report(steps, split, args)))
+    write_json(heldout_report(steps, split, args), args.json)
     return 0
 
 

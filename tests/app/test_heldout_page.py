@@ -1,8 +1,6 @@
 """AppTests of the held-out score on the Estimate page (issue 29, item 2): on data without a known truth it is the
-headline of every estimate and a column of the comparison; on private data it is "for your eyes only" and never
-in a download."""
-
-import math
+headline of every estimate and a column of the comparison; on private data it is "for your eyes only" (that a
+download never holds it: ``tests/app/test_downloads.py``)."""
 
 import pytest
 from app_tools import confirm_settings, open_estimate, private_dataset, release_button, texts, use_formal_method

@@ -80,6 +80,63 @@ def test_score_refuses_a_file_that_is_not_a_fit(simulated, tmp_path, capsys):
     assert code == 2 and "1 dimensions, the data 2" in err
 
 
+def test_holdout_start_is_read_on_the_datetime_axis_like_the_window(tmp_path, capsys):
+    """ISO datetimes fitted in hours on a stated window: ``--holdout-start`` is a datetime on the same axis."""
+    rng = np.random.default_rng(5)
+    hours = np.sort(rng.uniform(0, 500, 400))
+    stamps = np.datetime64("2024-01-01T00:00:00") + (hours * 3600).astype("timedelta64[s]")
+    events = tmp_path / "log.csv"
+    events.write_text("time,dimension\n" + "".join(f"{s},{j}\n" for s, j in zip(stamps, rng.integers(0, 2, 400))))
+    window = ["--start-time", "2024-01-01", "--end-time", "2024-01-21T20:00:00", "--time-unit", "h"]
+    code, _, err = run(["fit", events, "--bin-size", "1", "--support", "4", *window, "--holdout-start",
+                        "2024-01-15T12:00:00", "--json", tmp_path / "fit.json"], capsys)
+    assert code == 0, err
+    heldout = json.loads((tmp_path / "fit.json").read_text())["heldout"]
+    cut = 14 * 24 + 12  # hours after the window start
+    assert heldout["n_train_events"] == np.count_nonzero(hours < cut)
+    assert heldout["n_test_events"] == np.count_nonzero(hours >= cut)
+    code, _, err = run(["score", tmp_path / "fit.json", events, *window, "--holdout-start", "2024-01-15T12:00:00",
+                        "--json", tmp_path / "score.json"], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "score.json").read_text())["loglik_per_event"] == heldout["loglik_per_event"]
+
+
+def test_several_sequences_are_split_by_a_share_in_fit_and_score(tmp_path, capsys):
+    rng = np.random.default_rng(6)
+    rows = [(k, t, j) for k in range(5) for t, j in zip(np.sort(rng.uniform(0, 50, 60)), rng.integers(0, 2, 60))]
+    events = tmp_path / "seq.csv"
+    events.write_text("sequence,time,dimension\n" + "".join(f"{k},{t},{j}\n" for k, t, j in rows))
+    code, _, err = run(["fit", events, "--bin-size", "1", "--lags", "3", "--end-time", "50", "--train-fraction",
+                        "0.6", "--json", tmp_path / "fit.json"], capsys)
+    assert code == 0, err
+    heldout = json.loads((tmp_path / "fit.json").read_text())["heldout"]
+    assert heldout["split"] == "sequences" and heldout["n_blocks"] == 2 and heldout["test_sequences"] == 2
+    assert heldout["n_train_events"] == 180 and heldout["n_test_events"] == 120
+    code, out, err = run(["score", tmp_path / "fit.json", events, "--end-time", "50", "--train-fraction", "0.6"],
+                         capsys)
+    assert code == 0, err
+    assert json.loads(out)["gain_over_poisson"] == heldout["gain_over_poisson"]
+    code, _, err = run(["score", tmp_path / "fit.json", events, "--end-time", "50", "--holdout-start", "30"], capsys)
+    assert code == 2 and "several sequences are split by --train-fraction" in err
+
+
+def test_sweep_on_data_scores_from_the_holdout_start(simulated, tmp_path, capsys):
+    times = np.array([float(line.split(",")[0]) for line in simulated.read_text().splitlines()[1:]])
+    cut = float(np.quantile(times, 0.5))
+    out = tmp_path / "sweep.csv"
+    code, _, err = run(["sweep", "--data", simulated, "--bin-size", "0.5", "--support", "3", "--sigma2", "0",
+                        "--method", "cls", "--runs", "1", "--workers", "1", "--holdout-start", cut, "--out", out],
+                       capsys)
+    assert code == 0, err
+    import pandas as pd
+
+    row = pd.read_csv(out).iloc[0]
+    assert row["heldout_events"] == np.count_nonzero(times >= cut)
+    code, _, err = run(["sweep", "--data", simulated, "--bin-size", "0.5", "--sigma2", "0", "--holdout-start", "-1",
+                        "--out", out], capsys)
+    assert code == 2 and "inside the window" in err
+
+
 @pytest.mark.skipif(not JAPAN.exists(), reason=f"the shared data set is absent: {JAPAN}")
 def test_real_data_score_matches_ticks_score_of_hawkes_em(tmp_path, capsys):
     """Japan quakes, window [0, 3652) days (its PROVENANCE.md), cut at 70 %: tick's HawkesEM fitted on the training
