@@ -350,6 +350,7 @@ class HeldOutScore:
 
 
 def _json_number(value):
+    """A float for strict JSON: ±∞ as text, NaN as None; anything else as it is."""
     if isinstance(value, float) and not math.isfinite(value):
         return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
     return value
@@ -478,13 +479,12 @@ def _kernel_compensator(kernels: KernelFunctions, times: np.ndarray, dims: np.nd
                         at: np.ndarray) -> np.ndarray:
     """``Σ_i Σ_{u < c} ∫_0^{c−u} h_{i, j_u}`` at each ``c`` of ``at``: the kernels' part of the compensator from
     the sequence's start (differences give it over any interval)."""
-    d = int(dims.max(initial=0)) + 1 if dims.size else 1
     mass = kernels.primitive_at(np.array([kernels.support])).sum(axis=0)[:, 0]  # (d,): Σ_i ∫ h_ij
     out = np.empty(at.size)
     for k, c in enumerate(at):
         old = int(np.searchsorted(times, c - kernels.support, side="left"))
         recent = slice(old, int(np.searchsorted(times, c, side="left")))
-        full = np.bincount(dims[:old], minlength=d) @ mass
+        full = np.bincount(dims[:old], minlength=mass.size) @ mass
         partial = kernels.primitive_at(c - times[recent]).sum(axis=0)
         out[k] = full + partial[dims[recent], np.arange(partial.shape[1])].sum()
     return out

@@ -160,3 +160,17 @@ def test_split_refusals():
     with pytest.raises(ConfigError, match="share of sequences"):
         heldout_split(seqs, 1.0)
     assert heldout_split(one, None, 0.5).eval_from == split_events(one, 0.5).eval_from
+
+
+def test_a_dimension_without_events_is_scored_by_its_compensator_alone():
+    """The last dimension has no event at all: it adds only its compensator, η_2 (T − X) plus the mass its kernel
+    from dimension 1 receives — here computed from the closed form of one box kernel."""
+    t = np.array([1.0, 2.5, 4.0, 6.5, 8.0])
+    steps = StepKernels(np.array([[[0.0], [0.0]], [[0.4], [0.0]]]), np.array([0.0, 2.0]), np.array([0.5, 0.2]),
+                        2.0, 1)
+    events = from_arrays([t, np.array([])], end_time=10.0)
+    score = score_heldout(steps, steps.baseline, heldout_split(events, 5.0))
+    test = t[t >= 5]
+    kernel_mass = 0.4 * sum(min(10 - u, 2) - min(max(5 - u, 0), 2) for u in t)
+    expected = (test.size * math.log(0.5) - 0.5 * 5 - 0.2 * 5 - kernel_mass) / test.size
+    assert score.loglik_per_event == pytest.approx(expected, rel=1e-12)
