@@ -76,9 +76,10 @@ def _fit_steps(path: str) -> StepKernels:
         raise DataError(f"{path} is not a fit's JSON with kernels, baseline and lag_grid "
                         f"({type(exc).__name__}: {exc})") from None
     d = baseline.size
-    if kernels.shape != (d, d, grid.size) or grid.size == 0 or not np.all(np.isfinite(kernels)):
+    if kernels.shape != (d, d, grid.size) or grid.size == 0 or not (np.all(np.isfinite(kernels))
+                                                                    and np.all(np.isfinite(baseline))):
         raise DataError(f"{path}: kernels of shape {kernels.shape} do not match {d} dimensions and "
-                        f"{grid.size} lags, or are not finite")
+                        f"{grid.size} lags, or the estimate is not finite")
     return average_lags(kernels, baseline, float(grid[0]), 1)
 
 
