@@ -8,7 +8,7 @@ PUBLIC_INFO = ("n_bins", "window_stated", "dimensions_declared", "sequences_decl
 # What of a data info is public on private data: fixed by the declared domain and the settings, or released
 # (an automatic C or G). Event, dropped and clipped counts are computed from the raw data.
 RELEASED_KEYS = ("format_version", "method", "config", "support", "dimension_names", "lag_grid", "baseline", "kernels",
-                 "formal_guarantee", "formal_reasons", "formal_settings", "private_fields", "release_note", "seed",
+                 "kernel_functions", "formal_guarantee", "formal_reasons", "formal_settings", "private_fields", "release_note", "seed",
                  "lag_average")
 
 

@@ -122,6 +122,17 @@ def load_events_file(path: str, end_time: str | float | None = None, *, start_ti
                 domain=Domain(dimensions=declared, sequences=keys, windows=windows))
 
 
+def write_json(payload: dict, target: str | None) -> None:
+    """Strict JSON of ``payload`` to stdout (``-`` or None) or to the file ``target``."""
+    from dphawkes_core.release.export import to_json
+
+    text = to_json(payload)
+    if target in (None, "-"):
+        print(text)
+    else:
+        Path(target).write_text(text + "\n")
+
+
 def setting_type(setting):
     """argparse type of a number option declared by a family's :class:`~dphawkes_core.estimators.Setting`: the
     setting's own check, one line on failure."""

@@ -1,4 +1,4 @@
-"""Command-line interface: ``dphawkes simulate | fit`` over the same core the app uses.
+"""Command-line interface: ``dphawkes simulate | fit | sweep | score | audit | ledger`` over the same core the app uses.
 
 Bad input exits with status 2 and one line on stderr; results are JSON (or CSV) for scripts.
 """
@@ -36,21 +36,13 @@ from .inputs import (
     open_unit_fraction,
     positive_float,
     positive_int,
+    write_json,
 )
+from .score import add_heldout, add_holdout_options, add_score_parser, holdout_split, wants_holdout
 from .sweep import add_sweep_parser
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
     from dphawkes_core.data.io import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
-
-
-def _write_json(payload: dict, target: str | None) -> None:
-    from dphawkes_core.release.export import to_json
-
-    text = to_json(payload)
-    if target in (None, "-"):
-        print(text)
-    else:
-        Path(target).write_text(text + "\n")
 
 
 def result_payload(result: FitResult, config: FitConfig, data_info: dict, names, truth=None, status=None) -> dict:
@@ -131,6 +123,9 @@ def _cmd_fit(args) -> int:
         return _cmd_fit_partitioned(args, config)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
+    split = holdout_split(args, events) if wants_holdout(args) else None
+    if split is not None:  # fit on the training part; the test part is scored below
+        events = split.train
     _check_window(config, events)
     from dphawkes_core.estimators.binned import domain_info
 
@@ -151,6 +146,7 @@ def _cmd_fit(args) -> int:
         (result, info), ledger, status = fit(events, config), None, None
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config), status)
     _add_lag_average(payload, result, args)
+    add_heldout(payload, result, split, args)
     if ledger is not None:
         payload["ledger"] = ledger
     print(f"read: {events.describe()}", file=sys.stderr)
@@ -162,7 +158,7 @@ def _cmd_fit(args) -> int:
     if config.family.private and not args.ledger:
         print("note: not released through a privacy session (no --ledger), so not labelled formal; "
               f"formal_settings {str(payload['formal_settings']).lower()}", file=sys.stderr)
-    _write_json(payload, args.json)
+    write_json(payload, args.json)
     return 0
 
 
@@ -196,7 +192,10 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
 
     if args.time_unit or config.privacy_unit != "event":
         raise UsageError("--time-unit and --privacy-unit sequence are not available for a partitioned fit")
-    if _claims_formal(config) and args.end_time is None:
+    if wants_holdout(args):
+        raise UsageError("a held-out score reads the events in this process: not for a partitioned fit")
+    start, end = (None if v is None else _window_number(v) for v in (args.start_time, args.end_time))
+    if _claims_formal(config) and end is None:
         raise UsageError("the formal calibration needs a public observation window: pass --end-time "
                          "(otherwise the window is read from the data)")
     paths = partition_paths(args.events_csv)
@@ -223,7 +222,7 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     _add_lag_average(payload, result, args)
     if ledger is not None:
         payload["ledger"] = ledger
-    _write_json(payload, args.json)
+    write_json(payload, args.json)
     return 0
 
 
@@ -296,7 +295,7 @@ def _cmd_ledger_show(args) -> int:
     if not Path(args.path).is_file():
         raise UsageError(f"no ledger file at {args.path}")
     ledgers = LedgerBook(args.path).ledgers()
-    _write_json({"path": args.path, "format": FILE_VERSION, "data_sets": [ledger.summary() for ledger in ledgers]},
+    write_json({"path": args.path, "format": FILE_VERSION, "data_sets": [ledger.summary() for ledger in ledgers]},
                 args.json)
     return 0
 
@@ -444,12 +443,14 @@ def build_parser() -> argparse.ArgumentParser:
     fitp.add_argument("--average-width", type=positive_float, metavar="W",
                       help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
                            "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
+    add_holdout_options(fitp)
     add_family_options(fitp, FAMILIES.values())
     _add_unit_options(fitp)
     _add_ledger_options(fitp)
     fitp.set_defaults(func=_cmd_fit)
 
     add_sweep_parser(sub)
+    add_score_parser(sub)
     _add_audit_parser(sub)
     _add_ledger_parser(sub)
     return parser
@@ -567,7 +568,7 @@ def _cmd_audit(args) -> int:
     # whether the audited settings, run with fresh noise, would be a formal release (C from the data is not)
     payload.update(formal_status(config.calibration, seed=None, window_stated=events.window_stated,
                                  data_derived=("C",) if args.count_cap is None else ()).to_dict())
-    _write_json(payload, args.json)
+    write_json(payload, args.json)
     return 0
 
 

@@ -15,12 +15,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import method_names
-from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.privacy.calibration import CALIBRATIONS
 
-from .inputs import add_window_options, load_events_file, nonnegative_float, positive_float, positive_int
+from .inputs import (
+    add_window_options,
+    load_events_file,
+    nonnegative_float,
+    open_unit_fraction,
+    positive_float,
+    positive_int,
+    time_point,
+)
 
 if TYPE_CHECKING:  # the sweep engine loads when a sweep runs
     from dphawkes_experiments.sweep import DataSource, SweepSpec
@@ -39,7 +47,12 @@ def add_sweep_parser(sub) -> None:
     data.add_argument("--data", help="fixed event CSV or .parquet; without --scenario the metric is held-out "
                                      "prediction RMSE")
     add_window_options(data)
-    data.add_argument("--train-fraction", type=float, default=0.7, help="training part for the prediction metric")
+    data.add_argument("--train-fraction", type=open_unit_fraction, default=0.7,
+                      help="training part for the prediction metrics: the share of sequences (the first ones) "
+                           "that train, or of the window of one sequence without --holdout-start")
+    data.add_argument("--holdout-start", type=time_point, metavar="X",
+                      help="one sequence: train on the events before X, score those from X on (on the data's time "
+                           "axis, like --end-time)")
     grid = sw.add_argument_group("grid")
     grid.add_argument("--bin-size", type=positive_float, nargs="+", required=True, help="bin sizes Δ")
     level = grid.add_mutually_exclusive_group(required=True)
@@ -80,10 +93,24 @@ def _source(args) -> DataSource:
         if scenario is not None and scenario.dim != events.dim:
             raise ConfigError(f"scenario {args.scenario} has {scenario.dim} dimensions, the data {events.dim}")
         return DataSource(scenario=scenario, events=events, label=Path(args.data).name,
-                          train_fraction=args.train_fraction)
+                          train_fraction=args.train_fraction, holdout_start=_holdout_start(args, events))
     if scenario is None:
         raise ConfigError("give --scenario to simulate, or --data")
     return DataSource(scenario=scenario, n_events=args.events, end_time=args.horizon, label=args.scenario)
+
+
+def _holdout_start(args, events) -> float | None:
+    """``--holdout-start`` relative to the window start (one sequence, inside its window: checked here, before any
+    cell runs)."""
+    from dphawkes_experiments.prediction import heldout_split, relative_time
+
+    if args.holdout_start is None:
+        return None
+    if events.n_sequences > 1:
+        raise ConfigError("--holdout-start cuts one sequence in time; several sequences are split by --train-fraction")
+    start = relative_time(events, args.holdout_start)
+    heldout_split(events, start)
+    return start
 
 
 def _spec(args) -> SweepSpec:

@@ -32,7 +32,7 @@ from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import blas_threads
 
-from .prediction import evaluate_prediction, split_events
+from .prediction import evaluate_prediction, heldout_split, score_heldout
 from .sweep_spec import SweepSpec, cell_config, cell_key
 
 SHRINK_RATIO = SHRINK_WARNING_RATIO  # constraint radius below this fraction of the truth's norm: shrunk to zero
@@ -88,7 +88,7 @@ def _run_group(group: _Group) -> list[dict]:
     else:
         events = src.events
     lags = lags_from_support(spec.support, dt)
-    split = None if src.has_truth else split_events(events, src.train_fraction)
+    split = None if src.has_truth else heldout_split(events, src.holdout_start, src.train_fraction)
     fit_events = events if split is None else split.train
     start = time.perf_counter()
     stats, data_info = prepare_stats(fit_events, FitConfig(bin_size=dt, lags=lags, count_cap=spec.count_cap))
@@ -190,18 +190,29 @@ def _privacy_columns(result: FitResult, config: FitConfig, public_info: dict, da
     return {"sigma2": report.sigma2, "epsilon": report.epsilon, **labels, **eps}
 
 
+_NO_SCORE = {"heldout_loglik": math.nan, "heldout_poisson_loglik": math.nan, "heldout_gain": math.nan,
+             "heldout_gain_se": math.nan, "heldout_events": 0, "heldout_nonpositive": 0}  # with a known truth
+
+
 def _utility_columns(result: FitResult, truth, split, scenario: Scenario | None) -> dict:
     """Errors against the truth — on the lag grid (the paper's metric) and grid-free, the estimate's steps
     against the kernel functions over [0, s] (the metric on which binned and exact-time families compare,
-    ``docs/accuracy.md``) — or, without a truth, the held-out prediction error."""
+    ``docs/accuracy.md``) — or, without a truth, the held-out prediction error and log-likelihood score
+    (``heldout_gain``: nats per test event over the Poisson model, −∞ when the fit's intensity is ≤ 0 at a
+    test event, ``heldout_nonpositive`` of them)."""
     nan = math.nan
     if truth is not None:
         err = compare(result.H, truth).to_dict()
         return {**err, "kernel_function_error": kernel_function_error(fit_steps(result), scenario),
-                "rmse": nan, "poisson_rmse": nan, "n_predictions": 0}
+                "rmse": nan, "poisson_rmse": nan, "n_predictions": 0, **_NO_SCORE}
     pred = evaluate_prediction(result.kernels, result.baseline, result.bin_size, split)
+    score = score_heldout(fit_steps(result), result.baseline, split)
     return {"relative_error_paper": nan, "relative_error": nan, "kernel_relative_error": nan,
             "kernel_function_error": nan,
             "baseline_relative_error": nan, "zero_estimate_relative_error": nan,
             "zero_estimate_relative_error_paper": nan, "rmse": pred.rmse,
-            "poisson_rmse": pred.poisson_rmse, "n_predictions": pred.n_predictions}
+            "poisson_rmse": pred.poisson_rmse, "n_predictions": pred.n_predictions,
+            "heldout_loglik": score.loglik_per_event, "heldout_poisson_loglik": score.poisson_loglik_per_event,
+            "heldout_gain": score.gain_over_poisson, "heldout_gain_se": score.gain_standard_error,
+            "heldout_events": score.n_test_events, "heldout_nonpositive": score.nonpositive_intensity_events}
+

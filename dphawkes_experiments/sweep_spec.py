@@ -16,13 +16,12 @@ from typing import Mapping
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import UNIT_KEYWORDS, FitConfig, get_family, method_names
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import UNIT_KEYWORDS, FitConfig, get_family, method_names
 from dphawkes_core.privacy.calibration import CALIBRATIONS
-
+from dphawkes_core.statistics.binning import lags_from_support
 
 PRIVACY_KINDS = ("sigma2", "epsilon")
 MAX_CELLS = 20_000
@@ -45,7 +44,11 @@ class DataSource:
     label : str
         Short description for tables.
     train_fraction : float
-        Training part for the prediction metric.
+        Training part for the prediction metrics: the share of sequences (several), or of the window (one
+        sequence without ``holdout_start``).
+    holdout_start : float, optional
+        One sequence: the test part of the prediction metrics starts here (relative to the window start;
+        :func:`~dphawkes_experiments.prediction.heldout_split`).
     """
 
     scenario: Scenario | None = None
@@ -54,6 +57,7 @@ class DataSource:
     events: Events | None = None
     label: str = ""
     train_fraction: float = 0.7
+    holdout_start: float | None = None
 
     def __post_init__(self):
         if self.events is None:
@@ -81,6 +85,8 @@ class DataSource:
         if self.scenario is not None:
             h.update(repr(self.scenario).encode())
         h.update(repr((self.n_events, self.end_time, self.train_fraction)).encode())
+        if self.holdout_start is not None:
+            h.update(repr(self.holdout_start).encode())
         if self.events is not None:
             h.update(repr(self.events.names).encode())
             for seq in self.events.sequences:
@@ -98,6 +104,7 @@ class DataSource:
             "n_events": self.n_events,
             "end_time": self.end_time,
             "train_fraction": None if self.has_truth else self.train_fraction,
+            "holdout_start": None if self.has_truth else self.holdout_start,
             "data_fingerprint": self.fingerprint,
         }
 

@@ -55,6 +55,7 @@ from dphawkes_app.guidance import (
     time_scale,
     zero_note,
 )
+from dphawkes_app.heldout import GAIN, eyes_only, gain_column, heldout_table, holdout_controls, scores
 from dphawkes_app.plots import baseline_chart, kernel_grid, loss_curve, method_color
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_app.release import (
@@ -84,7 +85,12 @@ from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_core.release.export import fit_payload, to_csv, to_json
 from dphawkes_core.release.ledger import PUBLIC_MARK_REASON
 from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_experiments.compare import compare_methods, comparison_epsilon, method_row
+from dphawkes_experiments.compare import (
+    COMPARISON_BUDGET_S,
+    compare_methods,
+    comparison_epsilon,
+    method_row,
+)
 
 URL = {"bind": "query-params"}
 PRIVACY_MODES = ("ε and δ", "σ² directly")
@@ -281,8 +287,9 @@ def show_metrics(shown: Shown, reference, noiseless, truth):
     result, config = shown.result, shown.config
     reference_label = get_family(reference_method()).label
     if truth is None:
-        st.info("No ground truth for this data set (it was not simulated): the errors below compare with the "
-                f"non-private {reference_label} estimate instead.")
+        show_heldout(shown, reference is not None, noiseless is not None)
+        st.info("No ground truth for this data set (it was not simulated): the held-out score above is the measure "
+                f"of prediction; the differences below only compare with the non-private {reference_label} estimate.")
         if reference is not None:
             diff = compare(result.H, reference.H)
             st.dataframe(pd.DataFrame([{
@@ -329,6 +336,22 @@ def show_metrics(shown: Shown, reference, noiseless, truth):
         if note:
             st.info(note, icon=":material/balance:")
     zero_warning(shown, private_error, truth)
+
+
+def show_heldout(shown: Shown, with_reference: bool, with_noiseless: bool) -> None:
+    """The headline on data without a truth: each estimate's held-out gain over Poisson (its settings fitted on the
+    training part), with its standard error and the test events where its intensity is ≤ 0."""
+    st.markdown("**Held-out prediction** — does the estimate predict the events it was not fitted on?")
+    start, share = holdout_controls(dataset.events)
+    configs = {method_label(shown.config.method): shown.config}
+    if with_reference:
+        configs[method_label(reference_method())] = reference_config(shown)
+    if with_noiseless:
+        configs[noiseless_label(shown.config)] = noiseless_config(shown)
+    st.session_state["heldout"] = (start, share)  # the comparison below scores its rows on the same split
+    st.dataframe(heldout_table(scores(fingerprint, dataset.events, start, share, configs)), hide_index=True,
+                 key="heldout", placeholder="—")
+    st.caption(eyes_only(shown.private_data))
 
 
 def zero_warning(shown: Shown, error: float, reference_H) -> None:
@@ -447,8 +470,10 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
                                     dataset.events, dataset.scenario)
     rows = (method_row(result, config, reference, data_info, released=shown.private_data,
                        scenario=dataset.scenario),) + other_rows
-    st.dataframe(comparison_table(rows, has_truth, reference_label, rows[0]), hide_index=True, key="comparison",
-                 placeholder="—")
+    table = comparison_table(rows, has_truth, reference_label, rows[0])
+    if not has_truth:
+        table.insert(1, GAIN, comparison_gains(shown, rows, epsilon, include_slow))
+    st.dataframe(table, hide_index=True, key="comparison", placeholder="—")
     say_best_formal(rows, config)
     formal_only = " and ".join(get_family(m).label for m in method_names() if get_family(m).formal_only)
     st.caption(f"Every private method at ε = {epsilon:.4g}, δ = {config.dp_delta:g}, on the same statistics "
@@ -456,7 +481,23 @@ def show_comparison(shown: Shown, reference, has_truth, blocked: str):
                "use the formal calibration, the others the chosen one; B, r, G and K are the chosen "
                f"method's where it has them, else the public values of '{defaults_from.title}'."
                + ("" if shown.private_data else " On public data nothing is released: 'formal guarantee' says "
-                  "whether the same settings would be a formal release on private data."))
+                  "whether the same settings would be a formal release on private data.")
+               + ("" if has_truth else " The held-out gain: each method's settings fitted on the training part "
+                  "chosen above and scored on the test part" + (" (for your eyes only: it reads the private test "
+                                                                 "events)." if shown.private_data else ".")))
+
+
+def comparison_gains(shown: Shown, rows, epsilon: float, include_slow: bool) -> list:
+    """Each comparison row's held-out gain over Poisson on the split chosen above (its settings fitted on the
+    training part; the all-zero row last, not scored: its intensity is 0)."""
+    start, share = st.session_state.get("heldout", (None, 0.7))
+    config = shown.config
+    config = config.with_selection(count_cap=shown.data_info["count_cap"])  # the others: clipped at the chosen C
+    configs = {r.method: (shown.config if i == 0 else config.for_method(r.method, epsilon, dict(defaults_from.public)))
+               for i, r in enumerate(rows) if r.ran}
+    results = scores(fingerprint, dataset.events, start, share, configs,
+                     None if include_slow else COMPARISON_BUDGET_S)
+    return gain_column(results, [r.method for r in rows]) + [math.nan]
 
 
 def show_export(shown: Shown, truth, averaged):
@@ -495,8 +536,7 @@ def references(shown: Shown):
     config, stats = shown.config, shown.stats
     if not config.family.private:
         return None, None
-    cls_config = FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
-                           count_cap=shown.data_info["count_cap"])  # the C the fit's events were kept under
+    cls_config = reference_config(shown)
     cls_stats = stats_cached(fingerprint, dataset.events, config_items(cls_config.statistics_key()))[0]  # unclipped sums
     reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     noiseless = None
@@ -506,6 +546,13 @@ def references(shown: Shown):
         except DPHawkesError:
             noiseless = None  # e.g. a family that needs noise to run: no σ² = 0 line
     return reference, noiseless
+
+
+def reference_config(shown: Shown) -> FitConfig:
+    """The non-private reference's settings: the shown fit's Δ, p and the C its events were kept under."""
+    config = shown.config
+    return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
+                     count_cap=shown.data_info["count_cap"])
 
 
 def noiseless_config(shown: Shown) -> FitConfig:

@@ -12,6 +12,7 @@ from dphawkes_app.common import (
     sequence_families,
     sidebar_dataset,
 )
+from dphawkes_app.heldout import holdout_controls
 from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
@@ -129,10 +130,11 @@ def source_widgets() -> DataSource | None:
     if dataset.scenario is not None:
         st.caption("Fixed data with known truth: every run changes only the noise; errors are against the truth.")
         return DataSource(scenario=dataset.scenario, events=dataset.events, label=dataset.label)
-    frac = st.slider("training part (the rest is predicted)", 0.3, 0.9, 0.7, 0.05, key="pu_train")
-    st.caption("No ground truth: the metric is the held-out next-event-time RMSE (see the Reproduce page "
-               "for what exactly is computed); every run changes only the noise.")
-    return DataSource(events=dataset.events, label=dataset.label, train_fraction=frac)
+    start, share = holdout_controls(dataset.events, prefix="pu_")
+    st.caption("No ground truth: the headline metric is the held-out gain over Poisson (log-likelihood per test "
+               "event, each run fitted on the training part), beside the next-event-time RMSE (see the Reproduce "
+               "page); every run changes only the noise.")
+    return DataSource(events=dataset.events, label=dataset.label, train_fraction=share, holdout_start=start)
 
 
 def spec_widgets(source: DataSource) -> SweepSpec:
@@ -234,13 +236,30 @@ def tradeoff_section() -> None:
     show_tradeoff(spec, view)
 
 
+def say_infinite(view: pd.DataFrame) -> None:
+    """The runs whose intensity is ≤ 0 at a test event score −∞: counted here, since a figure cannot draw them."""
+    infinite = view[view["heldout_nonpositive"] > 0]
+    if len(infinite):
+        by_method = infinite.groupby("method").size()
+        st.warning(f"{len(infinite)} of {len(view)} runs score −∞ (the fitted intensity is ≤ 0 at some test events) "
+                   "and are not drawn: " + ", ".join(f"{get_family(m).label} {n}" for m, n in by_method.items())
+                   + ". The gain is > 0 when a fit predicts better than the Poisson model (dotted line at 0).",
+                   icon=":material/warning:")
+    else:
+        st.caption("The gain is > 0 when a fit predicts better than the Poisson model (dotted line at 0).")
+
+
 def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     """Boxplots per Δ, the median error against ε (formal by default) and the table of ``view``."""
     has_truth = view["relative_error"].notna().any()
     if has_truth:
         metric = metric_choice(view, "pu_metric", with_paper=True)
     else:
-        metric = st.radio("Error shown", ["rmse"], key="pu_metric", format_func=lambda m: "held-out RMSE")
+        metric = st.radio("Measure shown", ["heldout_gain", "rmse"], key="pu_metric", horizontal=True,
+                          format_func={"heldout_gain": "held-out gain over Poisson (nats per test event)",
+                                       "rmse": "held-out next-event-time RMSE"}.get)
+        if metric == "heldout_gain":
+            say_infinite(view)
     if has_truth:
         st.caption("The paper's metric divides by d(dp+1) and shrinks as p grows whatever the estimate; the "
                    "all-zero estimate scores 1 on the plain relative error and on the grid-free one (dotted line).")

@@ -1,4 +1,9 @@
-"""Kernels estimated as step functions of the lag (a fit's own per-lag values, or averaged over lags)."""
+"""Kernels estimated as step functions of the lag (a fit's own per-lag values, or averaged over lags).
+
+Every family's estimate is such a step function (``FitResult.kernels[i, j, k]`` on ``(kΔ, (k+1)Δ]``,
+:func:`~dphawkes_core.evaluation.lag_average.fit_steps`), so :meth:`StepKernels.function_table` — the exported
+``kernel_functions`` — lists the exact breakpoints, each twice (the value on its left, then on its right).
+"""
 
 from __future__ import annotations
 
@@ -50,9 +55,30 @@ class StepKernels:
         out[:, :, inside] = self.values[:, :, index[inside]]
         return out
 
+    def primitive_at(self, t: np.ndarray) -> np.ndarray:
+        """``∫_0^t h_ij``: array ``(d, d, len(t))``, 0 for ``t <= 0``, each kernel's mass from ``t = pΔ`` on."""
+        t = np.clip(np.asarray(t, dtype=float), 0.0, self.support)
+        d, _, n = self.values.shape
+        mass = self.values * np.diff(self.edges)
+        at_edges = np.concatenate([np.zeros((d, d, 1)), np.cumsum(mass, axis=2)], axis=2)
+        index = np.clip(np.searchsorted(self.edges, t, side="right") - 1, 0, n - 1)  # edges[b] <= t
+        return at_edges[:, :, index] + self.values[:, :, index] * (t - self.edges[index])
+
+    def function_table(self) -> dict:
+        """The kernels as functions on ``[0, pΔ]``, exactly: ``t`` lists every breakpoint twice and
+        ``values[i][j]`` (``d × d × len(t)``, the effect of j on i) holds the value on its left, then on its right
+        (0 left of 0 and right of pΔ). Loaded into tick: ``TimeFunction((t[::2], values[i][j][1::2]),
+        inter_mode=TimeFunction.InterConstRight)`` (README, "Kernels as functions")."""
+        d, _, n = self.values.shape
+        padded = np.zeros((d, d, n + 2))
+        padded[:, :, 1:-1] = self.values
+        return {"t": np.repeat(self.edges, 2), "values": np.repeat(padded, 2, axis=2)[:, :, 1:-1], "kind": "step",
+                "note": "step functions, constant on (t_b, t_b+1]: each breakpoint twice, the value on its left "
+                        "then on its right; values[i][j] is the effect of dimension j on dimension i"}
+
     def to_dict(self) -> dict:
         """Plain dict for the JSON export (the privacy note: the averaging is post-processing)."""
         return {"width": self.width, "block": self.block, "bin_size": self.bin_size, "edges": self.edges,
-                "kernels": self.values, "baseline": self.baseline,
+                "kernels": self.values, "kernel_functions": self.function_table(), "baseline": self.baseline,
                 "note": "post-processing of 'kernels' (means over blocks of lags): no privacy cost, as private "
                         "as the fit"}

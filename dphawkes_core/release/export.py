@@ -2,7 +2,8 @@
 
 The JSON holds the fit configuration (method, Δ, p, B or r, K, privacy target or σ², calibration,
 count cap, and the seed only when one was set), where the data came from, the estimate (kernels on the
-lag grid and baselines), the privacy report, whether the estimate is a formal release
+lag grid and baselines, and the kernels as functions of the lag: ``kernel_functions``, exact breakpoints from
+:meth:`~dphawkes_core.evaluation.step_kernels.StepKernels.function_table`), the privacy report, whether the estimate is a formal release
 (``formal_guarantee`` and ``formal_reasons``, from :func:`~dphawkes_core.privacy.calibration.formal_status`) and,
 when the truth is known, every error metric. Non-finite numbers become ``null`` so the output is
 strict JSON. Noise drawn from OS entropy has no seed, so none is exported.
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dphawkes_core.estimators import FitConfig, FitResult, release_status
+from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import compare
 from dphawkes_core.privacy.calibration import FormalStatus
 
@@ -27,9 +29,9 @@ if TYPE_CHECKING:  # pandas loads where a table is built (start-up of the CLI)
 
 FORMAT_VERSION = 1
 
-PRIVATE_FIELDS = ("baseline", "kernels")
+PRIVATE_FIELDS = ("baseline", "kernels", "kernel_functions")
 RELEASE_NOTE = (
-    "Only 'baseline' and 'kernels' (the estimate) are covered by the privacy report. Everything else "
+    "Only 'baseline', 'kernels' and 'kernel_functions' (the estimate, and the same kernels as functions) are covered by the privacy report. Everything else "
     "computed from the data — loss_history, data_info (event, dropped and clipped counts), R and the "
     "paper-mode ε and σ² that use it, solver_info, metrics — is a diagnostic for the analyst and is NOT "
     "private: do not publish it with the estimate."
@@ -107,6 +109,7 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
         "lag_grid": result.lag_grid,
         "baseline": result.baseline,
         "kernels": result.kernels,
+        "kernel_functions": fit_steps(result).function_table(),
         "privacy": result.privacy,
         "loss_history": record["loss_history"],
         "elapsed_s": record["elapsed_s"],

@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from dphawkes_core.data.datasets import Dataset, list_samples, load_sample
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_privacy_page_bad_levels_are_a_friendly_error():
     assert at.error and "numbers separated by commas" in at.error[0].value
 
 
-def test_privacy_page_on_real_data_uses_prediction_error():
+def test_privacy_page_on_real_data_shows_the_heldout_gain_first():
     samples = {s.name: s for s in list_samples()}
     if "email_dyad" not in samples:
         pytest.skip("real data directory not available")
@@ -112,7 +112,12 @@ def test_privacy_page_on_real_data_uses_prediction_error():
     no_problems(at)
     store = at.session_state["sweep_store"]
     assert len(store) == 2 and store["rmse"].notna().all() and store["relative_error"].isna().all()
-    assert at.radio(key="pu_metric").value == "rmse" and len(at.radio(key="pu_metric").options) == 1
+    assert store["heldout_gain"].notna().all() and (store["heldout_events"] > 0).all()
+    metric = at.radio(key="pu_metric")
+    assert metric.value == "heldout_gain" and len(metric.options) == 2  # the headline, then the RMSE
+    infinite = int((store["heldout_nonpositive"] > 0).sum())
+    warned = [w.value for w in at.warning if "score −∞" in w.value]
+    assert (warned[0].startswith(f"{infinite} of 2 runs") if infinite else not warned), (infinite, warned)
 
 
 def test_reproduce_page_kernel_figure_and_small_boxplot():

@@ -87,7 +87,7 @@ def app(name: str, page: str, *actions, doc: str = "", **query) -> Case:
 
 # ---- the unseeded ledger release -------------------------------------------------------------------------
 
-FRESH_NOISE = ("kernels", "baseline", "loss_history")
+FRESH_NOISE = ("kernels", "kernel_functions", "baseline", "loss_history")
 
 
 def _ledger_metered(tmp: Path) -> dict:

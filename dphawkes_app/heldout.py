@@ -1,0 +1,122 @@
+"""The held-out score, the Estimate page's headline measure on data without a known truth (issue 29).
+
+Each estimate's settings are fitted on the training part — the events before a time for one sequence, the first
+share of the sequences for several (:func:`~dphawkes_experiments.prediction.heldout_split`, as ``fit
+--holdout-start`` and ``sweep``) — and scored on the rest by its log-likelihood per test event against the
+Poisson model of the training part (:func:`~dphawkes_experiments.prediction.score_heldout`): the gain in nats per
+test event, with its block-bootstrap standard error and the count of test events where the fitted intensity is
+≤ 0 (each scores −∞; no floor).
+
+The choice made on private data: the score reads the private test events, and the fits on the training part are
+not releases — a private family's noise there is one seeded draw (:data:`HELDOUT_SEED`), computed for the analyst
+like the non-private reference. It is shown "for your eyes only" and never put in a download; it is not released
+with noise and budget of its own (a release of a score is not offered: it would spend budget on a diagnostic).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FitConfig, fit, fit_cost
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_experiments.prediction import heldout_split, score_heldout
+
+HELDOUT_SEED = 0  # the training-part fits of private families: one seeded draw (a diagnostic, not a release)
+TRAIN_SHARE = 0.7  # default: the test part is the last 30 % of the window, or of the sequences
+GAIN = "held-out gain over Poisson (nats per test event)"
+
+
+def holdout_controls(events, where=st, prefix: str = "") -> tuple[float | None, float]:
+    """The split's one setting: where the test part starts (one sequence, time since the window start) or the
+    share of sequences that train (several). Returns ``(start, share)``; ``prefix`` keeps each page's widgets apart."""
+    if events.n_sequences > 1:
+        share = where.number_input("share of the sequences that train (the first ones)", min_value=0.05,
+                                   max_value=0.95, value=TRAIN_SHARE, step=0.05, key=f"{prefix}holdout_share")
+        return None, float(share)
+    length = events.sequences[0].end_time
+    unit = f" ({events.time_unit})" if events.time_unit else ""
+    start = where.number_input(f"test part starts at (time since the window start{unit})", min_value=0.0,
+                               max_value=float(length), value=float(TRAIN_SHARE * length), format="%.6g",
+                               key=f"{prefix}holdout_start", help="the settings are fitted on the events before it, "
+                               "and scored on the events from it on (the whole history counts)")
+    return float(start), TRAIN_SHARE
+
+
+def heldout_config(config: FitConfig) -> FitConfig:
+    """``config`` with seeded noise (its own seed, else :data:`HELDOUT_SEED`): a reproducible diagnostic fit."""
+    if config.seed is not None or not config.family.private:
+        return config
+    return config.with_changes(seed=HELDOUT_SEED)
+
+
+@st.cache_data(show_spinner="Fitting on the training part and scoring the test part…", max_entries=64)
+def score_cached(dataset_fp: str, _events, start: float | None, share: float, config_items: tuple) -> dict:
+    """The score of one configuration (``config_items``: :func:`~dphawkes_app.common.config_items`) fitted on the
+    training part, as a dict, or ``{"error": why}`` when it cannot be fitted or scored there."""
+    try:
+        split = heldout_split(_events, start, share)
+        result, _ = fit(split.train, FitConfig(**dict(config_items)))
+        return score_heldout(fit_steps(result), result.baseline, split).to_dict() | {"error": ""}
+    except DPHawkesError as exc:
+        return {"error": str(exc)}
+
+
+def scores(dataset_fp: str, events, start, share, configs: dict, budget_s: float | None = None) -> dict:
+    """``{label: score dict}`` of each configuration; one predicted to take over ``budget_s`` seconds on the
+    whole data is skipped (said in its row)."""
+    from .common import config_items
+
+    out = {}
+    for label, config in configs.items():
+        cost = fit_cost(events, config)
+        if cost.refused or (budget_s is not None and cost.seconds > budget_s):
+            out[label] = {"error": f"not run: {cost.reason}" if cost.refused else
+                          f"skipped: predicted to take {cost.seconds:.2g} s"}
+            continue
+        out[label] = score_cached(dataset_fp, events, start, share, config_items(heldout_config(config)))
+    return out
+
+
+def _number(value) -> float:
+    """A score value from its dict (``"-inf"``/``"inf"``/None as floats)."""
+    return math.nan if value is None else float(value)
+
+
+def heldout_table(results: dict) -> pd.DataFrame:
+    """One row per estimate: the gain and its standard error, the log-likelihoods and the count of test events
+    where the intensity is ≤ 0 (each scores −∞)."""
+    rows = []
+    for label, score in results.items():
+        if score["error"]:
+            rows.append({"estimate": label, GAIN: math.nan, "± SE": math.nan, "note": score["error"]})
+            continue
+        bad = score["nonpositive_intensity_events"]
+        rows.append({"estimate": label, GAIN: _number(score["gain_over_poisson"]),
+                     "± SE": _number(score["gain_standard_error"]),
+                     "log-lik per test event": _number(score["loglik_per_event"]),
+                     "Poisson's": _number(score["poisson_loglik_per_event"]),
+                     "note": (f"intensity ≤ 0 at {bad:,} of {score['n_test_events']:,} test events: scores −∞"
+                              if bad else f"{score['n_test_events']:,} test events")})
+    return pd.DataFrame(rows)
+
+
+def gain_column(results: dict, labels: list) -> list:
+    """The gain of each of ``labels`` (NaN where not scored), for a column of the comparison table."""
+    return [_number(results[label]["gain_over_poisson"]) if label in results and not results[label]["error"]
+            else math.nan for label in labels]
+
+
+def eyes_only(private_data: bool) -> str:
+    """The caption under a held-out table."""
+    text = ("Each estimate's settings fitted on the training part and scored on the test part: log-likelihood per "
+            "test event minus the Poisson model's (constant rates of the training part); > 0 predicts better than "
+            "Poisson. The standard error is a block bootstrap over the test window (or the test sequences). A "
+            "private family's training-part fit is one seeded noise draw.")
+    if private_data:
+        text = (":material/visibility_off: **Not private — for your eyes only:** the score reads the private test "
+                "events and its training-part fits are not releases; it is never in a download. " + text)
+    return text

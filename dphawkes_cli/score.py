@@ -1,0 +1,129 @@
+"""``dphawkes score FIT.json EVENTS`` and ``fit --holdout-start``: the held-out log-likelihood of a fit against
+the constant-rate Poisson model (:func:`dphawkes_experiments.prediction.score_heldout`).
+
+One way to state the split, here and in ``sweep``: a time for one sequence (``--holdout-start``, on the data's
+own time axis like ``--end-time``), a share of sequences for several (``--train-fraction``, the first ones
+train). The score reads the test events: on private data it is a diagnostic for the analyst, never private.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from dphawkes_core.errors import DataError
+
+from .inputs import UsageError, add_window_options, load_events_file, open_unit_fraction, time_point, write_json
+
+if TYPE_CHECKING:
+    from dphawkes_core.data.io import Events
+    from dphawkes_core.evaluation.step_kernels import StepKernels
+    from dphawkes_experiments.prediction import TrainTestSplit
+
+SCORE_NOTE = ("computed from the test events: a diagnostic for the analyst, not private (on private data do "
+              "not publish it)")
+
+
+def add_holdout_options(parser, required_note: str = "") -> None:
+    """``--holdout-start`` (one sequence) and ``--train-fraction`` (several sequences)."""
+    parser.add_argument("--holdout-start", type=time_point, metavar="X",
+                        help="one sequence: train on the events before X, score those from X on (a number or a "
+                             "datetime on the data's time axis, like --end-time)" + required_note)
+    parser.add_argument("--train-fraction", type=open_unit_fraction,
+                        help="several sequences: the share of sequences (the first ones) that train; the others "
+                             "are scored (default 0.7)")
+
+
+def add_score_parser(sub) -> None:
+    """Register ``dphawkes score``."""
+    sc = sub.add_parser("score", help="held-out log-likelihood of a fit against the Poisson model (JSON)")
+    sc.add_argument("fit_json", help="a fit's JSON (dphawkes fit --json, or the app's download)")
+    sc.add_argument("events_csv", help="the events (CSV or .parquet), training and test parts")
+    add_holdout_options(sc, "; required for one sequence")
+    add_window_options(sc)
+    sc.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    sc.set_defaults(func=cmd_score)
+
+
+def cmd_score(args) -> int:
+    """Score the fit of ``args.fit_json`` on the test part of ``args.events_csv``; write JSON (``--json``)."""
+    steps = _fit_steps(args.fit_json)
+    events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
+                              time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
+    if steps.values.shape[0] != events.dim:
+        raise UsageError(f"the fit has {steps.values.shape[0]} dimensions, the data {events.dim}")
+    if events.n_sequences == 1 and args.holdout_start is None:
+        raise UsageError("give --holdout-start X: the test part of one sequence starts at a time")
+    split = holdout_split(args, events)
+    write_json(heldout_report(steps, split, args), args.json)
+    return 0
+
+
+def _fit_steps(path: str) -> StepKernels:
+    """The kernels of a fit's JSON as step functions (``kernels`` on ``lag_grid``, ``baseline``)."""
+    from dphawkes_core.evaluation.lag_average import average_lags
+
+    try:
+        payload = json.loads(Path(path).read_text())
+        kernels = np.asarray(payload["kernels"], dtype=float)
+        baseline = np.asarray(payload["baseline"], dtype=float)
+        grid = np.asarray(payload["lag_grid"], dtype=float)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"{path} is not a fit's JSON with kernels, baseline and lag_grid "
+                        f"({type(exc).__name__}: {exc})") from None
+    d = baseline.size
+    if kernels.shape != (d, d, grid.size) or grid.size == 0 or not (np.all(np.isfinite(kernels))
+                                                                    and np.all(np.isfinite(baseline))):
+        raise DataError(f"{path}: kernels of shape {kernels.shape} do not match {d} dimensions and "
+                        f"{grid.size} lags, or the estimate is not finite")
+    return average_lags(kernels, baseline, float(grid[0]), 1)
+
+
+def holdout_split(args, events: Events) -> TrainTestSplit:
+    """The split of ``--holdout-start`` / ``--train-fraction``."""
+    from dphawkes_experiments.prediction import heldout_split, relative_time
+
+    if args.holdout_start is not None and events.n_sequences > 1:
+        raise UsageError("--holdout-start cuts one sequence in time; several sequences are split by "
+                         "--train-fraction")
+    if args.train_fraction is not None and events.n_sequences == 1:
+        raise UsageError("--train-fraction splits several sequences; one sequence is cut at --holdout-start")
+    start = None if args.holdout_start is None else relative_time(events, args.holdout_start)
+    return heldout_split(events, start, args.train_fraction if args.train_fraction is not None else 0.7)
+
+
+def wants_holdout(args) -> bool:
+    """``fit`` was asked to hold out a test part."""
+    return args.holdout_start is not None or args.train_fraction is not None
+
+
+def heldout_report(steps: StepKernels, split: TrainTestSplit, args) -> dict:
+    """The score as a JSON-ready dict, with how the data were split and the note that it is not private."""
+    from dphawkes_experiments.prediction import score_heldout
+
+    score = score_heldout(steps, steps.baseline, split)
+    where = ({"holdout_start": args.holdout_start} if split.mode == "timeline"
+             else {"train_fraction": split.train_fraction, "test_sequences": len(split.test)})
+    return {**score.to_dict(), **where, "n_train_events": split.train.n_events, "note": SCORE_NOTE}
+
+
+def add_heldout(payload: dict, result, split: TrainTestSplit | None, args) -> None:
+    """``fit --holdout-start``: the fit's score on the test part as ``payload["heldout"]``, and a line on stderr."""
+    from dphawkes_core.evaluation.lag_average import fit_steps
+
+    if split is None:
+        return
+    payload["heldout"] = heldout_report(fit_steps(result), split, args)
+    _note_heldout(payload["heldout"])
+
+
+def _note_heldout(report: dict) -> None:
+    """One line on stderr: the gain and that the score is not private."""
+    gain = report["gain_over_poisson"]
+    text = f"{gain:+.4g}" if isinstance(gain, float) else str(gain)
+    print(f"held-out: gain over Poisson {text} nats per test event on {report['n_test_events']:,} test events "
+          f"({report['nonpositive_intensity_events']:,} with intensity <= 0); {SCORE_NOTE}", file=sys.stderr)

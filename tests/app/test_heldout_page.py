@@ -1,0 +1,64 @@
+"""AppTests of the held-out score on the Estimate page (issue 29, item 2): on data without a known truth it is the
+headline of every estimate and a column of the comparison; on private data it is "for your eyes only" (that a
+download never holds it: ``tests/app/test_downloads.py``)."""
+
+import pytest
+from app_tools import confirm_settings, open_estimate, private_dataset, release_button, texts, use_formal_method
+from conftest import no_problems
+
+from dphawkes_app.heldout import GAIN
+from dphawkes_core.estimators import FitConfig, fit
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_experiments.prediction import heldout_split, score_heldout
+
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
+
+
+@pytest.fixture(scope="module")
+def data():
+    return private_dataset(n_events=6000)
+
+
+def _frame(at, column):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def test_public_data_without_truth_headline_is_the_heldout_gain(data):
+    LedgerBook(default_ledger_path()).open(LedgerKey(data_fingerprint(data.events)), public=True)  # published data
+    at = use_formal_method(open_estimate(data))
+    no_problems(at)
+    table = _frame(at, "± SE")
+    start, _ = at.session_state["heldout"]
+    assert start == pytest.approx(0.7 * data.events.sequences[0].end_time)
+    # The non-private reference's row, computed independently: CLS with the page's Δ, p and C, fitted on the events
+    # before the start and scored on the rest (the whole history counts).
+    reference = table[table["estimate"].str.contains("non-private")].iloc[0]
+    dt, support = at.number_input(key="dt").value, at.number_input(key="s").value
+    config = FitConfig(method="cls", bin_size=dt, lags=lags_from_support(support, dt), count_cap=5)
+    split = heldout_split(data.events, start)
+    result, _ = fit(split.train, config)
+    expected = score_heldout(fit_steps(result), result.baseline, split)
+    assert reference[GAIN] == pytest.approx(expected.gain_over_poisson, rel=1e-9)  # −∞ when an intensity is ≤ 0
+    assert reference["± SE"] == pytest.approx(expected.gain_standard_error, rel=1e-9, nan_ok=True)
+    assert str(expected.n_test_events) in reference["note"].replace(",", "")
+    if expected.nonpositive_intensity_events:
+        assert f"intensity ≤ 0 at {expected.nonpositive_intensity_events:,} of" in reference["note"]
+    assert len(table) == 3 and table[GAIN].notna().all()  # the chosen estimate, the reference, σ² = 0
+    comparison = _frame(at, "formal guarantee")
+    assert comparison.columns[1] == GAIN and comparison[GAIN].notna().sum() >= 2
+    assert "for your eyes only" not in texts(at.caption)
+    # Moving the start moves the score.
+    at.number_input(key="holdout_start").set_value(0.5 * data.events.sequences[0].end_time).run()
+    no_problems(at)
+    assert _frame(at, "± SE").iloc[1]["note"] != reference["note"]
+
+
+def test_private_data_heldout_is_for_your_eyes_only():
+    private = private_dataset(n_events=6000, seed=8)
+    at = confirm_settings(use_formal_method(open_estimate(private)))
+    release_button(at).click().run()
+    no_problems(at)
+    assert GAIN in _frame(at, "± SE").columns
+    assert "Not private — for your eyes only:** the score reads the private test events" in texts(at.caption)
