@@ -5,9 +5,10 @@
 References here are independent of the package all the way down: counts are integer arrays written in the
 test, Z is laid out with plain loops, and each noiseless limit is a dense loop written from the paper.
 
-A family that fits exact event times (``family.statistics == "events"``: the grid-free one) is given events
-laid in the same bins (:func:`events_from_counts`), its noiseless limit is the continuous-time least squares
-written here from its definition (:func:`continuous_least_squares`), and its sensitivity is measured on the
+A family that fits exact event times (``family.statistics == "events"``: the grid-free and the exponential
+ones) is given events laid in the same bins (:func:`events_from_counts`), its noiseless limit is the
+continuous-time least squares written here from its definition (:func:`continuous_least_squares` with step
+kernels, :func:`exponential_least_squares` with exponential ones), and its sensitivity is measured on the
 adversarial events it documents (``family.worst_case_events``) through its own statistics."""
 
 from __future__ import annotations
@@ -130,13 +131,48 @@ def continuous_least_squares(times: list[np.ndarray], end: float, lags: int) -> 
     return np.linalg.solve(G, c.T).T
 
 
+def exponential_least_squares(times: list[np.ndarray], end: float, decays, lags: int) -> np.ndarray:
+    """``U`` (width 1) of the least squares with kernels ``Σ_u a_iju β_u e^{−β_u t}`` over ``[0, T]``, from its
+    definition: ``G`` and ``c`` as double sums over pairs of events (the integrals of products of exponentials
+    in closed form), ``θ_i = G⁻¹ c_i``, then each kernel's integral over the lag steps ``(k, k+1]``."""
+    d, U = len(times), len(decays)
+    q = d * U + 1
+
+    def column(u, j):
+        return u * d + j
+
+    G, c = np.zeros((q, q)), np.zeros((d, q))
+    G[-1, -1] = end
+    for u, bu in enumerate(decays):
+        for j in range(d):
+            G[column(u, j), -1] = G[-1, column(u, j)] = sum(1 - np.exp(-bu * (end - s)) for s in times[j])
+            for i in range(d):
+                c[i, column(u, j)] = sum(bu * np.exp(-bu * (t - s)) for t in times[i] for s in times[j] if s < t)
+            for v, bv in enumerate(decays):
+                for k in range(d):
+                    G[column(u, j), column(v, k)] = sum(
+                        bu * bv * np.exp(-bu * (max(s, r) - s) - bv * (max(s, r) - r))
+                        * (1 - np.exp(-(bu + bv) * (end - max(s, r)))) / (bu + bv)
+                        for s in times[j] for r in times[k])
+    c[:, -1] = [len(t) for t in times]
+    theta = np.linalg.solve(G, c.T).T
+    out = np.zeros((d, d * lags + 1))
+    for i in range(d):
+        for j in range(d):
+            for k in range(lags):
+                out[i, k * d + j] = sum(theta[i, column(u, j)] * (np.exp(-bu * k) - np.exp(-bu * (k + 1)))
+                                        for u, bu in enumerate(decays))
+    out[:, -1] = theta[:, -1]
+    return out
+
+
 LIMITS = {"least squares": least_squares, "projected gradient": projected_gradient, "frank-wolfe": frank_wolfe,
           "clipped gradient": clipped_gradient}
 LIMIT_OPTIONS = {  # public settings under which the limit is informative (not stuck at the constraint)
     "least squares": {}, "projected gradient": dict(bound=50.0, iters=40, step="constant", step_size=0.02),
     "frank-wolfe": dict(radius=5.0, iters=30), "clipped gradient": dict(bound=50.0, iters=40, step="constant",
                                                                         step_size=0.2),
-    "continuous least squares": {},
+    "continuous least squares": {}, "exponential least squares": {},
 }
 
 
@@ -151,7 +187,9 @@ def test_with_no_noise_it_equals_its_declared_noiseless_limit(name):
     if family.fits_event_times:  # exact event times, laid in the same bins
         times = events_from_counts(counts)
         result = fit_stats(family.prepare_stats(from_arrays(times, end_time=len(counts)), config)[0], config)
-        expected = continuous_least_squares(times, len(counts), lags)
+        expected = (exponential_least_squares(times, len(counts), config.decays, lags)
+                    if family.noiseless_limit == "exponential least squares"
+                    else continuous_least_squares(times, len(counts), lags))
     else:
         result = fit_stats(binned_stats(binned(counts, 3), lags), config)
         A, b = dense_stats(counts, lags)
@@ -228,6 +266,8 @@ def _non_default(setting):
         return next(c for c in setting.choices if c != setting.default)
     if setting.kind == "bool":
         return not setting.default
+    if setting.kind == "floats":
+        return tuple(2.0 * x for x in setting.default) + (9.5,)
     base = setting.default if setting.default is not None else (setting.minimum or 0) + 1
     value = base + (setting.step or 1)
     return int(value) if setting.kind == "int" else float(value)
@@ -249,7 +289,7 @@ def test_its_settings_build_a_cli_that_sets_every_option(name, tmp_path):
             if value != setting.default and (setting.cli_negates or value):
                 argv.append(setting.flag)
         else:
-            argv += [setting.flag, str(value)]
+            argv += [setting.flag, ",".join(map(str, value)) if setting.kind == "floats" else str(value)]
     config = _fit_config(build_parser().parse_args(argv))
     assert config.method == name
     for option, value in expected.items():

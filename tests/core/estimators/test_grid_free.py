@@ -17,7 +17,8 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import (FitConfig, binned_stats, fit, fit_stats, get_family, prepare_stats,
                                       privacy_report, release_status)
 from dphawkes_core.estimators.grid_free.release import ctls_sensitivity, release_layout, worst_case_events
-from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, assemble, grid_free_pieces, keep_first
+from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, assemble, grid_free_pieces
+from dphawkes_core.statistics.binning import keep_first
 from dphawkes_core.statistics.binning import bin_events
 from dphawkes_core.data.io import EventSequence, Events, from_arrays
 from dphawkes_core.data.kernels import get_scenario
