@@ -210,9 +210,10 @@ def _statistics_for(config: FitConfig, own: dict, events: Events | None):
     return own[kind]
 
 
-def _kind(config: FitConfig) -> tuple[str, str]:
-    """What statistics a config's fit reads: its family's kind and the privacy unit (clipped sums differ)."""
-    return config.family.statistics, config.privacy_unit
+def _kind(config: FitConfig) -> tuple:
+    """What statistics a config's fit reads: its family's kind and the privacy unit (clipped sums differ), and
+    for a family with statistics of the exact times of its own, the family (two such families share nothing)."""
+    return config.family.statistics, config.privacy_unit, config.method if config.family.fits_event_times else None
 
 
 def _not_run(method: str, note: str) -> MethodRow:

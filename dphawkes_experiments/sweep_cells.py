@@ -125,9 +125,11 @@ def _run_group(group: _Group) -> list[dict]:
 
 def _cell_stats(shared: dict, events: Events, config: FitConfig):
     """The statistics a cell's family fits: the group's binned moments, or the family's own (its statistics of
-    the exact times, the sequence unit's clipped sums), computed once per group and kind. A private choice of C
+    the exact times, the sequence unit's clipped sums), computed once per group and kind (and per family for
+    statistics of the exact times: two such families share nothing). A private choice of C
     (``count_cap="auto"``) depends on the cell's ε and seed, so it is never shared."""
-    key = (get_family(config.method).statistics, is_sequence_unit(config))
+    family = get_family(config.method)
+    key = (family.statistics, is_sequence_unit(config), config.method if family.fits_event_times else None)
     if config.count_cap == AUTO:
         return prepare_stats(events, config)[0]
     if key not in shared:
