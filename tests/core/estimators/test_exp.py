@@ -243,3 +243,30 @@ def test_a_worst_case_audit_catches_a_halved_noise():
         results[broken] = session.result()
     assert not results[None].violated
     assert results[2.0].violated and results[2.0].mu_lower_bound > results[2.0].mu_claimed
+
+
+# --- everywhere ctls goes: the comparison and the sweeps, through the registry ---------------------------------
+
+def test_it_has_a_row_of_its_own_in_the_comparison_table():
+    from dphawkes_experiments.compare import compare_methods
+
+    events = from_arrays(tick_data(end=300.0), end_time=300.0)
+    chosen = FitConfig(method="ctls", bin_size=0.5, lags=6, epsilon=1.0, calibration="formal", count_cap=9, seed=1)
+    stats, info = prepare_stats(events, chosen)
+    reference = fit(events, FitConfig(bin_size=0.5, lags=6))[0].H
+    rows = compare_methods(stats, info, chosen, 1.0, reference, public={}, events=events)
+    row = next(r for r in rows if r.method == "exp")
+    assert row.ran and np.isfinite(row.relative_error) and row.epsilon == pytest.approx(1.0)
+
+
+def test_a_sweep_runs_it_with_its_decays():
+    from dphawkes_core.data.kernels import get_scenario
+    from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
+
+    spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=1000, label="paper-2d"),
+                     methods=("ctls", "exp"), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0,), runs=2,
+                     support=2.0, calibration="formal", count_cap=5, options={"decays": (1.0, 4.0)})
+    frame = run_sweep(spec)
+    rows = frame[frame.method == "exp"]
+    assert len(rows) == 2 and rows["formal_settings"].all() and np.isfinite(rows["kernel_function_error"]).all()
+    assert not rows["formal_guarantee"].any()  # seeded experiments, never releases
