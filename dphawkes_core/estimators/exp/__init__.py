@@ -47,7 +47,7 @@ from dphawkes_core.estimators.exp.statistics import ExpStats, exp_pieces, stats_
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, solve_cls, solve_nonnegative, stabilise
 
-RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q, as the grid-free family's rule (ρσ: G's noise std in the units of A)
+RIDGE_FACTOR = 5.0  # λ = c·√r·ρσ√q, the grid-free family's rule with c = 5 (chosen on exp-2d: docs/accuracy.md)
 GRAM_SCALE = 3.0  # default ρ (3 against 1 and 10 on the tuning process exp-2d: docs/accuracy.md)
 DECAYS = (0.7, 1.5, 3.0)
 NOTE = ("formal (public C per dimension and w-bin, d, the decays, the windows; one Gaussian release of the "
@@ -58,7 +58,7 @@ SETTINGS = (
             "the public decays of the kernels h_ij(t) = Σ_u a_iju β_u exp(−β_u t) (one or more; the sensitivity "
             "depends on them)", minimum=0.0, minimum_exclusive=True, public_bound=True),
     Setting("exp_ridge", "ridge λ", "float", None, "λ added to the noisy A (Â + λI)", minimum=0.0, optional=True,
-            none_means="the rule 1.5·√r·ρσ√(dU+1), r = ρσ√(dU+1) / the mean diagonal of the released A"),
+            none_means="the rule 5·√r·ρσ√(dU+1), r = ρσ√(dU+1) / the mean diagonal of the released A"),
     Setting("exp_nonnegative", "kernels and baselines >= 0", "bool", True,
             "post-processing: constrain the estimate to be non-negative (no privacy cost)",
             cli_flag="--exp-allow-negative", cli_negates=True),
@@ -105,7 +105,9 @@ class Exp(Family):
     name = "exp"
     label = "exponential kernels (least squares on exact times)"
     summary = ("least squares with kernels Σ_u a β_u exp(−β_u t) on public decays, on the exact event times: few "
-               "parameters where the kernels are smooth and decreasing; one noisy release, formal from public bounds")
+               "parameters, the most accurate formal fit where the kernels are smooth and decrease from t = 0; a "
+               "delayed or flat effect is outside its model (use ctls there); one noisy release, formal from public "
+               "bounds")
     calibrations = ("formal",)
     units = ("event",)
     settings = SETTINGS
