@@ -1,6 +1,6 @@
 """The exponential-kernel family (``exp``, issue 31) against independent facts: its statistics against the double
-sums over event pairs written here, its fit against tick's ``HawkesSumExpKern`` (and the contrast against tick's
-``ModelHawkesSumExpKernLeastSq``) on the same data, the lag grid against the kernels' integrals, the
+sums over event pairs written here, its fit against tick's ``HawkesSumExpKern`` and ``HawkesExpKern`` (and the
+contrast against tick's ``ModelHawkesSumExpKernLeastSq``) on the same data, the lag grid against the kernels' integrals, the
 sensitivity bound reached by the adversarial neighbours through the code that runs and never exceeded by
 random or tied neighbours, seeded fits not formal, the CLI's ``--decays`` and a worst-case audit that catches a
 halved noise."""
@@ -103,6 +103,21 @@ def test_the_fit_equals_ticks_hawkes_sum_exp_kern():
     assert np.abs(np.array(result.info["adjacency"]) - learner.adjacency).max() < 1e-5
     assert np.abs(np.array(result.info["baseline"]) - learner.baseline).max() < 1e-5
     assert np.array(result.info["adjacency"]).min() == 0.0  # the constraint binds: the comparison tests it
+
+
+def test_one_decay_equals_ticks_hawkes_exp_kern():
+    from tick.hawkes import HawkesExpKern, SimuHawkesExpKernels
+
+    simu = SimuHawkesExpKernels(adjacency=np.array([[0.3, 0.1], [0.2, 0.25]]), decays=1.3, baseline=[0.4, 0.3],
+                                end_time=2000, seed=5, verbose=False)
+    simu.simulate()
+    times = [np.asarray(t, dtype=float) for t in simu.timestamps]
+    learner = HawkesExpKern(1.3, gofit="least-squares", penalty="none", max_iter=5000, tol=1e-14)
+    learner.fit(times)
+    result, _ = fit(from_arrays(times, end_time=max(t[-1] for t in times)),
+                    exact_config(decays=(1.3,), exp_nonnegative=True))
+    assert np.abs(np.array(result.info["adjacency"])[:, :, 0] - learner.adjacency).max() < 1e-5
+    assert np.abs(np.array(result.info["baseline"]) - learner.baseline).max() < 1e-5
 
 
 def test_the_estimate_on_the_lag_grid_is_each_steps_mean_of_the_fitted_kernel():
