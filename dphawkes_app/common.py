@@ -312,6 +312,8 @@ def widget_value(setting: Setting, value):
         return 0.0 if zero_means_none(setting) else None
     if setting.kind == "float":
         return float(value)
+    if setting.kind == "floats":
+        return ", ".join(f"{float(v):g}" for v in setting.normalise(value))
     return int(value) if setting.kind == "int" else value
 
 
@@ -333,7 +335,7 @@ def family_controls(sb, family: Family, defaults: Mapping, key_prefix: str = "",
     returns ``{option: value}`` for :class:`~dphawkes_core.estimators.FitConfig`.
 
     A number is a ``number_input`` with the setting's range, step and help; a choice a ``selectbox``; a bool a
-    ``checkbox``. An optional float shows ``None`` as 0 and says what that means in its label
+    ``checkbox``; a list of numbers a ``text_input`` (comma-separated). An optional float shows ``None`` as 0 and says what that means in its label
     (``setting.none_means``); an optional choice or whole number has an empty entry. The primary options
     (:attr:`Setting.primary`: the public bounds B, r, G, and e.g. K or the ridge) are drawn in ``sb`` (across ``columns`` columns when given); every other option in
     a collapsed "more options" expander, so the default view stays short.
@@ -381,6 +383,8 @@ def _option_control(target, setting: Setting, defaults: Mapping, key_prefix: str
                                 format_func=lambda c: (setting.none_means or "none") if c is None else str(c), **common)
     if setting.kind == "bool":
         return bool(target.checkbox(setting.label, value=bool(value), **common))
+    if setting.kind == "floats":  # text; the family's options parse it and refuse a bad list in one line
+        return target.text_input(setting.label + " (comma-separated)", value=value or "", **common)
     whole = setting.kind == "int"
     cast = int if whole else float
     label = setting.label + (f" (0 = unset: {setting.none_means})" if zero_means_none(setting) else

@@ -134,12 +134,13 @@ def write_json(payload: dict, target: str | None) -> None:
 
 
 def setting_type(setting):
-    """argparse type of a number option declared by a family's :class:`~dphawkes_core.estimators.Setting`: the
-    setting's own check, one line on failure."""
+    """argparse type of a number option (or a comma-separated list of numbers, kind ``floats``) declared by a
+    family's :class:`~dphawkes_core.estimators.Setting`: the setting's own check, one line on failure."""
     cast = int if setting.kind == "int" else float
 
     def parse(text: str):
-        value = parse_number(text, cast, lambda v: True, "a number")
+        value = setting.normalise(text) if setting.kind == "floats" else parse_number(text, cast, lambda v: True,
+                                                                                       "a number")
         try:
             setting.check(value, "")
         except DPHawkesError:

@@ -131,7 +131,8 @@ def _run_group(group: _Group) -> list[dict]:
 
 def _cell_stats(shared: dict, events: Events, config: FitConfig):
     """The statistics a cell's family fits: the group's binned moments, or the family's own (its statistics of
-    the exact times, the sequence unit's clipped sums), computed once per group and kind. A private choice of C
+    the exact times, the sequence unit's clipped sums), computed once per group and kind (and per family for
+    statistics of the exact times: two such families share nothing). A private choice of C
     (``count_cap="auto"``) depends on the cell's ε and seed, so it is never shared."""
     key = config.statistics_key()
     if config.count_cap == AUTO:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.clipped import PGDClip
+from dphawkes_core.estimators.exp import Exp
 from dphawkes_core.estimators.family import Family
 from dphawkes_core.estimators.gradient import CG, PGD
 from dphawkes_core.estimators.grid_free import CTLS
@@ -55,5 +56,5 @@ def method_labels() -> dict[str, str]:
     return {name: family.label for name, family in FAMILIES.items()}
 
 
-for _family in (CLS(), PGD(), CG(), SSP(), PGDClip(), CTLS()):
+for _family in (CLS(), PGD(), CG(), SSP(), PGDClip(), CTLS(), Exp()):
     register(_family)

@@ -16,7 +16,7 @@ from typing import Any
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.validation import is_number, is_whole
 
-KINDS = ("float", "int", "choice", "bool")
+KINDS = ("float", "int", "choice", "bool", "floats")
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,9 @@ class Setting:
         The option's keyword (``FitConfig(method=…, <name>=…)``) and field of the family's options.
     label : str
         Short label for a control (may contain LaTeX for the app).
-    kind : {"float", "int", "choice", "bool"}
+    kind : {"float", "int", "choice", "bool", "floats"}
+        ``floats``: a non-empty tuple of distinct numbers in the range, given as a tuple, a list or text
+        ``"0.7,1.5,3"`` (:meth:`normalise`).
     default : Any
         The value when the option is not given (``None`` only where ``optional``).
     help : str
@@ -86,6 +88,17 @@ class Setting:
         """The command-line flag."""
         return self.cli_flag or "--" + self.name.replace("_", "-")
 
+    def normalise(self, value):
+        """The value in its one stored form: a ``floats`` option as a tuple of floats (from a tuple, a list — a
+        JSON round trip — or comma-separated text); anything else unchanged (:meth:`check` judges it)."""
+        if self.kind != "floats" or value is None:
+            return value
+        items = value.split(",") if isinstance(value, str) else value
+        try:
+            return tuple(float(item) for item in items)
+        except (TypeError, ValueError):
+            return value
+
     def check(self, value, family_label: str) -> None:
         """Raise :class:`ConfigError` (one line naming the family and the option) unless ``value`` fits."""
         if value is None:
@@ -97,6 +110,8 @@ class Setting:
             "int": lambda v: is_whole(v) and self._in_range(v),
             "choice": lambda v: v in self.choices,
             "bool": lambda v: isinstance(v, bool),
+            "floats": lambda v: (isinstance(v, tuple) and len(v) > 0 and len(set(v)) == len(v)
+                                 and all(is_number(x) and self._in_range(x) for x in v)),
         }[self.kind](value)
         if not ok:
             raise ConfigError(f"{family_label}: {self.label_text()} must be {self.requirement()}, got {value!r}")
@@ -111,7 +126,7 @@ class Setting:
             return "one of " + ", ".join(self.choices)
         if self.kind == "bool":
             return "true or false"
-        what = "a whole number" if self.kind == "int" else "a number"
+        what = {"int": "a whole number", "floats": "distinct comma-separated numbers, each"}.get(self.kind, "a number")
         if self.minimum is not None:
             what += f" {'>' if self.minimum_exclusive else '>='} {self.minimum:g}"
         if self.maximum is not None:
@@ -158,6 +173,8 @@ def options_class(name: str, settings: tuple[Setting, ...], family_label: str, m
     """
 
     def __post_init__(self):
+        for setting in settings:
+            object.__setattr__(self, setting.name, setting.normalise(getattr(self, setting.name)))
         check_options(self, settings, family_label)
         if cross_check is not None:
             cross_check(self)

@@ -335,3 +335,20 @@ def count_tails(values: np.ndarray, max_cap: int) -> np.ndarray:
     values = np.minimum(values[values > 0].astype(np.int64), max_cap)
     at_least = np.bincount(values, minlength=max_cap + 1)[::-1].cumsum()[::-1]  # [c] = #{X >= c}
     return at_least[1:max_cap + 1].astype(float)
+
+
+def keep_first(times: np.ndarray, width: float, cap: int | None) -> np.ndarray:
+    """Mask of the events kept under the cap: the first ``cap`` of every grid bin ``[kw, (k+1)w)`` (bins by
+    :func:`bin_index`, the binned families' exact edges). ``times`` sorted; ties keep
+    their order. All kept when ``cap`` is None."""
+    times = np.asarray(times, dtype=np.float64)
+    if cap is None or times.size == 0:
+        return np.ones(times.size, dtype=bool)
+    k = bin_index(times, width)
+    new_run = np.empty(times.size, dtype=bool)
+    new_run[0] = True
+    np.not_equal(k[1:], k[:-1], out=new_run[1:])
+    starts = np.flatnonzero(new_run)
+    run = np.cumsum(new_run) - 1
+    rank = np.arange(times.size) - starts[run]
+    return rank < int(cap)

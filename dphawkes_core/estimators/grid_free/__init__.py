@@ -35,7 +35,7 @@ then θ itself, ``FitResult.kernels[i, j, b]`` is the height ``a_ijb`` on ``(bw,
 
 Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Grid-free estimation"). A public cap C on
 the events per (dimension, grid bin ``[kw, (k+1)w)``) is enforced on the data by keeping the first C
-(:func:`~dphawkes_core.estimators.grid_free.statistics.keep_first`). One release, once: the pieces ``R(0)`` (upper triangle),
+(:func:`~dphawkes_core.statistics.binning.keep_first`). One release, once: the pieces ``R(0)`` (upper triangle),
 ``R(1 … B−1)``, ``P``, the totals and the head and tail pieces, each divided by a public scale — ρ for the
 pieces of G, κ more for the head and tail ones — plus Gaussian noise of one std; the layout, the scales, the
 sensitivity and its adversarial neighbours are in :mod:`~dphawkes_core.estimators.grid_free.release`. Free

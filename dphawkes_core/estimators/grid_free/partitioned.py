@@ -7,7 +7,7 @@ by a boundary need the neighbours:
 
 * **map** — every sequence of a partition (a Parquet file ``time, dimension[, sequence]``, read as
   :mod:`dphawkes_core.statistics.partitioned` reads it) becomes a :class:`GridSegment`. Its events are kept under the cap
-  (the first C per dimension and w-bin, :func:`~dphawkes_core.estimators.grid_free.statistics.keep_first`); the kept events of
+  (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
   its *first* w-bin are held back (*pending*: an earlier partition may hold the start of that bin, and then
   fewer of them are kept), and the pieces of the pairs among the other kept events (*settled*) are counted
   (:func:`~dphawkes_core.estimators.grid_free.statistics.toeplitz_pieces`). The segment also keeps the raw settled events within
@@ -32,13 +32,19 @@ from functools import partial
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_index, bins_in_window
-from dphawkes_core.privacy.count_cap import AUTO, cap_from_tails, cap_rng
-from dphawkes_core.statistics.info import DataInfo
-from dphawkes_core.statistics.partitioned import Window, map_partitions, outside_domain, partitioned_tails, window_sequences
 from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.estimators.grid_free.statistics import GridFreePieces, PieceSums, keep_first, stats_from_pieces, toeplitz_pieces
+from dphawkes_core.estimators.grid_free.statistics import GridFreePieces, PieceSums, stats_from_pieces, toeplitz_pieces
+from dphawkes_core.privacy.count_cap import AUTO, cap_from_tails, cap_rng
+from dphawkes_core.statistics.binning import bin_index, bins_in_window, keep_first
+from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.statistics.partitioned import (
+    Window,
+    map_partitions,
+    outside_domain,
+    partitioned_tails,
+    window_sequences,
+)
 from dphawkes_core.validation import check_bin_size, check_count_cap
 
 _MARGIN = 1.0  # units of w kept beyond s at each end of a segment (covers rounding of the pair distances)

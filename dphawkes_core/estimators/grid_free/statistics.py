@@ -1,6 +1,6 @@
 """The grid-free statistics: the pair pieces of exact event times that the continuous-time
-least-squares contrast with step kernels is made of, the cap that keeps the first C events per (dimension,
-w-bin), and ``G`` and ``c`` assembled from the pieces (:class:`GridFreeStats`). The model, the boundary terms
+least-squares contrast with step kernels is made of (of the events kept under the cap,
+:func:`~dphawkes_core.statistics.binning.keep_first`), and ``G`` and ``c`` assembled from the pieces (:class:`GridFreeStats`). The model, the boundary terms
 and the layout are described in :mod:`dphawkes_core.estimators.grid_free`, the family that fits and releases
 them; this module only counts.
 """
@@ -12,31 +12,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_index
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.statistics.binning import keep_first
 from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.validation import check_bin_size
 
 _PAIR_CHUNK = 1 << 20  # events whose later partners are enumerated at once (bounds the temporaries)
-
-# --- the cap ----------------------------------------------------------------------------------------------
-
-def keep_first(times: np.ndarray, width: float, cap: int | None) -> np.ndarray:
-    """Mask of the events kept under the cap: the first ``cap`` of every grid bin ``[kw, (k+1)w)`` (bins by
-    :func:`~dphawkes_core.statistics.binning.bin_index`, the binned families' exact edges). ``times`` sorted; ties keep
-    their order. All kept when ``cap`` is None."""
-    times = np.asarray(times, dtype=np.float64)
-    if cap is None or times.size == 0:
-        return np.ones(times.size, dtype=bool)
-    k = bin_index(times, width)
-    new_run = np.empty(times.size, dtype=bool)
-    new_run[0] = True
-    np.not_equal(k[1:], k[:-1], out=new_run[1:])
-    starts = np.flatnonzero(new_run)
-    run = np.cumsum(new_run) - 1
-    rank = np.arange(times.size) - starts[run]
-    return rank < int(cap)
-
 
 # --- the pieces -------------------------------------------------------------------------------------------
 

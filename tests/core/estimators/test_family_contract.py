@@ -69,6 +69,8 @@ def _non_default(setting):
         return next(c for c in setting.choices if c != setting.default)
     if setting.kind == "bool":
         return not setting.default
+    if setting.kind == "floats":
+        return tuple(2.0 * x for x in setting.default) + (9.5,)
     base = setting.default if setting.default is not None else (setting.minimum or 0) + 1
     value = base + (setting.step or 1)
     return int(value) if setting.kind == "int" else float(value)
@@ -90,7 +92,7 @@ def test_its_settings_build_a_cli_that_sets_every_option(name, tmp_path):
             if value != setting.default and (setting.cli_negates or value):
                 argv.append(setting.flag)
         else:
-            argv += [setting.flag, str(value)]
+            argv += [setting.flag, ",".join(map(str, value)) if setting.kind == "floats" else str(value)]
     config = _fit_config(build_parser().parse_args(argv))
     assert config.method == name
     for option, value in expected.items():

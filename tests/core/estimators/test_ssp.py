@@ -12,7 +12,6 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
-import dphawkes_core.estimators.ssp as ssp_module
 from dphawkes_core.estimators import solvers
 from dphawkes_core.estimators.solvers import roughness_matrix, solve_nonnegative
 from dphawkes_core.estimators.ssp import (release_pieces, shrink_edges,
