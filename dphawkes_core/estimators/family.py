@@ -23,7 +23,8 @@ from dphawkes_core.estimators.settings import Setting
 
 #: How each kind of statistics is presented beside the methods (the app's method choice, ``fit --help``).
 STATISTICS_LABELS = {"binned": "binned counts (the paper's INAR)",
-                     "events": "exact event times (continuous-time least squares)"}
+                     "events": "exact event times (continuous-time least squares)",
+                     "pairs": "exact event times (maximum likelihood)"}
 
 
 class Family:
@@ -54,7 +55,8 @@ class Family:
     statistics : str
         What :meth:`prepare_stats` computes from the events: ``"binned"`` (the binned moments, shared by every
         family that says so: a sweep or a comparison computes them once) or ``"events"`` (the family's own
-        statistics of the exact event times; computed for it alone, neighbours built from events).
+        statistics of the exact event times; computed for it alone, neighbours built from events) or ``"pairs"``
+        (the maximum likelihood's: the same with every target's pairs, :mod:`~dphawkes_core.estimators.mle`).
     per_bin : bool
         Needs the per-bin counts, not only the summed statistics (so not on partitioned data).
     iterative : bool
@@ -73,8 +75,9 @@ class Family:
         only at some d (``None``: the data's d). The audit says which d it used.
     noiseless_limit, noiseless_options : str, dict
         What the fit is with σ² = 0 and ``noiseless_options``: ``least squares`` (CLS exactly), ``projected
-        gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise) or ``clipped
-        gradient`` (projected gradient descent on the per-bin loss, nothing clipped). The contract suite
+        gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise), ``clipped
+        gradient`` (projected gradient descent on the per-bin loss, nothing clipped), ``continuous least squares``
+        or ``maximum likelihood`` (on exact event times). The contract suite
         compares it with an independent dense implementation of that limit.
     """
 
