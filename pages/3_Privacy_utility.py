@@ -59,7 +59,7 @@ def metric_choice(view: pd.DataFrame, key: str, with_paper: bool = False) -> str
     """The error shown against a truth: the plain relative error on the lag grid, the grid-free kernel error
     (first when a family fitting exact event times is in the table: a binned fit's error on its own grid leaves
     out its discretisation bias, so the two compare only grid-free) and, with ``with_paper``, the paper's metric."""
-    exact = any(get_family(m).statistics == "events" for m in view["method"].unique())
+    exact = any(get_family(m).statistics != "binned" for m in view["method"].unique())
     metrics = ["relative_error", "kernel_function_error"] + (["relative_error_paper"] if with_paper else [])
     if exact:
         metrics.insert(0, metrics.pop(1))

@@ -19,7 +19,8 @@ baselines positive and kernels non-negative — accelerated by SQUAREM (Varadhan
 step kept only when feasible and not worse than two plain EM steps). It starts from ctls's least-squares
 solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (iterations, the final relative change and ℓ are reported in the result's ``info``).
-Each iteration walks the ``nnz(X)`` non-zero (target, source-step) cells once, with ``np.bincount``.
+Each EM step walks the ``nnz(X)`` non-zero (target, source-step) cells twice (two sparse products per target
+dimension: ``λ = X a + μ`` and ``Xᵀ(1/λ)``); a SQUAREM cycle makes three EM steps.
 
 Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
 applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
@@ -54,42 +55,39 @@ EXTRAPOLATION_FLOOR = 0.01  # SQUAREM's extrapolation keeps each parameter at le
 
 @dataclass(frozen=True)
 class PairDesign:
-    """The non-zero cells of ``X`` (targets × (d·B) source steps, lag-major columns ``b·d + j``) and the exposures.
+    """``X`` (targets × (d·B) source steps, lag-major columns ``b·d + j``) per target dimension, and the exposures.
 
     Attributes
     ----------
-    rows : numpy.ndarray
-        ``(nnz,)`` target index of each cell.
-    params : numpy.ndarray
-        ``(nnz,)`` index ``i·q + c`` of the kernel height the cell multiplies (i: the target's dimension, q = dB).
-    counts : numpy.ndarray
-        ``(nnz,)`` ``X[k, c]``: earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``.
-    target_dims : numpy.ndarray
-        ``(n_targets,)`` dimension of each target.
+    matrices : tuple of scipy.sparse.csr_matrix
+        One per target dimension i: ``X_i[k, c]``, the earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``
+        for its k-th target (time order).
     exposure : numpy.ndarray
         ``(q,)`` ``E_c = ∫ N_j^b dt`` over the fit windows (time units).
     baseline_time : float
         ``T_eff``: the total length of the fit windows.
     """
 
-    rows: np.ndarray
-    params: np.ndarray
-    counts: np.ndarray
-    target_dims: np.ndarray
+    matrices: tuple
     exposure: np.ndarray
     baseline_time: float
 
     @property
-    def steps(self) -> int:
-        """q = d·B, the kernel heights per target dimension."""
-        return int(self.exposure.size)
+    def targets(self) -> np.ndarray:
+        """``(d,)`` targets per dimension."""
+        return np.array([X.shape[0] for X in self.matrices])
+
+    @property
+    def cells(self) -> int:
+        """Non-zero cells of ``X`` (what one pass of EM walks)."""
+        return int(sum(X.nnz for X in self.matrices))
 
 
 def target_cells(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, first_target: float
                  ) -> tuple[np.ndarray, np.ndarray]:
     """The keys ``target·q + (b·d + j)`` of every pair (earlier source of j, later target) with
     ``δ = x_target − x_source ∈ (b, b+1]``, b < B (``x`` one sequence's times in units of w, sorted; targets
-    are the events with ``x >= first_target``, numbered from 0 in time order), and the number of targets.
+    are the events with ``x >= first_target``, numbered from 0 in time order), and the targets' dimensions.
 
     Pairs are walked offset by offset (the times are sorted, so a pair beyond B ends its row): ``O(pairs)``."""
     q = dim * lags
@@ -109,7 +107,7 @@ def target_cells(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, first_tar
         keys.append(target_index[active[real]] * q + step[real] * dim + dims[source[real]])
         offset += 1
     flat = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
-    return flat, int(np.count_nonzero(is_target))
+    return flat, dims[is_target]
 
 
 def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.ndarray, baseline_time: float,
@@ -117,6 +115,8 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
     """:class:`PairDesign` of ``events`` (kept under ``cap``, as ctls keeps them) for steps of ``width``, with the
     given exposures. ``history``: the first s of every window is history only (the family's convention); without
     it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
+    from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
+
     d, q = events.dim, events.dim * int(lags)
     keys, target_dims, n_targets = [], [], 0
     first = float(lags) if history else -math.inf
@@ -124,88 +124,79 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
         if history and float(seq.end_time) / width <= lags:
             continue
         x, dims, _ = sequence_arrays(seq.times, width, cap)
-        flat, n = target_cells(x, dims, d, lags, first)
+        flat, tdims = target_cells(x, dims, d, lags, first)
         keys.append(flat + n_targets * q)
-        target_dims.append(dims[x >= first])
-        n_targets += n
+        target_dims.append(tdims)
+        n_targets += tdims.size
     cells, counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), return_counts=True)
-    rows = cells // q
     tdims = np.concatenate(target_dims) if target_dims else np.zeros(0, dtype=np.int64)
-    return PairDesign(rows=rows, params=tdims[rows] * q + cells % q, counts=counts.astype(np.float64),
-                      target_dims=tdims, exposure=np.asarray(exposure, dtype=np.float64),
-                      baseline_time=float(baseline_time))
+    local = np.zeros(tdims.size, dtype=np.int64)  # each target's number among its dimension's targets
+    matrices = []
+    for i in range(d):
+        mine = tdims == i
+        local[mine] = np.arange(np.count_nonzero(mine))
+        cell = mine[cells // q]
+        matrices.append(csr_matrix((counts[cell].astype(np.float64), (local[cells[cell] // q], cells[cell] % q)),
+                                   shape=(int(np.count_nonzero(mine)), q)))
+    return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
 
 
 # --- the likelihood and EM ------------------------------------------------------------------------------------
 
-def intensities(theta: np.ndarray, design: PairDesign) -> np.ndarray:
-    """``λ_k`` at every target for ``θ`` (``(d, q+1)``: kernel heights lag-major, the baseline last)."""
-    kernels = theta[:, :-1].ravel()
-    excited = np.bincount(design.rows, weights=kernels[design.params] * design.counts,
-                          minlength=design.target_dims.size)
-    return theta[design.target_dims, -1] + excited
+def intensities(theta: np.ndarray, design: PairDesign) -> list[np.ndarray]:
+    """``λ`` at the targets of each dimension for ``θ`` (``(d, q+1)``: kernel heights lag-major, the baseline
+    last)."""
+    return [X @ theta[i, :-1] + theta[i, -1] for i, X in enumerate(design.matrices)]
 
 
-def log_likelihood(theta: np.ndarray, design: PairDesign) -> float:
-    """``ℓ(θ)`` (``-inf`` where an intensity at a target is not positive)."""
-    lam = intensities(theta, design)
-    if np.any(lam <= 0):
+def log_likelihood(theta: np.ndarray, design: PairDesign, lam: list | None = None) -> float:
+    """``ℓ(θ)`` (``-inf`` where an intensity at a target is not positive); ``lam``: :func:`intensities` at θ."""
+    lam = intensities(theta, design) if lam is None else lam
+    if any(np.any(values <= 0) for values in lam):
         return -math.inf
-    return float(np.sum(np.log(lam)) - theta[:, -1].sum() * design.baseline_time
+    return float(sum(np.sum(np.log(values)) for values in lam) - theta[:, -1].sum() * design.baseline_time
                  - np.sum(theta[:, :-1] * design.exposure))
 
 
-def expected_counts(theta: np.ndarray, design: PairDesign) -> np.ndarray:
-    """``Σ_{k∈i} X[k, c]/λ_k`` (and ``Σ_{k∈i} 1/λ_k`` last), ``(d, q+1)``: the score is this minus the exposures."""
-    d, q = theta.shape[0], design.steps
-    inverse = 1.0 / intensities(theta, design)
-    out = np.empty((d, q + 1))
-    out[:, :-1] = np.bincount(design.params, weights=design.counts * inverse[design.rows],
-                              minlength=d * q).reshape(d, q)
-    out[:, -1] = np.bincount(design.target_dims, weights=inverse, minlength=d)
-    return out
-
-
-def score(theta: np.ndarray, design: PairDesign) -> np.ndarray:
-    """The gradient of :func:`log_likelihood`."""
-    return expected_counts(theta, design) - np.append(design.exposure, design.baseline_time)
-
-
-def em_step(theta: np.ndarray, design: PairDesign) -> np.ndarray:
-    """One EM iteration: responsibilities summed per parameter over its exposure (a step with no exposure has
-    no pairs and stays 0)."""
+def em_step(theta: np.ndarray, design: PairDesign, lam: list) -> np.ndarray:
+    """One EM iteration from θ (``lam``: :func:`intensities` at θ): each parameter times its expected count
+    ``Σ_{k∈i} X[k, c]/λ_k`` (baseline: ``Σ_{k∈i} 1/λ_k``) over its exposure (a step with no exposure has no pairs
+    and stays 0)."""
+    expected = np.empty_like(theta)
+    for i, (X, values) in enumerate(zip(design.matrices, lam)):
+        inverse = 1.0 / values
+        expected[i, :-1] = X.T @ inverse
+        expected[i, -1] = inverse.sum()
     exposure = np.append(design.exposure, design.baseline_time)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = np.where(exposure > 0, expected_counts(theta, design) / exposure, 0.0)
-    return theta * ratio
+        return theta * np.where(exposure > 0, expected / exposure, 0.0)
 
 
-def squarem_step(theta: np.ndarray, design: PairDesign) -> tuple[np.ndarray, float]:
-    """One SQUAREM cycle: two EM steps and an extrapolation along them (steplength ``α <= −1``; each parameter
-    kept at least ``EXTRAPOLATION_FLOOR`` times its value after the two steps, so none reaches 0), followed by
-    one EM step; α is halved toward −1 until that is no worse than the two plain steps (α = −1: the plain steps)."""
-    first = em_step(theta, design)
-    second = em_step(first, design)
+def squarem_step(theta: np.ndarray, lam: list, value: float, design: PairDesign
+                 ) -> tuple[np.ndarray, list, float]:
+    """One SQUAREM cycle from θ (its intensities ``lam`` and likelihood ``value``): two EM steps, an extrapolation
+    along them (steplength ``α <= −1``; each parameter kept at least ``EXTRAPOLATION_FLOOR`` times its value after
+    the two steps, so none reaches 0) and one EM step from there; α is halved toward −1 until the result is no
+    worse than θ (at α = −1 it is three plain EM steps, never worse). Returns the new θ, its intensities and ℓ."""
+    first = em_step(theta, design, lam)
+    second = em_step(first, design, intensities(first, design))
     r = first - theta
     v = second - first - r
     norm_v = float(np.linalg.norm(v))
-    plain = log_likelihood(second, design)
-    if norm_v == 0.0:
-        return second, plain
-    alpha = min(-float(np.linalg.norm(r)) / norm_v, -1.0)
-    while alpha < -1.0:
+    alpha = min(-float(np.linalg.norm(r)) / norm_v, -1.0) if norm_v > 0 else -1.0
+    while True:
         jump = np.maximum(theta - 2.0 * alpha * r + alpha * alpha * v, EXTRAPOLATION_FLOOR * second)
-        landed = em_step(jump, design)
-        value = log_likelihood(landed, design)
-        if value >= plain:
-            return landed, value
+        landed = em_step(jump, design, intensities(jump, design))
+        landed_lam = intensities(landed, design)
+        landed_value = log_likelihood(landed, design, landed_lam)
+        if landed_value >= value or alpha == -1.0:
+            return landed, landed_lam, landed_value
         alpha = (alpha - 1.0) / 2.0 if alpha < -1.01 else -1.0
-    return second, plain
 
 
 @dataclass(frozen=True)
 class EMOutcome:
-    """The maximum-likelihood fit: ``theta`` (``(d, q+1)``), ``log_likelihood``, SQUAREM ``iterations`` (each two
+    """The maximum-likelihood fit: ``theta`` (``(d, q+1)``), ``log_likelihood``, SQUAREM ``iterations`` (each three
     EM steps or more), the final ``relative_change`` and whether it fell below the tolerance (``converged``)."""
 
     theta: np.ndarray
@@ -218,9 +209,10 @@ class EMOutcome:
 def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> EMOutcome:
     """SQUAREM-accelerated EM from ``start`` (positive) until ``max|Δθ| <= tol·max|θ|`` or ``max_iter`` cycles."""
     theta = np.asarray(start, dtype=np.float64)
-    value, change = log_likelihood(theta, design), math.inf
+    lam = intensities(theta, design)
+    value, change = log_likelihood(theta, design, lam), math.inf
     for iteration in range(1, int(max_iter) + 1):
-        new, value = squarem_step(theta, design)
+        new, lam, value = squarem_step(theta, lam, value, design)
         change = float(np.max(np.abs(new - theta)) / max(np.max(np.abs(new)), 1e-300))
         theta = new
         if change <= tol:
@@ -234,7 +226,7 @@ def positive_start(theta_ls: np.ndarray, design: PairDesign, support: float) -> 
     multiplicative update never revives a zero). Steps with no exposure start (and stay) at 0."""
     start = np.array(theta_ls, dtype=np.float64)
     start[:, :-1] = np.maximum(start[:, :-1], START_KERNEL_FLOOR / support) * (design.exposure > 0)
-    rates = np.bincount(design.target_dims, minlength=start.shape[0]) / max(design.baseline_time, 1e-300)
+    rates = design.targets / max(design.baseline_time, 1e-300)
     start[:, -1] = np.maximum(start[:, -1], START_BASELINE_FLOOR * np.maximum(rates, 1e-300))
     return start
 
@@ -275,7 +267,7 @@ class MLE(Family):
     settings = SETTINGS
     options_type = MLEOptions
     statistics = "pairs"
-    cost_kind = "pairs"
+    cost_kind = "likelihood"
     noiseless_limit = "maximum likelihood"
 
     def prepare_stats(self, events, config):
@@ -313,6 +305,6 @@ class MLE(Family):
         info = {"solver": "EM (SQUAREM)", "start": "ctls least squares clipped to positive",
                 "iterations": outcome.iterations, "relative_change": outcome.relative_change,
                 "tolerance": float(config.mle_tol), "converged": outcome.converged,
-                "log_likelihood": outcome.log_likelihood, "targets": int(design.target_dims.size),
-                "cells": int(design.counts.size), "statistics": "exact event times"}
+                "log_likelihood": outcome.log_likelihood, "targets": int(design.targets.sum()),
+                "cells": design.cells, "statistics": "exact event times"}
         return U, [paper_loss(U, stats)], info
