@@ -94,7 +94,7 @@ COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
 # measured 10-30 ns per cell and cycle (one BLAS thread, 2 shared cores) and 40-145 cycles on the paper's process
 # and the near-critical one of benchmarks/bench_mle.py; the design built at 10-15 µs per event at 10⁴-5·10⁴ events
 _SECONDS_PER_DESIGN_PAIR = 4e-7
-_SECONDS_PER_CELL_CYCLE = 3e-8
+_SECONDS_PER_CELL_CYCLE = 2e-8
 _LIKELIHOOD_CYCLES = 150
 _BYTES_PER_DESIGN_PAIR = 48  # the keys, their sort and the cells' rows, parameters and counts
 
