@@ -5,14 +5,16 @@ The process (:func:`near_critical`): 2-d, exponential kernels ``α β e^{−βt}
 β = 2 from source 1, norms ``[[0.6, 0.3], [0.3, 0.6]]`` (spectral radius 0.9), baselines μ = 0.05. At 10⁴ events
 (seeds 1 … S), support s = 5 and width w = 0.25 (20 steps):
 
-* **HawkesEM** (``kernel_support = s``, ``kernel_size = s/w``, 100 iterations, tol 1e-10, one thread): fit time
-  of ``fit`` alone (the events already in memory);
+* **HawkesEM** (``kernel_support = s``, ``kernel_size = s/w``, 100 iterations, tol 1e-10, one thread): time of
+  ``fit`` alone (the events already in memory);
 * **mle** (default tolerance 1e-8): statistics + fit from the events (``dphawkes_core.estimators.fit``), one BLAS
-  thread; start-up (imports) is not in either time;
+  thread; start-up (imports) is not in either time (a warm-up fit first);
 * **ctls** (non-private: σ² = 0, no ridge, smoothing or constraint) for context.
 
-Errors are ``kernel_function_error`` over [0, s]; the rows report the median over simulations of each
-simulation's ratio to EM's. Targets (issue 30): error ≤ 1.02× EM's, time ≤ 1× EM's at 10⁴ events.
+Times are CPU seconds of this process (``time.process_time``: both run single-threaded in it, so the ratio does
+not move with the load of a shared machine; wall seconds under load varied 4× from run to run). Errors are
+``kernel_function_error`` over [0, s]; the rows report the median over simulations of each simulation's ratio to
+EM's. Targets (issue 30): error ≤ 1.02× EM's, time ≤ 1× EM's at 10⁴ events.
 
 Usage: ``nice .venv/bin/python -m benchmarks.bench_mle [--sims 3] [--events 10000]`` (prints the table).
 """
@@ -44,26 +46,26 @@ def near_critical() -> Scenario:
 
 
 def em_error_and_time(events, scenario: Scenario) -> tuple[float, float]:
-    """HawkesEM's grid-free error and fit time."""
+    """HawkesEM's grid-free error and fit time (CPU seconds)."""
     from tick.hawkes import HawkesEM
 
     em = HawkesEM(kernel_support=SUPPORT, kernel_size=int(round(SUPPORT / WIDTH)), n_threads=1, max_iter=EM_ITER,
                   tol=EM_TOL, verbose=False)
     times = [np.ascontiguousarray(x, dtype=float) for x in events.sequences[0].times]
-    start = time.perf_counter()
+    start = time.process_time()
     em.fit(times, end_times=float(events.sequences[0].end_time))
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     t = midpoint_grid(SUPPORT)
     values = np.array([[em.get_kernel_values(i, j, t) for j in range(2)] for i in range(2)])
     return function_relative_error(values, scenario.kernel_values(t)), seconds
 
 
 def family_error_and_time(events, scenario: Scenario, config: FitConfig) -> tuple[float, float, dict]:
-    """A family's grid-free error, time (statistics + fit) and diagnostics."""
+    """A family's grid-free error, time (statistics + fit, CPU seconds) and diagnostics."""
     with blas_threads(1):
-        start = time.perf_counter()
+        start = time.process_time()
         result, _ = fit(events, config)
-        seconds = time.perf_counter() - start
+        seconds = time.process_time() - start
     return kernel_function_error(fit_steps(result), scenario, SUPPORT), seconds, result.info
 
 
@@ -107,7 +109,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--sims", type=int, default=3)
     args = parser.parse_args()
-    print("seed  EM error  mle error  ctls error  EM s    mle s   mle iterations")
+    print("seed  EM error  mle error  ctls error  EM CPU s  mle CPU s  mle iterations")
     for r in measure(args.events, args.sims):
         print(f"{r['seed']:>4}  {r['em_error']:.4f}    {r['mle_error']:.4f}     {r['ctls_error']:.4f}      "
               f"{r['em_seconds']:.3f}  {r['mle_seconds']:.3f}  {r['iterations']} ({'converged' if r['converged'] else 'not converged'})")

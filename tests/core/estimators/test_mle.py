@@ -21,6 +21,8 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, get_family, prepare_stats
 from dphawkes_core.estimators.mle import log_likelihood, maximise_likelihood, pair_design
+from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.metrics import kernel_function_error
 from dphawkes_cli.main import main
 
 FAMILY = get_family("mle")
@@ -183,3 +185,18 @@ def test_the_cli_fits_it_and_writes_its_convergence(tmp_path, capsys):
     assert payload["method"] == "mle"
     text = out.read_text()
     assert "relative_change" in text and "iterations" in text
+
+
+def test_a_sweep_fits_it_beside_ctls_each_on_its_own_statistics():
+    from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
+
+    spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=1500, label="paper-2d"),
+                     methods=("ctls", "mle"), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0,), runs=1,
+                     support=2.0, calibration="formal", count_cap=5)
+    frame = run_sweep(spec)
+    row = frame[frame.method == "mle"].iloc[0]
+    events = simulate(get_scenario("paper-2d"), n_events=1500, seed=int(row["seed"]))
+    alone, _ = fit(events, FitConfig(method="mle", bin_size=0.5, lags=4, count_cap=5))
+    assert np.isfinite(row["kernel_function_error"]) and not row["formal_settings"]
+    assert row["kernel_function_error"] == pytest.approx(
+        kernel_function_error(fit_steps(alone), get_scenario("paper-2d")), rel=1e-9)
