@@ -49,7 +49,7 @@ def em_error_and_time(events, scenario: Scenario) -> tuple[float, float]:
     """HawkesEM's grid-free error and fit time (CPU seconds)."""
     from tick.hawkes import HawkesEM
 
-    em = HawkesEM(kernel_support=SUPPORT, kernel_size=int(round(SUPPORT / WIDTH)), n_threads=1, max_iter=EM_ITER,
+    em = HawkesEM(kernel_support=SUPPORT, kernel_size=round(SUPPORT / WIDTH), n_threads=1, max_iter=EM_ITER,
                   tol=EM_TOL, verbose=False)
     times = [np.ascontiguousarray(x, dtype=float) for x in events.sequences[0].times]
     start = time.process_time()
@@ -72,7 +72,7 @@ def family_error_and_time(events, scenario: Scenario, config: FitConfig) -> tupl
 def measure(n_events: int, sims: int) -> list[dict]:
     """One record per simulation: the three fits' errors and times."""
     scenario = near_critical()
-    lags = int(round(SUPPORT / WIDTH))
+    lags = round(SUPPORT / WIDTH)
     mle = FitConfig(method="mle", bin_size=WIDTH, lags=lags)
     ctls = FitConfig(method="ctls", bin_size=WIDTH, lags=lags, calibration="formal", sigma2=0.0, ctls_ridge=0.0,
                      ctls_smoothing=0.0, ctls_nonnegative=False)
@@ -83,9 +83,9 @@ def measure(n_events: int, sims: int) -> list[dict]:
         em_error, em_seconds = em_error_and_time(events, scenario)
         mle_error, mle_seconds, info = family_error_and_time(events, scenario, mle)
         ctls_error = family_error_and_time(events, scenario, ctls)[0]
-        records.append(dict(seed=seed, em_error=em_error, em_seconds=em_seconds, mle_error=mle_error,
-                            mle_seconds=mle_seconds, ctls_error=ctls_error, iterations=info["iterations"],
-                            converged=info["converged"]))
+        records.append({"seed": seed, "em_error": em_error, "em_seconds": em_seconds, "mle_error": mle_error,
+                        "mle_seconds": mle_seconds, "ctls_error": ctls_error, "iterations": info["iterations"],
+                        "converged": info["converged"]})
     return records
 
 
@@ -111,8 +111,9 @@ def main() -> None:
     args = parser.parse_args()
     print("seed  EM error  mle error  ctls error  EM CPU s  mle CPU s  mle iterations")
     for r in measure(args.events, args.sims):
+        state = "converged" if r["converged"] else "not converged"
         print(f"{r['seed']:>4}  {r['em_error']:.4f}    {r['mle_error']:.4f}     {r['ctls_error']:.4f}      "
-              f"{r['em_seconds']:.3f}  {r['mle_seconds']:.3f}  {r['iterations']} ({'converged' if r['converged'] else 'not converged'})")
+              f"{r['em_seconds']:.3f}     {r['mle_seconds']:.3f}      {r['iterations']} ({state})")
 
 
 if __name__ == "__main__":

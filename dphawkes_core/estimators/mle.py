@@ -15,9 +15,9 @@ number of earlier events of j in the step b of target k: the pairs at most s apa
 The fit is the EM algorithm for step kernels (Lewis & Mohler 2011; tick's ``HawkesEM``): every target's
 responsibilities to the baseline and to each (source, step) of earlier events, then the closed-form M-step
 ``a_ic ← Σ_{k∈i} a_ic X[k, c]/λ_k / E_c``, ``μ_i ← Σ_{k∈i} μ_i/λ_k / T_eff`` — a multiplicative update that keeps
-baselines positive and kernels non-negative — accelerated by SQUAREM (Varadhan & Roland 2008; an extrapolated
-step kept only when feasible and not worse than two plain EM steps). It starts from ctls's least-squares
-solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
+baselines positive and kernels non-negative — accelerated by SQUAREM (Varadhan & Roland 2008; an extrapolation
+along two EM steps, kept when one EM step from it is no worse than the cycle's start, else shortened). It starts
+from ctls's least-squares solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (iterations, the final relative change and ℓ are reported in the result's ``info``).
 Each EM step walks the ``nnz(X)`` non-zero (target, source-step) cells twice (two sparse products per target
 dimension: ``λ = X a + μ`` and ``Xᵀ(1/λ)``); a SQUAREM cycle makes three EM steps.
@@ -35,14 +35,18 @@ from typing import ClassVar
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.grid_free.statistics import (GridFreeStats, grid_free_pieces, sequence_arrays,
-                                                           stats_from_pieces)
+from dphawkes_core.estimators.grid_free.statistics import (
+    GridFreeStats,
+    grid_free_pieces,
+    sequence_arrays,
+    stats_from_pieces,
+)
 from dphawkes_core.estimators.least_squares import paper_loss, solve_cls
 from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.binning import bins_in_window
-from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.validation import check_count_cap
 

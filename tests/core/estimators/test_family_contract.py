@@ -156,7 +156,7 @@ def maximum_likelihood(times: list[np.ndarray], end: float, lags: int) -> np.nda
                 rows.append(x)
         X = np.array(rows)
 
-        def minus_loglik(v):
+        def minus_loglik(v, X=X):
             lam = X @ v
             return -np.sum(np.log(lam)) + v @ exposure, -(X.T @ (1.0 / lam)) + exposure
 

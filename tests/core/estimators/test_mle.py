@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from dphawkes_cli.main import main
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
@@ -23,7 +24,6 @@ from dphawkes_core.estimators import FitConfig, fit, fit_stats, get_family, prep
 from dphawkes_core.estimators.mle import log_likelihood, maximise_likelihood, pair_design
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
-from dphawkes_cli.main import main
 
 FAMILY = get_family("mle")
 
@@ -107,7 +107,7 @@ def test_no_perturbation_of_the_fit_has_a_higher_brute_force_likelihood():
 def test_the_kkt_conditions_hold_at_the_fit():
     """Positive parameters: ``∂ℓ/∂θ ≈ 0``; parameters at (or EM-converging to) zero: ``∂ℓ/∂θ <= 0``, the
     derivative relative to the parameter's exposure (``∂ℓ/∂θ = Σ X/λ − E``)."""
-    theta, events, end, result = small_fit()
+    theta, events, end, _ = small_fit()
     grad = numeric_gradient(theta, events, end, WIDTH, LAGS)
     s = WIDTH * LAGS
     scale = np.append([sum(max(min(u + (b + 1) * WIDTH, end) - max(u + b * WIDTH, s), 0.0)
