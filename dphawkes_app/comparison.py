@@ -1,6 +1,7 @@
 """The Estimate page's comparison of methods at the same ε: its table (with a verdict against the all-zero
-estimate and, with a known process, the grid-free kernel error) and the sentence naming the formal estimator
-measured best on the data (:func:`~dphawkes_experiments.compare.best_formal`)."""
+estimate and, with a known process, the grid-free kernel error) and the sentences naming the formal estimator
+and the non-private reference measured best on the data (:func:`~dphawkes_experiments.compare.best_formal`,
+:func:`~dphawkes_experiments.compare.best_reference`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.estimators import get_family
-from dphawkes_experiments.compare import best_formal
+from dphawkes_experiments.compare import best_formal, best_reference
 
 from .common import method_label
 from .guidance import no_better_than_zero, zero_reason
@@ -32,6 +33,10 @@ def say_best_formal(rows, config) -> None:
         st.caption(f"Measured here, against the true kernel functions: **{method_label(best.method)}** is the "
                    f"best formal estimator (grid-free error {best.function_error:.3g}, the chosen method's "
                    f"{rows[0].function_error:.3g}).")
+    reference = best_reference(rows)
+    if reference is not None:
+        st.caption(f"The best non-private reference measured here: {method_label(reference.method)} (grid-free "
+                   f"error {reference.function_error:.3g}), what no private estimate is expected to beat.")
 
 
 def comparison_table(rows, has_truth: bool, reference_label: str, chosen) -> pd.DataFrame:

@@ -117,6 +117,13 @@ def best_formal(rows) -> MethodRow | None:
     return min(measured, key=lambda r: r.function_error, default=None)
 
 
+def best_reference(rows) -> MethodRow | None:
+    """The row of the non-private method with the lowest grid-free kernel error (``None`` without such rows or
+    errors): the reference no private estimate on these data is expected to beat."""
+    measured = [r for r in rows if r.ran and not get_family(r.method).private and math.isfinite(r.function_error)]
+    return min(measured, key=lambda r: r.function_error, default=None)
+
+
 def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, reference: np.ndarray,
                     public: Mapping, methods=None, include_slow: bool = False,
                     data_derived=(), fitter=fit_stats, released: bool = False, events: Events | None = None,

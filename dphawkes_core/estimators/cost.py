@@ -16,8 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dphawkes_core.statistics.per_bin import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
 from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS, MAX_FFT_CELLS, toeplitz_product_cost
+from dphawkes_core.statistics.per_bin import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
 
 WARN_SECONDS = 5.0
 REFUSE_SECONDS = 120.0
@@ -89,7 +89,14 @@ def _fmt_seconds(s: float) -> str:
     return f"{s:.2g} s" if s < 60 else f"{s / 60:.1f} min"
 
 
-COST_KINDS = ("solve", "gradient", "clipped", "pairs")
+COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
+# maximum likelihood on exact times (mle): its pair design built once, then EM (SQUAREM) cycles over its cells,
+# measured 10-30 ns per cell and cycle (one BLAS thread, 2 shared cores) and 40-145 cycles on the paper's process
+# and the near-critical one of benchmarks/bench_mle.py; the design built at 10-15 µs per event at 10⁴-5·10⁴ events
+_SECONDS_PER_DESIGN_PAIR = 4e-7
+_SECONDS_PER_CELL_CYCLE = 2e-8
+_LIKELIHOOD_CYCLES = 150
+_BYTES_PER_DESIGN_PAIR = 48  # the keys, their sort and the cells' rows, parameters and counts
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
@@ -104,11 +111,12 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         d.
     lags : int
         p.
-    kind : {"solve", "gradient", "clipped", "pairs"}
+    kind : {"solve", "gradient", "clipped", "pairs", "likelihood"}
         The family's kind of work (:attr:`~dphawkes_core.estimators.family.Family.cost_kind`): one solve of the
         normal equations (CLS, DP-SSP), K noisy gradients of the summed statistics (DP-PGD, DP-CG), K
         clipped per-bin gradients (clipped DP-PGD), or one solve on statistics of the pairs of events at most
-        s apart (ctls: no FFT shortcut, however dense the counts; ``E·(1 + E(p+1)/n)`` pairs).
+        s apart (ctls: no FFT shortcut, however dense the counts; ``E·(1 + E(p+1)/n)`` pairs), or the same
+        statistics and a likelihood maximised by EM over those pairs (mle: about 150 EM cycles over them).
     iters : int
         K (ignored for ``solve``).
     n_events : int, optional
@@ -126,13 +134,17 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         raise ValueError(f"unknown cost kind {kind!r}; one of {', '.join(COST_KINDS)} (a family's cost_kind)")
     n, d, p = max(int(n_bins), 1), int(dim), int(lags)
     q = d * p + 1
-    memory, seconds = _statistics_cost(n, d, p, n_events, fft=kind != "pairs")
+    memory, seconds = _statistics_cost(n, d, p, n_events, fft=kind not in ("pairs", "likelihood"))
     memory += q * q * _BYTES_PER_GRAM_CELL
     seconds += p * p * d * d * _SECONDS_PER_FLOP  # edges
     if kind == "gradient":
         seconds += _gradient_seconds(d, p, int(iters), sequences)
     else:
         seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
+    if kind == "likelihood" and n_events is not None:
+        pairs = float(n_events) * (1.0 + float(n_events) * (p + 1) / n)
+        memory += pairs * _BYTES_PER_DESIGN_PAIR
+        seconds += pairs * (_SECONDS_PER_DESIGN_PAIR + _LIKELIHOOD_CYCLES * _SECONDS_PER_CELL_CYCLE)
     if kind == "clipped":
         clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
         memory += clip_memory

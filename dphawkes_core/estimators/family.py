@@ -15,25 +15,27 @@ from typing import ClassVar
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.noise import NoiseSource
-from dphawkes_core.privacy.calibration import PrivacyReport
-from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.estimators.binned import prepare_binned, prepare_partitioned
 from dphawkes_core.estimators.settings import Setting
+from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.privacy.noise import NoiseSource
+from dphawkes_core.statistics.moments import SufficientStats
 
 
 class Statistics(StrEnum):
     """What a family fits: the binned moments (shared by every family that fits them) or its own statistics of
-    the exact event times (computed for it alone; its audit neighbours are built from events). A ``StrEnum``:
+    the exact event times (``EVENTS``: least squares' pair pieces; ``PAIRS``: the likelihood's pairs per target) (computed for it alone; its audit neighbours are built from events). A ``StrEnum``:
     its values are the strings stored in exports and sweep keys."""
 
     BINNED = "binned"
     EVENTS = "events"
+    PAIRS = "pairs"  # the maximum likelihood's: every target's pairs of exact times
 
 
 #: How each kind of statistics is presented beside the methods (the app's method choice, ``fit --help``).
 STATISTICS_LABELS = {Statistics.BINNED: "binned counts (the paper's INAR)",
-                     Statistics.EVENTS: "exact event times (continuous-time least squares)"}
+                     Statistics.EVENTS: "exact event times (continuous-time least squares)",
+                     Statistics.PAIRS: "exact event times (maximum likelihood)"}
 
 
 class Family:
@@ -82,8 +84,9 @@ class Family:
         only at some d (``None``: the data's d). The audit says which d it used.
     noiseless_limit, noiseless_options : str, dict
         What the fit is with σ² = 0 and ``noiseless_options``: ``least squares`` (CLS exactly), ``projected
-        gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise) or ``clipped
-        gradient`` (projected gradient descent on the per-bin loss, nothing clipped). The contract suite
+        gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise), ``clipped
+        gradient`` (projected gradient descent on the per-bin loss, nothing clipped), ``continuous least squares``
+        or ``maximum likelihood`` (on exact event times). The contract suite
         compares it with an independent dense implementation of that limit.
     """
 
@@ -116,7 +119,7 @@ class Family:
     @property
     def fits_event_times(self) -> bool:
         """Fits its own statistics of the exact event times (its neighbours are built from events)."""
-        return self.statistics == Statistics.EVENTS
+        return self.statistics != Statistics.BINNED
 
     def options(self, **values):
         """This family's options from keywords (unknown ones refused by the dataclass)."""

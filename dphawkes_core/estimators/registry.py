@@ -13,6 +13,7 @@ from dphawkes_core.estimators.family import Family
 from dphawkes_core.estimators.gradient import CG, PGD
 from dphawkes_core.estimators.grid_free import CTLS
 from dphawkes_core.estimators.least_squares import CLS
+from dphawkes_core.estimators.mle import MLE
 from dphawkes_core.estimators.ssp import SSP
 
 FAMILIES: dict[str, Family] = {}
@@ -56,5 +57,5 @@ def method_labels() -> dict[str, str]:
     return {name: family.label for name, family in FAMILIES.items()}
 
 
-for _family in (CLS(), PGD(), CG(), SSP(), PGDClip(), CTLS(), Exp()):
+for _family in (CLS(), PGD(), CG(), SSP(), PGDClip(), CTLS(), Exp(), MLE()):
     register(_family)

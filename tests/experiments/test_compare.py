@@ -154,3 +154,26 @@ def test_binned_rows_beside_an_automatic_cap_of_the_exact_time_fit_use_the_c_it_
                       FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=cap, epsilon=1.0, calibration="formal",
                                 seed=3))
     assert row.relative_error == pytest.approx(compare(alone.H, truth).relative_error, rel=1e-12)
+
+
+def test_the_likelihood_reference_gets_its_own_statistics_beside_ctls_and_best_reference_names_it():
+    # ctls chosen on its statistics of exact times: mle's row is fitted on its own (pairs) statistics of the same
+    # events, with the chosen C, equal to the fit called alone; best_reference names the non-private row with the
+    # lower grid-free error and never a private one.
+    from dphawkes_core.estimators import fit
+    from dphawkes_experiments.compare import best_reference
+    events = simulate(SCENARIO, n_events=2000, seed=6)
+    chosen = FitConfig(method="ctls", bin_size=0.5, lags=8, count_cap=5, epsilon=2.0, calibration="formal", seed=3)
+    stats, info = prepare_stats(events, chosen)
+    truth = SCENARIO.true_H(0.5, 8)
+    rows = compare_methods(stats, info, chosen, 2.0, truth, PUBLIC, methods=("mle", "ssp"), events=events,
+                           scenario=SCENARIO)
+    mle = rows[0]
+    alone, _ = fit(events, FitConfig(method="mle", bin_size=0.5, lags=8, count_cap=5))
+    assert mle.ran and mle.epsilon == math.inf
+    assert mle.relative_error == pytest.approx(compare(alone.H, truth).relative_error, rel=1e-12)
+    cls_stats, cls_info = prepare_stats(events, FitConfig(method="cls", bin_size=0.5, lags=8, count_cap=5))
+    (cls,) = compare_methods(cls_stats, cls_info, FitConfig(method="cls", bin_size=0.5, lags=8, count_cap=5), 2.0,
+                             truth, PUBLIC, methods=("cls",), scenario=SCENARIO)
+    assert best_reference([*rows, cls]) is min((mle, cls), key=lambda r: r.function_error)
+    assert best_reference([rows[1]]) is None  # a private row is never the reference

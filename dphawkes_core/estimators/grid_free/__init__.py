@@ -22,7 +22,7 @@ regressors only (the binned families' convention: their first p bins are history
 * ``c_i[(j,b)] = P_ij(b) − (pairs whose target is in the head)``, ``P_ij(b) = #{(t ∈ i, u ∈ j) : t − u ∈
   (bw, (b+1)w]}``; ``c_i[1] = n_i − (events of i in the head)``; ``G[1, 1] = Σ (T − s)``.
 
-The statistics are counted in :mod:`dphawkes_core.estimators.grid_free.statistics`. Everything is computed in units of w (times divided by w), on the events sorted by time, by walking the
+The statistics are counted in :mod:`dphawkes_core.statistics.exact_times`. Everything is computed in units of w (times divided by w), on the events sorted by time, by walking the
 pairs at most s apart one offset at a time (``O(pairs)`` time, ``O(events)`` memory); head and tail pieces
 by the same walk on the few events within s of a window's ends.
 
@@ -49,7 +49,7 @@ Gaussian release of sensitivity √2·G, the same post-processing
 (:mod:`~dphawkes_core.estimators.grid_free.sequence`).
 
 The family is this module (its settings, options, fit and the family's methods) and its two siblings above; the
-statistics are counted in :mod:`dphawkes_core.estimators.grid_free.statistics`, over partitions in
+statistics are counted in :mod:`dphawkes_core.statistics.exact_times`, over partitions in
 :mod:`dphawkes_core.estimators.grid_free.partitioned`.
 """
 
@@ -64,7 +64,7 @@ from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
 from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, grid_free_pieces, stats_from_pieces
+from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.validation import check_count_cap

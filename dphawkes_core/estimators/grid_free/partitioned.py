@@ -1,5 +1,5 @@
-"""The grid-free statistics (:mod:`dphawkes_core.estimators.grid_free.statistics`) of a partitioned event store as a map-reduce
-(Dask, or any executor), equal to the in-process :func:`~dphawkes_core.estimators.grid_free.statistics.grid_free_pieces`.
+"""The grid-free statistics (:mod:`dphawkes_core.statistics.exact_times`) of a partitioned event store as a map-reduce
+(Dask, or any executor), equal to the in-process :func:`~dphawkes_core.statistics.exact_times.grid_free_pieces`.
 
 The pieces ``R``, ``P`` and the totals are sums over pairs of kept events at most s = Bw apart, so each
 partition can count the pairs inside it; only the pairs across a partition boundary and the cap of a w-bin cut
@@ -10,7 +10,7 @@ by a boundary need the neighbours:
   (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
   its *first* w-bin are held back (*pending*: an earlier partition may hold the start of that bin, and then
   fewer of them are kept), and the pieces of the pairs among the other kept events (*settled*) are counted
-  (:func:`~dphawkes_core.estimators.grid_free.statistics.toeplitz_pieces`). The segment also keeps the raw settled events within
+  (:func:`~dphawkes_core.statistics.exact_times.toeplitz_pieces`). The segment also keeps the raw settled events within
   ``s + w`` of its first and of its last event (its head and tail: few).
 * **reduce** — the segments of one sequence are merged in time order (:func:`merge_grid_segments`). The later
   segment's pending events are kept up to ``C`` minus the events the earlier ones kept in that w-bin (read from
@@ -18,7 +18,7 @@ by a boundary need the neighbours:
   across the boundary are ``pieces(tail ∪ head) − pieces(tail) − pieces(head)`` on the earlier tail and the later
   head. Tails and heads are carried through merges, so pairs spanning three or more partitions (cuts closer than
   s) are counted too. Each merged sequence yields its events within s of the window's ends, whose edge pieces
-  (:func:`~dphawkes_core.estimators.grid_free.statistics.edge_pieces`) are counted once over all sequences, as in process.
+  (:func:`~dphawkes_core.statistics.exact_times.edge_pieces`) are counted once over all sequences, as in process.
 
 The result equals the in-process pieces up to the order of floating-point sums. As in
 :mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions of
@@ -33,9 +33,9 @@ from functools import partial
 import numpy as np
 
 from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.estimators.grid_free.statistics import GridFreePieces, PieceSums, stats_from_pieces, toeplitz_pieces
 from dphawkes_core.privacy.count_cap import AUTO, cap_from_tails, cap_rng
 from dphawkes_core.statistics.binning import bin_index, bins_in_window, keep_first
+from dphawkes_core.statistics.exact_times import GridFreePieces, PieceSums, stats_from_pieces, toeplitz_pieces
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.statistics.partitioned import (
@@ -240,7 +240,7 @@ def merge_sequence(segments, width: float, cap: int | None) -> GridSegment:
 
 def reduce_grid_segments(segments, width: float, lags: int, cap: int | None) -> tuple[GridFreePieces, dict]:
     """Reduce step: merge each sequence's segments and sum the pieces over sequences, as
-    :func:`~dphawkes_core.estimators.grid_free.statistics.grid_free_pieces` does in process.
+    :func:`~dphawkes_core.statistics.exact_times.grid_free_pieces` does in process.
 
     Returns
     -------
@@ -313,7 +313,7 @@ def window_grid_free_pieces(paths, window: Window, width: float, lags: int, cap:
 
 def prepare_grid_free_partitioned(paths, config, window: Window, executor=None):
     """:meth:`CTLS.prepare_partitioned <dphawkes_core.estimators.grid_free.CTLS.prepare_partitioned>`: the
-    :class:`~dphawkes_core.estimators.grid_free.statistics.GridFreeStats` of ``config`` on Parquet partitions in ``window``, as
+    :class:`~dphawkes_core.statistics.exact_times.GridFreeStats` of ``config`` on Parquet partitions in ``window``, as
     ``CTLS.prepare_stats`` gives them for the same events in one process.
 
     With ``config.count_cap = "auto"``, C is chosen first from the partitioned w-bin count tails

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.grid_free.statistics import GridFreePieces, toeplitz_gram
+from dphawkes_core.statistics.exact_times import GridFreePieces, toeplitz_gram
 
 EDGE_SHARE = 0.1  # the share of the squared sensitivity the head and tail pieces get, at most, by default …
 EDGE_SHARE_MIN = 0.01  # … and at least (one long window: they carry nothing there)

@@ -13,16 +13,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bins_in_window
-from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.grid_free.statistics import GridFreePieces, GridFreeStats, one_sequence_pieces, stats_from_pieces
+from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.grid_free.release import (
+    ctls_sensitivity,
+    default_edge_share,
+    pieces_from_release,
+    raw_release,
+)
+from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.sequence import cap_events, clip_rng, dp_sequence_clip
+from dphawkes_core.statistics.binning import bins_in_window
+from dphawkes_core.statistics.exact_times import GridFreePieces, GridFreeStats, one_sequence_pieces, stats_from_pieces
+from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size, stats_fields
 from dphawkes_core.validation import check_count_cap, check_positive_whole
-from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.grid_free.release import ctls_sensitivity, default_edge_share, pieces_from_release, raw_release
 
 SEQUENCE_NOTE = ("formal, privacy unit one sequence (replace-one; public S, windows, G, M, C, d, B): one Gaussian "
                  "release of the per-sequence grid-free pair statistics clipped at G")
@@ -137,7 +142,7 @@ def window_pieces(events, width: float, lags: int, count_cap: int | None) -> Gri
 
 def sequence_contributions(events, width: float, lags: int, count_cap: int | None, kappa: float, rho: float):
     """``(v_s, kept, clipped)`` of every sequence longer than s, in order (:func:`sequence_vector` of
-    :func:`~dphawkes_core.estimators.grid_free.statistics.one_sequence_pieces`); shorter ones yield ``(None, 0, clipped)``."""
+    :func:`~dphawkes_core.statistics.exact_times.one_sequence_pieces`); shorter ones yield ``(None, 0, clipped)``."""
     for seq in events.sequences:
         pieces, kept, clipped = one_sequence_pieces(seq.times, seq.end_time, width, lags, count_cap)
         yield (None if pieces is None else sequence_vector(pieces, kappa, rho)), kept, clipped

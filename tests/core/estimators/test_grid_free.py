@@ -28,10 +28,10 @@ from dphawkes_core.estimators import (
     release_status,
 )
 from dphawkes_core.estimators.grid_free.release import EDGE_PARTS, ctls_sensitivity, release_layout, worst_case_events
-from dphawkes_core.estimators.grid_free.statistics import GridFreeStats, assemble, grid_free_pieces
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
 from dphawkes_core.statistics.binning import bin_events, keep_first
+from dphawkes_core.statistics.exact_times import GridFreeStats, assemble, grid_free_pieces
 
 FAMILY = get_family("ctls")
 

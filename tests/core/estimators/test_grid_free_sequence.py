@@ -14,16 +14,30 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
+from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, fit, fit_stats, get_family, prepare_stats, privacy_report, release_status
+from dphawkes_core.estimators import (
+    FitConfig,
+    fit,
+    fit_stats,
+    get_family,
+    prepare_stats,
+    privacy_report,
+    release_status,
+)
 from dphawkes_core.estimators.grid_free.release import raw_release
-from dphawkes_core.estimators.grid_free.sequence import (GridFreeSequenceStats, clipped_sequence_sum,
-                                                         ctls_max_events_clip, sequence_kappa, sequence_norms,
-                                                         sequence_vector, window_pieces)
-from dphawkes_core.data.io import EventSequence, Events, save_csv
-from dphawkes_core.estimators.grid_free.statistics import grid_free_pieces, one_sequence_pieces
+from dphawkes_core.estimators.grid_free.sequence import (
+    GridFreeSequenceStats,
+    clipped_sequence_sum,
+    ctls_max_events_clip,
+    sequence_kappa,
+    sequence_norms,
+    sequence_vector,
+    window_pieces,
+)
 from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
 from dphawkes_core.privacy.sequence import cap_events, clip_grid, clip_rng, dp_sequence_clip
+from dphawkes_core.statistics.exact_times import grid_free_pieces, one_sequence_pieces
 
 FAMILY = get_family("ctls")
 PIECES = ("lagged", "pairs", "totals", "head_gram", "tail_gram", "head_int", "tail_int", "head_pairs", "head_counts")

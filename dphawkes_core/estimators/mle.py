@@ -1,0 +1,314 @@
+"""Non-private maximum likelihood on exact event times with step kernels (issue 30): the reference on exact times.
+
+The model is the grid-free family's (:mod:`dphawkes_core.estimators.grid_free`): ``λ_i(t) = μ_i + Σ_j Σ_b a_ijb
+N_j^b(t)``, ``N_j^b(t) = #{u ∈ j : t − u ∈ (bw, (b+1)w]}``, b = 0 … B−1, support ``s = Bw``; with the same
+boundary convention: **the first s of every window is history only** (events there are sources, never targets,
+and the compensator runs over ``[s, T]``). The log-likelihood of ``θ = (a, μ)`` is
+
+``ℓ(θ) = Σ_k log λ_{i_k}(t_k) − Σ_i μ_i T_eff − Σ_{i,j,b} a_ijb E_jb``
+
+over the targets ``t_k ≥ s``, with ``T_eff = Σ (T − s)`` and ``E_jb = ∫_s^T N_j^b dt``, the exact exposure of each
+step (the intercept column of ctls's ``G``, edge-corrected at both ends). With ``X[k, (j, b)] = N_j^b(t_k)`` (the
+number of earlier events of j in the step b of target k: the pairs at most s apart), ``λ_k = μ_{i_k} +
+Σ_c a_{i_k c} X[k, c]`` is linear in θ, so ℓ is concave and each target dimension i is its own problem.
+
+The fit is the EM algorithm for step kernels (Lewis & Mohler 2011; tick's ``HawkesEM``): every target's
+responsibilities to the baseline and to each (source, step) of earlier events, then the closed-form M-step
+``a_ic ← Σ_{k∈i} a_ic X[k, c]/λ_k / E_c``, ``μ_i ← Σ_{k∈i} μ_i/λ_k / T_eff`` — a multiplicative update that keeps
+baselines positive and kernels non-negative — accelerated by SQUAREM (Varadhan & Roland 2008; an extrapolation
+along two EM steps, kept when one EM step from it is no worse than the cycle's start, else shortened). It starts
+from ctls's least-squares solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
+the largest parameter (iterations, the final relative change and ℓ are reported in the result's ``info``).
+Each EM step walks the ``nnz(X)`` non-zero (target, source-step) cells twice (two sparse products per target
+dimension: ``λ = X a + μ`` and ``Xᵀ(1/λ)``); a SQUAREM cycle makes three EM steps.
+
+Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
+applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+import numpy as np
+
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss, solve_cls
+from dphawkes_core.statistics.binning import bins_in_window
+from dphawkes_core.statistics.exact_times import (
+    GridFreeStats,
+    grid_free_pieces,
+    sequence_arrays,
+    stats_from_pieces,
+)
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.validation import check_count_cap
+
+START_KERNEL_FLOOR = 1e-3  # the start's kernel heights are at least this times 1/s (a branching ratio of 1e-3)
+START_BASELINE_FLOOR = 0.1  # the start's baselines are at least this times the dimension's mean rate
+EXTRAPOLATION_FLOOR = 0.01  # SQUAREM's extrapolation keeps each parameter at least this share of the plain steps'
+
+
+# --- the pair design ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PairDesign:
+    """``X`` (targets × (d·B) source steps, lag-major columns ``b·d + j``) per target dimension, and the exposures.
+
+    Attributes
+    ----------
+    matrices : tuple of scipy.sparse.csr_matrix
+        One per target dimension i: ``X_i[k, c]``, the earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``
+        for its k-th target (time order).
+    exposure : numpy.ndarray
+        ``(q,)`` ``E_c = ∫ N_j^b dt`` over the fit windows (time units).
+    baseline_time : float
+        ``T_eff``: the total length of the fit windows.
+    """
+
+    matrices: tuple
+    exposure: np.ndarray
+    baseline_time: float
+
+    @property
+    def targets(self) -> np.ndarray:
+        """``(d,)`` targets per dimension."""
+        return np.array([X.shape[0] for X in self.matrices])
+
+    @property
+    def cells(self) -> int:
+        """Non-zero cells of ``X`` (what one pass of EM walks)."""
+        return int(sum(X.nnz for X in self.matrices))
+
+
+def target_cells(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, first_target: float
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The keys ``target·q + (b·d + j)`` of every pair (earlier source of j, later target) with
+    ``δ = x_target − x_source ∈ (b, b+1]``, b < B (``x`` one sequence's times in units of w, sorted; targets
+    are the events with ``x >= first_target``, numbered from 0 in time order), and the targets' dimensions.
+
+    Pairs are walked offset by offset (the times are sorted, so a pair beyond B ends its row): ``O(pairs)``."""
+    q = dim * lags
+    is_target = x >= first_target
+    target_index = np.cumsum(is_target) - 1
+    keys = []
+    active = np.flatnonzero(is_target)
+    offset = 1
+    while active.size:
+        active = active[active - offset >= 0]
+        source = active - offset
+        delta = x[active] - x[source]
+        near = delta <= lags
+        active, source, delta = active[near], source[near], delta[near]
+        step = np.ceil(delta).astype(np.int64) - 1
+        real = step >= 0  # δ = 0 (simultaneous events) is no pair
+        keys.append(target_index[active[real]] * q + step[real] * dim + dims[source[real]])
+        offset += 1
+    flat = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+    return flat, dims[is_target]
+
+
+def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.ndarray, baseline_time: float,
+                history: bool = True) -> PairDesign:
+    """:class:`PairDesign` of ``events`` (kept under ``cap``, as ctls keeps them) for steps of ``width``, with the
+    given exposures. ``history``: the first s of every window is history only (the family's convention); without
+    it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
+    from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
+
+    d, q = events.dim, events.dim * int(lags)
+    keys, target_dims, n_targets = [], [], 0
+    first = float(lags) if history else -math.inf
+    for seq in events.sequences:
+        if history and float(seq.end_time) / width <= lags:
+            continue
+        x, dims, _ = sequence_arrays(seq.times, width, cap)
+        flat, tdims = target_cells(x, dims, d, lags, first)
+        keys.append(flat + n_targets * q)
+        target_dims.append(tdims)
+        n_targets += tdims.size
+    cells, counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), return_counts=True)
+    tdims = np.concatenate(target_dims) if target_dims else np.zeros(0, dtype=np.int64)
+    local = np.zeros(tdims.size, dtype=np.int64)  # each target's number among its dimension's targets
+    matrices = []
+    for i in range(d):
+        mine = tdims == i
+        local[mine] = np.arange(np.count_nonzero(mine))
+        cell = mine[cells // q]
+        matrices.append(csr_matrix((counts[cell].astype(np.float64), (local[cells[cell] // q], cells[cell] % q)),
+                                   shape=(int(np.count_nonzero(mine)), q)))
+    return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
+
+
+# --- the likelihood and EM ------------------------------------------------------------------------------------
+
+def intensities(theta: np.ndarray, design: PairDesign) -> list[np.ndarray]:
+    """``λ`` at the targets of each dimension for ``θ`` (``(d, q+1)``: kernel heights lag-major, the baseline
+    last)."""
+    return [X @ theta[i, :-1] + theta[i, -1] for i, X in enumerate(design.matrices)]
+
+
+def log_likelihood(theta: np.ndarray, design: PairDesign, lam: list | None = None) -> float:
+    """``ℓ(θ)`` (``-inf`` where an intensity at a target is not positive); ``lam``: :func:`intensities` at θ."""
+    lam = intensities(theta, design) if lam is None else lam
+    if any(np.any(values <= 0) for values in lam):
+        return -math.inf
+    return float(sum(np.sum(np.log(values)) for values in lam) - theta[:, -1].sum() * design.baseline_time
+                 - np.sum(theta[:, :-1] * design.exposure))
+
+
+def em_step(theta: np.ndarray, design: PairDesign, lam: list) -> np.ndarray:
+    """One EM iteration from θ (``lam``: :func:`intensities` at θ): each parameter times its expected count
+    ``Σ_{k∈i} X[k, c]/λ_k`` (baseline: ``Σ_{k∈i} 1/λ_k``) over its exposure (a step with no exposure has no pairs
+    and stays 0)."""
+    expected = np.empty_like(theta)
+    for i, (X, values) in enumerate(zip(design.matrices, lam)):
+        inverse = 1.0 / values
+        expected[i, :-1] = X.T @ inverse
+        expected[i, -1] = inverse.sum()
+    exposure = np.append(design.exposure, design.baseline_time)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return theta * np.where(exposure > 0, expected / exposure, 0.0)
+
+
+def squarem_step(theta: np.ndarray, lam: list, value: float, design: PairDesign
+                 ) -> tuple[np.ndarray, list, float]:
+    """One SQUAREM cycle from θ (its intensities ``lam`` and likelihood ``value``): two EM steps, an extrapolation
+    along them (steplength ``α <= −1``; each parameter kept at least ``EXTRAPOLATION_FLOOR`` times its value after
+    the two steps, so none reaches 0) and one EM step from there; α is halved toward −1 until the result is no
+    worse than θ (at α = −1 it is three plain EM steps, never worse). Returns the new θ, its intensities and ℓ."""
+    first = em_step(theta, design, lam)
+    second = em_step(first, design, intensities(first, design))
+    r = first - theta
+    v = second - first - r
+    norm_v = float(np.linalg.norm(v))
+    alpha = min(-float(np.linalg.norm(r)) / norm_v, -1.0) if norm_v > 0 else -1.0
+    while True:
+        jump = np.maximum(theta - 2.0 * alpha * r + alpha * alpha * v, EXTRAPOLATION_FLOOR * second)
+        landed = em_step(jump, design, intensities(jump, design))
+        landed_lam = intensities(landed, design)
+        landed_value = log_likelihood(landed, design, landed_lam)
+        if landed_value >= value or alpha == -1.0:
+            return landed, landed_lam, landed_value
+        alpha = (alpha - 1.0) / 2.0 if alpha < -1.01 else -1.0
+
+
+@dataclass(frozen=True)
+class EMOutcome:
+    """The maximum-likelihood fit: ``theta`` (``(d, q+1)``), ``log_likelihood``, SQUAREM ``iterations`` (each three
+    EM steps or more), the final ``relative_change`` and whether it fell below the tolerance (``converged``)."""
+
+    theta: np.ndarray
+    log_likelihood: float
+    iterations: int
+    relative_change: float
+    converged: bool
+
+
+def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> EMOutcome:
+    """SQUAREM-accelerated EM from ``start`` (positive) until ``max|Δθ| <= tol·max|θ|`` or ``max_iter`` cycles."""
+    theta = np.asarray(start, dtype=np.float64)
+    lam = intensities(theta, design)
+    value, change = log_likelihood(theta, design, lam), math.inf
+    for iteration in range(1, int(max_iter) + 1):
+        new, lam, value = squarem_step(theta, lam, value, design)
+        change = float(np.max(np.abs(new - theta)) / max(np.max(np.abs(new)), 1e-300))
+        theta = new
+        if change <= tol:
+            return EMOutcome(theta, value, iteration, change, True)
+    return EMOutcome(theta, value, int(max_iter), change, False)
+
+
+def positive_start(theta_ls: np.ndarray, design: PairDesign, support: float) -> np.ndarray:
+    """The least-squares ``θ`` clipped to positive values: kernel heights at least ``START_KERNEL_FLOOR/s``,
+    baselines at least ``START_BASELINE_FLOOR`` times the dimension's mean rate over the fit windows (EM's
+    multiplicative update never revives a zero). Steps with no exposure start (and stay) at 0."""
+    start = np.array(theta_ls, dtype=np.float64)
+    start[:, :-1] = np.maximum(start[:, :-1], START_KERNEL_FLOOR / support) * (design.exposure > 0)
+    rates = design.targets / max(design.baseline_time, 1e-300)
+    start[:, -1] = np.maximum(start[:, -1], START_BASELINE_FLOOR * np.maximum(rates, 1e-300))
+    return start
+
+
+# --- the family -------------------------------------------------------------------------------------------------
+
+SETTINGS = (
+    Setting("mle_tol", "tolerance", "float", 1e-8,
+            "EM stops when the largest change of a parameter is below this times the largest parameter",
+            minimum=0.0, minimum_exclusive=True),
+    Setting("mle_max_iter", "largest number of iterations", "int", 5000,
+            "EM stops after this many (SQUAREM) iterations even if not converged (the result says so)",
+            minimum=1, step=1000),
+)
+
+MLEOptions = options_class("MLEOptions", SETTINGS, "exact event times (maximum likelihood)", __name__)
+
+
+@dataclass(frozen=True)
+class MLEStats(GridFreeStats):
+    """ctls's statistics of the events (the least-squares start, the exposures) and the :class:`PairDesign`: a kind
+    of their own (``"pairs"``), so a sweep or a comparison never hands ctls's statistics (without the design) to
+    this family."""
+
+    kind: ClassVar[str] = "pairs"
+    pair_design: PairDesign | None = None
+
+
+class MLE(Family):
+    """Non-private maximum likelihood with step kernels on exact event times: the reference on exact times."""
+
+    name = "mle"
+    label = "exact event times (maximum likelihood)"
+    summary = ("non-private maximum likelihood on the exact event times with step kernels of width Δ over pΔ: EM "
+               "from the least-squares solution, positive baselines and non-negative kernels")
+    private = False
+    units = ("event", "sequence")
+    settings = SETTINGS
+    options_type = MLEOptions
+    statistics = "pairs"
+    cost_kind = "likelihood"
+    noiseless_limit = "maximum likelihood"
+
+    def prepare_stats(self, events, config):
+        """ctls's statistics of the events kept under ``config.count_cap`` (all when None) and their pair design
+        (history-only first s, exact exposures ``E_jb`` from ctls's intercept column)."""
+        check_design_size(events.dim, config.lags)
+        cap = config.count_cap
+        check_count_cap(cap)
+        pieces, counts = grid_free_pieces(events, config.bin_size, config.lags, cap)
+        grid = stats_from_pieces(pieces, config.bin_size)
+        w = config.bin_size
+        exposure = w * (np.tile(pieces.totals, pieces.lags) - pieces.head_int - pieces.tail_int)
+        design = pair_design(events, w, config.lags, cap, exposure, w * pieces.duration)
+        stats = MLEStats(**{f.name: getattr(grid, f.name) for f in fields(grid)}, pair_design=design)
+        info = DataInfo(
+            n_bins=sum(bins_in_window(s.end_time, w) for s in events.sequences), n_events=events.n_events,
+            binned_events=counts["kept"], dropped_events=0, clipped_events=counts["clipped"],
+            skipped_sequences=pieces.skipped_sequences, window_stated=bool(events.window_stated),
+            **domain_info(events), count_cap=cap, auto_count_cap=None)
+        return stats, info
+
+    def prepare_partitioned(self, paths, config, window, executor=None):
+        """Refused: the likelihood reads every pair of events at most s apart, across partition edges too."""
+        raise ConfigError(f"{self.label} reads the events themselves: fit it on one file, not a partitioned store")
+
+    def run(self, stats, config, report, rng, transcript=None):
+        if not isinstance(stats, MLEStats) or stats.pair_design is None:
+            raise ConfigError(f"{self.label} fits exact event times: compute its statistics with its prepare_stats")
+        w = stats.width
+        design = stats.pair_design
+        theta_ls = solve_cls(stats)[0] / w
+        outcome = maximise_likelihood(design, positive_start(theta_ls, design, w * stats.lags), config.mle_tol,
+                                      config.mle_max_iter)
+        U = w * outcome.theta
+        info = {"solver": "EM (SQUAREM)", "start": "ctls least squares clipped to positive",
+                "iterations": outcome.iterations, "relative_change": outcome.relative_change,
+                "tolerance": float(config.mle_tol), "converged": outcome.converged,
+                "log_likelihood": outcome.log_likelihood, "targets": int(design.targets.sum()),
+                "cells": design.cells, "statistics": "exact event times"}
+        return U, [paper_loss(U, stats)], info
