@@ -49,7 +49,6 @@ import numpy as np
 
 from dphawkes_core.data.row_key import events_row_lanes, rows_key
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.estimators import FitConfig
 from dphawkes_core.privacy.accounting import (
     MECHANISM_KINDS,
     BudgetExceeded,
@@ -66,9 +65,8 @@ if TYPE_CHECKING:
 __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.accounting` it records
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
-    "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "data_fingerprint", "default_ledger_path",
+    "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint", "default_ledger_path",
     "events_fingerprint", "gaussian_mechanism", "is_metered", "mechanisms_of", "migrate_format2", "read_format2",
-    "release_label", "release_request",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0
@@ -190,7 +188,7 @@ class Entry:
     Attributes
     ----------
     request : str
-        Identity of the release request (:func:`release_request`): the same request is answered from here.
+        Identity of the release request (:func:`~dphawkes_core.release.session.release_request`): the same request is answered from here.
     label : str
         What was released, in words.
     formal : bool
@@ -438,7 +436,7 @@ class LedgerBook:
         key : LedgerKey
             The source and the release's privacy unit (the view its budget is checked in).
         request : str
-            :func:`release_request` of the data and settings.
+            :func:`~dphawkes_core.release.session.release_request` of the data and settings.
         run : callable
             Draws the release and returns it as a JSON-able dict (called only when neither replayed nor refused).
         label, formal, reasons, mechanisms :
@@ -537,12 +535,12 @@ class LedgerBook:
 
     def _write(self, ledgers: dict[str, DataLedger]) -> None:
         items = [_ledger_to_dict(ledger) for ledger in ledgers.values()]
-        items = json.loads(_dumps(items))  # the form the checksum is read back in
+        items = json.loads(canonical_json(items))  # the form the checksum is read back in
         document = {"format": FILE_FORMAT, "version": FILE_VERSION, "checksum": _checksum(items), "ledgers": items}
         temporary = self.path.with_name(self.path.name + ".tmp")
         try:
             with open(temporary, "w") as handle:
-                handle.write(_dumps(document, indent=1) + "\n")
+                handle.write(canonical_json(document, indent=1) + "\n")
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(temporary, self.path)
@@ -554,14 +552,15 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _dumps(value, indent=None) -> str:
-    """JSON with numpy values as plain numbers (non-finite floats kept, so a stored result reads back as is)."""
+def canonical_json(value, indent=None) -> str:
+    """The ledger's JSON form: sorted keys, numpy values as plain numbers, non-finite floats kept (a stored result
+    reads back as is); also the form a release request's settings are hashed in."""
     return json.dumps(value, indent=indent, sort_keys=True,
                       default=lambda o: o.tolist() if isinstance(o, (np.ndarray, np.generic)) else str(o))
 
 
 def _checksum(items) -> str:
-    return hashlib.sha256(_dumps(items).encode()).hexdigest()
+    return hashlib.sha256(canonical_json(items).encode()).hexdigest()
 
 
 def _ledger_to_dict(ledger: DataLedger) -> dict:
@@ -635,20 +634,3 @@ def migrate_format2(old_path, book: LedgerBook, fingerprint: str, legacy: str,
                               (item.key.id,)))
     done = {name for ledger in book.ledgers() for name in ledger.migrated}
     return moved, tuple(item for item in old if item.key.id not in done)
-
-
-def release_request(key: LedgerKey, config: FitConfig, view: str = "") -> str:
-    """Identity of a release request: the source, what was declared about it (``view``: the loaded events'
-    :func:`events_fingerprint` and what of their domain is public, so another window or declaration of the same
-    rows is another release) and every setting the fit reads (so the noise distribution, the unit included):
-    :meth:`~dphawkes_core.estimators.FitConfig.to_dict`, where an option the family does not read cannot appear
-    (it is refused)."""
-    settings = _dumps(sorted(config.to_dict().items()))
-    return hashlib.sha256(f"{key.fingerprint}\n{view}\n{settings}".encode()).hexdigest()
-
-
-def release_label(config: FitConfig) -> str:
-    """One line naming a fit's release: method, privacy target, Δ, p."""
-    privacy = (f"ε = {config.epsilon:g}" if config.sigma2 is None and config.epsilon is not None
-               else f"σ² = {config.sigma2:g}" if config.sigma2 is not None else "no noise")
-    return f"{config.family.label}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"

@@ -18,6 +18,7 @@ a private selection again (``docs/privacy.md``, "What a formal release assumes")
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
@@ -44,9 +45,8 @@ from dphawkes_core.release.ledger import (
     Entry,
     LedgerBook,
     LedgerKey,
+    canonical_json,
     events_fingerprint,
-    release_label,
-    release_request,
 )
 from dphawkes_core.statistics.info import DataInfo
 
@@ -130,7 +130,7 @@ class PrivacySession:
                    events.n_sequences)
 
     def request(self, config: FitConfig) -> str:
-        """The identity of releasing ``config`` here (:func:`~dphawkes_core.release.ledger.release_request`)."""
+        """The identity of releasing ``config`` here (:func:`release_request`)."""
         return release_request(self.key, config, self.view)
 
     def ledger(self) -> DataLedger | None:
@@ -237,3 +237,20 @@ def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data
 def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=(), view: str = "") -> Callable:
     """``fitter(stats, config) -> FitResult`` that releases through the ledger (for the comparison table)."""
     return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived, view).result
+
+
+def release_request(key: LedgerKey, config: FitConfig, view: str = "") -> str:
+    """Identity of a release request: the source, what was declared about it (``view``: the loaded events'
+    :func:`events_fingerprint` and what of their domain is public, so another window or declaration of the same
+    rows is another release) and every setting the fit reads (so the noise distribution, the unit included):
+    :meth:`~dphawkes_core.estimators.FitConfig.to_dict`, where an option the family does not read cannot appear
+    (it is refused)."""
+    settings = canonical_json(sorted(config.to_dict().items()))
+    return hashlib.sha256(f"{key.fingerprint}\n{view}\n{settings}".encode()).hexdigest()
+
+
+def release_label(config: FitConfig) -> str:
+    """One line naming a fit's release: method, privacy target, Δ, p."""
+    privacy = (f"ε = {config.epsilon:g}" if config.sigma2 is None and config.epsilon is not None
+               else f"σ² = {config.sigma2:g}" if config.sigma2 is not None else "no noise")
+    return f"{config.family.label}, {privacy}, Δ = {config.bin_size:g}, p = {config.lags}"

@@ -234,3 +234,9 @@ def test_one_place_builds_a_config_from_another_configs_settings():
 def test_the_rebuild_counter_sees_both_forms():
     assert config_rebuilds(ast.parse("FitConfig(**{**c.to_dict(), 'seed': 1})\nFitConfig(**c.to_dict())")) == 2
     assert config_rebuilds(ast.parse("FitConfig(**values)\nFitConfig(method='cls')")) == 0
+
+
+def test_the_ledger_is_a_budget_store_blind_to_estimators():
+    """The ledger keeps budgets and entries; what a request is (a FitConfig) is the session's business."""
+    graph = import_graph()
+    assert sorted(t for t in graph["dphawkes_core.release.ledger"] if t.startswith("dphawkes_core.estimators")) == []

@@ -27,9 +27,8 @@ from dphawkes_core.release.ledger import (
     events_fingerprint,
     gaussian_mechanism,
     mechanisms_of,
-    release_request,
 )
-from dphawkes_core.release.session import PrivacySession, metered_fit
+from dphawkes_core.release.session import PrivacySession, metered_fit, release_request
 
 DELTA = 1e-5
 

@@ -28,9 +28,8 @@ from dphawkes_core.release.ledger import (
     LedgerKey,
     data_fingerprint,
     events_fingerprint,
-    release_request,
 )
-from dphawkes_core.release.session import PrivacySession
+from dphawkes_core.release.session import PrivacySession, release_request
 from dphawkes_core.statistics.partitioned import partitioned_rows_key
 
 DELTA = 1e-5
