@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.data.io import Events, from_arrays
 from dphawkes_core.data.kernels import ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel, get_scenario
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.evaluation.lag_average import average_fit, fit_steps
 from dphawkes_core.evaluation.metrics import function_relative_error, kernel_function_error, midpoint_grid
 from dphawkes_core.threads import blas_settings, blas_threads

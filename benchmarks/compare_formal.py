@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_events, lags_from_support
-from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel, get_scenario
-from dphawkes_core.evaluation.metrics import compare, constraint_scale
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
+from dphawkes_core.evaluation.metrics import compare, constraint_scale
+from dphawkes_core.statistics.binning import bin_events, lags_from_support
 
 SUPPORT = 4.0
 EPSILON, DELTA = 1.0, 1e-5

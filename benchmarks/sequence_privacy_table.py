@@ -31,14 +31,14 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.data.io import Events, load_csv
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.evaluation.metrics import compare
-from dphawkes_experiments.prediction import evaluate_prediction, split_events
 from dphawkes_core.privacy.sequence import max_events_clip
 from dphawkes_core.privacy.unit_conversion import unit_conversion
-from dphawkes_core.data.simulate import simulate
+from dphawkes_experiments.prediction import evaluate_prediction, split_events
 
 EPSILON, DELTA, CAP = 1.0, 1e-5, 3
 SEQUENCE_RELEASES = ("full", "lagged")

@@ -11,8 +11,8 @@ reuses the statistics.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError

@@ -14,10 +14,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.data.io import Events
-from dphawkes_core.estimators import method_names
 from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.estimators import method_names
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
 TRUTH_COLOR = "#222222"
 METHOD_PALETTE = ("#1f77b4", "#d62728", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")

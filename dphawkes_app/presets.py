@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.data.datasets import Dataset, simulate_dataset
+from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.estimators import Family, FitConfig, get_family
 from dphawkes_core.estimators.settings import defaults
-from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.evaluation.metrics import constraint_scale
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.reproduce import FIGURES, KERNEL_BIN_SIZE, SUPPORT
 
 DEFAULT_PRESET = "works"

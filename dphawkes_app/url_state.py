@@ -14,8 +14,8 @@ Pure functions of plain dicts of strings (no Streamlit): the app passes ``st.que
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.kernels import SCENARIOS

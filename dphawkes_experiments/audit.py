@@ -53,8 +53,8 @@ DP-SSP, clipped DP-PGD) is refuted with probability up to ``α/2`` by this test.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 import numpy as np
 

@@ -18,8 +18,8 @@ setting, or a predicted cost over the budget unless slow methods are asked for).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 import numpy as np
 

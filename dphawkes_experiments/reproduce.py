@@ -22,14 +22,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.data.datasets import list_samples, load_sample
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, method_labels, prepare_stats
-from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.evaluation.metrics import compare, constraint_scale
+from dphawkes_core.statistics.binning import lags_from_support
+
 from .prediction import evaluate_prediction, split_events
-from dphawkes_core.data.simulate import simulate
 from .sweep import SHRINK_RATIO, DataSource, SweepSpec, run_sweep
 
 SUPPORT = 4.0

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import Callable, Iterable, Iterator
 
 import pandas as pd
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import Scenario

@@ -11,8 +11,8 @@ import hashlib
 import json
 import math
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from dphawkes_experiments import reproduce
+from dphawkes_app.common import current_dataset, friendly_error, sidebar_dataset
+from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
 from dphawkes_core.data.datasets import list_samples
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
+from dphawkes_experiments import reproduce
 from dphawkes_experiments.prediction import __doc__ as PREDICTION_DOC
 from dphawkes_experiments.sweep import default_executor
-from dphawkes_app.common import current_dataset, friendly_error, sidebar_dataset
 
 RESULTS = "repro_results"
 

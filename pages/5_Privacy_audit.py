@@ -4,15 +4,15 @@ import math
 
 import streamlit as st
 
-from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.evaluation.metrics import constraint_scale
-from dphawkes_core.estimators import FitConfig, get_family, method_names
-from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
 from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
+from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FitConfig, get_family, method_names
+from dphawkes_core.evaluation.metrics import constraint_scale
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
 
 SESSION, RESULT, STOPPED = "audit_session", "audit_result", "audit_stopped"
 SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")

@@ -4,8 +4,8 @@ CSV, Parquet; :func:`from_arrays`) goes through :func:`_events_from_columns`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 import numpy as np
 

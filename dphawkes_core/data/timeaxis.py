@@ -188,7 +188,7 @@ def format_instant(value: float, kind: str, time_unit: str) -> str:
     """A window bound for people: ISO datetime for datetime axes, else the number and unit."""
     if kind == "datetime":
         seconds = value * unit_seconds(time_unit)
-        stamp = _dt.datetime.fromtimestamp(seconds, tz=_dt.timezone.utc)
+        stamp = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
         return stamp.strftime("%Y-%m-%d %H:%M:%S").removesuffix(" 00:00:00") + " UTC"
     return f"{value:.13g}" + (f" {time_unit}" if time_unit else "")
 

@@ -11,15 +11,24 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from dphawkes_core.statistics.binning import bin_sparse
-from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.calibration import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
-from dphawkes_core.privacy.sequence import (SEQUENCE_NOTE, SequenceStats, cap_events, clip_rng, clipped_sums, contribution_norms,
-                                dp_sequence_clip, max_events_clip, sequence_sensitivity)
-from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.privacy.calibration import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.sequence import (
+    SEQUENCE_NOTE,
+    SequenceStats,
+    cap_events,
+    clip_rng,
+    clipped_sums,
+    contribution_norms,
+    dp_sequence_clip,
+    max_events_clip,
+    sequence_sensitivity,
+)
+from dphawkes_core.statistics.binning import bin_sparse
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import SufficientStats
 
 if TYPE_CHECKING:
     from dphawkes_core.data.io import Events

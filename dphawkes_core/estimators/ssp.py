@@ -27,16 +27,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
-from dphawkes_core.privacy.sequence import release_pieces_vector
-from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
+from dphawkes_core.privacy.sequence import release_pieces_vector
+from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 
 SSP_RIDGE_FACTOR = {"lagged": 4.0, "full": 8.0}
 SSP_STABILISERS = ("ridge", "psd")

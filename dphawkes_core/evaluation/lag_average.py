@@ -22,8 +22,8 @@ from dphawkes_core.evaluation.metrics import kernel_function_error
 from dphawkes_core.evaluation.step_kernels import StepKernels
 
 if TYPE_CHECKING:
-    from dphawkes_core.estimators import FitResult
     from dphawkes_core.data.kernels import Scenario
+    from dphawkes_core.estimators import FitResult
 
 WIDTH_TOLERANCE = 1e-9  # relative: a width w is a multiple mΔ when |w − mΔ| <= 1e-9·w
 

@@ -23,12 +23,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import SparseCounts
-from dphawkes_core.privacy.count_cap import cap_noise_sigma
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.count_cap import cap_noise_sigma
 from dphawkes_core.privacy.noise import NoiseSource, noise_source
-from dphawkes_core.statistics.moments import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
-                    moment_pieces, rows_between, stats_fields, summed_pieces)
+from dphawkes_core.statistics.binning import SparseCounts
+from dphawkes_core.statistics.moments import (
+    SufficientStats,
+    SummedPieces,
+    assemble_stats,
+    assemble_summed,
+    check_design_size,
+    design_matrix,
+    moment_pieces,
+    rows_between,
+    stats_fields,
+    summed_pieces,
+)
 from dphawkes_core.validation import check_positive_whole
 
 if TYPE_CHECKING:  # annotations only: the core must not pull in the CSV loader (pandas) at start-up

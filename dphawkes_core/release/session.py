@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (

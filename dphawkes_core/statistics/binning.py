@@ -153,7 +153,7 @@ class SparseCounts:
     count_cap: int | None = None
 
     @classmethod
-    def from_binned(cls, binned: BinnedCounts) -> "SparseCounts":
+    def from_binned(cls, binned: BinnedCounts) -> SparseCounts:
         """The non-zero entries of dense counts."""
         bins, dims, values = [], [], []
         for x in binned.counts:

@@ -19,8 +19,8 @@ import pytest
 from app_tools import chromium_browser, served_app, wait_idle
 
 from benchmarks.chromium_driver import CHART
-from dphawkes_core.data.datasets import list_samples
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset
+from dphawkes_core.data.datasets import list_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_LIMIT = 300 * 1024

@@ -5,12 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from dphawkes_app.presets import DEFAULT_PRESET, SMALL_MEASURED, WORKS_MEASURED, get_preset, preset_for, presets
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
-from dphawkes_app.presets import DEFAULT_PRESET, SMALL_MEASURED, WORKS_MEASURED, get_preset, preset_for, presets
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.reproduce import FIGURES
 
 NOISE_SEEDS = (0, 1, 2)

@@ -60,23 +60,35 @@ from dataclasses import replace
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
-from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
-from dphawkes_core.statistics.moments import check_design_size
-from dphawkes_core.validation import check_count_cap
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import Family, Statistics
-from dphawkes_core.estimators.grid_free.release import (Sensitivity, ctls_sensitivity, default_edge_share, part_scales, pieces_from_release,
-                                raw_release, shrink_edges, worst_case_events)
-from dphawkes_core.estimators.grid_free.sequence import (SEQUENCE_NOTE, GridFreeSequenceStats, expected_sequence_clip,
-                                 prepare_sequence_stats)
-from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.estimators.grid_free.release import (
+    Sensitivity,
+    ctls_sensitivity,
+    default_edge_share,
+    part_scales,
+    pieces_from_release,
+    raw_release,
+    shrink_edges,
+    worst_case_events,
+)
+from dphawkes_core.estimators.grid_free.sequence import (
+    SEQUENCE_NOTE,
+    GridFreeSequenceStats,
+    expected_sequence_clip,
+    prepare_sequence_stats,
+)
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
 from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
+from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
+from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
+from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.validation import check_count_cap
 
 CTLS_RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q (ρσ: the noise std of G's pieces, in the units of A; r: noise/signal)
 SMOOTHING = 15.0  # default weight of the roughness penalty, in units of r·ρσ√q (chosen on held-out simulations:

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.kernels import (
     BoxKernel,
     ExponentialKernel,
@@ -14,6 +13,7 @@ from dphawkes_core.data.kernels import (
     ZeroKernel,
     get_scenario,
 )
+from dphawkes_core.errors import ConfigError
 
 KERNELS = [
     ExponentialKernel(0.4, 2.0),

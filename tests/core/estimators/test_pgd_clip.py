@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.statistics.per_bin import SparseCounts, bin_design
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import (FitConfig, binned_stats, clipped_gradient, fit_stats, solve_cls)
+from dphawkes_core.estimators import FitConfig, binned_stats, clipped_gradient, fit_stats, solve_cls
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import design_matrix, sufficient_stats
+from dphawkes_core.statistics.per_bin import SparseCounts, bin_design
 
 D, P = 2, 3
 

@@ -8,17 +8,16 @@ import json
 
 import numpy as np
 import pytest
+from toy_family import ToyMeanRate
 
-from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, get_family, register, unregister
-from dphawkes_core.estimators.checks import binned, check_family, foreign_options, sample_counts
+from dphawkes_cli.main import main
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_cli.main import main
+from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, get_family, register, unregister
+from dphawkes_core.estimators.checks import binned, check_family, foreign_options, sample_counts
 from dphawkes_experiments.audit import AuditConfig, run_audit, worst_case_fit
 from dphawkes_experiments.compare import compare_methods
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
-
-from toy_family import ToyMeanRate
 
 NAME = ToyMeanRate.name
 

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from dphawkes_cli.main import main
+from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, Scenario, get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, Scenario, get_scenario
 from dphawkes_core.evaluation.lag_average import average_fit, average_lags, block_for_width, fit_steps
-from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.evaluation.metrics import function_relative_error, kernel_function_error, midpoint_grid
+from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.privacy.calibration import NOT_RELEASED
-from dphawkes_core.data.simulate import simulate
 
 
 @pytest.fixture(scope="module")

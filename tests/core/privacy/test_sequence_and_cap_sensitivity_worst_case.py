@@ -12,13 +12,20 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
-from dphawkes_core.privacy.count_cap import cap_noise_sigma, dp_count_cap
-from dphawkes_core.statistics.binning import tail_counts
 from dphawkes_core.privacy.calibration import compose_count_cap, compose_sequence_clip
-from dphawkes_core.privacy.sequence import (clip_grid, clip_noise_sigma, clipped_sums, contribution_norms,
-                                            dp_sequence_clip, max_events_clip, norm_histogram, pieces_vector,
-                                            sequence_sensitivity)
+from dphawkes_core.privacy.count_cap import cap_noise_sigma, dp_count_cap
+from dphawkes_core.privacy.sequence import (
+    clip_grid,
+    clip_noise_sigma,
+    clipped_sums,
+    contribution_norms,
+    dp_sequence_clip,
+    max_events_clip,
+    norm_histogram,
+    pieces_vector,
+    sequence_sensitivity,
+)
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, tail_counts
 
 REL = 1e-9
 D, P, C = 2, 3, 2

@@ -14,20 +14,29 @@ from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from scipy.stats import norm
 
-from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
-from dphawkes_core.privacy.calibration import NOT_RELEASED
-from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.data.io import Events, EventSequence, save_csv
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.estimators.ssp import released_stats
-from dphawkes_core.privacy.sequence import (cap_events, clipped_sums, contribution_norm, max_events_clip,
-                                            pieces_vector, release_pieces_vector, sequence_contribution,
-                                            sequence_pieces, sequence_sensitivity, vector_pieces)
+from dphawkes_core.privacy.calibration import NOT_RELEASED
+from dphawkes_core.privacy.sequence import (
+    cap_events,
+    clipped_sums,
+    contribution_norm,
+    max_events_clip,
+    pieces_vector,
+    release_pieces_vector,
+    sequence_contribution,
+    sequence_pieces,
+    sequence_sensitivity,
+    vector_pieces,
+)
 from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.statistics.moments import design_matrix
+from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
 
 D, P, C = 2, 3, 2
 ROOT = Path(__file__).resolve().parents[3]

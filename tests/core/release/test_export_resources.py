@@ -10,11 +10,11 @@ import pytest
 
 from dphawkes_app.builder import FAMILIES, build_scenario, make_kernel
 from dphawkes_core.data.datasets import default_dataset
+from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, ZeroKernel
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.release.export import fit_payload, result_table, to_csv, to_json
-from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, ZeroKernel
 from dphawkes_core.estimators.cost import REFUSE_SECONDS, estimate_fit_cost, estimate_simulation_cost
+from dphawkes_core.release.export import fit_payload, result_table, to_csv, to_json
 from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS
 
 

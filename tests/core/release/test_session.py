@@ -10,13 +10,13 @@ import pytest
 
 import dphawkes_core.estimators.binned as binned
 import dphawkes_core.estimators.sequence_unit as sequence_unit
-from dphawkes_core.estimators import FitConfig, prepare_stats
+from dphawkes_cli.main import main
 from dphawkes_core.data.io import save_csv
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, prepare_stats
 from dphawkes_core.release.ledger import LedgerBook, LedgerKey, compose_epsilon
 from dphawkes_core.release.session import PrivacySession
-from dphawkes_core.data.simulate import simulate
-from dphawkes_cli.main import main
 
 REPLAYS = 25
 

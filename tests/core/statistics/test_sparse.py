@@ -5,10 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import EDGE_ULPS, MAX_DENSE_CELLS, SparseCounts, bin_events, bin_sparse
+from dphawkes_core.data.io import from_arrays
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats
-from dphawkes_core.data.io import from_arrays
+from dphawkes_core.statistics.binning import EDGE_ULPS, MAX_DENSE_CELLS, SparseCounts, bin_events, bin_sparse
 from dphawkes_core.statistics.moments import moment_pieces, sufficient_stats
 
 
