@@ -226,7 +226,7 @@ def summarise(rows: list[dict]) -> None:
     for process, n, width in keys:
         group = [r for r in private if (r["process"], r["events"], r["width"]) == (process, n, width)]
 
-        def med(field):
+        def med(field, group=group):  # bind this iteration's group (B023)
             values = [v for r in group for v in r.get(field, [])]
             return f"{np.median(values):.4f}" if values else "–"
 

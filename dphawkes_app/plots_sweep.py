@@ -66,7 +66,7 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
     methods = sorted(private["method"].unique())
     for col, dt in enumerate(bins, start=1):
         by_method = dict(tuple(private[private.bin_size == dt].groupby("method")))
-        for m_idx, method in enumerate(methods):
+        for method in methods:
             sub = by_method.get(method, private.iloc[:0]).sort_values("level")
             fig.add_trace(go.Box(
                 x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])],

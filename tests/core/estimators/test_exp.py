@@ -175,7 +175,7 @@ def random_neighbours(rng, d, cap, width):
 def test_random_and_tied_neighbours_never_exceed_the_bound():
     rng = np.random.default_rng(11)
     worst = 0.0
-    for trial in range(150):
+    for _ in range(150):
         d, cap, width = int(rng.integers(1, 4)), int(rng.integers(1, 4)), float(rng.choice([0.3, 1.0, 2.0]))
         decays = tuple(sorted(set(np.round(rng.uniform(0.2, 5, rng.integers(1, 4)), 2))))
         config = FitConfig(method="exp", bin_size=width, lags=3, calibration="formal", count_cap=cap, sigma2=1.0,

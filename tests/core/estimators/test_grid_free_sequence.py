@@ -332,8 +332,10 @@ def _sequence_audit(broken_factor):
     by the same burst in dimension 1 (disjoint supports: the clipped vectors are orthogonal, √2·G apart)."""
     from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
     rng = np.random.default_rng(7)
-    burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(2)),
-                                      30.0)  # noqa: E731
+
+    def burst(dim):
+        return EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(2)), 30.0)
+
     others = [EventSequence(tuple(np.sort(rng.uniform(0, 30, rng.integers(3, 15))) for _ in range(2)), 30.0)
               for _ in range(7)]
     events = Events(tuple(others) + (burst(0),), ("0", "1"), window_stated=True)

@@ -345,7 +345,10 @@ def _events(n_seq, seed, horizon=30):
 
 def _adversarial_audit(broken_factor, release):
     events = _events(n_seq=8, seed=7)
-    burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(D)), 30.0)
+
+    def burst(dim):
+        return EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(D)), 30.0)
+
     events = _multi([s.times for s in events.sequences[:-1]] + [burst(0).times], 30.0)
     fit_config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=4.0, count_cap=C,
                            privacy_unit="sequence", sequence_clip=20.0, ssp_release=release)

@@ -32,7 +32,7 @@ def brute_force_lagged(times, delta, p):
     d = len(times)
     events = sorted((reference_bin(float(t), delta), j) for j in range(d) for t in times[j])
     C = np.zeros((p + 1, d, d))
-    for a, (ka, ia) in enumerate(events):
+    for ka, ia in events:
         for kb, jb in events:
             if 0 <= ka - kb <= p:
                 C[ka - kb, ia, jb] += 1
