@@ -23,7 +23,8 @@ What is measured, per process and number of events (simulations with seeds 1 …
   and fitted at Δ = 0.01 (one fit per draw) averaged into those widths (``lag_average``): its best is the
   reference of the issue's target.
 
-Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/evaluation/metrics.py``); the tables report the median
+Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/evaluation/metrics.py``); the tables report the
+median
 over simulations (and noise draws). ``--scale`` measures the 10⁷-event statistics and fit (paper-2d, the
 ``bench_scale`` cache, five simulations laid end to end) in a fresh process: time of each phase and peak RSS.
 """

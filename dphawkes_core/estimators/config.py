@@ -52,7 +52,8 @@ class FitConfig:
         ``formal``.
     count_cap : int or "auto", optional
         Public cap C on each bin count, or ``"auto"`` (a family with ``auto_count_cap``, with ε): spend
-        ``count_cap_share`` of ε on a private choice of C in ``1 … count_cap_max`` (:mod:`~dphawkes_core.privacy.count_cap`).
+        ``count_cap_share`` of ε on a private choice of C in ``1 … count_cap_max``
+        (:mod:`~dphawkes_core.privacy.count_cap`).
     count_cap_share, count_cap_max : float, int
         The automatic cap's share of ε and public range.
     seed : int, optional

@@ -64,7 +64,8 @@ def calibrate_sequence_release(stats: SufficientStats, config, clip: float, auto
                                note: str = SEQUENCE_NOTE, normaliser: float | None = None) -> PrivacyReport:
     """The report of one Gaussian release of per-sequence vectors clipped at ``clip`` (G), summed and divided by
     the public N (``normaliser``, by default ``stats.n_rows``): sensitivity √2·G/N (:func:`sequence_sensitivity`),
-    composed with the private choice of G when ``auto`` (:func:`~dphawkes_core.privacy.calibration.compose_sequence_clip`).
+    composed with the private choice of G when ``auto``
+    (:func:`~dphawkes_core.privacy.calibration.compose_sequence_clip`).
     The caller has checked that ``stats`` are such sums for ``config`` (:func:`sequence_privacy_report` for
     DP-SSP; the grid-free family for its own release, whose N is not a whole number)."""
     sensitivity = sequence_sensitivity(clip, stats.n_rows if normaliser is None else normaliser)

@@ -174,7 +174,8 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
         :func:`~dphawkes_core.privacy.noise.noise_source` of the fit (a discrete one for an unseeded lagged release).
     release : {"lagged", "full"}
     nonnegative : bool
-        Constrain kernels and baselines to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`); otherwise solve
+        Constrain kernels and baselines to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`);
+        otherwise solve
         ``θ Ã = b̂``.
     smoothing : float
         Weight s of the roughness penalty ``λ·s·θ DᵀD θᵀ`` across lags (0: none).
@@ -283,7 +284,8 @@ class SSP(Family):
     def integer_release(self, config) -> bool:
         """The event unit's ``lagged`` release holds only integers (lagged products, totals and edge rows of clipped
         counts, and the automatic cap's tail counts): an unseeded one draws the exact discrete Gaussian. The
-        ``full`` release (2·10⁶ numbers at p = 500, d = 4) and the sequence unit's clipped sums keep continuous noise."""
+        ``full`` release (2·10⁶ numbers at p = 500, d = 4) and the sequence unit's clipped sums keep continuous
+        noise."""
         return config.unit.name == "event" and config.ssp_release == "lagged"
 
     def sensitivity(self, dim: int, lags: int, n_rows: int, count_cap: int, release: str) -> float:

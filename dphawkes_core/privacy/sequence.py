@@ -348,7 +348,8 @@ def choose_clip(noisy_histogram: np.ndarray, grid: np.ndarray, sigma: float, seq
 
 def clip_noise_sigma(epsilon: float, delta: float, share: float) -> float:
     """Noise std of the bucket counts: the Gaussian mechanism of sensitivity √2 at ``(share·ε, δ)``
-    (public numbers only; the noise multiplier is the count cap's, :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
+    (public numbers only; the noise multiplier is the count cap's,
+    :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
     return math.sqrt(2.0) * cap_noise_sigma(epsilon, delta, share)
 
 

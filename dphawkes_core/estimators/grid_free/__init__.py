@@ -22,7 +22,8 @@ regressors only (the binned families' convention: their first p bins are history
 * ``c_i[(j,b)] = P_ij(b) − (pairs whose target is in the head)``, ``P_ij(b) = #{(t ∈ i, u ∈ j) : t − u ∈
   (bw, (b+1)w]}``; ``c_i[1] = n_i − (events of i in the head)``; ``G[1, 1] = Σ (T − s)``.
 
-The statistics are counted in :mod:`dphawkes_core.statistics.exact_times`. Everything is computed in units of w (times divided by w), on the events sorted by time, by walking the
+The statistics are counted in :mod:`dphawkes_core.statistics.exact_times`. Everything is computed in units of w (times
+divided by w), on the events sorted by time, by walking the
 pairs at most s apart one offset at a time (``O(pairs)`` time, ``O(events)`` memory); head and tail pieces
 by the same walk on the few events within s of a window's ends.
 

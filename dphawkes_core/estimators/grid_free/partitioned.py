@@ -6,7 +6,8 @@ partition can count the pairs inside it; only the pairs across a partition bound
 by a boundary need the neighbours:
 
 * **map** — every sequence of a partition (a Parquet file ``time, dimension[, sequence]``, read as
-  :mod:`dphawkes_core.statistics.partitioned` reads it) becomes a :class:`GridSegment`. Its events are kept under the cap
+  :mod:`dphawkes_core.statistics.partitioned` reads it) becomes a :class:`GridSegment`. Its events are kept under the
+  cap
   (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
   its *first* w-bin are held back (*pending*: an earlier partition may hold the start of that bin, and then
   fewer of them are kept), and the pieces of the pairs among the other kept events (*settled*) are counted
@@ -21,7 +22,8 @@ by a boundary need the neighbours:
   (:func:`~dphawkes_core.statistics.exact_times.edge_pieces`) are counted once over all sequences, as in process.
 
 The result equals the in-process pieces up to the order of floating-point sums. As in
-:mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions of
+:mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions
+of
 one sequence must hold disjoint time ranges.
 """
 
@@ -317,7 +319,8 @@ def prepare_grid_free_partitioned(paths, config, window: Window, executor=None):
     ``CTLS.prepare_stats`` gives them for the same events in one process.
 
     With ``config.count_cap = "auto"``, C is chosen first from the partitioned w-bin count tails
-    (:func:`~dphawkes_core.statistics.partitioned.partitioned_tails`) with the in-process release and noise stream (same C on
+    (:func:`~dphawkes_core.statistics.partitioned.partitioned_tails`) with the in-process release and noise stream (same
+    C on
     the same events and seed), then the pieces are reduced under it (a second pass over the partitions).
     """
     if config.unit.name != "event":

@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _taxi() -> Path:
     """The real NYC taxi data, found as the app finds its data sets (``$DPHAWKES_DATA_DIR``, else
-    ``<repo>/../shared/data``: :func:`~dphawkes_core.data.datasets.default_data_dir`); the test is skipped without it."""
+    ``<repo>/../shared/data``: :func:`~dphawkes_core.data.datasets.default_data_dir`); the test is skipped without
+    it."""
     path = default_data_dir() / "nyc_taxi" / "events.csv"
     if not path.is_file():
         pytest.skip(f"real data set {path} not present (set {DATA_DIR_ENV} to the real-data directory)")
