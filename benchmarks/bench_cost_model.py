@@ -46,9 +46,12 @@ def _case_row(method: str, scenario: str, n_events: int, bin_size: float, suppor
     measured = time.process_time() - start
     ratio = predicted / measured
     what = f"K={iters}" if config.family.iterative else "one solve"
-    return {"benchmark": f"cost model, {config.family.label}: {scenario} {n_events:,} ev, Δ={bin_size:g}, p={lags}, {what}",
-            "measured": f"predicted {predicted:.2f} s / measured {measured:.2f} s CPU = ×{ratio:.2f}",
-            "target": f"×{1 / TOLERANCE:g} … ×{TOLERANCE:g}", "met": 1 / TOLERANCE <= ratio <= TOLERANCE}
+    return {
+        "benchmark": f"cost model, {config.family.label}: {scenario} {n_events:,} ev, Δ={bin_size:g}, p={lags}, {what}",
+        "measured": f"predicted {predicted:.2f} s / measured {measured:.2f} s CPU = ×{ratio:.2f}",
+        "target": f"×{1 / TOLERANCE:g} … ×{TOLERANCE:g}",
+        "met": 1 / TOLERANCE <= ratio <= TOLERANCE,
+    }
 
 
 def rows() -> list[dict]:

@@ -159,7 +159,8 @@ def current_dataset(preset_key: str = DEFAULT_PRESET) -> tuple[Dataset, str]:
 
 @st.cache_data(show_spinner="Binning and computing sufficient statistics…", max_entries=16)
 def stats_cached(dataset_fp: str, _events, stats_items: tuple):
-    """Sufficient statistics and binning diagnostics, cached on the dataset and :meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`."""
+    """Sufficient statistics and binning diagnostics, cached on the dataset and
+    :meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`."""
     return prepare_stats(_events, FitConfig(**dict(stats_items)))
 
 

@@ -126,9 +126,11 @@ def show(result) -> None:
         st.caption(f"Worst-case pair: the release moves by {reached:.2f} of the claimed sensitivity "
                    f"(d = {result.extra['worst_case_dim']}, {result.extra['worst_case_events']} events in D').")
     if result.mu_claimed is not None:
-        st.caption(f"GDP test of the formal claim μ = √K·S/σ = {result.mu_claimed:.3g}: audited μ ≥ "
-                   f"{result.mu_lower_bound:.3g} ({result.confidence:.0%}), i.e. ε ≥ {result.epsilon_lower_bound_gdp:.3g} "
-                   "under the Gaussian profile. The audit's noise is seeded: an experiment, not a release.")
+        st.caption(
+            f"GDP test of the formal claim μ = √K·S/σ = {result.mu_claimed:.3g}: audited μ ≥ "
+            f"{result.mu_lower_bound:.3g} ({result.confidence:.0%}), i.e. ε ≥ {result.epsilon_lower_bound_gdp:.3g} "
+            "under the Gaussian profile. The audit's noise is seeded: an experiment, not a release."
+        )
     st.caption("Only the formal calibration is a guarantee; the paper calibrations' ε are shown for comparison "
                "and depend on the private data. An audit can only certify ε up to about log(trials).")
     c = st.columns(2)

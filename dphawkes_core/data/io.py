@@ -34,8 +34,17 @@ from dphawkes_core.data.events import Events, EventSequence
 from dphawkes_core.data.row_key import row_lanes, rows_key
 from dphawkes_core.errors import DataError
 
-__all__ = ["MAX_DIMENSIONS", "EventSequence", "Events", "from_arrays", "load_csv", "load_parquet", "load_labels", "save_csv",
-           "source_key"]
+__all__ = [
+    "MAX_DIMENSIONS",
+    "EventSequence",
+    "Events",
+    "from_arrays",
+    "load_csv",
+    "load_parquet",
+    "load_labels",
+    "save_csv",
+    "source_key",
+]
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -234,7 +234,9 @@ def _refuse(cells: pd.Series, row: int, column: str, first_row: int, expected: s
     if _parses_as(value, other):
         raise DataError(f"{where}: {value!r} is a {other}, but row {first_row} holds a {expected}; "
                         f"use numbers or datetimes, not both")
-    raise DataError(f"{where}: {value!r} is not {'a finite number' if expected == 'number' else 'an ISO-8601 datetime'}")
+    raise DataError(
+        f"{where}: {value!r} is not {'a finite number' if expected == 'number' else 'an ISO-8601 datetime'}"
+    )
 
 
 def _parses_as(value: str, kind: str) -> bool:

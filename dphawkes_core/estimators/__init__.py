@@ -39,7 +39,8 @@ from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
     "BinnedStats", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig", "FitResult", "SSP_RELEASES",
-    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats", "clipped_gradient",
+    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats",
+    "clipped_gradient",
     "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",
     "method_labels", "method_names", "paper_gradient", "paper_loss", "per_bin_design", "pieces_stats",
     "prepare_partitioned", "prepare_stats", "privacy_report", "register", "release_statistics", "release_status",

@@ -243,7 +243,8 @@ SETTINGS = (
     Setting("stabiliser", "stabiliser of the noisy A", "choice", "ridge",
             "ridge: Â + λI; psd: eigenvalues of Â floored at λ", choices=SSP_STABILISERS, primary=True),
     Setting("ssp_release", "what is released", "choice", "lagged",
-            "lagged: the lagged cross-products and edge rows (about √p less noise); full: the upper triangle of A and b",
+            "lagged: the lagged cross-products and edge rows (about √p less noise); "
+            "full: the upper triangle of A and b",
             choices=SSP_RELEASES),
     Setting("ssp_nonnegative", "kernels and baselines >= 0", "bool", True,
             "post-processing: constrain the estimate to be non-negative (no privacy cost)",

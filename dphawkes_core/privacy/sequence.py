@@ -156,7 +156,9 @@ def _symmetric(upper: np.ndarray, size: int) -> np.ndarray:
     return out + np.triu(out, 1).T
 
 
-def release_pieces_vector(pieces: SummedPieces, raw_sigma: float, rng: NoiseSource | np.random.Generator) -> SummedPieces:
+def release_pieces_vector(
+    pieces: SummedPieces, raw_sigma: float, rng: NoiseSource | np.random.Generator
+) -> SummedPieces:
     """The sequence unit's ``lagged`` release: Gaussian noise of std ``raw_sigma`` on every number of
     :func:`pieces_vector` (one draw, in its order); N stays exact (public). The clipped sums are real numbers:
     always continuous noise (the OS CSPRNG's in a release, :mod:`~dphawkes_core.privacy.noise`)."""
@@ -353,8 +355,15 @@ def clip_noise_sigma(epsilon: float, delta: float, share: float) -> float:
     return math.sqrt(2.0) * cap_noise_sigma(epsilon, delta, share)
 
 
-def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float, rng: NoiseSource | np.random.Generator,
-                     share: float = AUTO_CLIP_SHARE, levels: int = AUTO_CLIP_LEVELS) -> AutoClip:
+def dp_sequence_clip(
+    norms: np.ndarray,
+    top: float,
+    epsilon: float,
+    delta: float,
+    rng: NoiseSource | np.random.Generator,
+    share: float = AUTO_CLIP_SHARE,
+    levels: int = AUTO_CLIP_LEVELS,
+) -> AutoClip:
     """Choose G from the per-sequence norms with one Gaussian release of their histogram on the public grid.
 
     Parameters
@@ -381,7 +390,8 @@ def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float
 
 
 def clip_rng(seed: int | None) -> NoiseSource:
-    """G's noise: the OS CSPRNG (continuous), or numpy's stream of a seeded fit apart from the release's and the cap's."""
+    """G's noise: the OS CSPRNG (continuous), or numpy's stream of a seeded fit apart from the release's and the
+    cap's."""
     return noise_source(None if seed is None else (int(seed), _CLIP_SEED_STREAM))
 
 

@@ -32,7 +32,8 @@ FORMAT_VERSION = 1
 
 PRIVATE_FIELDS = ("baseline", "kernels", "kernel_functions")
 RELEASE_NOTE = (
-    "Only 'baseline', 'kernels' and 'kernel_functions' (the estimate, and the same kernels as functions) are covered by the privacy report. Everything else "
+    "Only 'baseline', 'kernels' and 'kernel_functions' (the estimate, and the same kernels as functions) "
+    "are covered by the privacy report. Everything else "
     "computed from the data — loss_history, data_info (event, dropped and clipped counts), R and the "
     "paper-mode ε and σ² that use it, solver_info, metrics — is a diagnostic for the analyst and is NOT "
     "private: do not publish it with the estimate."

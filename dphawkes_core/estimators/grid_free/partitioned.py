@@ -296,8 +296,11 @@ def window_grid_free_pieces(paths, window: Window, width: float, lags: int, cap:
     over ``executor``, in this process when None), and the data info as the in-process statistics give it
     (plus ``outside_window`` and ``partitions``)."""
     check_bin_size(width)
-    mapped = list(map_partitions(executor, partial(partition_grid_segments, window=window, width=width, lags=lags, cap=cap),
-                       paths))
+    mapped = list(
+        map_partitions(
+            executor, partial(partition_grid_segments, window=window, width=width, lags=lags, cap=cap), paths
+        )
+    )
     segments = [s for segs, _, _ in mapped for s in segs]
     if window.keys is not None:  # a declared key without rows: a sequence without events, as in process
         present = {s.sequence for s in segments}

@@ -77,7 +77,12 @@ def tick_data(seed=3, end=3000.0):
     from tick.hawkes import SimuHawkesSumExpKernels
 
     adjacency = np.zeros((2, 2, 3))
-    adjacency[0, 0], adjacency[1, 0], adjacency[1, 1], adjacency[0, 1] = [.2, .1, 0], [0, .3, .1], [.1, 0, .2], [.05] * 3
+    adjacency[0, 0], adjacency[1, 0], adjacency[1, 1], adjacency[0, 1] = (
+        [0.2, 0.1, 0],
+        [0, 0.3, 0.1],
+        [0.1, 0, 0.2],
+        [0.05] * 3,
+    )
     simu = SimuHawkesSumExpKernels(adjacency=adjacency, decays=list(DECAYS), baseline=[0.5, 0.4], end_time=end,
                                    seed=seed, verbose=False)
     simu.simulate()

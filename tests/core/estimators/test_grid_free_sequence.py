@@ -48,9 +48,13 @@ DECLARED = {"window_stated": True, "dimensions_declared": True, "sequences_decla
 
 def as_events(sequences, dim: int) -> Events:
     """``[(times per dimension, T)]`` as declared events (window, dimensions and sequences stated)."""
-    return Events(tuple(EventSequence(tuple(np.asarray(t, float) for t in times), float(end)) for times, end in sequences),
-                  tuple(str(j) for j in range(dim)), window_stated=True, dimensions_declared=True,
-                  sequences_declared=True)
+    return Events(
+        tuple(EventSequence(tuple(np.asarray(t, float) for t in times), float(end)) for times, end in sequences),
+        tuple(str(j) for j in range(dim)),
+        window_stated=True,
+        dimensions_declared=True,
+        sequences_declared=True,
+    )
 
 
 def random_sequence(rng, dim: int, end: float, most: int, width: float = 1.0):

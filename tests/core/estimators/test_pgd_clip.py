@@ -47,7 +47,12 @@ def series():
 
 def test_grouped_rows_reproduce_the_dense_design(series):
     design = bin_design(SparseCounts.from_binned(_binned(*series)), P)
-    zi = np.hstack([np.asarray(design.z_lagged.todense() if hasattr(design.z_lagged, "todense") else design.z_lagged), np.ones((design.distinct_rows, 1))])
+    zi = np.hstack(
+        [
+            np.asarray(design.z_lagged.todense() if hasattr(design.z_lagged, "todense") else design.z_lagged),
+            np.ones((design.distinct_rows, 1)),
+        ]
+    )
     w = design.weight
     ref_zz = sum(design_matrix(x, P)[0].T @ design_matrix(x, P)[0] for x in series if x.shape[0] > P)
     ref_yz = sum(design_matrix(x, P)[1].T @ design_matrix(x, P)[0] for x in series if x.shape[0] > P)

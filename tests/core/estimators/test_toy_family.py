@@ -33,9 +33,32 @@ def test_cli_fits_it(tmp_path, capsys):
     events = tmp_path / "events.csv"
     assert main(["simulate", "--scenario", "paper-2d", "--events", "2000", "--seed", "1", "--out", str(events)]) == 0
     out = tmp_path / "fit.json"
-    code = main(["fit", str(events), "--bin-size", "0.5", "--lags", "4", "--method", NAME, "--epsilon", "1",
-                 "--calibration", "formal", "--count-cap", "5", "--end-time", "1000", "--dimensions", "2", "--shrink", "0.5",
-                 "--json", str(out)])
+    code = main(
+        [
+            "fit",
+            str(events),
+            "--bin-size",
+            "0.5",
+            "--lags",
+            "4",
+            "--method",
+            NAME,
+            "--epsilon",
+            "1",
+            "--calibration",
+            "formal",
+            "--count-cap",
+            "5",
+            "--end-time",
+            "1000",
+            "--dimensions",
+            "2",
+            "--shrink",
+            "0.5",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     payload = json.loads(out.read_text())
     assert payload["method"] == NAME and payload["formal_settings"] is True and payload["shrink"] == 0.5

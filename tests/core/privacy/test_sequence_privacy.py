@@ -269,7 +269,9 @@ def test_sequence_unit_config_errors():
     base = dict(bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C)
     with pytest.raises(ConfigError, match="clip norm G or a public cap M"):
         FitConfig(method="ssp", privacy_unit="sequence", **base)
-    with pytest.raises(ConfigError, match=r"sequence unit is available for DP-SSP and exact event times .*, not DP-PGD"):
+    with pytest.raises(
+        ConfigError, match=r"sequence unit is available for DP-SSP and exact event times .*, not DP-PGD"
+    ):
         FitConfig(method="pgd", bound=1.0, privacy_unit="sequence", sequence_clip=1.0, **base)
     with pytest.raises(ConfigError, match="belong to the sequence unit"):
         FitConfig(method="ssp", sequence_clip=1.0, **base)
