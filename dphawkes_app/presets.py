@@ -36,9 +36,8 @@ WORKS_EVENTS = 50_000
 SMALL_EVENTS = 1_000
 WORKS_BIN_SIZE = 0.5
 WORKS_SUPPORT = 4.0
-WORKS_COUNT_CAP = (
-    5  # a public fixed cap for the sweeps and a fixed-C fit (50,000 events of paper-2d: a few bins reach 6)
-)
+# a public fixed cap for the sweeps and a fixed-C fit (50,000 events of paper-2d: a few bins reach 6)
+WORKS_COUNT_CAP = 5
 # B, r, G and K = 200 of "Privacy that works", public choices for the families that read them (formal DP-PGD and
 # DP-CG stay at the all-zero error whatever K)
 WORKS_PUBLIC = MappingProxyType({"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200})
@@ -179,8 +178,7 @@ def presets() -> dict[str, Preset]:
         "Paper, Figure 3 as published",
         f"The paper's Figure 3: {FIGURES['3']['n_events']:,} events of the 4-d process, Δ = {KERNEL_BIN_SIZE:g}, "
         f"DP-CG with K = {FIGURES['3']['iters']}, the oracle radius r (the nuclear norm of the true ΔH) "
-        "and the 'excessive' "
-        "σ² = 10 — again an ε from the paper's calibration, not a formal guarantee.",
+        "and the 'excessive' σ² = 10 — again an ε from the paper's calibration, not a formal guarantee.",
         sigma2=10.0,
     )
     small = Preset(

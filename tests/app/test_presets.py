@@ -107,9 +107,8 @@ def test_every_preset_has_a_sentence_and_its_own_data():
 
 def test_changed_settings_name_only_what_the_method_uses():
     works = get_preset("works")
-    with pytest.raises(
-        ConfigError, match=r"exact event times \(continuous-time least squares\) does not read bound"
-    ):  # no B: refused
+    # no B: refused
+    with pytest.raises(ConfigError, match=r"exact event times \(continuous-time least squares\) does not read bound"):
         replace(works.config, bound=7.0)
     assert works.changed_settings(replace(works.config, bin_size=0.25, epsilon=2.0)) == ("Δ", "ε")
     pgd = {**works.options_for("pgd"), "bound": 7.0}  # the preset's public K (and B, changed) for DP-PGD

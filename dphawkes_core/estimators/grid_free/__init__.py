@@ -165,14 +165,12 @@ class CTLS(Family):
     settings = SETTINGS
     options_type = CTLSOptions
     auto_count_cap = True
-    statistics = (
-        Statistics.EVENTS
-    )  # its own statistics of exact times; neighbours built from events (worst_case_events)
+    # its own statistics of exact times; neighbours built from events (worst_case_events)
+    statistics = Statistics.EVENTS
     cost_kind = "pairs"  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
     worst_case_lags = 25  # the worst-case audit's B: its adversarial events reach 0.95 of the bound (0.84 at B = 3)
-    sensitivity_fraction = (
-        0.8  # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
-    )
+    # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
+    sensitivity_fraction = 0.8
     noiseless_limit = "continuous least squares"
     noiseless_options = dict(ctls_ridge=0.0, ctls_smoothing=0.0, ctls_nonnegative=False)
 
