@@ -24,8 +24,7 @@ What is measured, per process and number of events (simulations with seeds 1 …
   reference of the issue's target.
 
 Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/evaluation/metrics.py``); the tables report the
-median
-over simulations (and noise draws). ``--scale`` measures the 10⁷-event statistics and fit (paper-2d, the
+median over simulations (and noise draws). ``--scale`` measures the 10⁷-event statistics and fit (paper-2d, the
 ``bench_scale`` cache, five simulations laid end to end) in a fresh process: time of each phase and peak RSS.
 """
 

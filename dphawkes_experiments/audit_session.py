@@ -53,8 +53,7 @@ class AuditConfig:
         :func:`~dphawkes_core.privacy.noise.discrete_noise`)
         the claim is the release's (discrete σ, zCDP) and the trials draw the discrete Gaussian too, from a seeded
         sampler of the same law (:func:`~dphawkes_core.privacy.noise.seeded_discrete_gaussian`; OpenDP's cannot be
-        seeded).
-        A seeded fit is audited with its own continuous noise and calibration.
+        seeded). A seeded fit is audited with its own continuous noise and calibration.
     trials : int
         Runs of the mechanism on each of the two data sets (half to train the test, half to evaluate).
     confidence : float

@@ -236,8 +236,7 @@ def _well_formed_typed(values: np.ndarray, kind: str | None) -> np.ndarray:
 
 def numeric_rows(columns: dict, domain: Domain) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """One partition's rows for the map-reduce (:mod:`dphawkes_core.statistics.partitioned`), through the readers'
-    domain
-    filter (:func:`restrict_to_domain`): numeric times, dimension indices and sequence values.
+    domain filter (:func:`restrict_to_domain`): numeric times, dimension indices and sequence values.
 
     Parameters
     ----------

@@ -3,8 +3,7 @@
 A time column is read into :class:`TimeValues`: either exact integer *ticks* (datetimes in
 nanoseconds; decimal numbers scaled by ``10**k``, recovered from their floats, when a window start
 must be subtracted) or plain floats. Relative times ``t - start`` are then computed in integers and rounded once, so
-data shifted
-by an epoch offset (e.g. ``1.7e9`` seconds) with the matching window give exactly the same relative
+data shifted by an epoch offset (e.g. ``1.7e9`` seconds) with the matching window give exactly the same relative
 times as the unshifted data.
 
 Numbers are taken as they are when no unit is asked for; with ``time_unit`` they are read as seconds

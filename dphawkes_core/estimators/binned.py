@@ -100,8 +100,7 @@ def cap_noise(config) -> NoiseSource:
 
 def binned_stats(binned: SparseCounts | BinnedCounts, lags: int) -> BinnedStats:
     """:func:`~dphawkes_core.statistics.moments.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or
-    dense
-    for small data) and the moment pieces the statistics were assembled from."""
+    dense for small data) and the moment pieces the statistics were assembled from."""
     counts = binned if isinstance(binned, SparseCounts) else SparseCounts.from_binned(binned)
     return pieces_stats(moment_pieces(counts, lags), counts)
 

@@ -170,8 +170,7 @@ class Family:
             transcript: list | None = None) -> tuple[np.ndarray, list, dict]:
         """The estimator on ``stats`` with the noise of ``report`` drawn from ``rng``
         (:func:`~dphawkes_core.privacy.noise.noise_source`: numpy's for a seed, the OS CSPRNG for a release, discrete
-        when
-        ``report.discrete``; a numpy ``Generator`` is accepted too and draws like a seeded source).
+        when ``report.discrete``; a numpy ``Generator`` is accepted too and draws like a seeded source).
 
         Returns
         -------

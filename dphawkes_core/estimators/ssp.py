@@ -175,8 +175,7 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
     release : {"lagged", "full"}
     nonnegative : bool
         Constrain kernels and baselines to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`);
-        otherwise solve
-        ``θ Ã = b̂``.
+        otherwise solve ``θ Ã = b̂``.
     smoothing : float
         Weight s of the roughness penalty ``λ·s·θ DᵀD θᵀ`` across lags (0: none).
 

@@ -7,8 +7,7 @@ by a boundary need the neighbours:
 
 * **map** — every sequence of a partition (a Parquet file ``time, dimension[, sequence]``, read as
   :mod:`dphawkes_core.statistics.partitioned` reads it) becomes a :class:`GridSegment`. Its events are kept under the
-  cap
-  (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
+  cap (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
   its *first* w-bin are held back (*pending*: an earlier partition may hold the start of that bin, and then
   fewer of them are kept), and the pieces of the pairs among the other kept events (*settled*) are counted
   (:func:`~dphawkes_core.statistics.exact_times.toeplitz_pieces`). The segment also keeps the raw settled events within
@@ -23,8 +22,7 @@ by a boundary need the neighbours:
 
 The result equals the in-process pieces up to the order of floating-point sums. As in
 :mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions
-of
-one sequence must hold disjoint time ranges.
+of one sequence must hold disjoint time ranges.
 """
 
 from __future__ import annotations
@@ -323,8 +321,7 @@ def prepare_grid_free_partitioned(paths, config, window: Window, executor=None):
 
     With ``config.count_cap = "auto"``, C is chosen first from the partitioned w-bin count tails
     (:func:`~dphawkes_core.statistics.partitioned.partitioned_tails`) with the in-process release and noise stream (same
-    C on
-    the same events and seed), then the pieces are reduced under it (a second pass over the partitions).
+    C on the same events and seed), then the pieces are reduced under it (a second pass over the partitions).
     """
     if config.unit.name != "event":
         raise ConfigError(f"{config.family.label}: partitioned statistics are of the event unit only; fit the "
