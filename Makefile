@@ -20,7 +20,9 @@ run: $(STAMP)
 browser-deps:
 	@bash scripts/ensure_chromium.sh
 
+# ruff first (rule sets in pyproject.toml's [tool.ruff]): a lint failure stops the run before the slow suite.
 test: $(STAMP) browser-deps
+	$(PY) -m ruff check .
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

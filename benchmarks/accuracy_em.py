@@ -50,13 +50,13 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.data.io import Events, from_arrays
 from dphawkes_core.data.kernels import Scenario, get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import average_fit, average_lags, fit_steps
 from dphawkes_core.evaluation.metrics import FUNCTION_GRID_STEP, function_relative_error, midpoint_grid
-from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import blas_settings, blas_threads
 
 SUPPORT = 5.0

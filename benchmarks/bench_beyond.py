@@ -10,11 +10,11 @@ import time
 
 import numpy as np
 
-from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.estimators import FitConfig, fit_stats, per_bin_design, prepare_stats
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_stats, per_bin_design, prepare_stats
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_experiments.audit import AuditConfig, default_count_cap, run_audit
 
 
 def _audit_row() -> dict:

@@ -22,13 +22,13 @@ import contextlib
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import BLAS_THREADS, blas_threads
 
 REPEATS = 2

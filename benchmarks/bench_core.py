@@ -19,12 +19,12 @@ import time
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_events, lags_from_support
-from dphawkes_core.estimators import FitConfig, fit_cls, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_cls, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.evaluation.lag_average import average_fit, fit_steps
 from dphawkes_core.evaluation.metrics import function_relative_error, midpoint_grid
-from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.binning import bin_events, lags_from_support
 from dphawkes_core.statistics.moments import sufficient_stats
 
 from .accuracy_em import SUPPORT, timed_cls

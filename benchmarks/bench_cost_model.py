@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import time
 
-from dphawkes_core.statistics.binning import lags_from_support, n_bins_for
-from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
+from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.statistics.binning import lags_from_support, n_bins_for
 
 CASES = (  # method, scenario, events, Δ, support s, K
     ("pgd-clip", "paper-2d", 1000, 0.1, 5.0, 1000),  # issue 12: the app's default data and settings
@@ -46,9 +46,12 @@ def _case_row(method: str, scenario: str, n_events: int, bin_size: float, suppor
     measured = time.process_time() - start
     ratio = predicted / measured
     what = f"K={iters}" if config.family.iterative else "one solve"
-    return {"benchmark": f"cost model, {config.family.label}: {scenario} {n_events:,} ev, Δ={bin_size:g}, p={lags}, {what}",
-            "measured": f"predicted {predicted:.2f} s / measured {measured:.2f} s CPU = ×{ratio:.2f}",
-            "target": f"×{1 / TOLERANCE:g} … ×{TOLERANCE:g}", "met": 1 / TOLERANCE <= ratio <= TOLERANCE}
+    return {
+        "benchmark": f"cost model, {config.family.label}: {scenario} {n_events:,} ev, Δ={bin_size:g}, p={lags}, {what}",
+        "measured": f"predicted {predicted:.2f} s / measured {measured:.2f} s CPU = ×{ratio:.2f}",
+        "target": f"×{1 / TOLERANCE:g} … ×{TOLERANCE:g}",
+        "met": 1 / TOLERANCE <= ratio <= TOLERANCE,
+    }
 
 
 def rows() -> list[dict]:

@@ -23,8 +23,8 @@ What is measured, per process and number of events (simulations with seeds 1 …
   and fitted at Δ = 0.01 (one fit per draw) averaged into those widths (``lag_average``): its best is the
   reference of the issue's target.
 
-Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/evaluation/metrics.py``); the tables report the median
-over simulations (and noise draws). ``--scale`` measures the 10⁷-event statistics and fit (paper-2d, the
+Errors are ``kernel_function_error`` over ``[0, 5]`` (``dphawkes_core/evaluation/metrics.py``); the tables report the
+median over simulations (and noise draws). ``--scale`` measures the 10⁷-event statistics and fit (paper-2d, the
 ``bench_scale`` cache, five simulations laid end to end) in a fresh process: time of each phase and peak RSS.
 """
 
@@ -41,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.data.io import Events, from_arrays
 from dphawkes_core.data.kernels import ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel, get_scenario
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.evaluation.lag_average import average_fit, fit_steps
 from dphawkes_core.evaluation.metrics import function_relative_error, kernel_function_error, midpoint_grid
 from dphawkes_core.threads import blas_settings, blas_threads
@@ -226,7 +226,7 @@ def summarise(rows: list[dict]) -> None:
     for process, n, width in keys:
         group = [r for r in private if (r["process"], r["events"], r["width"]) == (process, n, width)]
 
-        def med(field):
+        def med(field, group=group):  # bind this iteration's group (B023)
             values = [v for r in group for v in r.get(field, [])]
             return f"{np.median(values):.4f}" if values else "–"
 

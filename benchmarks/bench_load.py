@@ -160,8 +160,10 @@ def measure() -> dict:
     """
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} is missing: run scripts/ensure_chromium.sh")
-    with tempfile.TemporaryDirectory() as tmp, running_app(Path(tmp) / "streamlit.log",
-                                                           env={"DPHAWKES_LEDGER": str(Path(tmp) / "ledger.json")}) as url:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_app(Path(tmp) / "streamlit.log", env={"DPHAWKES_LEDGER": str(Path(tmp) / "ledger.json")}) as url,
+    ):
         return asyncio.run(asyncio.wait_for(_load(url), RUN_TIMEOUT_S))
 
 
@@ -174,16 +176,30 @@ def rows() -> list[dict]:
     f = measure()
     at_once, beside = f["round1_renders_at_once"]["results"], f["round2_renders"]
     return [
-        {"benchmark": "app load: first Estimate render on a fresh server (1 session)",
-         "measured": _seconds(f["round0_first_render"]["results"]), "target": "renders, no error", "met": True},
-        {"benchmark": f"app load: {SESSIONS} sessions open Estimate at once",
-         "measured": _seconds(at_once), "target": f"each < {RENDER_TARGET_S:g} s", "met": max(at_once) < RENDER_TARGET_S},
-        {"benchmark": "app load: 2 small sweeps + 2 Estimate renders at once",
-         "measured": "sweeps " + _seconds(f["round2_sweeps"]) + "; renders " + _seconds(beside),
-         "target": f"renders < {RENDER_TARGET_S:g} s, no error", "met": max(beside) < RENDER_TARGET_S},
-        {"benchmark": f"app load: 1 Chromium + {SESSIONS} sessions open Estimate",
-         "measured": f"browser {f['round3_browser']:.2f} s; renders " + _seconds(f["round3_renders"]),
-         "target": "renders, no error", "met": True},
+        {
+            "benchmark": "app load: first Estimate render on a fresh server (1 session)",
+            "measured": _seconds(f["round0_first_render"]["results"]),
+            "target": "renders, no error",
+            "met": True,
+        },
+        {
+            "benchmark": f"app load: {SESSIONS} sessions open Estimate at once",
+            "measured": _seconds(at_once),
+            "target": f"each < {RENDER_TARGET_S:g} s",
+            "met": max(at_once) < RENDER_TARGET_S,
+        },
+        {
+            "benchmark": "app load: 2 small sweeps + 2 Estimate renders at once",
+            "measured": "sweeps " + _seconds(f["round2_sweeps"]) + "; renders " + _seconds(beside),
+            "target": f"renders < {RENDER_TARGET_S:g} s, no error",
+            "met": max(beside) < RENDER_TARGET_S,
+        },
+        {
+            "benchmark": f"app load: 1 Chromium + {SESSIONS} sessions open Estimate",
+            "measured": f"browser {f['round3_browser']:.2f} s; renders " + _seconds(f["round3_renders"]),
+            "target": "renders, no error",
+            "met": True,
+        },
     ]
 
 

@@ -76,9 +76,9 @@ def measure(kind: str, path: str) -> dict:
     """Child mode: load, bin, compute the statistics and fit CLS; report phase times and peak RSS."""
     import resource
 
-    from dphawkes_core.statistics.binning import lags_from_support
-    from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
     from dphawkes_core.data.io import from_arrays, load_csv
+    from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+    from dphawkes_core.statistics.binning import lags_from_support
 
     start = time.perf_counter()
     if kind == "npz":

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_events, lags_from_support
-from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel, get_scenario
-from dphawkes_core.evaluation.metrics import compare, constraint_scale
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
+from dphawkes_core.evaluation.metrics import compare, constraint_scale
+from dphawkes_core.statistics.binning import bin_events, lags_from_support
 
 SUPPORT = 4.0
 EPSILON, DELTA = 1.0, 1e-5
@@ -66,7 +66,9 @@ def extra_scenarios() -> dict:
 
     def ring(i, j):  # self and next neighbour exponential, the one after a delayed box
         lag = (i - j) % 5
-        return ExponentialKernel(0.15, 1.0) if lag in (0, 1) else BoxKernel(0.05, 0.5, 2.0) if lag == 2 else ZeroKernel()
+        return (
+            ExponentialKernel(0.15, 1.0) if lag in (0, 1) else BoxKernel(0.05, 0.5, 2.0) if lag == 2 else ZeroKernel()
+        )
 
     mixed = Scenario("mixed-5d", (0.1,) * 5, tuple(tuple(ring(i, j) for j in range(5)) for i in range(5)))
     return {"power-2d": (power, 0.25, 3.0), "exp-1d": (single, 0.2, 3.0), "mixed-5d": (mixed, 0.5, SUPPORT)}
@@ -156,8 +158,10 @@ def header(methods) -> str:
 
 def target_lines(rows: list[dict]) -> list[str]:
     """The targets table: each target against DP-SSP with the data's C and with the automatic C."""
-    lines = ["| scenario | events | CLS | SSP before #9 | target | SSP (C = data max) | met | SSP (auto C) | auto C | met |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| scenario | events | CLS | SSP before #9 | target | SSP (C = data max) | met | SSP (auto C) | auto C | met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         target = TARGETS.get((row["scenario"], row["events"]))
         if target is None or "ssp" not in row:

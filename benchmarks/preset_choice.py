@@ -18,12 +18,12 @@ import json
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
-from dphawkes_core.data.simulate import simulate
+from dphawkes_core.statistics.binning import lags_from_support
 
 SUPPORT = 4.0
 CANDIDATES = (("ssp", 0.25), ("ssp", 0.5), ("ssp", 1.0), ("ctls", 0.25), ("ctls", 0.5), ("ctls", 1.0))

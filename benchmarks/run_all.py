@@ -2,7 +2,8 @@
 
 Each module exposes ``rows() -> list[dict]`` with keys ``benchmark``, ``measured``, ``target`` and
 ``met`` (bool); it runs with the project's BLAS threading policy (one thread, ``dphawkes_core/threads.py``)
-and its header line reports the BLAS settings it ran with. Every module runs in a fresh Python process, so one benchmark's imports, threads and
+and its header line reports the BLAS settings it ran with. Every module runs in a fresh Python process, so one
+benchmark's imports, threads and
 caches (e.g. the app benchmark's Streamlit runtime) cannot slow down or clutter another. The process
 exits non-zero when a target is missed.
 """

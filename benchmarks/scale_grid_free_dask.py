@@ -102,8 +102,8 @@ def _cluster(memory_limit: str):
 
 def measure(method: str, paths: list[str], end: float, memory_limit: str, check_paths: list[str]) -> dict:
     """Time and memory of one partitioned fit of ``method``, and the partitioned fit of ``check_paths``."""
-    from dphawkes_core.statistics.partitioned import partitioned_window
     from dphawkes_core.estimators import fit_stats, prepare_partitioned
+    from dphawkes_core.statistics.partitioned import partitioned_window
 
     config = _config(method)
     cluster, client = _cluster(memory_limit)
@@ -135,11 +135,11 @@ def measure(method: str, paths: list[str], end: float, memory_limit: str, check_
 
 def in_process_check(method: str, check_paths: list[str], end: float, partitioned, tmp: Path) -> dict:
     """The same events as one Parquet file, loaded and fitted in this process, against the partitioned fit."""
-    import pyarrow.parquet as pq
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    from dphawkes_core.estimators import fit_stats, prepare_stats
     from dphawkes_core.data.io import load_parquet
+    from dphawkes_core.estimators import fit_stats, prepare_stats
 
     whole = tmp.parent / f"check-{tmp.name}-{len(check_paths)}.parquet"  # outside the store: not a partition
     if not whole.exists():

@@ -15,7 +15,8 @@ Rows: CLS (non-private); event-level DP-SSP at ε = 1 with the automatic count c
 formal event-level default); sequence-level DP-SSP at ε = 1 with public C = 3 and a public cap M on events
 per sequence, for each release (``full``, ``lagged``) at the G that M guarantees never clips (``G_M``, its
 own for each release) and at G_M/4 and G_M/16 (which clip), and the lagged release with G chosen privately
-(``sequence_clip="auto"``: 5 % of ε on a noisy histogram of the norms, redrawn per seed); the zero estimate. Columns: median plain error over noise seeds, mean next-event RMSE on the held-out
+(``sequence_clip="auto"``: 5 % of ε on a noisy histogram of the norms, redrawn per seed); the zero estimate. Columns:
+median plain error over noise seeds, mean next-event RMSE on the held-out
 sequences (:mod:`dphawkes_experiments.prediction`, Poisson reference alongside), and the ε per person who owns
 a whole sequence of k = M events (event unit: group privacy, exact in GDP; sequence unit: the fit's ε).
 The noise of every run is seeded (a measurement, not a release). Picking the best G from this table would
@@ -31,14 +32,14 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
-from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.data.io import Events, load_csv
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.evaluation.metrics import compare
-from dphawkes_experiments.prediction import evaluate_prediction, split_events
 from dphawkes_core.privacy.sequence import max_events_clip
 from dphawkes_core.privacy.unit_conversion import unit_conversion
-from dphawkes_core.data.simulate import simulate
+from dphawkes_experiments.prediction import evaluate_prediction, split_events
 
 EPSILON, DELTA, CAP = 1.0, 1e-5, 3
 SEQUENCE_RELEASES = ("full", "lagged")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, ZeroKernel
+from dphawkes_core.errors import ConfigError
 
 MAX_CUSTOM_DIM = 6
 

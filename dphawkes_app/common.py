@@ -11,8 +11,8 @@ reuses the statistics.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
@@ -56,7 +56,8 @@ LINK_NOTE_KEY = "link_note"  # why the data of the link that opened the session 
 
 
 def fingerprint(dataset: Dataset) -> str:
-    """Cache key of a data set: the identity of its loaded events (:func:`~dphawkes_core.release.ledger.events_fingerprint`,
+    """Cache key of a data set: the identity of its loaded events
+    (:func:`~dphawkes_core.release.ledger.events_fingerprint`,
     the view of a release's identity; the ledger's key is the source's rows) with what the app's caches depend on
     besides: the names and what of the domain is declared (the same events with declared dimensions give other
     statistics' data info)."""
@@ -158,7 +159,8 @@ def current_dataset(preset_key: str = DEFAULT_PRESET) -> tuple[Dataset, str]:
 
 @st.cache_data(show_spinner="Binning and computing sufficient statistics…", max_entries=16)
 def stats_cached(dataset_fp: str, _events, stats_items: tuple):
-    """Sufficient statistics and binning diagnostics, cached on the dataset and :meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`."""
+    """Sufficient statistics and binning diagnostics, cached on the dataset and
+    :meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`."""
     return prepare_stats(_events, FitConfig(**dict(stats_items)))
 
 
@@ -335,9 +337,11 @@ def family_controls(sb, family: Family, defaults: Mapping, key_prefix: str = "",
     returns ``{option: value}`` for :class:`~dphawkes_core.estimators.FitConfig`.
 
     A number is a ``number_input`` with the setting's range, step and help; a choice a ``selectbox``; a bool a
-    ``checkbox``; a list of numbers a ``text_input`` (comma-separated). An optional float shows ``None`` as 0 and says what that means in its label
+    ``checkbox``; a list of numbers a ``text_input`` (comma-separated). An optional float shows ``None`` as 0 and says
+    what that means in its label
     (``setting.none_means``); an optional choice or whole number has an empty entry. The primary options
-    (:attr:`Setting.primary`: the public bounds B, r, G, and e.g. K or the ridge) are drawn in ``sb`` (across ``columns`` columns when given); every other option in
+    (:attr:`Setting.primary`: the public bounds B, r, G, and e.g. K or the ridge) are drawn in ``sb`` (across
+    ``columns`` columns when given); every other option in
     a collapsed "more options" expander, so the default view stays short.
 
     Parameters

@@ -125,10 +125,13 @@ def domain_section(source: str, name: str, dataset: Dataset, keys: tuple[str, ..
             c[1].caption(f"{events.n_sequences:,} sequences read from the data; their keys could not be listed here — "
                          "declare them with the command line's `--sequences KEYFILE`.")
         else:
-            declare_keys = c[1].checkbox(f"declare the {len(keys):,} sequence keys found as public", key=f"{source}_seqs",
-                                         help="a declared key without rows becomes an empty sequence, a row with an "
-                                              "undeclared key is dropped; with declared sequences the file's own "
-                                              "start/end columns are not read (state the window above)")
+            declare_keys = c[1].checkbox(
+                f"declare the {len(keys):,} sequence keys found as public",
+                key=f"{source}_seqs",
+                help="a declared key without rows becomes an empty sequence, a row with an "
+                "undeclared key is dropped; with declared sequences the file's own "
+                "start/end columns are not read (state the window above)",
+            )
     if c[1].button("Declare as public", key=f"{source}_declare", type="primary"):
         try:
             names = parse_names(text)

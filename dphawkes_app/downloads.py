@@ -7,9 +7,24 @@ PUBLIC_INFO = ("n_bins", "window_stated", "dimensions_declared", "sequences_decl
                "privacy_unit", "sequence_clip", "max_events", "sequences", "auto_sequence_clip")
 # What of a data info is public on private data: fixed by the declared domain and the settings, or released
 # (an automatic C or G). Event, dropped and clipped counts are computed from the raw data.
-RELEASED_KEYS = ("format_version", "method", "config", "support", "dimension_names", "lag_grid", "baseline", "kernels",
-                 "kernel_functions", "formal_guarantee", "formal_reasons", "formal_settings", "private_fields", "release_note", "seed",
-                 "lag_average")
+RELEASED_KEYS = (
+    "format_version",
+    "method",
+    "config",
+    "support",
+    "dimension_names",
+    "lag_grid",
+    "baseline",
+    "kernels",
+    "kernel_functions",
+    "formal_guarantee",
+    "formal_reasons",
+    "formal_settings",
+    "private_fields",
+    "release_note",
+    "seed",
+    "lag_average",
+)
 
 
 def released_only(payload: dict) -> dict:
@@ -24,7 +39,9 @@ def released_only(payload: dict) -> dict:
                 "budget_split", "privacy_unit", "noise", "formal_guarantee", "formal_reasons", "formal_settings"}
         out["privacy"] = {key: value for key, value in privacy.items() if key in keep}
         if privacy.get("calibration") == "formal":
-            out["privacy"]["epsilon_by_calibration"] = {"formal": privacy.get("epsilon_by_calibration", {}).get("formal")}
+            out["privacy"]["epsilon_by_calibration"] = {
+                "formal": privacy.get("epsilon_by_calibration", {}).get("formal")
+            }
     out["left_out"] = ("computed from the raw data, not private: loss_history, event/dropped/clipped counts, R and "
                        "the paper's data-dependent ε, solver diagnostics")
     return out

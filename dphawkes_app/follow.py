@@ -10,12 +10,13 @@ page draws them (allowed for widgets not yet drawn in this run).
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import streamlit as st
 
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.estimators import FAMILIES, method_labels
+
 from .guidance import TimeScale, time_scale
 from .presets import WORKS_COUNT_CAP, Preset, preset_for
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.estimators import FAMILIES, get_family
 from dphawkes_core.data.io import Events
+from dphawkes_core.estimators import FAMILIES, get_family
+from dphawkes_core.statistics.binning import lags_from_support
 
 BINS_PER_GAP = 4  # default Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event
 GAPS_PER_SUPPORT = 10  # default s ≈ 10 mean inter-event times: p ≈ 40 lags

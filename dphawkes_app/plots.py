@@ -14,10 +14,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.data.io import Events
-from dphawkes_core.estimators import method_names
 from dphawkes_core.data.kernels import Scenario
+from dphawkes_core.estimators import method_names
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
 TRUTH_COLOR = "#222222"
 METHOD_PALETTE = ("#1f77b4", "#d62728", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
@@ -118,8 +118,15 @@ def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) 
             reduced = True
         x = np.concatenate([[0.0], t, [seq.end_time]])
         y = np.concatenate([[0], counts, [counts[-1] if counts.size else 0]])
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"shape": "hv", "color": DIMENSION_PALETTE[j % len(DIMENSION_PALETTE)]},
-                                 name=name))
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines",
+                line={"shape": "hv", "color": DIMENSION_PALETTE[j % len(DIMENSION_PALETTE)]},
+                name=name,
+            )
+        )
     title = "Counting process N(t) per dimension" + (" (sampled jump points)" if reduced else "")
     fig.update_layout(title=title, xaxis_title="time", yaxis_title="number of events", height=340,
                       margin={"t": 50, "b": 40}, legend_title="dimension")
@@ -245,18 +252,34 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
                                          hovertemplate=pair + f"<extra>{label}</extra>"),
                               row=i + 1, col=j + 1)
             for n_label, (label, step) in enumerate((steps or {}).items(), start=len(estimates)):
-                fig.add_trace(go.Scatter(x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]),
-                                         mode="lines", line={"shape": "hv", "color": _color(label, n_label, colors), "width": 2},
-                                         name=label, legendgroup=label, showlegend=first,
-                                         hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
-                                                       f"starting at t = %{{x:.3g}}<extra>{label}</extra>"),
-                              row=i + 1, col=j + 1)
+                fig.add_trace(
+                    go.Scatter(
+                        x=step.edges,
+                        y=np.append(step.values[i, j], step.values[i, j, -1]),
+                        mode="lines",
+                        line={"shape": "hv", "color": _color(label, n_label, colors), "width": 2},
+                        name=label,
+                        legendgroup=label,
+                        showlegend=first,
+                        hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
+                        f"starting at t = %{{x:.3g}}<extra>{label}</extra>",
+                    ),
+                    row=i + 1,
+                    col=j + 1,
+                )
     _label_grid(fig, names)
-    fig.update_layout(title={"text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected "
-                                              "dimension i (to)", "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10}},
-                      height=height, margin={"t": 110, "b": 90, "r": 70, "l": 60},
-                      legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container",
-                              "x": 0.5, "xanchor": "center"})
+    fig.update_layout(
+        title={
+            "text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected dimension i (to)",
+            "y": 1,
+            "yanchor": "top",
+            "yref": "container",
+            "pad": {"t": 10},
+        },
+        height=height,
+        margin={"t": 110, "b": 90, "r": 70, "l": 60},
+        legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container", "x": 0.5, "xanchor": "center"},
+    )
     fig.update_xaxes(title_text=_lag_title(time_unit), row=d)
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})

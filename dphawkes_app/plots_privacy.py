@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import get_family
+
 from .plots import TRUTH_COLOR, method_color, rgba
 from .plots_sweep import log_ticks
 

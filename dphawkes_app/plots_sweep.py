@@ -66,7 +66,7 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
     methods = sorted(private["method"].unique())
     for col, dt in enumerate(bins, start=1):
         by_method = dict(tuple(private[private.bin_size == dt].groupby("method")))
-        for m_idx, method in enumerate(methods):
+        for method in methods:
             sub = by_method.get(method, private.iloc[:0]).sort_values("level")
             fig.add_trace(go.Box(
                 x=[_level_label(p, lv) for p, lv in zip(sub["privacy"], sub["level"])],
@@ -89,7 +89,9 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
     return fig
 
 
-def tradeoff_figure(frame: pd.DataFrame, metric: str = "relative_error", epsilon_column: str = "epsilon_paper") -> go.Figure:
+def tradeoff_figure(
+    frame: pd.DataFrame, metric: str = "relative_error", epsilon_column: str = "epsilon_paper"
+) -> go.Figure:
     """Median error vs ε (log axis) per method and Δ, with the interquartile band.
 
     Cells with infinite ε (σ² = 0, non-private) are left out of the curve; the non-private median is
@@ -169,7 +171,9 @@ def log_ticks(values) -> list[float]:
 def kernel_figure(data: dict) -> go.Figure:
     """True kernel and its estimates at each noise level (Figures 1 and 3)."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=data["true_grid"], y=data["true_values"], name="truth", line=dict(color="black", width=3)))
+    fig.add_trace(
+        go.Scatter(x=data["true_grid"], y=data["true_values"], name="truth", line=dict(color="black", width=3))
+    )
     for idx, (label, values) in enumerate(data["curves"].items()):
         fig.add_trace(go.Scatter(x=data["lag_grid"], y=values, name=label, mode="lines",
                                  line=dict(color=_LEVEL_COLORS[idx % len(_LEVEL_COLORS)], shape="hv")))

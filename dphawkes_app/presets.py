@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.data.datasets import Dataset, simulate_dataset
+from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.estimators import Family, FitConfig, get_family
 from dphawkes_core.estimators.settings import defaults
-from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.evaluation.metrics import constraint_scale
+from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.reproduce import FIGURES, KERNEL_BIN_SIZE, SUPPORT
 
 DEFAULT_PRESET = "works"
@@ -36,7 +36,8 @@ WORKS_EVENTS = 50_000
 SMALL_EVENTS = 1_000
 WORKS_BIN_SIZE = 0.5
 WORKS_SUPPORT = 4.0
-WORKS_COUNT_CAP = 5  # a public fixed cap for the sweeps and a fixed-C fit (50,000 events of paper-2d: a few bins reach 6)
+# a public fixed cap for the sweeps and a fixed-C fit (50,000 events of paper-2d: a few bins reach 6)
+WORKS_COUNT_CAP = 5
 # B, r, G and K = 200 of "Privacy that works", public choices for the families that read them (formal DP-PGD and
 # DP-CG stay at the all-zero error whatever K)
 WORKS_PUBLIC = MappingProxyType({"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200})
@@ -173,10 +174,13 @@ def presets() -> dict[str, Preset]:
         f"DP-PGD with B = {FIGURES['1']['bound']:g}, K = {FIGURES['1']['iters']} and σ² = 0.01 given directly — "
         "its ε comes from the paper's calibration, which is not a formal guarantee.", sigma2=0.01)
     fig3 = _paper_figure(
-        "3", "Paper, Figure 3 as published",
+        "3",
+        "Paper, Figure 3 as published",
         f"The paper's Figure 3: {FIGURES['3']['n_events']:,} events of the 4-d process, Δ = {KERNEL_BIN_SIZE:g}, "
-        f"DP-CG with K = {FIGURES['3']['iters']}, the oracle radius r (the nuclear norm of the true ΔH) and the 'excessive' "
-        "σ² = 10 — again an ε from the paper's calibration, not a formal guarantee.", sigma2=10.0)
+        f"DP-CG with K = {FIGURES['3']['iters']}, the oracle radius r (the nuclear norm of the true ΔH) "
+        "and the 'excessive' σ² = 10 — again an ε from the paper's calibration, not a formal guarantee.",
+        sigma2=10.0,
+    )
     small = Preset(
         "small", "Small data: why DP needs data",
         f"The 'Privacy that works' fit on only {SMALL_EVENTS:,} events: the same formal ε = 1 guarantee now costs "

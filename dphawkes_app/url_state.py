@@ -14,8 +14,8 @@ Pure functions of plain dicts of strings (no Streamlit): the app passes ``st.que
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.kernels import SCENARIOS
@@ -108,8 +108,11 @@ def parse_data_params(params: Mapping[str, str], samples: tuple[str, ...] | list
         return DataLink(problem=f"this link's simulation settings ({bad}) are not numbers")
     if n_events is None and end_time is None:
         n_events = 1000
-    if (n_events is not None and n_events < 1) or (end_time is not None and not (math.isfinite(end_time) and end_time > 0)) \
-            or seed < 0:
+    if (
+        (n_events is not None and n_events < 1)
+        or (end_time is not None and not (math.isfinite(end_time) and end_time > 0))
+        or seed < 0
+    ):
         return DataLink(problem="this link's simulation settings are out of range")
     return DataLink(scenario=kind, n_events=n_events, end_time=end_time, seed=seed)
 

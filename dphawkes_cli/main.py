@@ -279,8 +279,13 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
                "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
                "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
                "notes": list(answer.notes)}
-    what = ("replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
-            if answer.replayed else "recorded" if answer.entry.formal else "recorded, not metered (not a formal release)")
+    what = (
+        "replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
+        if answer.replayed
+        else "recorded"
+        if answer.entry.formal
+        else "recorded, not metered (not a formal release)"
+    )
     print(f"ledger: {what}; composed ε spent {summary['spent_epsilon']:.4g} of {ledger.budget.epsilon:.4g} "
           f"(δ = {ledger.budget.delta:.0e}, {key.unit}-level view), remaining: one release of ε ≤ "
           f"{summary['remaining_epsilon']:.4g}", file=sys.stderr)
@@ -458,9 +463,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_unit_options(fitp) -> None:
     """The privacy unit and its public bounds."""
-    fitp.add_argument("--privacy-unit", choices=PRIVACY_UNITS, default="event",
-                      help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
-                           "whole sequence = one person, replaced; ssp and ctls, with --sequence-clip and/or --max-events)")
+    fitp.add_argument(
+        "--privacy-unit",
+        choices=PRIVACY_UNITS,
+        default="event",
+        help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
+        "whole sequence = one person, replaced; ssp and ctls, with --sequence-clip and/or --max-events)",
+    )
     fitp.add_argument("--sequence-clip", type=clip_or_auto,
                       help="public G for --privacy-unit sequence: each sequence's statistics scaled to norm <= G "
                            "(default: the G that --max-events guarantees never clips), or 'auto': spend 5%% of "

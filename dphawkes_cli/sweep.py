@@ -70,9 +70,13 @@ def add_sweep_parser(sub) -> None:
     est.add_argument("--dp-delta", "--delta", dest="delta", type=float, default=1e-5, help="δ (as in fit)")
     est.add_argument("--count-cap", type=positive_int, help="public count cap C (formal calibration)")
     est.add_argument("--clip", type=positive_float, help="clip norm G of pgd-clip")
-    est.add_argument("--privacy-unit", choices=("event", "sequence"), default="event",
-                     help="event (the paper's) or sequence (one sequence replaced; ssp and ctls, with --sequence-clip and/or "
-                          "--max-events, as in fit)")
+    est.add_argument(
+        "--privacy-unit",
+        choices=("event", "sequence"),
+        default="event",
+        help="event (the paper's) or sequence (one sequence replaced; ssp and ctls, with --sequence-clip and/or "
+        "--max-events, as in fit)",
+    )
     est.add_argument("--sequence-clip", type=positive_float, help="public G per sequence (--privacy-unit sequence)")
     est.add_argument("--max-events", type=positive_int, help="public M events kept per sequence (sequence unit)")
     run = sw.add_argument_group("execution")

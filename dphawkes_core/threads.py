@@ -2,13 +2,13 @@
 
 The estimators iterate small dense products (``U A`` with ``U`` of shape ``d × (dp+1)``) thousands
 of times; there OpenBLAS' second thread buys little and can cost several times the run time as soon
-as anything else wants the cores (its threads spin and wait for each other). Measured on the shared 2-core machine (``benchmarks/bench_contended.py``; figures and the load
-they were taken under in ``docs/load.md``), 1 thread against 2:
+as anything else wants the cores (its threads spin and wait for each other). Measured on the shared 2-core machine
+(``benchmarks/bench_contended.py``; figures and the load they were taken under in ``docs/load.md``), 1 thread against 2:
 
 * DP-PGD, paper-4d, p = 500, K = 1000 (structured gradient products): 1.23 s with 1
   thread against 1.26 s with 2 beside a CPU burner — the dense A² product it ran before measured from
-  0.5× to 2.6× the speed of 2 threads at different loads, and the unstructured products were the bad case: 17-26 s with 2
-  threads against 4-5 s with 1 when other work ran;
+  0.5× to 2.6× the speed of 2 threads at different loads, and the unstructured products were the bad case: 17-26 s with
+  2 threads against 4-5 s with 1 when other work ran;
 * clipped-gradient DP-PGD, 10⁵ events: 0.84-4.3× the speed of 2 threads, 1.7-4.3× when contended
   (16.9 against 67.4 ms per iteration in the latest contended run).
 

@@ -97,8 +97,10 @@ def check_sigma2(sigma2, what: str = "σ²") -> None:
 def check_multiplier(multiplier: float) -> None:
     """The noise multiplier ``σ/(S√K)`` of a release whose ε is asked must be at least :data:`MULTIPLIER_MIN`."""
     if multiplier < MULTIPLIER_MIN:
-        raise ConfigError(f"the noise is {multiplier:.3g} of the release's sensitivity, below {MULTIPLIER_MIN:g}: its "
-                          "ε (about 1/(2·that²)) is beyond what the accountants compute; σ² = 0 gives the non-private fit")
+        raise ConfigError(
+            f"the noise is {multiplier:.3g} of the release's sensitivity, below {MULTIPLIER_MIN:g}: its "
+            "ε (about 1/(2·that²)) is beyond what the accountants compute; σ² = 0 gives the non-private fit"
+        )
 
 
 def check_privacy_inputs(epsilon, sigma2, delta) -> None:

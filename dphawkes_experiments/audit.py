@@ -53,8 +53,8 @@ DP-SSP, clipped DP-PGD) is refuted with probability up to ``α/2`` by this test.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 import numpy as np
 
@@ -179,8 +179,18 @@ def prepare_worst_case(config: AuditConfig, dim: int, n_bins: int) -> AuditSessi
     moved = common_noise_shift(stats_d, report_d, stats_n, report_n, fit, DIRECTION_PROBES, state)
     info = {"worst_case_dim": int(dim), "worst_case_bins": int(n_bins),
             "released_at_state": None if state is None else np.asarray(state).tolist()}
-    return AuditSession(config, stats_d, stats_n, report_d, report_n, Neighbour(s, b, j, float(np.linalg.norm(moved)), 1),
-                        claimed, direction=moved, state=state, info=info)
+    return AuditSession(
+        config,
+        stats_d,
+        stats_n,
+        report_d,
+        report_n,
+        Neighbour(s, b, j, float(np.linalg.norm(moved)), 1),
+        claimed,
+        direction=moved,
+        state=state,
+        info=info,
+    )
 
 
 def _prepare_auto_cap(binned: BinnedCounts, config: AuditConfig) -> AuditSession:

@@ -49,10 +49,11 @@ class AuditConfig:
     fit : FitConfig
         The private mechanism (method, calibration, ε or σ², δ, K, B/r/G, count cap …). Its noise is seeded in
         every trial (an unseeded fit is given the audit's seed). An unseeded fit is audited as it would be released:
-        when the release draws the discrete Gaussian (an unseeded lagged DP-SSP, :func:`~dphawkes_core.privacy.noise.discrete_noise`)
+        when the release draws the discrete Gaussian (an unseeded lagged DP-SSP,
+        :func:`~dphawkes_core.privacy.noise.discrete_noise`)
         the claim is the release's (discrete σ, zCDP) and the trials draw the discrete Gaussian too, from a seeded
-        sampler of the same law (:func:`~dphawkes_core.privacy.noise.seeded_discrete_gaussian`; OpenDP's cannot be seeded).
-        A seeded fit is audited with its own continuous noise and calibration.
+        sampler of the same law (:func:`~dphawkes_core.privacy.noise.seeded_discrete_gaussian`; OpenDP's cannot be
+        seeded). A seeded fit is audited with its own continuous noise and calibration.
     trials : int
         Runs of the mechanism on each of the two data sets (half to train the test, half to evaluate).
     confidence : float

@@ -18,8 +18,8 @@ setting, or a predicted cost over the budget unless slow methods are asked for).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Mapping
 
 import numpy as np
 
@@ -154,7 +154,8 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         ``config`` chose automatically is not one of them: it was released privately, and each row notes it.
     fitter : callable
         ``fitter(stats, config) -> FitResult``; on private data, a release through the privacy ledger
-        (:func:`~dphawkes_core.release.session.ledger_fitter`: each formal method spends budget, a refusal is a row's note).
+        (:func:`~dphawkes_core.release.session.ledger_fitter`: each formal method spends budget, a refusal is a row's
+        note).
     released : bool
         ``fitter`` releases through a privacy session, so a row with formal settings is a formal release.
     events : Events, optional

@@ -22,14 +22,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.data.datasets import list_samples, load_sample
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, method_labels, prepare_stats
-from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.evaluation.metrics import compare, constraint_scale
+from dphawkes_core.statistics.binning import lags_from_support
+
 from .prediction import evaluate_prediction, split_events
-from dphawkes_core.data.simulate import simulate
 from .sweep import SHRINK_RATIO, DataSource, SweepSpec, run_sweep
 
 SUPPORT = 4.0
@@ -247,8 +248,13 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
                             ", ".join(f"Δ={dt:g}: ×{v:.3f}" for dt, v in r.items()), all(v < 1.2 for v in r.values())))
     else:
         r = {dt: ratio("relative_error_paper", dt) for dt in bins}
-        checks.append(Check("private estimation only moderately changes accuracy (median at σ² = 10 ≤ 1.5× σ² = 0, every Δ)",
-                            ", ".join(f"Δ={dt:g}: ×{v:.3f}" for dt, v in r.items()), all(v <= 1.5 for v in r.values())))
+        checks.append(
+            Check(
+                "private estimation only moderately changes accuracy (median at σ² = 10 ≤ 1.5× σ² = 0, every Δ)",
+                ", ".join(f"Δ={dt:g}: ×{v:.3f}" for dt, v in r.items()),
+                all(v <= 1.5 for v in r.values()),
+            )
+        )
         small = [ratio("relative_error_paper", 0.05, s) for s in (0.01, 0.1)]
         checks.append(Check("Δ = 0.05: accuracy changes marginally for σ² ≤ 0.1 (within 5% of σ² = 0)",
                             ", ".join(f"×{v:.3f}" for v in small), all(abs(v - 1) <= 0.05 for v in small)))
@@ -260,8 +266,13 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
                                 bool(np.all(np.diff(values) > 0))))
     if figure == "2":
         eps = [med.loc[(dt, 1.0), "epsilon_paper"] for dt in bins]
-        checks.append(Check("for fixed noise (σ² = 1), ε changes with Δ as the paper says: ε increases when Δ decreases",
-                            ", ".join(f"Δ={dt:g}: ε={v:.3g}" for dt, v in zip(bins, eps)), bool(np.all(np.diff(eps) < 0))))
+        checks.append(
+            Check(
+                "for fixed noise (σ² = 1), ε changes with Δ as the paper says: ε increases when Δ decreases",
+                ", ".join(f"Δ={dt:g}: ε={v:.3g}" for dt, v in zip(bins, eps)),
+                bool(np.all(np.diff(eps) < 0)),
+            )
+        )
         warnings.append("The paper's sentence is self-contradictory: it says a smaller Δ 'improves privacy protection, "
                         "i.e. ε increases'; a larger ε is weaker privacy. Theorem 1 gives ε ∝ Δ·B·R at fixed σ², "
                         "with R from the data (NOT a formal guarantee).")
@@ -275,10 +286,17 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
     for dt, ratio_value in shrunk.items():
         warnings.extend(_shrink_warning(ratio_value, f"Δ = {dt:g}"))
     cfg = FIGURES[figure]
-    constraint = f"B = {cfg['bound']}" if get_family(cfg["method"]).constraint == "bound" else "r = nuclear norm of the true ΔH per Δ (oracle)"
-    setup = (f"{cfg['scenario']}, {cfg['n_events']} events, {runs} fresh simulations (seeds {seed}..{seed + runs - 1}), "
-             f"Δ ∈ {{{', '.join(f'{d:g}' for d in cfg['bin_sizes'])}}}, σ² ∈ {{0, 0.01, 0.1, 1, 10}}, "
-             f"{get_family(cfg['method']).label} K = {cfg['iters']}, {constraint}, s = {SUPPORT:g}; non-private CLS alongside")
+    constraint = (
+        f"B = {cfg['bound']}"
+        if get_family(cfg["method"]).constraint == "bound"
+        else "r = nuclear norm of the true ΔH per Δ (oracle)"
+    )
+    setup = (
+        f"{cfg['scenario']}, {cfg['n_events']} events, {runs} fresh simulations (seeds {seed}..{seed + runs - 1}), "
+        f"Δ ∈ {{{', '.join(f'{d:g}' for d in cfg['bin_sizes'])}}}, σ² ∈ {{0, 0.01, 0.1, 1, 10}}, "
+        f"{get_family(cfg['method']).label} K = {cfg['iters']}, {constraint}, s = {SUPPORT:g}; "
+        "non-private CLS alongside"
+    )
     return ClaimResult(f"Figure {figure}", CLAIMS[figure], setup, tuple(checks), tuple(warnings), summary,
                        {"sweep": frame, "method": method})
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
-from typing import Callable, Iterable, Iterator
 
 import pandas as pd
 
@@ -92,7 +92,8 @@ def run_sweep(spec: SweepSpec, executor: cf.Executor | None = None, done: Iterab
         One row per cell: its parameters (``method``, ``bin_size``, ``level``, ``seed``,
         ``noise_seed``, ``lags``, ``support``, ``bound``/``radius``, ``iters``, ``calibration``, …),
         ``sigma2``, ``epsilon`` (chosen calibration) and ``epsilon_<calibration>`` for each,
-        ``relative_error_paper``, ``relative_error`` and the other :class:`~dphawkes_core.evaluation.metrics.ErrorReport`
+        ``relative_error_paper``, ``relative_error`` and the other
+        :class:`~dphawkes_core.evaluation.metrics.ErrorReport`
         fields (simulated/known truth) or ``rmse``/``poisson_rmse`` (prediction), ``constraint_ratio``
         and ``shrunk``, and the timings ``elapsed_s``, ``stats_s``, ``sim_s``.
         ``frame.attrs["complete"]`` tells whether every requested cell finished.

@@ -9,8 +9,8 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import Scenario
@@ -107,14 +107,26 @@ def _run_group(group: _Group) -> list[dict]:
         name for name, given in (("B", spec.bound), ("r", spec.radius)) if given is None)
     public_info = {"window_stated": bool(events.window_stated), **domain_info(events)}
     base = {
-        "source": src.label, "scenario": src.scenario.name if src.scenario is not None else "",
-        "simulated": src.simulated, "n_events_requested": _num(src.n_events), "end_time_requested": _num(src.end_time), "data_events": events.n_events,
-        "binned_events": data_info["binned_events"], "support": spec.support, "lags": lags,
-        "privacy": spec.privacy, "calibration": spec.calibration, "dp_delta": spec.dp_delta,
-        "iters": spec.iters, "count_cap": _num(spec.count_cap), "step": spec.step, "fw_step": spec.fw_step,
+        "source": src.label,
+        "scenario": src.scenario.name if src.scenario is not None else "",
+        "simulated": src.simulated,
+        "n_events_requested": _num(src.n_events),
+        "end_time_requested": _num(src.end_time),
+        "data_events": events.n_events,
+        "binned_events": data_info["binned_events"],
+        "support": spec.support,
+        "lags": lags,
+        "privacy": spec.privacy,
+        "calibration": spec.calibration,
+        "dp_delta": spec.dp_delta,
+        "iters": spec.iters,
+        "count_cap": _num(spec.count_cap),
+        "step": spec.step,
+        "fw_step": spec.fw_step,
         "truth_fro": ref_fro if truth is not None else math.nan,
         "truth_nuclear_scaled": ref_nuc if truth is not None else math.nan,
-        "stats_s": stats_s, "sim_s": sim_s,
+        "stats_s": stats_s,
+        "sim_s": sim_s,
     }
     rows = []
     shared = {("binned", False): stats}  # statistics by (kind, sequence unit): the same for every cell of the group

@@ -11,8 +11,8 @@ import hashlib
 import json
 import math
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -176,7 +176,9 @@ class SweepSpec:
         for level in self.levels:
             ok = level > 0 if self.privacy == "epsilon" else level >= 0
             if not (math.isfinite(level) and ok):
-                raise ConfigError(f"privacy level {level!r} is not a valid {'ε > 0' if self.privacy == 'epsilon' else 'σ² >= 0'}")
+                raise ConfigError(
+                    f"privacy level {level!r} is not a valid {'ε > 0' if self.privacy == 'epsilon' else 'σ² >= 0'}"
+                )
         if int(self.runs) != self.runs or self.runs < 1:
             raise ConfigError(f"the number of runs must be a positive integer, got {self.runs!r}")
         if self.calibration not in CALIBRATIONS:

@@ -174,12 +174,16 @@ def read_controls():
     """Sidebar widgets -> FitConfig (raises ConfigError on inconsistent values)."""
     sb = st.sidebar
     sb.header("Fit settings")
-    bin_size = sb.number_input("bin size Δ", min_value=1e-4, value=DEFAULTS["dt"], step=0.05, format="%.4g", key="dt", **URL)
+    bin_size = sb.number_input(
+        "bin size Δ", min_value=1e-4, value=DEFAULTS["dt"], step=0.05, format="%.4g", key="dt", **URL
+    )
     lag_mode = sb.radio("memory", LAG_MODES, index=LAG_MODES.index(DEFAULTS["lagmode"]), horizontal=True,
                         key="lagmode", **URL,
                         help="how far back an event can excite: s in time units, or p = ⌈s/Δ⌉ bins")
     if lag_mode == "support s":
-        support = sb.number_input("support s", min_value=1e-4, value=DEFAULTS["s"], step=0.5, format="%.4g", key="s", **URL)
+        support = sb.number_input(
+            "support s", min_value=1e-4, value=DEFAULTS["s"], step=0.5, format="%.4g", key="s", **URL
+        )
         lags = lags_from_support(support, bin_size)
     else:
         lags = int(sb.number_input("lags p", min_value=1, value=DEFAULTS["p"], step=5, key="p", **URL))
@@ -194,8 +198,14 @@ def read_controls():
     by_kind = {kind: ", ".join(get_family(n).label for n in methods.values() if get_family(n).statistics == kind)
                for kind in STATISTICS_LABELS}
     kinds = "; ".join(f"{by_kind[kind]}: {text}" for kind, text in STATISTICS_LABELS.items() if by_kind[kind])
-    chosen = sb.selectbox("method", labels, index=labels.index(DEFAULTS["method"]) if DEFAULTS["method"] in labels else 0,
-                          key="method", **URL, help=f"What each method fits — {kinds}.")
+    chosen = sb.selectbox(
+        "method",
+        labels,
+        index=labels.index(DEFAULTS["method"]) if DEFAULTS["method"] in labels else 0,
+        key="method",
+        **URL,
+        help=f"What each method fits — {kinds}.",
+    )
     family = get_family(methods[chosen])
     sb.caption(f"Fits {STATISTICS_LABELS[family.statistics]}. {family.summary}")
     kwargs = family_controls(sb, family, DEFAULTS, url=URL)
@@ -219,8 +229,16 @@ def read_controls():
         else:
             kwargs["sigma2"] = sb.number_input("σ² per noisy entry", min_value=0.0, value=DEFAULTS["sigma2"],
                                                format="%.4g", key="sigma2", **URL)
-        kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=DEFAULTS["delta"], format="%.1e",
-                                             key="delta", help=DELTA_HELP, **URL)
+        kwargs["dp_delta"] = sb.number_input(
+            "δ",
+            min_value=1e-12,
+            max_value=0.5,
+            value=DEFAULTS["delta"],
+            format="%.1e",
+            key="delta",
+            help=DELTA_HELP,
+            **URL,
+        )
         kwargs.update(privacy_unit_controls(sb, private_clip=True, url=URL))
         if family.formal_only:
             kwargs["calibration"] = "formal"
@@ -367,7 +385,9 @@ def show_shrinkage(config, reference):
     if reference is None:
         return
     constraint = config.family.constraint
-    ratio = constraint_ratio(constraint, reference, config.bin_size, getattr(config, constraint) if constraint else None)
+    ratio = constraint_ratio(
+        constraint, reference, config.bin_size, getattr(config, constraint) if constraint else None
+    )
     if ratio is not None and ratio < SHRINK_WARNING_RATIO:
         what = "the true H" if dataset.scenario is not None else "the non-private estimate"
         st.info(f"**Shrinkage:** the constraint is {ratio:.2f}× the size of {what}, so every estimate is pulled "
@@ -537,7 +557,8 @@ def references(shown: Shown):
     if not config.family.private:
         return None, None
     cls_config = reference_config(shown)
-    cls_stats = stats_cached(fingerprint, dataset.events, config_items(cls_config.statistics_key()))[0]  # unclipped sums
+    # unclipped sums
+    cls_stats = stats_cached(fingerprint, dataset.events, config_items(cls_config.statistics_key()))[0]
     reference = fit_cached(fingerprint, cls_stats, config_items(cls_config))
     noiseless = None
     if not is_sequence_unit(config):
@@ -590,7 +611,9 @@ def main():
         return
     ignored_link_settings(LINK)
     show_preset(config)
-    if st.session_state.get("lagmode") == "support s" and (note := support_note(st.session_state["s"], config.bin_size)):
+    if st.session_state.get("lagmode") == "support s" and (
+        note := support_note(st.session_state["s"], config.bin_size)
+    ):
         (st.warning if st.session_state["s"] < config.bin_size else st.caption)(note)
     events = dataset.events
     if is_sequence_unit(config) and events.n_sequences == 1:

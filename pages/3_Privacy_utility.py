@@ -63,9 +63,13 @@ def method_choice(container, key: str, help: str) -> list[str]:
 
 def check_calibration(methods, calibration: str) -> None:
     """Refuse a calibration some chosen private family does not have."""
-    missing = [get_family(m) for m in methods if get_family(m).private and calibration not in get_family(m).calibrations]
+    missing = [
+        get_family(m) for m in methods if get_family(m).private and calibration not in get_family(m).calibrations
+    ]
     if missing:
-        only = "only the formal calibration" if all(f.formal_only for f in missing) else f"no calibration '{calibration}'"
+        only = (
+            "only the formal calibration" if all(f.formal_only for f in missing) else f"no calibration '{calibration}'"
+        )
         raise DPHawkesError(f"{' and '.join(f.label for f in missing)} {'has' if len(missing) == 1 else 'have'} "
                             f"{only}: choose one they have (the formal one needs a count cap)")
 
@@ -143,7 +147,9 @@ def spec_widgets(source: DataSource) -> SweepSpec:
     methods = method_choice(c1, "pu_methods", f"{formal_only} need the formal calibration")
     privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
     kind = "sigma2" if privacy.startswith("σ²") else "epsilon"
-    levels = c2.text_input("levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}")
+    levels = c2.text_input(
+        "levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}"
+    )
     unit = {name: value for name, value in privacy_unit_controls(c2, "pu_").items() if value is not None}
     if unit:
         c2.caption(sequence_unit_note())
@@ -155,7 +161,9 @@ def spec_widgets(source: DataSource) -> SweepSpec:
         support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, get_preset(DEFAULT_PRESET).support,
                                   key="pu_support")
         iters = d1.number_input("iterations K", 1, 5000, 200, key="pu_iters")
-        auto_b = d2.checkbox("B from the truth's $\\lVert H \\rVert_F$ (or the non-private fit's)", False, key="pu_auto_b")
+        auto_b = d2.checkbox(
+            "B from the truth's $\\lVert H \\rVert_F$ (or the non-private fit's)", False, key="pu_auto_b"
+        )
         bound = None if auto_b else d2.number_input(f"bound B of {readers('bound')} (paper: 0.2)", 1e-6, 1e6,
                                                     WORKS_PUBLIC["bound"], format="%.4g", key="pu_b")
         auto_r = d3.checkbox("r from the truth's $\\lVert \\Delta H \\rVert_*$ (or the non-private fit's)", False,

@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from dphawkes_experiments import reproduce
+from dphawkes_app.common import current_dataset, friendly_error, sidebar_dataset
+from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
 from dphawkes_core.data.datasets import list_samples
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
+from dphawkes_experiments import reproduce
 from dphawkes_experiments.prediction import __doc__ as PREDICTION_DOC
 from dphawkes_experiments.sweep import default_executor
-from dphawkes_app.common import current_dataset, friendly_error, sidebar_dataset
 
 RESULTS = "repro_results"
 
@@ -98,8 +98,12 @@ if not samples:
 else:
     default = reproduce.TABLE1
     c1, c2, c3, c4, c5 = st.columns(5)
-    name = c1.selectbox("data set", samples, index=samples.index(default["dataset"]) if default["dataset"] in samples else 0,
-                        key="t1_data")
+    name = c1.selectbox(
+        "data set",
+        samples,
+        index=samples.index(default["dataset"]) if default["dataset"] in samples else 0,
+        key="t1_data",
+    )
     bin_size = c2.number_input("Δ (data time unit)", 1e-4, 1e4, default["bin_size"], format="%.4g", key="t1_dt")
     support = c3.number_input("support s", 1e-4, 1e6, default["support"], format="%.4g", key="t1_s")
     fraction = c4.slider("training part", 0.3, 0.9, default["train_fraction"], 0.05, key="t1_frac")

@@ -4,15 +4,15 @@ import math
 
 import streamlit as st
 
-from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
-from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.evaluation.metrics import constraint_scale
-from dphawkes_core.estimators import FitConfig, get_family, method_names
-from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
 from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
+from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FitConfig, get_family, method_names
+from dphawkes_core.evaluation.metrics import constraint_scale
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
 
 SESSION, RESULT, STOPPED = "audit_session", "audit_result", "audit_stopped"
 SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -126,9 +126,11 @@ def show(result) -> None:
         st.caption(f"Worst-case pair: the release moves by {reached:.2f} of the claimed sensitivity "
                    f"(d = {result.extra['worst_case_dim']}, {result.extra['worst_case_events']} events in D').")
     if result.mu_claimed is not None:
-        st.caption(f"GDP test of the formal claim μ = √K·S/σ = {result.mu_claimed:.3g}: audited μ ≥ "
-                   f"{result.mu_lower_bound:.3g} ({result.confidence:.0%}), i.e. ε ≥ {result.epsilon_lower_bound_gdp:.3g} "
-                   "under the Gaussian profile. The audit's noise is seeded: an experiment, not a release.")
+        st.caption(
+            f"GDP test of the formal claim μ = √K·S/σ = {result.mu_claimed:.3g}: audited μ ≥ "
+            f"{result.mu_lower_bound:.3g} ({result.confidence:.0%}), i.e. ε ≥ {result.epsilon_lower_bound_gdp:.3g} "
+            "under the Gaussian profile. The audit's noise is seeded: an experiment, not a release."
+        )
     st.caption("Only the formal calibration is a guarantee; the paper calibrations' ε are shown for comparison "
                "and depend on the private data. An audit can only certify ε up to about log(trials).")
     c = st.columns(2)

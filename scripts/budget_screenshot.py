@@ -19,12 +19,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, running_app  # noqa: E402
+from dphawkes_app.presets import DEFAULT_PRESET, get_preset  # noqa: E402
 from dphawkes_core.data.datasets import simulate_dataset  # noqa: E402
-from dphawkes_core.estimators import FitConfig, prepare_stats  # noqa: E402
 from dphawkes_core.data.kernels import get_scenario  # noqa: E402
+from dphawkes_core.estimators import FitConfig, prepare_stats  # noqa: E402
 from dphawkes_core.release.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint  # noqa: E402
 from dphawkes_core.release.session import metered_fit  # noqa: E402
-from dphawkes_app.presets import DEFAULT_PRESET, get_preset  # noqa: E402
 
 SIMULATION = {"data": "paper-2d", "n": 20_000, "dseed": 2}
 TARGET = ROOT / "docs" / "budget.png"

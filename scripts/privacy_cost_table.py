@@ -26,11 +26,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset  # noqa: E402
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, method_names, prepare_stats  # noqa: E402
 from dphawkes_core.evaluation.lag_average import fit_steps  # noqa: E402
 from dphawkes_core.evaluation.metrics import compare, kernel_function_error  # noqa: E402
 from dphawkes_core.privacy.calibration import gaussian_sigma  # noqa: E402
-from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset  # noqa: E402
 
 TARGET = ROOT / "sample_data" / "privacy_cost.json"
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)

@@ -39,7 +39,8 @@ def no_problems(at) -> None:
 
 def zcdp_epsilon_reference(rho: float, delta: float) -> float:
     """ε at δ of ρ-zCDP by dp-accounting's RDP conversion (Rényi ε(α) = αρ) on a fine grid of orders α: an
-    independent check of the discrete Gaussian's calibration (``dphawkes_core.privacy.noise`` computes it its own way)."""
+    independent check of the discrete Gaussian's calibration (``dphawkes_core.privacy.noise`` computes it its own
+    way)."""
     import numpy as np
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 

@@ -4,8 +4,8 @@ CSV, Parquet; :func:`from_arrays`) goes through :func:`_events_from_columns`."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 import numpy as np
 
@@ -235,8 +235,8 @@ def _well_formed_typed(values: np.ndarray, kind: str | None) -> np.ndarray:
 
 
 def numeric_rows(columns: dict, domain: Domain) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """One partition's rows for the map-reduce (:mod:`dphawkes_core.statistics.partitioned`), through the readers' domain
-    filter (:func:`restrict_to_domain`): numeric times, dimension indices and sequence values.
+    """One partition's rows for the map-reduce (:mod:`dphawkes_core.statistics.partitioned`), through the readers'
+    domain filter (:func:`restrict_to_domain`): numeric times, dimension indices and sequence values.
 
     Parameters
     ----------

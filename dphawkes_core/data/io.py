@@ -22,8 +22,9 @@ from __future__ import annotations
 import csv
 import io
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, Sequence
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -33,8 +34,17 @@ from dphawkes_core.data.events import Events, EventSequence
 from dphawkes_core.data.row_key import row_lanes, rows_key
 from dphawkes_core.errors import DataError
 
-__all__ = ["MAX_DIMENSIONS", "EventSequence", "Events", "from_arrays", "load_csv", "load_parquet", "load_labels", "save_csv",
-           "source_key"]
+__all__ = [
+    "MAX_DIMENSIONS",
+    "EventSequence",
+    "Events",
+    "from_arrays",
+    "load_csv",
+    "load_parquet",
+    "load_labels",
+    "save_csv",
+    "source_key",
+]
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -17,7 +17,6 @@ The ground truth compared with an estimate is the kernel evaluated on the lag gr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 
@@ -171,7 +170,7 @@ class SumKernel:
         return " + ".join(k.describe() for k in self.terms) or "0"
 
 
-Kernel = Union[ZeroKernel, ExponentialKernel, PowerLawKernel, BoxKernel, SumKernel]
+Kernel = ZeroKernel | ExponentialKernel | PowerLawKernel | BoxKernel | SumKernel
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.io import Events, from_arrays
 from dphawkes_core.data.kernels import (
     BoxKernel,
@@ -15,6 +14,7 @@ from dphawkes_core.data.kernels import (
     SumKernel,
     ZeroKernel,
 )
+from dphawkes_core.errors import ConfigError
 
 MAX_SIMULATED_EVENTS = 2_000_000
 SUM_GRID_POINTS = 20_000

@@ -2,8 +2,8 @@
 
 A time column is read into :class:`TimeValues`: either exact integer *ticks* (datetimes in
 nanoseconds; decimal numbers scaled by ``10**k``, recovered from their floats, when a window start
-must be subtracted) or plain floats. Relative times ``t - start`` are then computed in integers and rounded once, so data shifted
-by an epoch offset (e.g. ``1.7e9`` seconds) with the matching window give exactly the same relative
+must be subtracted) or plain floats. Relative times ``t - start`` are then computed in integers and rounded once, so
+data shifted by an epoch offset (e.g. ``1.7e9`` seconds) with the matching window give exactly the same relative
 times as the unshifted data.
 
 Numbers are taken as they are when no unit is asked for; with ``time_unit`` they are read as seconds
@@ -188,7 +188,7 @@ def format_instant(value: float, kind: str, time_unit: str) -> str:
     """A window bound for people: ISO datetime for datetime axes, else the number and unit."""
     if kind == "datetime":
         seconds = value * unit_seconds(time_unit)
-        stamp = _dt.datetime.fromtimestamp(seconds, tz=_dt.timezone.utc)
+        stamp = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
         return stamp.strftime("%Y-%m-%d %H:%M:%S").removesuffix(" 00:00:00") + " UTC"
     return f"{value:.13g}" + (f" {time_unit}" if time_unit else "")
 
@@ -233,7 +233,9 @@ def _refuse(cells: pd.Series, row: int, column: str, first_row: int, expected: s
     if _parses_as(value, other):
         raise DataError(f"{where}: {value!r} is a {other}, but row {first_row} holds a {expected}; "
                         f"use numbers or datetimes, not both")
-    raise DataError(f"{where}: {value!r} is not {'a finite number' if expected == 'number' else 'an ISO-8601 datetime'}")
+    raise DataError(
+        f"{where}: {value!r} is not {'a finite number' if expected == 'number' else 'an ISO-8601 datetime'}"
+    )
 
 
 def _parses_as(value: str, kind: str) -> bool:

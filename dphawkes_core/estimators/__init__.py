@@ -15,18 +15,32 @@ from dphawkes_core.estimators.clipped import clipped_gradient, per_bin_design, r
 from dphawkes_core.estimators.config import UNIT_KEYWORDS, FitConfig
 from dphawkes_core.estimators.family import Family
 from dphawkes_core.estimators.gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
-from dphawkes_core.estimators.solvers import paper_gradient, paper_loss, solve_cls
-from dphawkes_core.estimators.pipeline import (fit, fit_cls, fit_cost, fit_partitions, fit_private, fit_stats, iterations, prepare_partitioned,
-                       prepare_stats, privacy_report, release_status, run_private, is_sequence_unit)
+from dphawkes_core.estimators.pipeline import (
+                       fit,
+                       fit_cls,
+                       fit_cost,
+                       fit_partitions,
+                       fit_private,
+                       fit_stats,
+                       is_sequence_unit,
+                       iterations,
+                       prepare_partitioned,
+                       prepare_stats,
+                       privacy_report,
+                       release_status,
+                       run_private,
+)
 from dphawkes_core.estimators.registry import FAMILIES, get_family, method_labels, method_names, register, unregister
 from dphawkes_core.estimators.result import FitResult
 from dphawkes_core.estimators.settings import Setting
+from dphawkes_core.estimators.solvers import paper_gradient, paper_loss, solve_cls
 from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, release_statistics, run_ssp, ssp_ridge
 from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
     "BinnedStats", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig", "FitResult", "SSP_RELEASES",
-    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats", "clipped_gradient",
+    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats",
+    "clipped_gradient",
     "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",
     "method_labels", "method_names", "paper_gradient", "paper_loss", "per_bin_design", "pieces_stats",
     "prepare_partitioned", "prepare_stats", "privacy_report", "register", "release_statistics", "release_status",

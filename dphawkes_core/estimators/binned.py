@@ -12,14 +12,21 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
-from dphawkes_core.statistics.per_bin import BinDesign, bin_design
-from dphawkes_core.privacy.count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
-from dphawkes_core.statistics.partitioned import Window, window_pieces, partitioned_tails
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
 from dphawkes_core.privacy.noise import NoiseSource, discrete_noise
-from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, check_design_size, moment_pieces, stats_fields
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import (
+    MomentPieces,
+    SufficientStats,
+    assemble_stats,
+    check_design_size,
+    moment_pieces,
+    stats_fields,
+)
+from dphawkes_core.statistics.partitioned import Window, partitioned_tails, window_pieces
+from dphawkes_core.statistics.per_bin import BinDesign, bin_design
 from dphawkes_core.validation import check_bin_size, check_count_cap
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
@@ -92,8 +99,8 @@ def cap_noise(config) -> NoiseSource:
 
 
 def binned_stats(binned: SparseCounts | BinnedCounts, lags: int) -> BinnedStats:
-    """:func:`~dphawkes_core.statistics.moments.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or dense
-    for small data) and the moment pieces the statistics were assembled from."""
+    """:func:`~dphawkes_core.statistics.moments.sufficient_stats` plus the non-empty bins of ``binned`` (sparse, or
+    dense for small data) and the moment pieces the statistics were assembled from."""
     counts = binned if isinstance(binned, SparseCounts) else SparseCounts.from_binned(binned)
     return pieces_stats(moment_pieces(counts, lags), counts)
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from dphawkes_core.statistics.per_bin import BinDesign
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
-from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.estimators.binned import BinnedStats
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
+from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.statistics.per_bin import BinDesign
 
 NOTE = "formal (public clip G, B, p, n; K clipped-gradient releases, exact accounting)"
 

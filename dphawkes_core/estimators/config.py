@@ -52,7 +52,8 @@ class FitConfig:
         ``formal``.
     count_cap : int or "auto", optional
         Public cap C on each bin count, or ``"auto"`` (a family with ``auto_count_cap``, with ε): spend
-        ``count_cap_share`` of ε on a private choice of C in ``1 … count_cap_max`` (:mod:`~dphawkes_core.privacy.count_cap`).
+        ``count_cap_share`` of ε on a private choice of C in ``1 … count_cap_max``
+        (:mod:`~dphawkes_core.privacy.count_cap`).
     count_cap_share, count_cap_max : float, int
         The automatic cap's share of ε and public range.
     seed : int, optional
@@ -203,15 +204,19 @@ class FitConfig:
         check_bin_size(self.bin_size)
         check_lags(self.lags)
         if self.unit.name not in family.units:
-            raise ConfigError(f"the {self.unit.name} unit is available for "
-                              f"{' and '.join(f.label for f in FAMILIES.values() if self.unit.name in f.units and f.private)}"
-                              f", not {family.label}")
+            raise ConfigError(
+                f"the {self.unit.name} unit is available for "
+                f"{' and '.join(f.label for f in FAMILIES.values() if self.unit.name in f.units and f.private)}"
+                f", not {family.label}"
+            )
         self._check_count_cap(family)
         family.check(self)
 
     def _check_count_cap(self, family: Family) -> None:
         if self.count_cap != AUTO:
-            if family.auto_count_cap and not (self.count_cap is None or is_whole(self.count_cap) and self.count_cap >= 1):
+            if family.auto_count_cap and not (
+                self.count_cap is None or is_whole(self.count_cap) and self.count_cap >= 1
+            ):
                 raise ConfigError(f"the count cap C must be a positive integer or 'auto', got {self.count_cap!r}")
             check_count_cap(self.count_cap)
             if (self.count_cap_share, self.count_cap_max) != (AUTO_CAP_SHARE, AUTO_CAP_MAX):

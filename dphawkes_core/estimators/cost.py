@@ -7,8 +7,8 @@ code would choose; the ``(dp+1)²`` Gram matrix; the
 estimator: a Cholesky solve or ``A²`` in ``(dp+1)³``, ``K`` gradients of ``2 d (dp+1)²`` flops for
 DP-PGD/DP-CG (or two structured FFT products per step and no ``A²`` when the number of sequences is
 given and that is cheaper), building and ``K`` passes over the informative per-bin rows for clipped DP-PGD) with
-pessimistic per-operation costs (clipped DP-PGD's measured, as its passes dominate), so that the app can warn before slow work and refuse sizes that
-would freeze the page or exhaust memory.
+pessimistic per-operation costs (clipped DP-PGD's measured, as its passes dominate), so that the app can warn before
+slow work and refuse sizes that would freeze the page or exhaust memory.
 """
 
 from __future__ import annotations
@@ -205,8 +205,8 @@ def _clipped_gradient_cost(n: int, d: int, p: int, iters: int, n_events: int | N
 
 def _statistics_cost(n: int, d: int, p: int, n_events: int | None, fft: bool = True) -> tuple[float, float]:
     """Memory and time of binning and the lagged products: the sparse pair enumeration, or the dense FFT
-    when the series may be laid out densely and that is cheaper (the choice :mod:`~dphawkes_core.statistics.moments` makes;
-    ``fft=False``: statistics of the event pairs themselves, which have no such shortcut); the dense model alone
+    when the series may be laid out densely and that is cheaper (the choice :mod:`~dphawkes_core.statistics.moments`
+    makes; ``fft=False``: statistics of the event pairs themselves, which have no such shortcut); the dense model alone
     when the number of events is unknown."""
     dense = (n * d * _BYTES_PER_BIN_CELL, d * d * n * math.log2(n + 2) * _SECONDS_PER_FFT_UNIT)
     if n_events is None:

@@ -24,7 +24,8 @@ from dphawkes_core.statistics.moments import SufficientStats
 
 class Statistics(StrEnum):
     """What a family fits: the binned moments (shared by every family that fits them) or its own statistics of
-    the exact event times (``EVENTS``: least squares' pair pieces; ``PAIRS``: the likelihood's pairs per target) (computed for it alone; its audit neighbours are built from events). A ``StrEnum``:
+    the exact event times (``EVENTS``: least squares' pair pieces; ``PAIRS``: the likelihood's pairs per target)
+    (computed for it alone; its audit neighbours are built from events). A ``StrEnum``:
     its values are the strings stored in exports and sweep keys."""
 
     BINNED = "binned"
@@ -168,8 +169,8 @@ class Family:
     def run(self, stats: SufficientStats, config, report: PrivacyReport | None, rng: NoiseSource,
             transcript: list | None = None) -> tuple[np.ndarray, list, dict]:
         """The estimator on ``stats`` with the noise of ``report`` drawn from ``rng``
-        (:func:`~dphawkes_core.privacy.noise.noise_source`: numpy's for a seed, the OS CSPRNG for a release, discrete when
-        ``report.discrete``; a numpy ``Generator`` is accepted too and draws like a seeded source).
+        (:func:`~dphawkes_core.privacy.noise.noise_source`: numpy's for a seed, the OS CSPRNG for a release, discrete
+        when ``report.discrete``; a numpy ``Generator`` is accepted too and draws like a seeded source).
 
         Returns
         -------

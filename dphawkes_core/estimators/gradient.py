@@ -10,11 +10,18 @@ from __future__ import annotations
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.calibration import (CALIBRATIONS, THEOREM_1, THEOREM_3, PrivacyReport, calibrate, formal_bounds)
-from dphawkes_core.statistics.moments import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss
+from dphawkes_core.privacy.calibration import (
+    CALIBRATIONS,
+    THEOREM_1,
+    THEOREM_3,
+    PrivacyReport,
+    calibrate,
+    formal_bounds,
+)
+from dphawkes_core.statistics.moments import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
 
 FW_STEP_RULES = ("paper", "classic")
 

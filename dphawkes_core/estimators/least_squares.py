@@ -7,7 +7,6 @@ from dphawkes_core.estimators.family import Family
 from dphawkes_core.estimators.settings import options_class
 from dphawkes_core.estimators.solvers import paper_loss, solve_cls
 
-
 CLSOptions = options_class("CLSOptions", (), "CLS", __name__)
 
 

@@ -17,7 +17,8 @@ responsibilities to the baseline and to each (source, step) of earlier events, t
 ``a_ic ← Σ_{k∈i} a_ic X[k, c]/λ_k / E_c``, ``μ_i ← Σ_{k∈i} μ_i/λ_k / T_eff`` — a multiplicative update that keeps
 baselines positive and kernels non-negative — accelerated by SQUAREM (Varadhan & Roland 2008; an extrapolation
 along two EM steps, kept when one EM step from it is no worse than the cycle's start, else shortened). It starts
-from ctls's least-squares solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
+from ctls's least-squares solution clipped to positive values and stops when the largest change of a parameter is below
+``mle_tol`` times
 the largest parameter (iterations, the final relative change and ℓ are reported in the result's ``info``).
 Each EM step walks the ``nnz(X)`` non-zero (target, source-step) cells twice (two sparse products per target
 dimension: ``λ = X a + μ`` and ``Xᵀ(1/λ)``); a SQUAREM cycle makes three EM steps.

@@ -124,7 +124,8 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
 
 def prepare_partitioned(paths, config: FitConfig, window, executor=None) -> tuple[SufficientStats, dict]:
     """The statistics of ``config`` reduced over Parquet partitions in ``window``
-    (:func:`~dphawkes_core.statistics.partitioned.partitioned_window`), as :func:`prepare_stats` gives them for one file."""
+    (:func:`~dphawkes_core.statistics.partitioned.partitioned_window`), as :func:`prepare_stats` gives them for one
+    file."""
     return config.family.prepare_partitioned(paths, config, window, executor)
 
 

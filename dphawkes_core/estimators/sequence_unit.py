@@ -11,15 +11,24 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from dphawkes_core.statistics.binning import bin_sparse
-from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.calibration import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
-from dphawkes_core.privacy.sequence import (SEQUENCE_NOTE, SequenceStats, cap_events, clip_rng, clipped_sums, contribution_norms,
-                                dp_sequence_clip, max_events_clip, sequence_sensitivity)
-from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.privacy.calibration import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.sequence import (
+    SEQUENCE_NOTE,
+    SequenceStats,
+    cap_events,
+    clip_rng,
+    clipped_sums,
+    contribution_norms,
+    dp_sequence_clip,
+    max_events_clip,
+    sequence_sensitivity,
+)
+from dphawkes_core.statistics.binning import bin_sparse
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import SufficientStats
 
 if TYPE_CHECKING:
     from dphawkes_core.data.io import Events
@@ -55,7 +64,8 @@ def calibrate_sequence_release(stats: SufficientStats, config, clip: float, auto
                                note: str = SEQUENCE_NOTE, normaliser: float | None = None) -> PrivacyReport:
     """The report of one Gaussian release of per-sequence vectors clipped at ``clip`` (G), summed and divided by
     the public N (``normaliser``, by default ``stats.n_rows``): sensitivity √2·G/N (:func:`sequence_sensitivity`),
-    composed with the private choice of G when ``auto`` (:func:`~dphawkes_core.privacy.calibration.compose_sequence_clip`).
+    composed with the private choice of G when ``auto``
+    (:func:`~dphawkes_core.privacy.calibration.compose_sequence_clip`).
     The caller has checked that ``stats`` are such sums for ``config`` (:func:`sequence_privacy_report` for
     DP-SSP; the grid-free family for its own release, whose N is not a whole number)."""
     sensitivity = sequence_sensitivity(clip, stats.n_rows if normaliser is None else normaliser)

@@ -27,16 +27,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
-from dphawkes_core.privacy.sequence import release_pieces_vector
-from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
+from dphawkes_core.privacy.sequence import release_pieces_vector
+from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 
 SSP_RIDGE_FACTOR = {"lagged": 4.0, "full": 8.0}
 SSP_STABILISERS = ("ridge", "psd")
@@ -174,8 +174,8 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
         :func:`~dphawkes_core.privacy.noise.noise_source` of the fit (a discrete one for an unseeded lagged release).
     release : {"lagged", "full"}
     nonnegative : bool
-        Constrain kernels and baselines to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`); otherwise solve
-        ``θ Ã = b̂``.
+        Constrain kernels and baselines to be ``>= 0`` (:func:`~dphawkes_core.estimators.solvers.solve_nonnegative`);
+        otherwise solve ``θ Ã = b̂``.
     smoothing : float
         Weight s of the roughness penalty ``λ·s·θ DᵀD θᵀ`` across lags (0: none).
 
@@ -242,7 +242,8 @@ SETTINGS = (
     Setting("stabiliser", "stabiliser of the noisy A", "choice", "ridge",
             "ridge: Â + λI; psd: eigenvalues of Â floored at λ", choices=SSP_STABILISERS, primary=True),
     Setting("ssp_release", "what is released", "choice", "lagged",
-            "lagged: the lagged cross-products and edge rows (about √p less noise); full: the upper triangle of A and b",
+            "lagged: the lagged cross-products and edge rows (about √p less noise); "
+            "full: the upper triangle of A and b",
             choices=SSP_RELEASES),
     Setting("ssp_nonnegative", "kernels and baselines >= 0", "bool", True,
             "post-processing: constrain the estimate to be non-negative (no privacy cost)",
@@ -283,7 +284,8 @@ class SSP(Family):
     def integer_release(self, config) -> bool:
         """The event unit's ``lagged`` release holds only integers (lagged products, totals and edge rows of clipped
         counts, and the automatic cap's tail counts): an unseeded one draws the exact discrete Gaussian. The
-        ``full`` release (2·10⁶ numbers at p = 500, d = 4) and the sequence unit's clipped sums keep continuous noise."""
+        ``full`` release (2·10⁶ numbers at p = 500, d = 4) and the sequence unit's clipped sums keep continuous
+        noise."""
         return config.unit.name == "event" and config.ssp_release == "lagged"
 
     def sensitivity(self, dim: int, lags: int, n_rows: int, count_cap: int, release: str) -> float:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.sequence import AUTO_CLIP_SHARE, UNIT_LABELS
 from dphawkes_core.validation import check_positive_whole, check_share, is_number
 

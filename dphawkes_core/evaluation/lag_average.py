@@ -22,8 +22,8 @@ from dphawkes_core.evaluation.metrics import kernel_function_error
 from dphawkes_core.evaluation.step_kernels import StepKernels
 
 if TYPE_CHECKING:
-    from dphawkes_core.estimators import FitResult
     from dphawkes_core.data.kernels import Scenario
+    from dphawkes_core.estimators import FitResult
 
 WIDTH_TOLERANCE = 1e-9  # relative: a width w is a multiple mΔ when |w − mΔ| <= 1e-9·w
 
@@ -40,7 +40,9 @@ def block_for_width(width: float, bin_size: float, lags: int) -> int:
         raise ConfigError(f"the averaging width w must be a positive number, got {width!r}")
     block = round(width / bin_size)
     if block < 1 or not math.isclose(width, block * bin_size, rel_tol=WIDTH_TOLERANCE, abs_tol=0.0):
-        raise ConfigError(f"the averaging width w = {width:g} must be a whole multiple of the bin size Δ = {bin_size:g}")
+        raise ConfigError(
+            f"the averaging width w = {width:g} must be a whole multiple of the bin size Δ = {bin_size:g}"
+        )
     if block > lags:
         raise ConfigError(f"the averaging width w = {width:g} is wider than the support pΔ = {lags * bin_size:g}")
     return block

@@ -116,8 +116,8 @@ def zcdp_rho_of(mechanism: Mechanism) -> float:
 
 def _zcdp_composed(mechanisms, delta: float) -> float:
     """ε at δ of ``mechanisms`` composed in zCDP: ``ρ = Σ ρ_i`` (:func:`zcdp_rho_of`), converted once by
-    :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`. An upper bound (the continuous Gaussians lose their exactness here:
-    a ledger of Gaussians alone is composed as one Gaussian instead)."""
+    :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`. An upper bound (the continuous Gaussians lose their exactness
+    here: a ledger of Gaussians alone is composed as one Gaussian instead)."""
     from dphawkes_core.privacy.noise import zcdp_epsilon
 
     return zcdp_epsilon(sum(zcdp_rho_of(m) for m in mechanisms), delta)

@@ -26,7 +26,8 @@ multiplier ``σ/(S√K)``; its (ε, δ) curve is the analytic Gaussian mechanism
 from ``dp_accounting.gaussian_mechanism`` (cross-checked against dp-accounting's PLD accountant in the
 tests).
 
-Discrete Gaussian (an unseeded release whose numbers are all integers, :func:`~dphawkes_core.privacy.noise.discrete_noise`):
+Discrete Gaussian (an unseeded release whose numbers are all integers,
+:func:`~dphawkes_core.privacy.noise.discrete_noise`):
 the same sensitivities, but the releases are ρ-zCDP with ``ρ = K·S²/(2σ²)`` and are composed and converted to
 (ε, δ) in zCDP (:func:`~dphawkes_core.privacy.noise.zcdp_epsilon`), so σ for a target ε is about 8 % larger at ε = 1
 (``docs/privacy.md``, "The noise: samplers and generators"). The ``discrete`` flag below selects it.
@@ -122,7 +123,8 @@ def data_R(stats: SufficientStats) -> float:
 
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
     """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly (``discrete``:
-    discrete Gaussian releases, ρ-zCDP together, converted to (ε, δ) by :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`)."""
+    discrete Gaussian releases, ρ-zCDP together, converted to (ε, δ) by
+    :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`)."""
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
 
     check_epsilon_delta(epsilon, delta)
@@ -546,7 +548,8 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
     """σ² for a target ε (or ε for a given σ²) of ``releases`` Gaussian releases with a formal sensitivity.
 
     For the families that only have a formal calibration (DP-SSP, clipped DP-PGD): the paper modes are
-    reported as ``None``; ``note`` says what the guarantee rests on. ``auto_cap = (share, C)``: the count cap C was chosen privately with that
+    reported as ``None``; ``note`` says what the guarantee rests on. ``auto_cap = (share, C)``: the count cap C was
+    chosen privately with that
     share of ε, and the releases get the rest (:func:`compose_count_cap`; needs ε, not σ²). ``discrete``: the
     releases (and the cap's) draw the discrete Gaussian and are calibrated and accounted in zCDP.
     """

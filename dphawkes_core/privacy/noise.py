@@ -65,7 +65,8 @@ class NoiseSource:
     sampler: str = ""
 
     def standard_normal(self, shape) -> np.ndarray:
-        """Independent N(0, 1) numbers of ``shape`` (an int or a tuple), as ``numpy.random.Generator.standard_normal``."""
+        """Independent N(0, 1) numbers of ``shape`` (an int or a tuple), as
+        ``numpy.random.Generator.standard_normal``."""
         raise NotImplementedError
 
     def discrete_gaussian(self, values, sigma: float) -> np.ndarray:

@@ -23,12 +23,22 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import SparseCounts
-from dphawkes_core.privacy.count_cap import cap_noise_sigma
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.count_cap import cap_noise_sigma
 from dphawkes_core.privacy.noise import NoiseSource, noise_source
-from dphawkes_core.statistics.moments import (SufficientStats, SummedPieces, assemble_stats, assemble_summed, check_design_size, design_matrix,
-                    moment_pieces, rows_between, stats_fields, summed_pieces)
+from dphawkes_core.statistics.binning import SparseCounts
+from dphawkes_core.statistics.moments import (
+    SufficientStats,
+    SummedPieces,
+    assemble_stats,
+    assemble_summed,
+    check_design_size,
+    design_matrix,
+    moment_pieces,
+    rows_between,
+    stats_fields,
+    summed_pieces,
+)
 from dphawkes_core.validation import check_positive_whole
 
 if TYPE_CHECKING:  # annotations only: the core must not pull in the CSV loader (pandas) at start-up
@@ -146,7 +156,9 @@ def _symmetric(upper: np.ndarray, size: int) -> np.ndarray:
     return out + np.triu(out, 1).T
 
 
-def release_pieces_vector(pieces: SummedPieces, raw_sigma: float, rng: NoiseSource | np.random.Generator) -> SummedPieces:
+def release_pieces_vector(
+    pieces: SummedPieces, raw_sigma: float, rng: NoiseSource | np.random.Generator
+) -> SummedPieces:
     """The sequence unit's ``lagged`` release: Gaussian noise of std ``raw_sigma`` on every number of
     :func:`pieces_vector` (one draw, in its order); N stays exact (public). The clipped sums are real numbers:
     always continuous noise (the OS CSPRNG's in a release, :mod:`~dphawkes_core.privacy.noise`)."""
@@ -338,12 +350,20 @@ def choose_clip(noisy_histogram: np.ndarray, grid: np.ndarray, sigma: float, seq
 
 def clip_noise_sigma(epsilon: float, delta: float, share: float) -> float:
     """Noise std of the bucket counts: the Gaussian mechanism of sensitivity √2 at ``(share·ε, δ)``
-    (public numbers only; the noise multiplier is the count cap's, :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
+    (public numbers only; the noise multiplier is the count cap's,
+    :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
     return math.sqrt(2.0) * cap_noise_sigma(epsilon, delta, share)
 
 
-def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float, rng: NoiseSource | np.random.Generator,
-                     share: float = AUTO_CLIP_SHARE, levels: int = AUTO_CLIP_LEVELS) -> AutoClip:
+def dp_sequence_clip(
+    norms: np.ndarray,
+    top: float,
+    epsilon: float,
+    delta: float,
+    rng: NoiseSource | np.random.Generator,
+    share: float = AUTO_CLIP_SHARE,
+    levels: int = AUTO_CLIP_LEVELS,
+) -> AutoClip:
     """Choose G from the per-sequence norms with one Gaussian release of their histogram on the public grid.
 
     Parameters
@@ -370,7 +390,8 @@ def dp_sequence_clip(norms: np.ndarray, top: float, epsilon: float, delta: float
 
 
 def clip_rng(seed: int | None) -> NoiseSource:
-    """G's noise: the OS CSPRNG (continuous), or numpy's stream of a seeded fit apart from the release's and the cap's."""
+    """G's noise: the OS CSPRNG (continuous), or numpy's stream of a seeded fit apart from the release's and the
+    cap's."""
     return noise_source(None if seed is None else (int(seed), _CLIP_SEED_STREAM))
 
 

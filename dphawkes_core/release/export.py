@@ -3,7 +3,8 @@
 The JSON holds the fit configuration (method, Δ, p, B or r, K, privacy target or σ², calibration,
 count cap, and the seed only when one was set), where the data came from, the estimate (kernels on the
 lag grid and baselines, and the kernels as functions of the lag: ``kernel_functions``, exact breakpoints from
-:meth:`~dphawkes_core.evaluation.step_kernels.StepKernels.function_table`), the privacy report, whether the estimate is a formal release
+:meth:`~dphawkes_core.evaluation.step_kernels.StepKernels.function_table`), the privacy report, whether the estimate is
+a formal release
 (``formal_guarantee`` and ``formal_reasons``, from :func:`~dphawkes_core.privacy.calibration.formal_status`) and,
 when the truth is known, every error metric. Non-finite numbers become ``null`` so the output is
 strict JSON. Noise drawn from OS entropy has no seed, so none is exported.
@@ -31,7 +32,8 @@ FORMAT_VERSION = 1
 
 PRIVATE_FIELDS = ("baseline", "kernels", "kernel_functions")
 RELEASE_NOTE = (
-    "Only 'baseline', 'kernels' and 'kernel_functions' (the estimate, and the same kernels as functions) are covered by the privacy report. Everything else "
+    "Only 'baseline', 'kernels' and 'kernel_functions' (the estimate, and the same kernels as functions) "
+    "are covered by the privacy report. Everything else "
     "computed from the data — loss_history, data_info (event, dropped and clipped counts), R and the "
     "paper-mode ε and σ² that use it, solver_info, metrics — is a diagnostic for the analyst and is NOT "
     "private: do not publish it with the estimate."
@@ -90,7 +92,8 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
         Settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``): they void the
         formal guarantee.
     status : FormalStatus, optional
-        The release's status from the privacy session that made it (:class:`~dphawkes_core.release.session.SessionAnswer`);
+        The release's status from the privacy session that made it
+        (:class:`~dphawkes_core.release.session.SessionAnswer`);
         without one the fit was not released through a session, so it is not formal.
 
     Returns

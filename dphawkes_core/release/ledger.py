@@ -7,7 +7,8 @@ event at the same ε), the *sequence* view counts them too, and is closed — sp
 event-level release was made (no cap on events per sequence is enforced for it, so it bounds nothing for a whole
 sequence). Data marked public (:class:`PublicMark`: when, from which tool, why) are not metered, and no release
 on them is formal. Each formal release (a fit, an entry of the comparison table, the share of ε a fit spends
-choosing its own count cap) is an :class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of
+choosing its own count cap) is an :class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier
+σ/S and number of
 releases, discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released estimate. The total is
 composed exactly — Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)``
 (Gaussian DP, Dong, Roth & Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``;
@@ -41,9 +42,10 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -188,7 +190,8 @@ class Entry:
     Attributes
     ----------
     request : str
-        Identity of the release request (:func:`~dphawkes_core.release.session.release_request`): the same request is answered from here.
+        Identity of the release request (:func:`~dphawkes_core.release.session.release_request`): the same
+        request is answered from here.
     label : str
         What was released, in words.
     formal : bool
@@ -549,7 +552,7 @@ class LedgerBook:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def canonical_json(value, indent=None) -> str:

@@ -20,8 +20,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (
@@ -105,7 +106,8 @@ class PrivacySession:
         What of the domain is public: ``window_stated``, ``dimensions_declared``, ``sequences_declared``
         (a formal release needs all three).
     view : str
-        What was declared about the source's rows (the loaded events' :func:`~dphawkes_core.release.ledger.events_fingerprint`
+        What was declared about the source's rows (the loaded events'
+        :func:`~dphawkes_core.release.ledger.events_fingerprint`
         or the partitioned store's windowed fingerprint): part of every release's identity, so that another
         declaration of the same rows is another release, charged to the same budget.
     sequences : int
@@ -214,7 +216,8 @@ def _placeholder_config(config: FitConfig) -> FitConfig:
 
 def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None:
     """The release spent what was planned (composed ε equal to 1e-9, and the same kinds of noise: a release drawn
-    from the discrete Gaussian was planned as one, :mod:`~dphawkes_core.privacy.noise`): the budget check held for it."""
+    from the discrete Gaussian was planned as one, :mod:`~dphawkes_core.privacy.noise`): the budget check held for
+    it."""
     delta = ledger.budget.delta if ledger is not None else 1e-5
     before, after = compose_epsilon(planned, delta), compose_epsilon(spent, delta)
     if sorted(m.kind for m in planned) != sorted(m.kind for m in spent):

@@ -4,8 +4,8 @@ Bin k (1-based) is ``[(k-1)Δ, kΔ)`` for ``k = 1..n``, ``n = ⌊T/Δ⌋``; even
 and counted. Bin edges are exact: ``t`` is compared with ``kΔ`` in exact arithmetic (an error-free product),
 and a time within :data:`EDGE_ULPS` units in the last place of ``t`` below an edge counts as on it, which
 absorbs only representation error (``0.3`` written in a file is ``3 × 0.1`` to the user) — never a
-fraction of a bin, whatever the size of ``t/Δ``. Optional clipping of every count at a public cap C makes the per-bin count bounded,
-which the formal privacy calibration needs; the number of events removed by clipping is reported.
+fraction of a bin, whatever the size of ``t/Δ``. Optional clipping of every count at a public cap C makes the per-bin
+count bounded, which the formal privacy calibration needs; the number of events removed by clipping is reported.
 
 The data path keeps only the non-empty bins (:class:`SparseCounts`, from :func:`bin_sparse`): memory
 follows the number of events, not ``T/Δ``. :class:`BinnedCounts` is the dense view for small data
@@ -153,7 +153,7 @@ class SparseCounts:
     count_cap: int | None = None
 
     @classmethod
-    def from_binned(cls, binned: BinnedCounts) -> "SparseCounts":
+    def from_binned(cls, binned: BinnedCounts) -> SparseCounts:
         """The non-zero entries of dense counts."""
         bins, dims, values = [], [], []
         for x in binned.counts:

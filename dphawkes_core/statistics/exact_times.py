@@ -1,7 +1,8 @@
 """Statistics of exact event times shared by the families that fit them (the grid-free least squares and the
 maximum likelihood, neither owning them): the pair pieces of exact event times that the continuous-time
 least-squares contrast with step kernels is made of (of the events kept under the cap,
-:func:`~dphawkes_core.statistics.binning.keep_first`), and ``G`` and ``c`` assembled from the pieces (:class:`GridFreeStats`). The model, the boundary terms
+:func:`~dphawkes_core.statistics.binning.keep_first`), and ``G`` and ``c`` assembled from the pieces
+(:class:`GridFreeStats`). The model, the boundary terms
 and the layout are described in :mod:`dphawkes_core.estimators.grid_free`, the family that fits and releases
 them; this module only counts.
 """

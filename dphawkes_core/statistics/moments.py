@@ -26,8 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
 MAX_DESIGN_ROWS = 6001  # dp+1: A alone is then 288 MB of float64
 _DIRECT_LAGGED_CELLS = 100_000  # n(p+1) up to which lagged products are plain per-lag matrix products

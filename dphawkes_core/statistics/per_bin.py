@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import SparseCounts
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.statistics.binning import SparseCounts
 
 if TYPE_CHECKING:  # scipy.sparse loads when a sparse design is built
     import scipy.sparse

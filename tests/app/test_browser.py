@@ -19,8 +19,8 @@ import pytest
 from app_tools import chromium_browser, served_app, wait_idle
 
 from benchmarks.chromium_driver import CHART
-from dphawkes_core.data.datasets import list_samples
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset
+from dphawkes_core.data.datasets import list_samples
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_LIMIT = 300 * 1024
@@ -76,7 +76,8 @@ def _overlaps(page) -> list:
             const labels = Array.from(gd.querySelectorAll("g.annotation")).map(a => a.getBoundingClientRect());
             const plots = Array.from(gd.querySelectorAll("g.bglayer rect.bg"))  // one per subplot
                 .map(r => r.getBoundingClientRect());
-            const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+            const hit = (a, b) => a.left < b.right - 1 && b.left < a.right - 1
+                && a.top < b.bottom - 1 && b.top < a.bottom - 1;
             const bad = [];
             labels.forEach((a, i) => labels.forEach((b, j) => { if (i < j && hit(a, b)) bad.push(["label", i, j]); }));
             labels.forEach((a, i) => plots.forEach((b, j) => { if (hit(a, b)) bad.push(["plot", i, j]); }));

@@ -22,7 +22,9 @@ def test_a_private_download_keeps_the_release_and_leaves_out_what_the_raw_data_c
     assert "n_events" in payload["data_info"] and "n_events" not in out["data_info"]
     assert "clipped_events" not in out["data_info"] and "binned_events" not in out["data_info"]
     # the privacy report: the formal ε only, never R or the paper's data-dependent ε
-    assert out["privacy"]["epsilon_by_calibration"] == {"formal": payload["privacy"]["epsilon_by_calibration"]["formal"]}
+    assert out["privacy"]["epsilon_by_calibration"] == {
+        "formal": payload["privacy"]["epsilon_by_calibration"]["formal"]
+    }
     assert "loss_history" in payload and "loss_history" not in out and "left_out" in out
 
 

@@ -11,17 +11,15 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_experiments import reproduce
+from dphawkes_app.guidance import count_noun, loss_note, negative_baseline_note, nice_number, support_note, time_scale
+from dphawkes_app.url_state import DataLink, data_params, fallback_note, ignored_note, ignored_params, parse_data_params
 from dphawkes_core.data.datasets import list_samples, simulate_dataset
+from dphawkes_core.data.io import from_arrays, load_csv
+from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.errors import DataError
 from dphawkes_core.estimators import FAMILIES
-from dphawkes_core.data.io import from_arrays, load_csv
-from dphawkes_app.guidance import (count_noun, loss_note, negative_baseline_note, nice_number, support_note,
-                                    time_scale)
-from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.estimators.cost import estimate_fit_cost
-from dphawkes_app.url_state import (DataLink, data_params, fallback_note, ignored_note, ignored_params,
-                                     parse_data_params)
+from dphawkes_experiments import reproduce
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 180

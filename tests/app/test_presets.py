@@ -5,12 +5,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from dphawkes_app.presets import DEFAULT_PRESET, SMALL_MEASURED, WORKS_MEASURED, get_preset, preset_for, presets
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
-from dphawkes_app.presets import DEFAULT_PRESET, SMALL_MEASURED, WORKS_MEASURED, get_preset, preset_for, presets
+from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.reproduce import FIGURES
 
 NOISE_SEEDS = (0, 1, 2)
@@ -107,7 +107,8 @@ def test_every_preset_has_a_sentence_and_its_own_data():
 
 def test_changed_settings_name_only_what_the_method_uses():
     works = get_preset("works")
-    with pytest.raises(ConfigError, match=r"exact event times \(continuous-time least squares\) does not read bound"):  # no B: refused
+    # no B: refused
+    with pytest.raises(ConfigError, match=r"exact event times \(continuous-time least squares\) does not read bound"):
         replace(works.config, bound=7.0)
     assert works.changed_settings(replace(works.config, bin_size=0.25, epsilon=2.0)) == ("Δ", "ε")
     pgd = {**works.options_for("pgd"), "bound": 7.0}  # the preset's public K (and B, changed) for DP-PGD

@@ -26,7 +26,10 @@ def test_home_explains_epsilon_with_a_picture_and_shows_the_cost_curve_without_r
     assert "odds" in text and "e^ε" in text and "δ" in text
     assert not at.button  # nothing to run: the curve is precomputed
     picture, cost = figures(at)[:2]
-    assert [t["name"] for t in picture["data"][:2]] == ["output on D (without the event)", "output on D′ (one event more)"]
+    assert [t["name"] for t in picture["data"][:2]] == [
+        "output on D (without the event)",
+        "output on D′ (one event more)",
+    ]
     table = json.loads((ROOT / "sample_data" / "privacy_cost.json").read_text())
     plotted = {t["name"] for t in cost["data"] if t.get("name")}
     labels = method_labels()

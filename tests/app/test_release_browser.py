@@ -192,7 +192,10 @@ def test_noise_band_and_the_unit_in_the_url(server, browser, tmp_path):
         wait_idle(page)
         page.wait_for_selector(CHART, state="visible", timeout=120_000)
         assert page.get_by_role("spinbutton", name="events kept per sequence M (0 = no cap)").input_value() == "30"
-        assert page.get_by_role("spinbutton", name="clip norm G per sequence (0 = the G that M never clips)").input_value() == "2.5"
+        assert (
+            page.get_by_role("spinbutton", name="clip norm G per sequence (0 = the G that M never clips)").input_value()
+            == "2.5"
+        )
         assert page.get_by_role("radio", name="sequence").is_checked()
         no_exception(page)
     finally:

@@ -4,8 +4,17 @@ is free and says so; a refused release draws nothing and leaves the last estimat
 of the comparison are released together on request."""
 
 import pytest
-from app_tools import (confirm_settings, formal_family, ledger_of, open_estimate, planned_epsilon, private_dataset,
-                       release_button, texts, use_formal_method)
+from app_tools import (
+    confirm_settings,
+    formal_family,
+    ledger_of,
+    open_estimate,
+    planned_epsilon,
+    private_dataset,
+    release_button,
+    texts,
+    use_formal_method,
+)
 from conftest import no_problems
 
 from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path

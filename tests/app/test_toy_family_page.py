@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import no_problems
+
 from dphawkes_core.estimators import register, unregister
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core" / "estimators"))
-from toy_family import ToyMeanRate  # noqa: E402
-
 from app_tools import open_estimate, use_formal_method  # noqa: E402
+from toy_family import ToyMeanRate  # noqa: E402
 
 
 @pytest.fixture

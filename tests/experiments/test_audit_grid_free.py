@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from dphawkes_cli.main import main
-from dphawkes_core.estimators import FitConfig, get_family
 from dphawkes_core.data.io import from_arrays
+from dphawkes_core.estimators import FitConfig, get_family
 from dphawkes_experiments.audit import AuditConfig, prepare_audit
 from dphawkes_experiments.audit_events import add_event_time, added_event, candidate_times, worst_case_lags
 

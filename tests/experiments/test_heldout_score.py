@@ -64,7 +64,9 @@ def test_exponential_kernel_matches_recursion_and_compensator_with_history():
         a[n] = math.exp(-beta * (t[n] - t[n - 1])) * (1 + a[n - 1])
     lam = mu + alpha * beta * a
     test = t >= cut
-    compensator = mu * (end - cut) + alpha * np.sum(np.exp(-beta * np.clip(cut - t, 0, None)) - np.exp(-beta * (end - t)))
+    compensator = mu * (end - cut) + alpha * np.sum(
+        np.exp(-beta * np.clip(cut - t, 0, None)) - np.exp(-beta * (end - t))
+    )
     expected = (np.log(lam[test]).sum() - compensator) / test.sum()
     score = score_heldout(_Exponential(alpha, beta), np.array([mu]), heldout_split(from_arrays([t], end_time=end), cut))
     assert score.loglik_per_event == pytest.approx(expected, rel=1e-10)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.data.io import Events, EventSequence, from_arrays
+from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_experiments.prediction import evaluate_prediction, expected_waits, split_events
 
 

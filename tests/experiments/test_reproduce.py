@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dphawkes_experiments import reproduce
 from dphawkes_core.data.datasets import list_samples
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_experiments import reproduce
 from dphawkes_experiments.reproduce import Check, ClaimResult, figure_boxplots, figure_kernels, figure_sweep_spec
 from dphawkes_experiments.sweep import SHRINK_RATIO
 

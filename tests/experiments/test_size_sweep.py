@@ -4,9 +4,9 @@ import concurrent.futures as cf
 
 import pytest
 
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import ConfigError
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_size_sweep, run_sweep, size_specs
 
 SCENARIO = get_scenario("paper-2d")

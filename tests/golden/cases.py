@@ -18,9 +18,9 @@ budget page (its ε accounting), not the Estimate page that made the release.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 

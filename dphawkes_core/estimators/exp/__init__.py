@@ -35,17 +35,22 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.exp.release import (
+    ExpSensitivity,
+    exp_sensitivity,
+    pieces_from_release,
+    raw_release,
+    worst_case_events,
+)
+from dphawkes_core.estimators.exp.statistics import ExpStats, exp_pieces, stats_from_pieces
+from dphawkes_core.estimators.family import Family, Statistics
+from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.validation import check_count_cap
-from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import Family, Statistics
-from dphawkes_core.estimators.exp.release import (ExpSensitivity, exp_sensitivity, pieces_from_release, raw_release,
-                                                  worst_case_events)
-from dphawkes_core.estimators.exp.statistics import ExpStats, exp_pieces, stats_from_pieces
-from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import paper_loss, solve_cls, solve_nonnegative, stabilise
 
 RIDGE_FACTOR = 5.0  # λ = c·√r·ρσ√q, the grid-free family's rule with c = 5 (chosen on exp-2d: docs/accuracy.md)
 GRAM_SCALE = 3.0  # default ρ (3 against 1 and 10 on the tuning process exp-2d: docs/accuracy.md)

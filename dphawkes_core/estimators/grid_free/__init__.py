@@ -22,7 +22,8 @@ regressors only (the binned families' convention: their first p bins are history
 * ``c_i[(j,b)] = P_ij(b) − (pairs whose target is in the head)``, ``P_ij(b) = #{(t ∈ i, u ∈ j) : t − u ∈
   (bw, (b+1)w]}``; ``c_i[1] = n_i − (events of i in the head)``; ``G[1, 1] = Σ (T − s)``.
 
-The statistics are counted in :mod:`dphawkes_core.statistics.exact_times`. Everything is computed in units of w (times divided by w), on the events sorted by time, by walking the
+The statistics are counted in :mod:`dphawkes_core.statistics.exact_times`. Everything is computed in units of w (times
+divided by w), on the events sorted by time, by walking the
 pairs at most s apart one offset at a time (``O(pairs)`` time, ``O(events)`` memory); head and tail pieces
 by the same walk on the few events within s of a window's ends.
 
@@ -60,23 +61,35 @@ from dataclasses import replace
 
 import numpy as np
 
-from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
-from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
-from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
-from dphawkes_core.statistics.moments import check_design_size
-from dphawkes_core.validation import check_count_cap
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import Family, Statistics
-from dphawkes_core.estimators.grid_free.release import (Sensitivity, ctls_sensitivity, default_edge_share, part_scales, pieces_from_release,
-                                raw_release, shrink_edges, worst_case_events)
-from dphawkes_core.estimators.grid_free.sequence import (SEQUENCE_NOTE, GridFreeSequenceStats, expected_sequence_clip,
-                                 prepare_sequence_stats)
-from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.estimators.grid_free.release import (
+    Sensitivity,
+    ctls_sensitivity,
+    default_edge_share,
+    part_scales,
+    pieces_from_release,
+    raw_release,
+    shrink_edges,
+    worst_case_events,
+)
+from dphawkes_core.estimators.grid_free.sequence import (
+    SEQUENCE_NOTE,
+    GridFreeSequenceStats,
+    expected_sequence_clip,
+    prepare_sequence_stats,
+)
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
 from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
+from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
+from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
+from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
+from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.validation import check_count_cap
 
 CTLS_RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q (ρσ: the noise std of G's pieces, in the units of A; r: noise/signal)
 SMOOTHING = 15.0  # default weight of the roughness penalty, in units of r·ρσ√q (chosen on held-out simulations:
@@ -152,10 +165,12 @@ class CTLS(Family):
     settings = SETTINGS
     options_type = CTLSOptions
     auto_count_cap = True
-    statistics = Statistics.EVENTS  # its own statistics of exact times; neighbours built from events (worst_case_events)
+    # its own statistics of exact times; neighbours built from events (worst_case_events)
+    statistics = Statistics.EVENTS
     cost_kind = "pairs"  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
     worst_case_lags = 25  # the worst-case audit's B: its adversarial events reach 0.95 of the bound (0.84 at B = 3)
-    sensitivity_fraction = 0.8  # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
+    # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
+    sensitivity_fraction = 0.8
     noiseless_limit = "continuous least squares"
     noiseless_options = dict(ctls_ridge=0.0, ctls_smoothing=0.0, ctls_nonnegative=False)
 

@@ -6,8 +6,8 @@ partition can count the pairs inside it; only the pairs across a partition bound
 by a boundary need the neighbours:
 
 * **map** — every sequence of a partition (a Parquet file ``time, dimension[, sequence]``, read as
-  :mod:`dphawkes_core.statistics.partitioned` reads it) becomes a :class:`GridSegment`. Its events are kept under the cap
-  (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
+  :mod:`dphawkes_core.statistics.partitioned` reads it) becomes a :class:`GridSegment`. Its events are kept under the
+  cap (the first C per dimension and w-bin, :func:`~dphawkes_core.statistics.binning.keep_first`); the kept events of
   its *first* w-bin are held back (*pending*: an earlier partition may hold the start of that bin, and then
   fewer of them are kept), and the pieces of the pairs among the other kept events (*settled*) are counted
   (:func:`~dphawkes_core.statistics.exact_times.toeplitz_pieces`). The segment also keeps the raw settled events within
@@ -21,8 +21,8 @@ by a boundary need the neighbours:
   (:func:`~dphawkes_core.statistics.exact_times.edge_pieces`) are counted once over all sequences, as in process.
 
 The result equals the in-process pieces up to the order of floating-point sums. As in
-:mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions of
-one sequence must hold disjoint time ranges.
+:mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions
+of one sequence must hold disjoint time ranges.
 """
 
 from __future__ import annotations
@@ -294,8 +294,11 @@ def window_grid_free_pieces(paths, window: Window, width: float, lags: int, cap:
     over ``executor``, in this process when None), and the data info as the in-process statistics give it
     (plus ``outside_window`` and ``partitions``)."""
     check_bin_size(width)
-    mapped = list(map_partitions(executor, partial(partition_grid_segments, window=window, width=width, lags=lags, cap=cap),
-                       paths))
+    mapped = list(
+        map_partitions(
+            executor, partial(partition_grid_segments, window=window, width=width, lags=lags, cap=cap), paths
+        )
+    )
     segments = [s for segs, _, _ in mapped for s in segs]
     if window.keys is not None:  # a declared key without rows: a sequence without events, as in process
         present = {s.sequence for s in segments}
@@ -317,8 +320,8 @@ def prepare_grid_free_partitioned(paths, config, window: Window, executor=None):
     ``CTLS.prepare_stats`` gives them for the same events in one process.
 
     With ``config.count_cap = "auto"``, C is chosen first from the partitioned w-bin count tails
-    (:func:`~dphawkes_core.statistics.partitioned.partitioned_tails`) with the in-process release and noise stream (same C on
-    the same events and seed), then the pieces are reduced under it (a second pass over the partitions).
+    (:func:`~dphawkes_core.statistics.partitioned.partitioned_tails`) with the in-process release and noise stream (same
+    C on the same events and seed), then the pieces are reduced under it (a second pass over the partitions).
     """
     if config.unit.name != "event":
         raise ConfigError(f"{config.family.label}: partitioned statistics are of the event unit only; fit the "

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from dphawkes_core.data.domain import Domain, dimension_codes, parse_dimensions, read_sequences
-from dphawkes_core.errors import DataError
-from dphawkes_core.data.io import load_csv
 from dphawkes_cli.main import main
+from dphawkes_core.data.domain import Domain, dimension_codes, parse_dimensions, read_sequences
+from dphawkes_core.data.io import load_csv
+from dphawkes_core.errors import DataError
 
 ROWS = [(0.5, 0), (1.2, 1), (2.0, 0), (2.7, 1), (3.1, 0), (4.4, 1), (5.0, 0), (6.3, 1), (7.7, 0), (8.1, 1)]
 END = 10

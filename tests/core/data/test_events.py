@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from dphawkes_core.errors import DataError
 from dphawkes_core.data.io import MAX_DIMENSIONS, from_arrays, load_csv, save_csv
+from dphawkes_core.errors import DataError
 
 
 def test_round_trip_single_sequence(tmp_path):

@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.kernels import (
     BoxKernel,
     ExponentialKernel,
@@ -14,6 +13,7 @@ from dphawkes_core.data.kernels import (
     ZeroKernel,
     get_scenario,
 )
+from dphawkes_core.errors import ConfigError
 
 KERNELS = [
     ExponentialKernel(0.4, 2.0),
@@ -36,7 +36,7 @@ def test_l1_norm_matches_numerical_integral(kernel):
 
 def test_support_leaves_tail_mass_below_tolerance():
     for kernel in KERNELS[:2]:
-        tail = quad(lambda t: float(kernel.value(np.array(t))), kernel.support(), np.inf)[0]
+        tail = quad(lambda t, kernel=kernel: float(kernel.value(np.array(t))), kernel.support(), np.inf)[0]
         assert tail <= 1.01e-6 * kernel.l1_norm()
 
 

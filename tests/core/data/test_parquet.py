@@ -9,10 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from dphawkes_cli.main import load_events_file, main
-from dphawkes_core.errors import DataError
 from dphawkes_core.data.io import load_csv, load_parquet, save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import DataError
 
 EPOCH = 1_700_000_000
 

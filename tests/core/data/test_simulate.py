@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, Scenario, SumKernel, get_scenario
 from dphawkes_core.data.simulate import simulate, to_tick_kernel
+from dphawkes_core.errors import ConfigError
 
 
 def test_same_seed_same_events_different_seed_different_events():

@@ -57,9 +57,9 @@ def test_datetimes_become_hours_since_the_window_start():
     stamps = ["2024-03-01T00:00:00Z", "2024-03-01T01:30:00Z", "2024-03-02T06:00:00+02:00", "2024-03-03 12:00:00"]
     events = load_csv(_csv(zip(stamps, [0, 1, 0, 1])), time_unit="h", start_time="2024-03-01",
                       end_time="2024-03-04T00:00:00Z")
-    origin = dt.datetime(2024, 3, 1, tzinfo=dt.timezone.utc)
+    origin = dt.datetime(2024, 3, 1, tzinfo=dt.UTC)
     hours = [(dt.datetime.fromisoformat(s.replace("Z", "+00:00")).replace(
-        tzinfo=dt.datetime.fromisoformat(s.replace("Z", "+00:00")).tzinfo or dt.timezone.utc) - origin)
+        tzinfo=dt.datetime.fromisoformat(s.replace("Z", "+00:00")).tzinfo or dt.UTC) - origin)
         / dt.timedelta(hours=1) for s in stamps]
     assert events.sequences[0].times[0].tolist() == [hours[0], hours[2]]
     assert events.sequences[0].times[1].tolist() == [hours[1], hours[3]]

@@ -1,7 +1,7 @@
 """The exponential-kernel family (``exp``, issue 31) against independent facts: its statistics against the double
 sums over event pairs written here, its fit against tick's ``HawkesSumExpKern`` and ``HawkesExpKern`` (and the
-contrast against tick's ``ModelHawkesSumExpKernLeastSq``) on the same data, the lag grid against the kernels' integrals, the
-sensitivity bound reached by the adversarial neighbours through the code that runs and never exceeded by
+contrast against tick's ``ModelHawkesSumExpKernLeastSq``) on the same data, the lag grid against the kernels' integrals,
+the sensitivity bound reached by the adversarial neighbours through the code that runs and never exceeded by
 random or tied neighbours, seeded fits not formal, the CLI's ``--decays`` and a worst-case audit that catches a
 halved noise."""
 
@@ -76,7 +76,12 @@ def tick_data(seed=3, end=3000.0):
     from tick.hawkes import SimuHawkesSumExpKernels
 
     adjacency = np.zeros((2, 2, 3))
-    adjacency[0, 0], adjacency[1, 0], adjacency[1, 1], adjacency[0, 1] = [.2, .1, 0], [0, .3, .1], [.1, 0, .2], [.05] * 3
+    adjacency[0, 0], adjacency[1, 0], adjacency[1, 1], adjacency[0, 1] = (
+        [0.2, 0.1, 0],
+        [0, 0.3, 0.1],
+        [0.1, 0, 0.2],
+        [0.05] * 3,
+    )
     simu = SimuHawkesSumExpKernels(adjacency=adjacency, decays=list(DECAYS), baseline=[0.5, 0.4], end_time=end,
                                    seed=seed, verbose=False)
     simu.simulate()
@@ -175,7 +180,7 @@ def random_neighbours(rng, d, cap, width):
 def test_random_and_tied_neighbours_never_exceed_the_bound():
     rng = np.random.default_rng(11)
     worst = 0.0
-    for trial in range(150):
+    for _ in range(150):
         d, cap, width = int(rng.integers(1, 4)), int(rng.integers(1, 4)), float(rng.choice([0.3, 1.0, 2.0]))
         decays = tuple(sorted(set(np.round(rng.uniform(0.2, 5, rng.integers(1, 4)), 2))))
         config = FitConfig(method="exp", bin_size=width, lags=3, calibration="formal", count_cap=cap, sigma2=1.0,

@@ -10,9 +10,10 @@ from __future__ import annotations
 import pytest
 
 from dphawkes_cli.main import _fit_config, build_parser
+from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_core.estimators.checks import CHECKS, FamilyCheckError, check_family, skip_reason
-from dphawkes_core.errors import ConfigError
+
 FAMILY_NAMES = method_names()
 
 

@@ -6,11 +6,11 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import BinnedCounts
+from dphawkes_core.data.io import Events, EventSequence
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_cost, fit_stats, prepare_stats
-from dphawkes_core.estimators.gradient import GradientOperator, hessian_product
-from dphawkes_core.data.io import EventSequence, Events
 from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.estimators.gradient import GradientOperator, hessian_product
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import SufficientStats, ToeplitzMomentOperator
 
 

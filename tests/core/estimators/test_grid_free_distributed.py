@@ -10,12 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from dphawkes_cli import main as cli
-from dphawkes_core.statistics.partitioned import partitioned_window
-from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_partitioned, prepare_stats
 from dphawkes_core.data.io import load_parquet
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import ConfigError, DataError
+from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_partitioned, prepare_stats
+from dphawkes_core.statistics.partitioned import partitioned_window
 
 W, B, CAP, END = 0.5, 6, 2, 300.0  # s = 3
 CUTS = [100.27, 100.9, 101.6, 102.2, 150.1, 150.3, 200.0]  # inside w-bins, closer than s, a partition inside one bin

@@ -48,9 +48,13 @@ DECLARED = {"window_stated": True, "dimensions_declared": True, "sequences_decla
 
 def as_events(sequences, dim: int) -> Events:
     """``[(times per dimension, T)]`` as declared events (window, dimensions and sequences stated)."""
-    return Events(tuple(EventSequence(tuple(np.asarray(t, float) for t in times), float(end)) for times, end in sequences),
-                  tuple(str(j) for j in range(dim)), window_stated=True, dimensions_declared=True,
-                  sequences_declared=True)
+    return Events(
+        tuple(EventSequence(tuple(np.asarray(t, float) for t in times), float(end)) for times, end in sequences),
+        tuple(str(j) for j in range(dim)),
+        window_stated=True,
+        dimensions_declared=True,
+        sequences_declared=True,
+    )
 
 
 def random_sequence(rng, dim: int, end: float, most: int, width: float = 1.0):
@@ -332,8 +336,10 @@ def _sequence_audit(broken_factor):
     by the same burst in dimension 1 (disjoint supports: the clipped vectors are orthogonal, √2·G apart)."""
     from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
     rng = np.random.default_rng(7)
-    burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(2)),
-                                      30.0)  # noqa: E731
+
+    def burst(dim):
+        return EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(2)), 30.0)
+
     others = [EventSequence(tuple(np.sort(rng.uniform(0, 30, rng.integers(3, 15))) for _ in range(2)), 30.0)
               for _ in range(7)]
     events = Events(tuple(others) + (burst(0),), ("0", "1"), window_stated=True)

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from dphawkes_core import estimators as est
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.evaluation.metrics import compare
 from dphawkes_core.data.simulate import simulate
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.evaluation.metrics import compare
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import design_matrix, sufficient_stats
 
 

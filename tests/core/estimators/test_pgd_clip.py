@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.statistics.per_bin import SparseCounts, bin_design
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import (FitConfig, binned_stats, clipped_gradient, fit_stats, solve_cls)
+from dphawkes_core.estimators import FitConfig, binned_stats, clipped_gradient, fit_stats, solve_cls
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import design_matrix, sufficient_stats
+from dphawkes_core.statistics.per_bin import SparseCounts, bin_design
 
 D, P = 2, 3
 
@@ -47,7 +47,12 @@ def series():
 
 def test_grouped_rows_reproduce_the_dense_design(series):
     design = bin_design(SparseCounts.from_binned(_binned(*series)), P)
-    zi = np.hstack([np.asarray(design.z_lagged.todense() if hasattr(design.z_lagged, "todense") else design.z_lagged), np.ones((design.distinct_rows, 1))])
+    zi = np.hstack(
+        [
+            np.asarray(design.z_lagged.todense() if hasattr(design.z_lagged, "todense") else design.z_lagged),
+            np.ones((design.distinct_rows, 1)),
+        ]
+    )
     w = design.weight
     ref_zz = sum(design_matrix(x, P)[0].T @ design_matrix(x, P)[0] for x in series if x.shape[0] > P)
     ref_yz = sum(design_matrix(x, P)[1].T @ design_matrix(x, P)[0] for x in series if x.shape[0] > P)

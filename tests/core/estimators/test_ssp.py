@@ -5,18 +5,22 @@ import math
 
 import numpy as np
 import pytest
-from conftest import zcdp_epsilon_reference
 import scipy.optimize
+from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp
-from dphawkes_core.estimators import solvers
+from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp, solvers
 from dphawkes_core.estimators.solvers import roughness_matrix, solve_nonnegative
-from dphawkes_core.estimators.ssp import (release_pieces, shrink_edges,
-                                          ssp_lagged_sensitivity, ssp_ridge, ssp_sensitivity)
+from dphawkes_core.estimators.ssp import (
+    release_pieces,
+    shrink_edges,
+    ssp_lagged_sensitivity,
+    ssp_ridge,
+    ssp_sensitivity,
+)
 from dphawkes_core.privacy.calibration import formal_bounds
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import design_matrix, moment_pieces
 
 D, P, C = 2, 4, 3

@@ -8,17 +8,16 @@ import json
 
 import numpy as np
 import pytest
+from toy_family import ToyMeanRate
 
-from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, get_family, register, unregister
-from dphawkes_core.estimators.checks import binned, check_family, foreign_options, sample_counts
+from dphawkes_cli.main import main
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_cli.main import main
+from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, get_family, register, unregister
+from dphawkes_core.estimators.checks import binned, check_family, foreign_options, sample_counts
 from dphawkes_experiments.audit import AuditConfig, run_audit, worst_case_fit
 from dphawkes_experiments.compare import compare_methods
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
-
-from toy_family import ToyMeanRate
 
 NAME = ToyMeanRate.name
 
@@ -34,9 +33,32 @@ def test_cli_fits_it(tmp_path, capsys):
     events = tmp_path / "events.csv"
     assert main(["simulate", "--scenario", "paper-2d", "--events", "2000", "--seed", "1", "--out", str(events)]) == 0
     out = tmp_path / "fit.json"
-    code = main(["fit", str(events), "--bin-size", "0.5", "--lags", "4", "--method", NAME, "--epsilon", "1",
-                 "--calibration", "formal", "--count-cap", "5", "--end-time", "1000", "--dimensions", "2", "--shrink", "0.5",
-                 "--json", str(out)])
+    code = main(
+        [
+            "fit",
+            str(events),
+            "--bin-size",
+            "0.5",
+            "--lags",
+            "4",
+            "--method",
+            NAME,
+            "--epsilon",
+            "1",
+            "--calibration",
+            "formal",
+            "--count-cap",
+            "5",
+            "--end-time",
+            "1000",
+            "--dimensions",
+            "2",
+            "--shrink",
+            "0.5",
+            "--json",
+            str(out),
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     payload = json.loads(out.read_text())
     assert payload["method"] == NAME and payload["formal_settings"] is True and payload["shrink"] == 0.5

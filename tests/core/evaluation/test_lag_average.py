@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from dphawkes_cli.main import main
+from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, Scenario, get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, Scenario, get_scenario
 from dphawkes_core.evaluation.lag_average import average_fit, average_lags, block_for_width, fit_steps
-from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.evaluation.metrics import function_relative_error, kernel_function_error, midpoint_grid
+from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.privacy.calibration import NOT_RELEASED
-from dphawkes_core.data.simulate import simulate
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +101,9 @@ def test_grid_free_error_of_a_step_against_an_exponential_is_the_closed_form():
                 + alpha**2 * beta / 2 * (math.exp(-2 * beta * a) - math.exp(-2 * beta * b)))
 
     expected = math.sqrt((squared(0.3, 0, 1) + squared(0.05, 1, 4)) / squared(0.0, 0, 4))
-    assert kernel_function_error(steps, _one_kernel(ExponentialKernel(alpha, beta))) == pytest.approx(expected, rel=1e-6)
+    assert kernel_function_error(steps, _one_kernel(ExponentialKernel(alpha, beta))) == pytest.approx(
+        expected, rel=1e-6
+    )
 
 
 def test_the_all_zero_estimate_has_grid_free_error_one_on_any_bins():
@@ -124,7 +126,9 @@ def test_averaging_a_fine_fit_comes_closer_to_the_truth_than_the_fine_fit(cls_fi
     """At 2000 events the per-lag coefficients at Δ = 0.1 are noisy: the average over 0.5-wide bins,
     which the box kernels' jumps at 1, 2, 3, 4 line up with, has less error on the grid-free metric."""
     scenario = get_scenario("paper-2d")
-    assert kernel_function_error(average_fit(cls_fit, 0.5), scenario) < kernel_function_error(fit_steps(cls_fit), scenario)
+    assert kernel_function_error(average_fit(cls_fit, 0.5), scenario) < kernel_function_error(
+        fit_steps(cls_fit), scenario
+    )
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import bin_index, bin_sparse, bins_in_window
 from dphawkes_core.data.io import Events, EventSequence
+from dphawkes_core.statistics.binning import bin_index, bin_sparse, bins_in_window
 
 DOCUMENTED_EDGE_ULPS = 4  # the documented tolerance, pinned here on purpose (not imported)
 STEPS = (0, 1, 4, 5, 4096)

@@ -8,10 +8,10 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 from scipy.stats import norm
 
-from dphawkes_core.privacy import calibration as pv
-from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import paper_gradient
+from dphawkes_core.privacy import calibration as pv
+from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import sufficient_stats
 
 

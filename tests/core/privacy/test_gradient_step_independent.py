@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats
 from dphawkes_core.data.io import Events, EventSequence
+from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats
+from dphawkes_core.statistics.binning import BinnedCounts
 
 DELTA_T, P, B, K = 0.5, 3, 0.6, 40
 

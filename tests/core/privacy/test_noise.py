@@ -1,5 +1,5 @@
-"""The noise source (``dphawkes_core/privacy/noise.py``): a seeded source is numpy's generator bit for bit, an unseeded one
-is a CSPRNG that cannot be replayed, with OpenDP's exact discrete Gaussian for integer releases; the discrete
+"""The noise source (``dphawkes_core/privacy/noise.py``): a seeded source is numpy's generator bit for bit, an unseeded
+one is a CSPRNG that cannot be replayed, with OpenDP's exact discrete Gaussian for integer releases; the discrete
 Gaussian is accounted in zCDP, checked against OpenDP's own privacy map and conversion and against
 dp-accounting's RDP accountant; a formal DP-SSP release through the privacy session draws it and spends what
 was planned."""

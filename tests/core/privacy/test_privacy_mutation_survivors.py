@@ -14,21 +14,39 @@ import pytest
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 
 import dphawkes_core.privacy.sequence as sequence_privacy
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
-from dphawkes_core.privacy.count_cap import cap_from_tails, cap_noise_sigma, choose_cap, dp_count_cap, noisy_tails
+from dphawkes_core.data.io import Events, EventSequence
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats, privacy_report
-from dphawkes_core.data.io import Events, EventSequence
-from dphawkes_core.privacy.calibration import (NOT_RELEASED, compose_count_cap, data_R, formal_bounds, formal_status, gaussian_epsilon,
-                                   gaussian_sigma)
-from dphawkes_core.privacy.sequence import (cap_events, clip_grid, clip_noise_sigma, clip_rng, clipped_sums,
-                                            contribution_norms, dp_sequence_clip, max_events_clip, norm_histogram,
-                                            pieces_vector, release_pieces_vector, sequence_contribution,
-                                            sequence_pieces, sequence_sensitivity)
-from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
-
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
 from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
+from dphawkes_core.privacy.calibration import (
+    NOT_RELEASED,
+    compose_count_cap,
+    data_R,
+    formal_bounds,
+    formal_status,
+    gaussian_epsilon,
+    gaussian_sigma,
+)
+from dphawkes_core.privacy.count_cap import cap_from_tails, cap_noise_sigma, choose_cap, dp_count_cap, noisy_tails
+from dphawkes_core.privacy.sequence import (
+    cap_events,
+    clip_grid,
+    clip_noise_sigma,
+    clip_rng,
+    clipped_sums,
+    contribution_norms,
+    dp_sequence_clip,
+    max_events_clip,
+    norm_histogram,
+    pieces_vector,
+    release_pieces_vector,
+    sequence_contribution,
+    sequence_pieces,
+    sequence_sensitivity,
+)
+from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
 
 DELTA = 1e-5
 SETTINGS = [(1, 1, 1, 5), (2, 3, 2, 40), (3, 2, 5, 17), (4, 6, 3, 1000)]  # (d, p, C, N)

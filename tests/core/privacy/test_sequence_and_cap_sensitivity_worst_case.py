@@ -12,13 +12,20 @@ import numpy as np
 import pytest
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
-from dphawkes_core.privacy.count_cap import cap_noise_sigma, dp_count_cap
-from dphawkes_core.statistics.binning import tail_counts
 from dphawkes_core.privacy.calibration import compose_count_cap, compose_sequence_clip
-from dphawkes_core.privacy.sequence import (clip_grid, clip_noise_sigma, clipped_sums, contribution_norms,
-                                            dp_sequence_clip, max_events_clip, norm_histogram, pieces_vector,
-                                            sequence_sensitivity)
+from dphawkes_core.privacy.count_cap import cap_noise_sigma, dp_count_cap
+from dphawkes_core.privacy.sequence import (
+    clip_grid,
+    clip_noise_sigma,
+    clipped_sums,
+    contribution_norms,
+    dp_sequence_clip,
+    max_events_clip,
+    norm_histogram,
+    pieces_vector,
+    sequence_sensitivity,
+)
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, tail_counts
 
 REL = 1e-9
 D, P, C = 2, 3, 2
@@ -125,7 +132,9 @@ def test_replace_one_change_is_exactly_root2_g_when_both_are_clipped(release):
     g = 0.5 * min(np.linalg.norm(VECTORS[release](a, P)), np.linalg.norm(VECTORS[release](b, P)))
     n_rows = sum(len(x) - P for x in background) + 20 - P
     bound = sequence_sensitivity(g, n_rows) * n_rows
-    change = np.linalg.norm(released_sum(background + [a], P, g, release) - released_sum(background + [b], P, g, release))
+    change = np.linalg.norm(
+        released_sum(background + [a], P, g, release) - released_sum(background + [b], P, g, release)
+    )
     independent = np.linalg.norm(clip_to(VECTORS[release](a, P), g) - clip_to(VECTORS[release](b, P), g))
     assert change == pytest.approx(independent, rel=1e-9)
     assert change / bound == pytest.approx(1.0, abs=1e-9)

@@ -11,14 +11,22 @@ from dp_accounting import dp_event
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dp_accounting.pld import pld_privacy_accountant
 
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
+from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
-from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
-from dphawkes_core.privacy.sequence import (choose_clip, clip_grid, clip_noise_sigma, clip_rng, contribution_norms,
-                                            dp_sequence_clip, max_events_clip, norm_histogram)
+from dphawkes_core.privacy.sequence import (
+    choose_clip,
+    clip_grid,
+    clip_noise_sigma,
+    clip_rng,
+    contribution_norms,
+    dp_sequence_clip,
+    max_events_clip,
+    norm_histogram,
+)
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
 D, P, C, M = 2, 3, 2, 12
 
@@ -167,8 +175,8 @@ def test_cli_sequence_clip_auto(tmp_path):
 def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
     cap), the statistics the other, and together they spend exactly the fit's ε."""
-    from dphawkes_core.release.ledger import LedgerBook, LedgerKey
     from dphawkes_core.privacy.unit_conversion import gdp_epsilon
+    from dphawkes_core.release.ledger import LedgerBook, LedgerKey
     from dphawkes_core.release.session import metered_fit
 
     events = _events()

@@ -14,20 +14,29 @@ from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from scipy.stats import norm
 
-from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_cli.main import main
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
-from dphawkes_core.privacy.calibration import NOT_RELEASED
-from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.data.io import Events, EventSequence, save_csv
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.estimators.ssp import released_stats
-from dphawkes_core.privacy.sequence import (cap_events, clipped_sums, contribution_norm, max_events_clip,
-                                            pieces_vector, release_pieces_vector, sequence_contribution,
-                                            sequence_pieces, sequence_sensitivity, vector_pieces)
+from dphawkes_core.privacy.calibration import NOT_RELEASED
+from dphawkes_core.privacy.sequence import (
+    cap_events,
+    clipped_sums,
+    contribution_norm,
+    max_events_clip,
+    pieces_vector,
+    release_pieces_vector,
+    sequence_contribution,
+    sequence_pieces,
+    sequence_sensitivity,
+    vector_pieces,
+)
 from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.statistics.moments import design_matrix
+from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
 
 D, P, C = 2, 3, 2
 ROOT = Path(__file__).resolve().parents[3]
@@ -35,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def _taxi() -> Path:
     """The real NYC taxi data, found as the app finds its data sets (``$DPHAWKES_DATA_DIR``, else
-    ``<repo>/../shared/data``: :func:`~dphawkes_core.data.datasets.default_data_dir`); the test is skipped without it."""
+    ``<repo>/../shared/data``: :func:`~dphawkes_core.data.datasets.default_data_dir`); the test is skipped without
+    it."""
     path = default_data_dir() / "nyc_taxi" / "events.csv"
     if not path.is_file():
         pytest.skip(f"real data set {path} not present (set {DATA_DIR_ENV} to the real-data directory)")
@@ -259,7 +269,9 @@ def test_sequence_unit_config_errors():
     base = dict(bin_size=1.0, lags=P, calibration="formal", epsilon=1.0, count_cap=C)
     with pytest.raises(ConfigError, match="clip norm G or a public cap M"):
         FitConfig(method="ssp", privacy_unit="sequence", **base)
-    with pytest.raises(ConfigError, match=r"sequence unit is available for DP-SSP and exact event times .*, not DP-PGD"):
+    with pytest.raises(
+        ConfigError, match=r"sequence unit is available for DP-SSP and exact event times .*, not DP-PGD"
+    ):
         FitConfig(method="pgd", bound=1.0, privacy_unit="sequence", sequence_clip=1.0, **base)
     with pytest.raises(ConfigError, match="belong to the sequence unit"):
         FitConfig(method="ssp", sequence_clip=1.0, **base)
@@ -336,7 +348,10 @@ def _events(n_seq, seed, horizon=30):
 
 def _adversarial_audit(broken_factor, release):
     events = _events(n_seq=8, seed=7)
-    burst = lambda dim: EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(D)), 30.0)
+
+    def burst(dim):
+        return EventSequence(tuple(np.arange(5.5, 25) if j == dim else np.empty(0) for j in range(D)), 30.0)
+
     events = _multi([s.times for s in events.sequences[:-1]] + [burst(0).times], 30.0)
     fit_config = FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=4.0, count_cap=C,
                            privacy_unit="sequence", sequence_clip=20.0, ssp_release=release)

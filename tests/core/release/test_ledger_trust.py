@@ -4,7 +4,7 @@ declared about them (item 4), no formal label on data marked public and a withdr
 format-2 ledgers migrated or refused (item 8), and every setting in a release's identity (item 10)."""
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ from dphawkes_core.release.session import PrivacySession, release_request
 from dphawkes_core.statistics.partitioned import partitioned_rows_key
 
 DELTA = 1e-5
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def run_cli(capsys, *argv):

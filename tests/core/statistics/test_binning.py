@@ -1,13 +1,13 @@
 """Binning conventions, dropped events, clipping, and robust lag computation."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
-from fractions import Fraction
-
-from dphawkes_core.statistics.binning import EDGE_ULPS, bin_events, bin_index, bins_in_window, lags_from_support
-from dphawkes_core.errors import ConfigError
 from dphawkes_core.data.io import from_arrays
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.statistics.binning import EDGE_ULPS, bin_events, bin_index, bins_in_window, lags_from_support
 
 
 def test_lags_are_robust_to_floating_point():

@@ -5,10 +5,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dphawkes_core.statistics.binning import EDGE_ULPS, MAX_DENSE_CELLS, SparseCounts, bin_events, bin_sparse
+from dphawkes_core.data.io import from_arrays
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats
-from dphawkes_core.data.io import from_arrays
+from dphawkes_core.statistics.binning import EDGE_ULPS, MAX_DENSE_CELLS, SparseCounts, bin_events, bin_sparse
 from dphawkes_core.statistics.moments import moment_pieces, sufficient_stats
 
 
@@ -32,7 +32,7 @@ def brute_force_lagged(times, delta, p):
     d = len(times)
     events = sorted((reference_bin(float(t), delta), j) for j in range(d) for t in times[j])
     C = np.zeros((p + 1, d, d))
-    for a, (ka, ia) in enumerate(events):
+    for ka, ia in events:
         for kb, jb in events:
             if 0 <= ka - kb <= p:
                 C[ka - kb, ia, jb] += 1

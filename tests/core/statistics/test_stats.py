@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from dphawkes_core.errors import ConfigError
 from dphawkes_core.statistics import moments as st
 from dphawkes_core.statistics.binning import BinnedCounts
-from dphawkes_core.errors import ConfigError
 
 
 def paper_dense(x, p):
