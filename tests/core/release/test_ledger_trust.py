@@ -412,3 +412,18 @@ def test_a_file_and_a_partitioned_store_of_the_same_rows_charge_one_budget(capsy
     (data_set,) = LedgerBook(ledger).ledgers()
     assert len(data_set.metered) == 2 and data_set.spent() == pytest.approx(
         compose_epsilon(data_set.mechanisms(), DELTA)) and data_set.spent() > 1.2
+
+
+@pytest.mark.parametrize("budget", ["1e308", "1e5"])
+def test_an_absurd_budget_is_one_line_exit_2_not_a_traceback(tmp_path, capsys, budget):
+    """``--budget 1e308`` ended in a NaN traceback in the remaining budget; a budget above 10⁴ is refused."""
+    from dphawkes_cli.main import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("time,dimension\n0.5,0\n1.5,1\n2.5,0\n")
+    code = main(["fit", str(events), "--bin-size", "1", "--lags", "1", "--method", "ssp", "--epsilon", "1",
+                 "--calibration", "formal", "--count-cap", "2", "--end-time", "10", "--dimensions", "2",
+                 "--ledger", str(tmp_path / "ledger.json"), "--budget", budget])
+    err = capsys.readouterr().err
+    assert code == 2 and "budget ε must be at most" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
