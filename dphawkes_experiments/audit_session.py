@@ -239,8 +239,8 @@ def claimed_mu(report) -> float | None:
     if not report.formal or not report.sensitivity:
         return None
     mu = math.inf if report.sigma2 <= 0 else report.sensitivity * math.sqrt(report.iters) / math.sqrt(report.sigma2)
-    cap_sigma = report.budget_split.get("cap_sigma")  # an automatic count cap's release composes with it
-    return math.hypot(mu, 1.0 / cap_sigma) if cap_sigma else mu
+    split = report.budget_split  # an automatic count cap's release composes with it
+    return math.hypot(mu, 1.0 / split.cap_sigma) if split else mu
 
 
 def candidate_cells(binned: BinnedCounts, lags: int, extra: int, rng: np.random.Generator) -> list:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,7 +70,7 @@ class FitResult:
         ledger stores it, the export builds its payload from it. Non-finite floats are kept."""
         return {"method": self.method, "H": np.asarray(self.H).tolist(), "bin_size": self.bin_size,
                 "lags": self.lags, "elapsed_s": self.elapsed_s, "loss_history": list(self.loss_history),
-                "privacy": dataclasses.asdict(self.privacy) if self.privacy is not None else None,
+                "privacy": self.privacy.to_record() if self.privacy is not None else None,
                 "info": json.loads(json.dumps(self.info, default=_plain_number))}
 
     @classmethod
@@ -79,7 +78,7 @@ class FitResult:
         """The result :meth:`to_record` wrote."""
         privacy = record["privacy"]
         if privacy is not None:
-            privacy = PrivacyReport(**{k: v for k, v in privacy.items() if k in PrivacyReport.__dataclass_fields__})
+            privacy = PrivacyReport.from_record(privacy)
         return cls(method=record["method"], H=np.asarray(record["H"], dtype=float), bin_size=record["bin_size"],
                    lags=record["lags"], elapsed_s=record["elapsed_s"], loss_history=tuple(record["loss_history"]),
                    privacy=privacy, info=dict(record["info"]))

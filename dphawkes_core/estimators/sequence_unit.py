@@ -78,7 +78,7 @@ def calibrate_sequence_release(stats: SufficientStats, config, clip: float, auto
     report = calibrate_single_sensitivity(note, sensitivity, 1, config.calibration, config.dp_delta,
                                           sigma2=sigma**2, R=data_R(stats))
     return replace(report, epsilon=float(config.epsilon), budget_split=split, privacy_unit="sequence",
-                   epsilon_by_calibration={**report.epsilon_by_calibration, "formal": split["epsilon_total"]},
+                   epsilon_by_calibration={**report.epsilon_by_calibration, "formal": split.epsilon_total},
                    note=f"{note}; G = {clip:.4g} chosen privately with {auto.share:.0%} of ε")
 
 

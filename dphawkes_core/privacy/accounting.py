@@ -1,10 +1,17 @@
-"""Mechanisms and their exact composition: what a release spends and what several spend together.
+"""What a release spends, as typed events, and the one function that composes their ε; the zCDP and Gaussian DP
+conversions it rests on.
 
-Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)`` (Gaussian DP, Dong, Roth &
-Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``; Laplace and pure steps join them
-through ``dp_accounting``'s privacy loss distributions — never by summing ε. A discrete Gaussian release is not
-μ-GDP: a set holding one composes every mechanism in zCDP (ρ adds up) and converts once, an upper bound on the
-exact composition. The ledger (:mod:`dphawkes_core.release.ledger`) keeps the mechanisms of every release of a data set.
+The events are ``dp_accounting``'s (:mod:`dp_accounting.dp_event`): ``GaussianDpEvent(z)`` (noise multiplier
+z = σ/S), ``LaplaceDpEvent(b)`` (scale over L1 sensitivity), ``ZCDpEvent(ρ)`` (a discrete Gaussian release: ρ-zCDP,
+not μ-GDP), ``SelfComposedDpEvent(event, k)`` and ``ComposedDpEvent(events)``. dp-accounting 0.6 has no event for
+a step that is ε-DP by construction (its ``LaplaceDpEvent`` is the Laplace mechanism's own, tighter privacy loss),
+so that one is :class:`PureDpEvent`. A ledger entry stores each event with a label as a :class:`Mechanism`, the
+ledger's file format (``kind``, ``parameter``, ``releases``, ``label``).
+
+:func:`compose_epsilon` composes any of them (derivations in ``docs/privacy.md``, "The ledger"): Gaussians alone
+exactly, as one Gaussian of ``μ² = Σ k_i/z_i²`` (Dong, Roth & Su 2019); with a Laplace or pure step, through
+dp-accounting's privacy loss distributions (discretised pessimistically: an upper bound); with a zCDP event, all in
+zCDP (ρ adds up, converted once by :func:`zcdp_epsilon`: an upper bound). Never by summing ε.
 """
 
 from __future__ import annotations
@@ -13,8 +20,10 @@ import functools
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.validation import check_multiplier
 
 MECHANISM_KINDS = ("gaussian", "discrete-gaussian", "laplace", "pure")
 PLD_INTERVAL = 1e-3  # value discretisation of the PLD (pessimistic: an upper bound on ε)
@@ -25,8 +34,22 @@ class BudgetExceeded(DPHawkesError):
 
 
 @dataclass(frozen=True)
+class PureDpEvent:
+    """A step that is ε-DP by construction (e.g. an exponential mechanism), composed through the worst-case privacy
+    loss of any ε-DP mechanism (dp-accounting 0.6 has no such event).
+
+    Attributes
+    ----------
+    epsilon : float
+        Its ε.
+    """
+
+    epsilon: float
+
+
+@dataclass(frozen=True)
 class Mechanism:
-    """One private step of a release, as the accountant needs it.
+    """One private step of a release with its label, as the ledger stores it (its fields are the ledger file's).
 
     Attributes
     ----------
@@ -54,73 +77,103 @@ class Mechanism:
             raise DPHawkesError(f"a {self.kind} mechanism needs a positive parameter and releases >= 1, "
                                 f"got {self.parameter!r} × {self.releases!r}")
 
+    def dp_event(self):
+        """The typed event this entry records: ``SelfComposedDpEvent`` of a ``GaussianDpEvent``, a ``ZCDpEvent``
+        (``ρ = 1/(2z²)`` per discrete Gaussian release), a ``LaplaceDpEvent`` or a :class:`PureDpEvent`."""
+        from dp_accounting import dp_event  # 0.9 s import: only when composing
+
+        one = {"gaussian": lambda z: dp_event.GaussianDpEvent(z),
+               "discrete-gaussian": lambda z: dp_event.ZCDpEvent(0.5 / z / z),
+               "laplace": lambda b: dp_event.LaplaceDpEvent(b),
+               "pure": PureDpEvent}[self.kind](float(self.parameter))
+        return dp_event.SelfComposedDpEvent(one, int(self.releases))
+
 
 def gaussian_mechanism(sigma: float, sensitivity: float, releases: int = 1, label: str = "") -> Mechanism:
     """``releases`` Gaussian releases with noise std σ and L2 sensitivity S (noise multiplier σ/S)."""
     return Mechanism("gaussian", float(sigma) / float(sensitivity), int(releases), label)
 
 
-def mechanisms_of(report: PrivacyReport) -> tuple[Mechanism, ...]:
-    """What a fit's privacy report says it spent: its noisy releases (σ, sensitivity, K) and, with an
-    automatic count cap C or clip norm G, that selection's own Gaussian release (``budget_split["cap_sigma"]``:
-    its noise multiplier, so sensitivity 1). Both are ``discrete-gaussian`` when the report was calibrated for
-    the discrete Gaussian (``report.discrete``: the fit draws it for both)."""
-    if report.sensitivity is None or report.sigma2 <= 0:
-        raise BudgetExceeded("refused: σ² = 0 adds no noise, so its ε is infinite")
-    split = getattr(report, "budget_split", None) or {}
-    selection = ("clip norm G (noisy histogram of sequence norms)" if "sequence_clip" in split
-                 else "count cap C (noisy tail counts)")
-    kind = "discrete-gaussian" if getattr(report, "discrete", False) else "gaussian"
-    cap = (Mechanism(kind, float(split["cap_sigma"]), 1, selection),) if "cap_sigma" in split else ()
-    main = Mechanism(kind, math.sqrt(report.sigma2) / float(report.sensitivity), int(report.iters),
-                     "noisy statistics" if report.iters == 1 else "noisy gradients")
-    return cap + (main,)
+def compose_epsilon(events, delta: float) -> float:
+    """Smallest ε such that all ``events`` together are (ε, δ)-DP (adaptive composition).
 
+    Parameters
+    ----------
+    events : iterable
+        ``dp_accounting`` events (:mod:`dp_accounting.dp_event`: Gaussian, Laplace, zCDP, self-composed, composed,
+        no-op), :class:`PureDpEvent` or :class:`Mechanism` (a ledger entry's labelled event).
+    delta : float
+        δ.
 
-def compose_epsilon(mechanisms, delta: float) -> float:
-    """Smallest ε such that all ``mechanisms`` together are (ε, δ)-DP (adaptive composition, exact).
+    Returns
+    -------
+    float
+        Gaussians alone: exact (one Gaussian of ``μ² = Σ k_i/z_i²``, dp-accounting's analytic Gaussian mechanism).
+        With Laplace or pure steps: dp-accounting's privacy loss distributions (an upper bound). With a zCDP event:
+        every event in zCDP (:func:`_rho_of_part`, an upper bound). No event: 0.
 
-    Gaussian mechanisms compose to one Gaussian with ``μ² = Σ releases_i / z_i²`` (exact: their privacy
-    loss distributions are normal and add); alone, its ε is ``dp_accounting``'s analytic Gaussian
-    mechanism. With other mechanisms, the privacy loss distributions are composed by ``dp_accounting``
-    (discretised pessimistically, so the ε is an upper bound). With a discrete Gaussian among them, everything
-    is composed in zCDP (:func:`_zcdp_composed`). No mechanism: ε = 0.
+    Raises
+    ------
+    DPHawkesError
+        For an event this accountant does not support (subsampling, ...).
     """
-    return _composed(tuple(mechanisms), float(delta))
+    events = tuple(events)
+    if not events:
+        return 0.0
+    parts: dict = {}
+    for event in events:
+        _collect(event.dp_event() if isinstance(event, Mechanism) else event, 1, parts)
+    return _composed(tuple(sorted(parts.items())), float(delta)) if parts else 0.0
+
+
+def _collect(event, count: int, parts: dict) -> None:
+    """Add ``count`` times ``event`` to ``parts``: ``{(kind, parameter): repetitions}``, kind one of ``gaussian``
+    (z), ``laplace`` (b), ``zcdp`` (ρ), ``pure`` (ε)."""
+    from dp_accounting import dp_event
+
+    leaf = {dp_event.GaussianDpEvent: lambda e: ("gaussian", float(e.noise_multiplier)),
+            dp_event.LaplaceDpEvent: lambda e: ("laplace", float(e.noise_multiplier)),
+            dp_event.ZCDpEvent: lambda e: ("zcdp", float(e.rho)) if e.xi == 0 else None,
+            PureDpEvent: lambda e: ("pure", float(e.epsilon))}.get(type(event))
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        _collect(event.event, count * int(event.count), parts)
+    elif isinstance(event, dp_event.ComposedDpEvent):
+        for inner in event.events:
+            _collect(inner, count, parts)
+    elif isinstance(event, dp_event.NoOpDpEvent):
+        return
+    elif leaf is None or leaf(event) is None:
+        raise DPHawkesError(f"the accountant cannot compose {type(event).__name__}")
+    else:
+        key = leaf(event)
+        if not (math.isfinite(key[1]) and key[1] > 0) or count < 1:
+            raise DPHawkesError(f"{type(event).__name__} needs a positive parameter, got {key[1]!r}")
+        parts[key] = parts.get(key, 0) + count
 
 
 @functools.lru_cache(maxsize=4096)  # pages recompose the same ledger on every render (~10 ms per Gaussian)
-def _composed(mechanisms: tuple[Mechanism, ...], delta: float) -> float:
-    if any(m.kind == "discrete-gaussian" for m in mechanisms):
-        return _zcdp_composed(mechanisms, delta)
-    mu_sq = sum(m.releases / m.parameter**2 for m in mechanisms if m.kind == "gaussian")
-    others = [m for m in mechanisms if m.kind != "gaussian"]
+def _composed(parts: tuple, delta: float) -> float:
+    if any(kind == "zcdp" for (kind, _), _ in parts):
+        return zcdp_epsilon(sum(_rho_of_part(kind, value) * k for (kind, value), k in parts), delta)
+    mu_sq = sum(k / z**2 for (kind, z), k in parts if kind == "gaussian")
+    others = [(kind, value, k) for (kind, value), k in parts if kind != "gaussian"]
     if not others:
-        if mu_sq == 0:
-            return 0.0
         from dp_accounting.gaussian_mechanism import get_epsilon_gaussian  # 1.3 s import: only when composing
 
         return float(get_epsilon_gaussian(1.0 / math.sqrt(mu_sq), delta))
     return _pld_epsilon(mu_sq, others, delta)
 
 
-def zcdp_rho_of(mechanism: Mechanism) -> float:
-    """ρ-zCDP of one mechanism: ``releases/(2z²)`` for a (discrete) Gaussian — its Rényi divergence of order α is
-    at most ``α·releases/(2z²)`` (exactly, for the continuous one) — and ``releases·ε²/2`` for a Laplace (ε = 1/scale)
-    or pure ε-DP step (Bun & Steinke 2016, Proposition 3.3)."""
-    if mechanism.kind in ("gaussian", "discrete-gaussian"):
-        return mechanism.releases / (2.0 * mechanism.parameter**2)
-    epsilon = 1.0 / mechanism.parameter if mechanism.kind == "laplace" else mechanism.parameter
-    return mechanism.releases * epsilon**2 / 2.0
-
-
-def _zcdp_composed(mechanisms, delta: float) -> float:
-    """ε at δ of ``mechanisms`` composed in zCDP: ``ρ = Σ ρ_i`` (:func:`zcdp_rho_of`), converted once by
-    :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`. An upper bound (the continuous Gaussians lose their exactness
-    here: a ledger of Gaussians alone is composed as one Gaussian instead)."""
-    from dphawkes_core.privacy.noise import zcdp_epsilon
-
-    return zcdp_epsilon(sum(zcdp_rho_of(m) for m in mechanisms), delta)
+def _rho_of_part(kind: str, value: float) -> float:
+    """ρ-zCDP of one event: ``1/(2z²)`` for a Gaussian — its Rényi divergence of order α is exactly ``α/(2z²)`` —,
+    ρ itself for a zCDP event, and ``ε²/2`` for a Laplace (ε = 1/scale) or pure ε-DP step (Bun & Steinke 2016,
+    Proposition 3.3)."""
+    if kind == "gaussian":
+        return 0.5 / value / value
+    if kind == "zcdp":
+        return value
+    epsilon = 1.0 / value if kind == "laplace" else value
+    return epsilon**2 / 2.0
 
 
 def _pld_epsilon(mu_sq: float, others, delta: float) -> float:
@@ -129,14 +182,99 @@ def _pld_epsilon(mu_sq: float, others, delta: float) -> float:
 
     parts = [pld.from_gaussian_mechanism(standard_deviation=1.0 / math.sqrt(mu_sq),
                                          value_discretization_interval=PLD_INTERVAL)] if mu_sq > 0 else []
-    for m in others:
-        if m.kind == "laplace":
-            one = pld.from_laplace_mechanism(parameter=m.parameter, value_discretization_interval=PLD_INTERVAL)
+    for kind, value, releases in others:
+        if kind == "laplace":
+            one = pld.from_laplace_mechanism(parameter=value, value_discretization_interval=PLD_INTERVAL)
         else:
-            one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(m.parameter, 0.0),
+            one = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(value, 0.0),
                                               value_discretization_interval=PLD_INTERVAL)
-        parts.append(one.self_compose(m.releases) if m.releases > 1 else one)
+        parts.append(one.self_compose(releases) if releases > 1 else one)
     total = parts[0]
     for part in parts[1:]:
         total = total.compose(part)
     return float(total.get_epsilon_for_delta(delta))
+
+
+# --- zCDP and Gaussian DP: ε ↔ ρ ↔ noise multiplier -------------------------------------------------------------
+
+
+def discrete_gaussian_rho(sigma: float, sensitivity: float, releases: int = 1) -> float:
+    """ρ of ``releases`` discrete Gaussian releases with scale σ and L2 sensitivity S: ``K·S²/(2σ²)``.
+
+    For an integer shift v, ``Σ_x p(x)^α p(x − v)^(1−α) = e^{α(α−1)‖v‖²/(2σ²)} Σ_x e^{−‖x − (1−α)v‖²/(2σ²)} / Σ_x
+    e^{−‖x‖²/(2σ²)}`` and the last ratio is at most 1 (a theta sum is largest at a lattice point), so
+    ``D_α ≤ α‖v‖²/(2σ²)`` at every order (CKS 2020; OpenDP's privacy map gives the same ρ)."""
+    return math.inf if sigma <= 0 else int(releases) * float(sensitivity) ** 2 / (2.0 * float(sigma) ** 2)
+
+
+def _conversion(rho: float, delta: float, alpha):
+    """ε at δ from ρ-zCDP at Rényi order α: ``αρ + log(1 − 1/α) − (log δ + log α)/(α − 1)`` (CKS 2020,
+    Proposition 12; Asoodeh et al. 2021; dp-accounting's ``rdp.compute_epsilon``). Valid at every α > 1."""
+    alpha = np.asarray(alpha, dtype=float)
+    return alpha * rho + np.log1p(-1.0 / alpha) - (math.log(delta) + np.log(alpha)) / (alpha - 1.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """Smallest ε (at δ) that ρ-zCDP implies through :func:`_conversion`, minimised over the order α > 1 (a grid
+    over ``log(α − 1)``, then Brent between its neighbours). Any order gives a valid bound, so a slightly
+    suboptimal α only loosens ε. Equal to OpenDP's ``make_zCDP_to_approxDP`` (tested)."""
+    from scipy.optimize import minimize_scalar
+
+    rho, delta = float(rho), float(delta)
+    if not 0 < delta < 1:
+        raise ValueError(f"δ must be in (0, 1), got {delta!r}")
+    if rho <= 0:
+        return 0.0
+    if not math.isfinite(rho):
+        return math.inf
+    grid = np.linspace(-20.0, 25.0, 451)  # log(α − 1)
+    values = _conversion(rho, delta, 1.0 + np.exp(grid))
+    best = int(np.argmin(values))
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
+    refined = minimize_scalar(lambda t: float(_conversion(rho, delta, 1.0 + math.exp(t))), bounds=(low, high),
+                              method="bounded", options={"xatol": 1e-12})
+    return max(0.0, min(float(values[best]), float(refined.fun)))
+
+
+@functools.lru_cache(maxsize=1024)
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """Largest ρ whose :func:`zcdp_epsilon` at δ is at most ε (by bisection; shaded down so that it never exceeds ε)."""
+    from scipy.optimize import brentq
+
+    epsilon, delta = float(epsilon), float(delta)
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"ε must be a positive number, got {epsilon!r}")
+    high = epsilon
+    while zcdp_epsilon(high, delta) <= epsilon:
+        high *= 2.0
+    low = high / 2.0
+    while zcdp_epsilon(low, delta) > epsilon:
+        low /= 2.0
+    rho = brentq(lambda r: zcdp_epsilon(r, delta) - epsilon, low, high, xtol=1e-300, rtol=1e-15, maxiter=200)
+    while zcdp_epsilon(rho, delta) > epsilon:
+        rho *= 1.0 - 1e-12
+    return float(rho)
+
+
+def gaussian_multiplier(epsilon: float, delta: float, discrete: bool = False) -> float:
+    """Noise multiplier ``z = σ/S`` of one Gaussian release that is exactly (ε, δ)-DP: the analytic Gaussian
+    mechanism (continuous), or the ``1/√(2ρ)`` of the largest ρ-zCDP that converts to (ε, δ) (discrete)."""
+    if discrete:
+        return 1.0 / math.sqrt(2.0 * zcdp_rho(epsilon, delta))
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
+
+    return float(get_sigma_gaussian(epsilon, delta))
+
+
+def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) -> float:
+    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`);
+    a multiplier below :data:`~dphawkes_core.validation.MULTIPLIER_MIN` is refused (its ε leaves float64's range)."""
+    if not multiplier > 0:
+        return math.inf
+    check_multiplier(multiplier)
+    if discrete:
+        return zcdp_epsilon(0.5 / multiplier / multiplier, delta)  # underflows to ρ = 0 for a huge multiplier
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
+    return float(get_epsilon_gaussian(multiplier, delta))

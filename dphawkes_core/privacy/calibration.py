@@ -29,20 +29,27 @@ tests).
 Discrete Gaussian (an unseeded release whose numbers are all integers,
 :func:`~dphawkes_core.privacy.noise.discrete_noise`):
 the same sensitivities, but the releases are ρ-zCDP with ``ρ = K·S²/(2σ²)`` and are composed and converted to
-(ε, δ) in zCDP (:func:`~dphawkes_core.privacy.noise.zcdp_epsilon`), so σ for a target ε is about 8 % larger at ε = 1
-(``docs/privacy.md``, "The noise: samplers and generators"). The ``discrete`` flag below selects it.
+(ε, δ) in zCDP (:func:`~dphawkes_core.privacy.accounting.zcdp_epsilon`), so σ for a target ε is about 8 % larger
+at ε = 1 (``docs/privacy.md``, "The noise: samplers and generators"). The ``discrete`` flag below selects it.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.noise import gaussian_multiplier, multiplier_epsilon, zcdp_epsilon, zcdp_rho
+from dphawkes_core.privacy.accounting import (
+    BudgetExceeded,
+    Mechanism,
+    compose_epsilon,
+    gaussian_multiplier,
+    multiplier_epsilon,
+    zcdp_rho,
+)
 from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_share, check_sigma2
 
@@ -124,7 +131,7 @@ def data_R(stats: SufficientStats) -> float:
 def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
     """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly (``discrete``:
     discrete Gaussian releases, ρ-zCDP together, converted to (ε, δ) by
-    :func:`~dphawkes_core.privacy.noise.zcdp_epsilon`)."""
+    :func:`~dphawkes_core.privacy.accounting.zcdp_epsilon`)."""
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
 
     check_epsilon_delta(epsilon, delta)
@@ -186,6 +193,57 @@ def paper_sensitivity(scale: float, R: float) -> float:
 
 
 @dataclass(frozen=True)
+class BudgetSplit:
+    """How a fit's ε was split between the private choice of a selected value (the count cap C or the clip norm G)
+    and the release that follows it.
+
+    Attributes
+    ----------
+    share : float
+        The share of ε the selection spent.
+    cap_sigma : float
+        The selection's noise multiplier (its release has sensitivity 1).
+    cap_epsilon : float
+        ε of the selection alone (``share · ε``) at δ.
+    release_epsilon : float
+        ε of the release alone at δ.
+    epsilon_total : float
+        Both composed (:func:`~dphawkes_core.privacy.accounting.compose_epsilon`).
+    count_cap : int or None
+        The count cap C chosen (``None`` for a clip norm).
+    sequence_clip : float or None
+        The clip norm G chosen (``None`` for a count cap).
+    """
+
+    share: float
+    cap_sigma: float
+    cap_epsilon: float
+    release_epsilon: float
+    epsilon_total: float
+    count_cap: int | None = None
+    sequence_clip: float | None = None
+
+    @property
+    def selection_label(self) -> str:
+        """What the selection released, for the ledger."""
+        if self.sequence_clip is not None:
+            return "clip norm G (noisy histogram of sequence norms)"
+        return "count cap C (noisy tail counts)"
+
+    def to_dict(self) -> dict:
+        """The report's ``budget_split`` in JSON: the selected value first, then the split."""
+        chosen = ({"sequence_clip": self.sequence_clip} if self.sequence_clip is not None
+                  else {"count_cap": self.count_cap})
+        return {**chosen, "share": self.share, "cap_sigma": self.cap_sigma, "cap_epsilon": self.cap_epsilon,
+                "release_epsilon": self.release_epsilon, "epsilon_total": self.epsilon_total}
+
+    @classmethod
+    def from_dict(cls, values: dict) -> BudgetSplit | None:
+        """The split :meth:`to_dict` wrote (``None`` for the empty one of a report without a selection)."""
+        return cls(**values) if values else None
+
+
+@dataclass(frozen=True)
 class PrivacyReport:
     """What the noise of a private fit means under each calibration.
 
@@ -216,10 +274,9 @@ class PrivacyReport:
         Number of noisy releases K.
     note : str
         Plain-words caveat for display.
-    budget_split : dict
-        With an automatic count cap (:mod:`~dphawkes_core.privacy.count_cap`): the chosen ``count_cap``, the
-        ``share`` of ε it cost, ``cap_sigma``, ``cap_epsilon`` and ``release_epsilon`` (each release
-        alone at δ) and ``epsilon_total`` (both composed by dp-accounting's PLD accountant). Empty otherwise.
+    budget_split : BudgetSplit or None
+        With a privately chosen count cap (:mod:`~dphawkes_core.privacy.count_cap`) or clip norm G: how ε was
+        split between that choice and the release. ``None`` otherwise.
     privacy_unit : str
         What the guarantee protects: ``event`` (one event added or removed, the paper's unit) or
         ``sequence`` (one sequence replaced, :mod:`~dphawkes_core.privacy.sequence`).
@@ -240,7 +297,7 @@ class PrivacyReport:
     formal: bool = False
     iters: int = 1
     note: str = ""
-    budget_split: dict = field(default_factory=dict)
+    budget_split: BudgetSplit | None = None
     privacy_unit: str = "event"
     discrete: bool = False
 
@@ -256,11 +313,21 @@ class PrivacyReport:
             "epsilon_by_calibration": dict(self.epsilon_by_calibration),
             "sensitivity_by_calibration": dict(self.sensitivity_by_calibration),
             "iters": self.iters, "note": self.note,
-            "budget_split": dict(self.budget_split), "privacy_unit": self.privacy_unit,
+            "budget_split": self.budget_split.to_dict() if self.budget_split else {}, "privacy_unit": self.privacy_unit,
         }
         if self.discrete:
             out["noise"] = DISCRETE_NOISE
         return out
+
+    def to_record(self) -> dict:
+        """Every field, JSON-able, for the ledger's copy of a result (:meth:`from_record` reads it back)."""
+        return {**dataclasses.asdict(self), "budget_split": self.budget_split.to_dict() if self.budget_split else {}}
+
+    @classmethod
+    def from_record(cls, record: dict) -> PrivacyReport:
+        """The report :meth:`to_record` wrote (fields it does not know are ignored)."""
+        values = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
+        return cls(**{**values, "budget_split": BudgetSplit.from_dict(values.get("budget_split") or {})})
 
     @property
     def rho(self) -> float:
@@ -268,8 +335,27 @@ class PrivacyReport:
         if not self.discrete:
             raise ConfigError("only discrete Gaussian noise is accounted in zCDP")
         rho = self.iters * self.sensitivity**2 / (2.0 * self.sigma2) if self.sigma2 > 0 else math.inf
-        cap = self.budget_split.get("cap_sigma")
-        return rho + (1.0 / (2.0 * cap**2) if cap else 0.0)
+        return rho + (1.0 / (2.0 * self.budget_split.cap_sigma**2) if self.budget_split else 0.0)
+
+    def mechanisms(self) -> tuple[Mechanism, ...]:
+        """What the fit spent: its noisy releases (σ, sensitivity, K) and, with a privately chosen count cap C or
+        clip norm G, that selection's own Gaussian release (noise multiplier ``budget_split.cap_sigma``, sensitivity
+        1). Both are ``discrete-gaussian`` when the report was calibrated for the discrete Gaussian (the fit draws it
+        for both).
+
+        Raises
+        ------
+        BudgetExceeded
+            For σ² = 0 (its ε is infinite).
+        """
+        if self.sensitivity is None or self.sigma2 <= 0:
+            raise BudgetExceeded("refused: σ² = 0 adds no noise, so its ε is infinite")
+        kind = "discrete-gaussian" if self.discrete else "gaussian"
+        split = self.budget_split
+        cap = (Mechanism(kind, float(split.cap_sigma), 1, split.selection_label),) if split else ()
+        main = Mechanism(kind, math.sqrt(self.sigma2) / float(self.sensitivity), int(self.iters),
+                         "noisy statistics" if self.iters == 1 else "noisy gradients")
+        return cap + (main,)
 
 
 DISCRETE_NOISE = "discrete Gaussian (exact sampler, OpenDP), composed in zCDP"
@@ -441,54 +527,55 @@ def calibrate(stats: SufficientStats, theorem: PaperTheorem, scale: float, fro_r
 # --- one-shot sufficient-statistics release (DP-SSP) and clipped-gradient DP-PGD ----------------------------
 
 def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases: int, share: float,
-                      count_cap: int, discrete: bool = False) -> tuple[float, dict]:
+                      count_cap: int, discrete: bool = False) -> tuple[float, BudgetSplit]:
     """Noise std of ``releases`` Gaussian releases of sensitivity S that follow an automatic count cap,
     so that all of them together are exactly (ε, δ)-DP.
 
     The cap's release (:mod:`~dphawkes_core.privacy.count_cap`: sensitivity 1, noise multiplier
     ``m_cap = z(share·ε, δ)``) and K releases with multiplier ``m`` compose to one Gaussian mechanism
     with ``1/m_total² = 1/m_cap² + K/m²`` (μ-GDP adds in squares; Dong, Roth & Su 2019), and
-    ``m_total = z(ε, δ)`` makes the total exactly (ε, δ). The total is checked with dp-accounting's PLD
-    accountant on the two heterogeneous mechanisms (:func:`composed_epsilon`).
+    ``m_total = z(ε, δ)`` makes the total exactly (ε, δ); the split's total is the two releases composed by
+    :func:`~dphawkes_core.privacy.accounting.compose_epsilon`.
 
     ``discrete``: both are discrete Gaussian releases (an unseeded lagged DP-SSP): the cap gets
     ``ρ_cap = ρ(share·ε, δ)``, the releases ``ρ(ε, δ) − ρ_cap`` (zCDP adds up), ``ρ(ε, δ)`` the largest ρ-zCDP
-    that converts to (ε, δ) (:func:`~dphawkes_core.privacy.noise.zcdp_rho`).
+    that converts to (ε, δ) (:func:`~dphawkes_core.privacy.accounting.zcdp_rho`).
 
     Returns
     -------
     sigma : float
         Noise std per released entry of the main release.
-    budget_split : dict
+    budget_split : BudgetSplit
         For :attr:`PrivacyReport.budget_split`.
     """
     sigma, split = _compose_selection(epsilon, delta, sensitivity, releases, share, discrete)
-    return sigma, {"count_cap": int(count_cap), **split}
+    return sigma, replace(split, count_cap=int(count_cap))
 
 
 def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, share: float,
-                          sequence_clip: float) -> tuple[float, dict]:
+                          sequence_clip: float) -> tuple[float, BudgetSplit]:
     """Noise std of the sequence unit's release after its clip norm G was chosen privately, so that both
     together are exactly (ε, δ)-DP.
 
     G's release (:func:`~dphawkes_core.privacy.sequence.dp_sequence_clip`: a histogram of sensitivity √2
     with noise std ``√2·z(share·ε, δ)``) has the noise multiplier ``z(share·ε, δ)`` of the count cap's
     release, so it composes with the statistics' release as in :func:`compose_count_cap`:
-    ``μ_total² = μ_G² + μ_fit²``, ``μ_total`` that of (ε, δ). ``budget_split["cap_sigma"]`` is G's noise
+    ``μ_total² = μ_G² + μ_fit²``, ``μ_total`` that of (ε, δ). ``BudgetSplit.cap_sigma`` is G's noise
     multiplier (read by the ledger and the audit as the selection's release).
     """
     sigma, split = _compose_selection(epsilon, delta, sensitivity, 1, share)
-    return sigma, {"sequence_clip": float(sequence_clip), **split}
+    return sigma, replace(split, sequence_clip=float(sequence_clip))
 
 
 _LEFT_OVER = 1e-9  # the releases' share of the total μ² (or ρ) below which a split is rounding, not a budget
 
 
 def _compose_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
-                       share: float, discrete: bool = False) -> tuple[float, dict]:
+                       share: float, discrete: bool = False) -> tuple[float, BudgetSplit]:
     """A selection release with noise multiplier ``z(share·ε, δ)`` followed by K Gaussian releases of
     sensitivity S: the K releases' noise std and the split (without the selected value)."""
-    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
+    from dp_accounting.dp_event import GaussianDpEvent, SelfComposedDpEvent
+    from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
     from dphawkes_core.privacy.count_cap import cap_noise_sigma
 
@@ -501,18 +588,20 @@ def _compose_selection(epsilon: float, delta: float, sensitivity: float, release
     if not rest > _LEFT_OVER / total_multiplier**2:  # a tiny ε: both multipliers are δ's alone
         raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the release")
     multiplier = math.sqrt(releases) / math.sqrt(rest)
-    split = {
-        "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
-        "release_epsilon": float(get_epsilon_gaussian(multiplier / math.sqrt(releases), delta)),
-        "epsilon_total": composed_epsilon(((cap_multiplier, 1), (multiplier, releases)), delta),
-    }
+    selection, release = GaussianDpEvent(float(cap_multiplier)), SelfComposedDpEvent(GaussianDpEvent(multiplier),
+                                                                                      int(releases))
+    split = BudgetSplit(share=float(share), cap_sigma=float(cap_multiplier), cap_epsilon=float(share * epsilon),
+                        release_epsilon=compose_epsilon([release], delta),
+                        epsilon_total=compose_epsilon([selection, release], delta))
     return multiplier * sensitivity, split
 
 
 def _compose_discrete_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
-                                share: float) -> tuple[float, dict]:
+                                share: float) -> tuple[float, BudgetSplit]:
     """:func:`_compose_selection` for discrete Gaussian releases, in zCDP: ``ρ_cap = ρ(share·ε)``, the K releases
     share ``ρ(ε) − ρ_cap``; the total converts back to ε (up to the bisection's 1e-12)."""
+    from dp_accounting.dp_event import ZCDpEvent
+
     check_share(share)
     rho_total, rho_cap = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
     rho_release = rho_total - rho_cap
@@ -520,25 +609,11 @@ def _compose_discrete_selection(epsilon: float, delta: float, sensitivity: float
         raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the release")
     cap_multiplier = 1.0 / math.sqrt(2.0 * rho_cap)
     multiplier = math.sqrt(releases) / math.sqrt(2.0 * rho_release)
-    split = {
-        "share": float(share), "cap_sigma": float(cap_multiplier), "cap_epsilon": float(share * epsilon),
-        "release_epsilon": zcdp_epsilon(rho_release, delta),
-        "epsilon_total": zcdp_epsilon(rho_cap + rho_release, delta),
-    }
+    selection, release = ZCDpEvent(rho_cap), ZCDpEvent(rho_release)
+    split = BudgetSplit(share=float(share), cap_sigma=float(cap_multiplier), cap_epsilon=float(share * epsilon),
+                        release_epsilon=compose_epsilon([release], delta),
+                        epsilon_total=compose_epsilon([selection, release], delta))
     return multiplier * sensitivity, split
-
-
-@functools.lru_cache(maxsize=256)
-def composed_epsilon(mechanisms: tuple, delta: float) -> float:
-    """ε at δ of Gaussian mechanisms ``((noise multiplier, repetitions), …)`` composed by dp-accounting's
-    PLD accountant (cached: a PLD costs ~0.3 s and depends only on these public numbers)."""
-    from dp_accounting import dp_event
-    from dp_accounting.pld import pld_privacy_accountant
-
-    accountant = pld_privacy_accountant.PLDAccountant()
-    accountant.compose(dp_event.ComposedDpEvent(
-        [dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(float(m)), int(k)) for m, k in mechanisms]))
-    return float(accountant.get_epsilon(delta))
 
 
 def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, calibration: str,
@@ -556,7 +631,7 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
     if calibration != "formal":
         raise ConfigError("this method has only the formal calibration; choose calibration 'formal'")
     check_privacy_inputs(epsilon, sigma2, dp_delta)
-    split = {}
+    split = None
     if auto_cap is not None:
         if epsilon is None:
             raise ConfigError("an automatic count cap spends a share of ε: give ε, not σ²")
@@ -565,7 +640,7 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
     elif sigma2 is None:
         sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases, discrete) ** 2
     check_sigma2(sigma2, f"the calibration's σ² for ε = {epsilon:g}" if epsilon is not None else "σ²")
-    eps = split["epsilon_total"] if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases,
+    eps = split.epsilon_total if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases,
                                                                 discrete)
     return PrivacyReport(
         sigma2=float(sigma2),
@@ -578,8 +653,7 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
         sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(sensitivity)},
         formal=True,
         iters=int(releases),
-        note=note + (f"; count cap C = {split['count_cap']} chosen privately with "
-                                         f"{split['share']:.0%} of ε" if split else "")
+        note=note + (f"; count cap C = {split.count_cap} chosen privately with {split.share:.0%} of ε" if split else "")
         + ("; " + DISCRETE_NOISE if discrete else ""),
         budget_split=split,
         discrete=bool(discrete),

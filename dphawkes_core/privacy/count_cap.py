@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.noise import NoiseSource, as_source, gaussian_multiplier, noise_source, uses_discrete
+from dphawkes_core.privacy.accounting import gaussian_multiplier
+from dphawkes_core.privacy.noise import NoiseSource, as_source, noise_source, uses_discrete
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, tail_counts
 from dphawkes_core.validation import check_epsilon_delta, check_share
 

@@ -1,4 +1,4 @@
-"""The noise every mechanism draws: one source per fit, seeded for experiments, a CSPRNG for a release.
+"""The noise every mechanism draws (the samplers): one source per fit, seeded for experiments, a CSPRNG for a release.
 
 * :class:`SeededNoise` (an int seed, or a numpy ``Generator``): tests, teaching, experiments — never a
   release (:func:`~dphawkes_core.privacy.calibration.formal_status`). numpy's PCG64 with its ziggurat normals, drawn in
@@ -18,10 +18,8 @@
     the L2 distance; about 11–18 µs per number. No floating point touches the noise.
 
 Which releases are drawn how, and what the discrete Gaussian costs in ε, is in ``docs/privacy.md`` ("The
-noise: samplers and generators"). A discrete Gaussian release is ρ-zCDP with ``ρ = K·S²/(2σ²)`` (CKS 2020;
-OpenDP's privacy map) and is *not* exactly μ-GDP: it is composed in zCDP (:func:`zcdp_epsilon`, the
-conversion of CKS 2020, Proposition 12, equal to OpenDP's ``make_zCDP_to_approxDP`` and to dp-accounting's
-RDP accountant), never as ``μ² = Σ μᵢ²``.
+noise: samplers and generators"). This module only draws: what the noise costs (zCDP, Gaussian DP, the
+composition) is :mod:`~dphawkes_core.privacy.accounting`.
 
 A mechanism is given ``rng``: a :class:`NoiseSource` or a numpy ``Generator`` (the privacy audit passes
 one); both have ``standard_normal(shape)``, and :func:`uses_discrete` tells whether integer releases must
@@ -37,7 +35,6 @@ import os
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.validation import check_multiplier
 
 #: What :attr:`NoiseSource.sampler` says, for reports and docs.
 NUMPY_SAMPLER = "numpy PCG64 (seeded)"
@@ -233,88 +230,3 @@ def seeded_discrete_gaussian(shape, sigma: float, generator: np.random.Generator
         keep = generator.random(batch) < np.exp(-((np.abs(laplace) - sigma**2 / t) ** 2) / (2 * sigma**2))
         kept.append(laplace[keep])
     return np.concatenate(kept)[:size].astype(np.int64).reshape(shape)
-
-
-# --- what the discrete Gaussian costs: zCDP -------------------------------------------------------------------
-
-
-def discrete_gaussian_rho(sigma: float, sensitivity: float, releases: int = 1) -> float:
-    """ρ of ``releases`` discrete Gaussian releases with scale σ and L2 sensitivity S: ``K·S²/(2σ²)``.
-
-    For an integer shift v, ``Σ_x p(x)^α p(x − v)^(1−α) = e^{α(α−1)‖v‖²/(2σ²)} Σ_x e^{−‖x − (1−α)v‖²/(2σ²)} / Σ_x
-    e^{−‖x‖²/(2σ²)}`` and the last ratio is at most 1 (a theta sum is largest at a lattice point), so
-    ``D_α ≤ α‖v‖²/(2σ²)`` at every order (CKS 2020; OpenDP's privacy map gives the same ρ)."""
-    return math.inf if sigma <= 0 else int(releases) * float(sensitivity) ** 2 / (2.0 * float(sigma) ** 2)
-
-
-def _conversion(rho: float, delta: float, alpha):
-    """ε at δ from ρ-zCDP at Rényi order α: ``αρ + log(1 − 1/α) − (log δ + log α)/(α − 1)`` (CKS 2020,
-    Proposition 12; Asoodeh et al. 2021; dp-accounting's ``rdp.compute_epsilon``). Valid at every α > 1."""
-    alpha = np.asarray(alpha, dtype=float)
-    return alpha * rho + np.log1p(-1.0 / alpha) - (math.log(delta) + np.log(alpha)) / (alpha - 1.0)
-
-
-@functools.lru_cache(maxsize=4096)
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """Smallest ε (at δ) that ρ-zCDP implies through :func:`_conversion`, minimised over the order α > 1 (a grid
-    over ``log(α − 1)``, then Brent between its neighbours). Any order gives a valid bound, so a slightly
-    suboptimal α only loosens ε. Equal to OpenDP's ``make_zCDP_to_approxDP`` (tested)."""
-    from scipy.optimize import minimize_scalar
-
-    rho, delta = float(rho), float(delta)
-    if not 0 < delta < 1:
-        raise ValueError(f"δ must be in (0, 1), got {delta!r}")
-    if rho <= 0:
-        return 0.0
-    if not math.isfinite(rho):
-        return math.inf
-    grid = np.linspace(-20.0, 25.0, 451)  # log(α − 1)
-    values = _conversion(rho, delta, 1.0 + np.exp(grid))
-    best = int(np.argmin(values))
-    low, high = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-    refined = minimize_scalar(lambda t: float(_conversion(rho, delta, 1.0 + math.exp(t))), bounds=(low, high),
-                              method="bounded", options={"xatol": 1e-12})
-    return max(0.0, min(float(values[best]), float(refined.fun)))
-
-
-@functools.lru_cache(maxsize=1024)
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """Largest ρ whose :func:`zcdp_epsilon` at δ is at most ε (by bisection; shaded down so that it never exceeds ε)."""
-    from scipy.optimize import brentq
-
-    epsilon, delta = float(epsilon), float(delta)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"ε must be a positive number, got {epsilon!r}")
-    high = epsilon
-    while zcdp_epsilon(high, delta) <= epsilon:
-        high *= 2.0
-    low = high / 2.0
-    while zcdp_epsilon(low, delta) > epsilon:
-        low /= 2.0
-    rho = brentq(lambda r: zcdp_epsilon(r, delta) - epsilon, low, high, xtol=1e-300, rtol=1e-15, maxiter=200)
-    while zcdp_epsilon(rho, delta) > epsilon:
-        rho *= 1.0 - 1e-12
-    return float(rho)
-
-
-def gaussian_multiplier(epsilon: float, delta: float, discrete: bool = False) -> float:
-    """Noise multiplier ``z = σ/S`` of one Gaussian release that is exactly (ε, δ)-DP: the analytic Gaussian
-    mechanism (continuous), or the ``1/√(2ρ)`` of the largest ρ-zCDP that converts to (ε, δ) (discrete)."""
-    if discrete:
-        return 1.0 / math.sqrt(2.0 * zcdp_rho(epsilon, delta))
-    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
-
-    return float(get_sigma_gaussian(epsilon, delta))
-
-
-def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) -> float:
-    """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`);
-    a multiplier below :data:`~dphawkes_core.validation.MULTIPLIER_MIN` is refused (its ε leaves float64's range)."""
-    if not multiplier > 0:
-        return math.inf
-    check_multiplier(multiplier)
-    if discrete:
-        return zcdp_epsilon(0.5 / multiplier / multiplier, delta)  # underflows to ρ = 0 for a huge multiplier
-    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
-
-    return float(get_epsilon_gaussian(multiplier, delta))

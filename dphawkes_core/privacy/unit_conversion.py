@@ -7,8 +7,8 @@ import math
 from dataclasses import dataclass
 
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.accounting import zcdp_epsilon
 from dphawkes_core.privacy.calibration import PrivacyReport
-from dphawkes_core.privacy.noise import zcdp_epsilon
 from dphawkes_core.validation import check_positive_whole
 
 

@@ -57,7 +57,6 @@ from dphawkes_core.privacy.accounting import (
     Mechanism,
     compose_epsilon,
     gaussian_mechanism,
-    mechanisms_of,
 )
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS
 
@@ -68,7 +67,7 @@ __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.a
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
     "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint", "default_ledger_path",
-    "events_fingerprint", "gaussian_mechanism", "is_metered", "mechanisms_of", "migrate_format2", "read_format2",
+    "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "read_format2",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0

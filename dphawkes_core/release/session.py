@@ -35,7 +35,7 @@ from dphawkes_core.estimators import (
     run_private,
 )
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.privacy.accounting import compose_epsilon, mechanisms_of
+from dphawkes_core.privacy.accounting import compose_epsilon
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.sequence import AutoClip
@@ -167,7 +167,7 @@ class PrivacySession:
         if config.sequence_clip == AUTO:
             stats = replace(stats, auto_clip=AutoClip(stats.sequence_clip, config.sequence_clip_share, float("nan"),
                                                       stats.sequence_clip))
-        return status, mechanisms_of(privacy_report(stats, config))
+        return status, privacy_report(stats, config).mechanisms()
 
     def release(self, config: FitConfig, data_derived=()) -> SessionAnswer:
         """Answer ``config``: replayed (nothing drawn), refused (:class:`~dphawkes_core.release.ledger.BudgetExceeded`,
@@ -184,7 +184,7 @@ class PrivacySession:
             report = privacy_report(stats, config) if config.family.private else None
             result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
             if planned:
-                spent.extend(mechanisms_of(report))
+                spent.extend(report.mechanisms())
                 _check_plan(planned, tuple(spent), self.book.get(self.key))
             record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
             return {**record, "data_info": info.to_dict()}

@@ -240,3 +240,31 @@ def test_the_ledger_is_a_budget_store_blind_to_estimators():
     """The ledger keeps budgets and entries; what a request is (a FitConfig) is the session's business."""
     graph = import_graph()
     assert sorted(t for t in graph["dphawkes_core.release.ledger"] if t.startswith("dphawkes_core.estimators")) == []
+
+
+def test_accounting_is_the_bottom_of_the_privacy_layer():
+    """One accounting path: the composition and the zCDP/GDP maths import no other privacy module (so calibration
+    can use them without a circle), and the samplers in ``noise`` import no accounting."""
+    graph = import_graph()
+    privacy = "dphawkes_core.privacy."
+    assert sorted(t for t in graph[privacy + "accounting"] if t.startswith(privacy)) == []
+    assert privacy + "accounting" not in graph[privacy + "noise"]
+
+
+def accounting_functions() -> dict[str, list[str]]:
+    """Functions of the core that compose ε over several mechanisms, by module: any top-level function whose
+    name says it composes (``compose*``/``composed*``) and returns an ε rather than a noise calibration."""
+    found = {}
+    for name, path in module_files().items():
+        if not name.startswith("dphawkes_core."):
+            continue
+        tree = ast.parse(path.read_text())
+        hits = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+                and f.name.lstrip("_").startswith(("compose", "composed")) and "epsilon" in f.name]
+        if hits:
+            found[name] = hits
+    return found
+
+
+def test_one_function_composes_epsilon():
+    assert accounting_functions() == {"dphawkes_core.privacy.accounting": ["compose_epsilon"]}

@@ -310,7 +310,7 @@ def test_a_private_fit_runs_with_an_automatic_cap_and_refuses_binned_statistics(
     auto = config(width=0.5, lags=10, sigma2=None, epsilon=1.0, count_cap="auto", seed=1)
     result, info = fit(events, auto)
     assert info["auto_count_cap"]["count_cap"] == info["count_cap"] >= 1
-    assert result.privacy.budget_split["epsilon_total"] == pytest.approx(1.0, rel=1e-6)
+    assert result.privacy.budget_split.epsilon_total == pytest.approx(1.0, rel=1e-6)
     assert np.all(np.isfinite(result.H)) and result.info["statistics"] == "exact event times"
     binned = binned_stats(bin_events(events, 0.5, 2), 10)
     with pytest.raises(ConfigError, match="exact event times"):

@@ -264,7 +264,7 @@ def test_a_session_releases_it_formally_and_meters_an_automatic_g(tmp_path):
     assert answer.status.formal and answer.result.privacy.privacy_unit == "sequence"
     assert answer.ledger.spent() == pytest.approx(2.0, rel=1e-6)
     assert len(answer.entry.mechanisms) == 2  # the histogram that chose G, then the statistics
-    assert answer.result.privacy.budget_split["sequence_clip"] == answer.data_info["sequence_clip"]
+    assert answer.result.privacy.budget_split.sequence_clip == answer.data_info["sequence_clip"]
 
 
 def test_automatic_g_is_the_noisy_histograms_choice_and_is_accounted():
@@ -287,7 +287,7 @@ def test_automatic_g_is_the_noisy_histograms_choice_and_is_accounted():
     sigma, split = compose_sequence_clip(eps, 1e-5, sensitivity, 0.05, chosen.sequence_clip)
     assert result.privacy.sensitivity == pytest.approx(sensitivity, rel=1e-12)
     assert math.sqrt(result.privacy.sigma2) == pytest.approx(sigma, rel=1e-9)
-    assert result.privacy.budget_split["epsilon_total"] == pytest.approx(eps, rel=1e-6) == split["epsilon_total"]
+    assert result.privacy.budget_split.epsilon_total == pytest.approx(eps, rel=1e-6) == split.epsilon_total
     assert "chosen privately" in result.privacy.note
 
 

@@ -226,7 +226,7 @@ def test_worst_case_audit_catches_too_little_noise_and_passes_the_correct_mechan
     assert result.violated, (result.mu_lower_bound, result.mu_claimed)
     # the claim is the release's at ε = 4, δ = 1e-5: the discrete Gaussian's (zCDP) for DP-SSP's lagged release,
     # which an unseeded release draws and the audit draws seeded; the continuous Gaussian's for the others
-    from dphawkes_core.privacy.noise import gaussian_multiplier
+    from dphawkes_core.privacy.accounting import gaussian_multiplier
 
     assert result.mu_claimed == pytest.approx(1 / gaussian_multiplier(4.0, 1e-5, discrete=method == "ssp"), rel=1e-9)
     assert result.mu_claimed == pytest.approx(0.864 if method == "ssp" else 0.925, abs=0.001)

@@ -18,19 +18,13 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.estimators.ssp import release_pieces
+from dphawkes_core.privacy.accounting import discrete_gaussian_rho, zcdp_epsilon, zcdp_rho
 from dphawkes_core.privacy.calibration import compose_count_cap, gaussian_epsilon, gaussian_sigma
 from dphawkes_core.privacy.count_cap import cap_rng
-from dphawkes_core.privacy.noise import (
-    SecureNoise,
-    SeededNoise,
-    discrete_gaussian_rho,
-    noise_source,
-    zcdp_epsilon,
-    zcdp_rho,
-)
+from dphawkes_core.privacy.noise import SecureNoise, SeededNoise, noise_source
 from dphawkes_core.privacy.sequence import clip_rng
 from dphawkes_core.privacy.unit_conversion import unit_conversion
-from dphawkes_core.release.ledger import LedgerBook, Mechanism, compose_epsilon, mechanisms_of
+from dphawkes_core.release.ledger import LedgerBook, Mechanism, compose_epsilon
 from dphawkes_core.release.session import PrivacySession
 
 DELTA = 1e-5
@@ -234,8 +228,8 @@ def test_an_automatic_cap_and_the_release_compose_in_zcdp():
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
     sigma, split = compose_count_cap(1.0, DELTA, 0.5, 1, 0.05, 3, discrete=True)
-    rho_cap, rho_release = 1 / (2 * split["cap_sigma"] ** 2), discrete_gaussian_rho(sigma, 0.5)
-    assert split["epsilon_total"] == pytest.approx(1.0, rel=1e-10)
+    rho_cap, rho_release = 1 / (2 * split.cap_sigma ** 2), discrete_gaussian_rho(sigma, 0.5)
+    assert split.epsilon_total == pytest.approx(1.0, rel=1e-10)
     assert zcdp_epsilon(rho_cap, DELTA) == pytest.approx(0.05, rel=1e-9)
     accountant = rdp.RdpAccountant(orders=list(1.0 + np.exp(np.linspace(-9, 12, 20000))))
     accountant.compose(dp_event.ComposedDpEvent([dp_event.ZCDpEvent(rho_cap), dp_event.ZCDpEvent(rho_release)]))
@@ -313,7 +307,7 @@ def test_an_unseeded_dp_ssp_release_records_the_discrete_mechanism_and_spends_wh
     delta = answer.ledger.budget.delta
     assert compose_epsilon(answer.entry.mechanisms, delta) == pytest.approx(compose_epsilon(planned, delta), rel=1e-12)
     assert answer.ledger.spent() == pytest.approx(1.0, rel=1e-9)
-    assert mechanisms_of(answer.result.privacy) == planned  # the stored report says the same
+    assert answer.result.privacy.mechanisms() == planned  # the stored report says the same
     again = session.release(config)
     assert again.replayed and drawn["discrete"] == (2 if cap == "auto" else 1)
     # a continuous release on the same data set: the ledger composes both in zCDP

@@ -112,10 +112,10 @@ def test_selection_split_reports_the_release_and_cap_epsilons(releases):
     eps, share, sens = 2.0, 0.1, 0.8
     sigma, split = compose_count_cap(eps, DELTA, sens, releases, share, 4)
     multiplier = sigma / sens
-    assert split["cap_epsilon"] == pytest.approx(share * eps, rel=1e-14)
-    assert split["release_epsilon"] == pytest.approx(get_epsilon_gaussian(multiplier / math.sqrt(releases), DELTA),
+    assert split.cap_epsilon == pytest.approx(share * eps, rel=1e-14)
+    assert split.release_epsilon == pytest.approx(get_epsilon_gaussian(multiplier / math.sqrt(releases), DELTA),
                                                      rel=1e-9)
-    assert split["count_cap"] == 4 and split["share"] == share
+    assert split.count_cap == 4 and split.share == share
 
 
 # --- calibration reports (read by the ledger, the audit and the export) ---------------------------------------
@@ -187,10 +187,10 @@ def test_auto_count_cap_report_says_the_composed_epsilon():
     rep = privacy_report(stats, config)
     split = rep.budget_split
     assert rep.epsilon == 1.0
-    assert rep.epsilon_by_calibration["formal"] == split["epsilon_total"] == pytest.approx(1.0, rel=0.02)
+    assert rep.epsilon_by_calibration["formal"] == split.epsilon_total == pytest.approx(1.0, rel=0.02)
     alone = gaussian_epsilon(math.sqrt(rep.sigma2), DELTA, rep.sensitivity, 1)
-    assert alone == pytest.approx(split["release_epsilon"], rel=1e-9) and alone < 0.97
-    assert f"count cap C = {split['count_cap']} chosen privately with 30% of ε" in rep.note
+    assert alone == pytest.approx(split.release_epsilon, rel=1e-9) and alone < 0.97
+    assert f"count cap C = {split.count_cap} chosen privately with 30% of ε" in rep.note
 
 
 @pytest.mark.parametrize("kw", [dict(dp_delta=0.0), dict(dp_delta=1.0), dict(dp_delta=1.5),
@@ -364,10 +364,10 @@ def test_sequence_unit_report_with_g_chosen_privately():
     rep = privacy_report(stats, config)
     split = rep.budget_split
     assert rep.privacy_unit == "sequence" and rep.epsilon == 1.0
-    assert split["sequence_clip"] == info["sequence_clip"]
-    assert rep.epsilon_by_calibration["formal"] == split["epsilon_total"] == pytest.approx(1.0, rel=0.02)
+    assert split.sequence_clip == info["sequence_clip"]
+    assert rep.epsilon_by_calibration["formal"] == split.epsilon_total == pytest.approx(1.0, rel=0.02)
     n_rows = sum(20 - P for _ in events.sequences)
-    assert rep.sensitivity == pytest.approx(math.sqrt(2) * split["sequence_clip"] / n_rows, rel=1e-12)
+    assert rep.sensitivity == pytest.approx(math.sqrt(2) * split.sequence_clip / n_rows, rel=1e-12)
     assert gaussian_epsilon(math.sqrt(rep.sigma2), DELTA, rep.sensitivity, 1) < 0.97
     assert rep.R == pytest.approx(data_R(stats), rel=1e-12)
 

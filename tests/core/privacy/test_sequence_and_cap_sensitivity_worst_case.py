@@ -253,12 +253,12 @@ def test_selection_and_release_compose_to_exactly_the_budget(releases, share):
     eps, delta, sens = 1.0, 1e-5, 0.37
     z = get_sigma_gaussian(eps, delta)
     sigma, split = compose_count_cap(eps, delta, sens, releases, share, 3)
-    assert split["cap_sigma"] == pytest.approx(get_sigma_gaussian(share * eps, delta), rel=1e-12)
-    assert 1 / split["cap_sigma"] ** 2 + releases * (sens / sigma) ** 2 == pytest.approx(1 / z**2, rel=1e-9)
-    assert split["epsilon_total"] == pytest.approx(eps, rel=0.02)
+    assert split.cap_sigma == pytest.approx(get_sigma_gaussian(share * eps, delta), rel=1e-12)
+    assert 1 / split.cap_sigma ** 2 + releases * (sens / sigma) ** 2 == pytest.approx(1 / z**2, rel=1e-9)
+    assert split.epsilon_total == pytest.approx(eps, rel=1e-9)
     if releases == 1:
         sigma_seq, split_seq = compose_sequence_clip(eps, delta, sens, share, 5.0)
-        assert sigma_seq == pytest.approx(sigma, rel=1e-12) and split_seq["sequence_clip"] == 5.0
+        assert sigma_seq == pytest.approx(sigma, rel=1e-12) and split_seq.sequence_clip == 5.0
         if share == 0.05:  # docs/privacy.md: 3.738 instead of 3.731 at ε = 1
             assert sigma / sens == pytest.approx(3.738, abs=5e-4) and z == pytest.approx(3.731, abs=5e-4)
 

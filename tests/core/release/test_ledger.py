@@ -26,7 +26,6 @@ from dphawkes_core.release.ledger import (
     data_fingerprint,
     events_fingerprint,
     gaussian_mechanism,
-    mechanisms_of,
 )
 from dphawkes_core.release.session import PrivacySession, metered_fit, release_request
 
@@ -96,14 +95,14 @@ def test_an_automatic_count_cap_is_metered_with_the_release(ssp_data):
     stats, info = prepare_stats(events, config)  # the cap's tail counts are released here
     fit = metered_fit(book, key, stats, config, info)
     cap, release = fit.entry.mechanisms
-    assert cap.parameter == fit.result.privacy.budget_split["cap_sigma"] and cap.releases == 1
+    assert cap.parameter == fit.result.privacy.budget_split.cap_sigma and cap.releases == 1
     # an unseeded lagged DP-SSP and its cap draw the discrete Gaussian: composed in zCDP, ρ = Σ 1/(2z²)
     assert cap.kind == release.kind == "discrete-gaussian"
     rho = 1 / (2 * cap.parameter**2) + 1 / (2 * release.parameter**2)
     assert fit.ledger.spent() == pytest.approx(zcdp_epsilon_reference(rho, DELTA), rel=1e-5)
     assert fit.ledger.spent() == pytest.approx(1.0, rel=1e-6)  # the cap's share included, nothing more
     seeded = fit_stats(stats, ssp_config(count_cap="auto", seed=1)).privacy  # an experiment: numpy's Gaussian
-    assert [m.kind for m in mechanisms_of(seeded)] == ["gaussian", "gaussian"]  # μ-GDP, composed exactly
+    assert [m.kind for m in seeded.mechanisms()] == ["gaussian", "gaussian"]  # μ-GDP, composed exactly
 
 
 def test_a_fit_calibrated_to_epsilon_spends_that_epsilon(ssp_data):
