@@ -3,7 +3,8 @@
 mechanism and on one whose noise std is cut 2× (``--broken --broken-factor 2``), with seeds 1…RUNS each.
 
 Settings: the CLI's defaults for ``--worst-case`` — the family's worst-case public settings
-(``Family.worst_case_options``/``worst_case_lags``/``worst_case_dim``/``worst_case_state``), confidence
+(``Family.audit_hints``: ``worst_case_options``/``worst_case_lags``/``worst_case_dim``; ``worst_case_state``),
+confidence
 0.999 — on paper-2d (1000 events, data seed 1), Δ = 1, C = the data's largest bin count (5), p = 3 unless
 the family fixes it. Target: every broken run refuted, no correct run refuted, each audit under a minute.
 The table in docs/privacy.md ("Empirical audit") comes from ``python benchmarks/bench_audit.py``.

@@ -531,8 +531,9 @@ def _cmd_audit(args) -> int:
     given = family.own_options({name: getattr(args, name) for name in ("iters", "clip", "bound", "radius")})
     if args.worst_case:  # the public settings under which the family's bound shows (one release, tiny constraint)
         lags = lags_from_support(args.support, args.bin_size) if args.support is not None else worst_case_lags(family)
-        options = {**family.worst_case_options, **given}
-        from_family = sorted(set(family.worst_case_options) - set(given)) + (["lags"] if args.support is None else [])
+        worst = family.audit_hints.worst_case_options
+        options = {**worst, **given}
+        from_family = sorted(set(worst) - set(given)) + (["lags"] if args.support is None else [])
     else:
         lags = lags_from_support(args.support, args.bin_size)
         oracle_bound, oracle_radius = constraint_scale(scenario.true_H(args.bin_size, lags), args.bin_size)

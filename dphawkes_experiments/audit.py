@@ -98,8 +98,8 @@ def worst_case_fit(method: str, lags: int = 3, count_cap: int = 3, epsilon: floa
     its :meth:`~dphawkes_core.estimators.family.Family.worst_case_state` instead of ``U = 0``.
     """
     family = get_family(method)
-    return FitConfig(method=method, bin_size=1.0, lags=family.worst_case_lags or lags, count_cap=count_cap,
-                     calibration="formal", epsilon=epsilon, **family.worst_case_options)
+    return FitConfig(method=method, bin_size=1.0, lags=family.audit_hints.worst_case_lags or lags, count_cap=count_cap,
+                     calibration="formal", epsilon=epsilon, **family.audit_hints.worst_case_options)
 
 
 def worst_case_pair(dim: int, n_bins: int, bin_size: float, count_cap: int, empty_bin: bool = False

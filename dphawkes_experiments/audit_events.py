@@ -33,7 +33,7 @@ from .audit_session import (
 def worst_case_lags(family) -> int:
     """p (B) of the worst-case audit unless given: the family's ``worst_case_lags`` (ctls: 25, where its
     adversarial events reach 0.95 of its bound for d = 1 … 3, against 0.84 at B = 3), else 3."""
-    return int(family.worst_case_lags or 3)
+    return int(family.audit_hints.worst_case_lags or 3)
 
 
 def add_event_time(events: Events, sequence: int, time: float, dim: int) -> Events:

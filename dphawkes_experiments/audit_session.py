@@ -353,7 +353,7 @@ def common_noise_shift(stats_d, report_d, stats_n, report_n, fit: FitConfig, pro
 
 def worst_case_dim(config: AuditConfig, data_dim: int) -> int:
     """d of the worst-case pair: the audit's ``worst_case_dim``, else the family's, else the data's."""
-    return int(config.worst_case_dim or config.fit.family.worst_case_dim or data_dim)
+    return int(config.worst_case_dim or config.fit.family.audit_hints.worst_case_dim or data_dim)
 
 
 @dataclass

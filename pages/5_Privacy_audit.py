@@ -80,8 +80,9 @@ def read_controls() -> AuditConfig:
             else "every count at C")
     worst = st.toggle(f"Worst-case neighbours: {pair}, built from the public bounds (where a sensitivity bug shows; "
                       "natural data rarely come near it)", key="au_worst")
-    if worst and family.worst_case_lags and lags != family.worst_case_lags:
-        st.caption(f"{family.label} reaches most of its bound at p = {family.worst_case_lags} (the CLI's worst-case "
+    best_lags = family.audit_hints.worst_case_lags
+    if worst and best_lags and lags != best_lags:
+        st.caption(f"{family.label} reaches most of its bound at p = {best_lags} (the CLI's worst-case "
                    f"default); here p = {lags} from s and Δ — the result says how much of the bound the pair reaches.")
     fit = FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, epsilon=float(epsilon),
                     dp_delta=float(delta), calibration=calibration, count_cap=cap, **kwargs)

@@ -13,7 +13,7 @@
 from dphawkes_core.estimators.binned import BinnedStats, bin_with_cap, binned_stats, pieces_stats
 from dphawkes_core.estimators.clipped import clipped_gradient, per_bin_design, run_pgd_clip
 from dphawkes_core.estimators.config import UNIT_KEYWORDS, FitConfig
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import AuditHints, Family
 from dphawkes_core.estimators.gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
 from dphawkes_core.estimators.pipeline import (
                        fit,
@@ -38,7 +38,8 @@ from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, release_
 from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
-    "BinnedStats", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig", "FitResult", "SSP_RELEASES",
+    "AuditHints", "BinnedStats", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig", "FitResult",
+    "SSP_RELEASES",
     "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats",
     "clipped_gradient",
     "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",

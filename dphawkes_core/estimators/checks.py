@@ -95,11 +95,11 @@ def events_from_counts(counts: np.ndarray) -> list[np.ndarray]:
 
 def config_for(family: Family, lags: int, **shared) -> FitConfig:
     """A formal config of ``family`` at its worst-case public options (C = 2, σ² = 1 unless given)."""
-    options = dict(family.worst_case_options) if family.private else {}
+    options = dict(family.audit_hints.worst_case_options) if family.private else {}
     private = dict(calibration="formal", count_cap=shared.pop("count_cap", 2), sigma2=shared.pop("sigma2", 1.0)) \
         if family.private else {}
-    return FitConfig(method=family.name, bin_size=1.0, lags=family.worst_case_lags or lags, **private, **options,
-                     **shared)
+    return FitConfig(method=family.name, bin_size=1.0, lags=family.audit_hints.worst_case_lags or lags, **private,
+                     **options, **shared)
 
 
 # ---- noiseless limits, written from the paper -----------------------------------------------------------
@@ -280,7 +280,7 @@ LIMIT_RTOL_FOR = {"maximum likelihood": 1e-6}
 
 def has_reference(family: Family) -> bool:
     """Whether this module has an independent reference for the family's declared noiseless limit."""
-    return family.noiseless_limit in (EVENT_TIME_LIMITS if family.fits_event_times else LIMITS)
+    return family.audit_hints.noiseless_limit in (EVENT_TIME_LIMITS if family.fits_event_times else LIMITS)
 
 
 # ---- the checks -----------------------------------------------------------------------------------------
@@ -289,12 +289,12 @@ def check_noiseless_limit(family: Family) -> None:
     """With σ² = 0 the fit equals the declared noiseless limit to round-off (:data:`LIMIT_K` EPS of the limit's
     largest entry), on 60 bins of 2-d counts in 0 … 3 with p = 2."""
     counts, lags = sample_counts(2), 2
-    reference, options = (EVENT_TIME_LIMITS[family.noiseless_limit],
-                          EVENT_TIME_OPTIONS.get(family.noiseless_limit, {})) if family.fits_event_times \
-        else LIMITS[family.noiseless_limit]
+    reference, options = (EVENT_TIME_LIMITS[family.audit_hints.noiseless_limit],
+                          EVENT_TIME_OPTIONS.get(family.audit_hints.noiseless_limit, {})) if family.fits_event_times \
+        else LIMITS[family.audit_hints.noiseless_limit]
     shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.private else {}
     config = FitConfig(method=family.name, bin_size=1.0, lags=lags, seed=0, **shared,
-                       **family.own_options({**options, **family.noiseless_options}))
+                       **family.own_options({**options, **family.audit_hints.noiseless_options}))
     if family.fits_event_times:
         times = events_from_counts(counts)
         stats = family.prepare_stats(from_arrays(times, end_time=len(counts)), config)[0]
@@ -303,9 +303,10 @@ def check_noiseless_limit(family: Family) -> None:
         stats = binned_stats(binned(counts, 3), lags)
         expected = reference(*dense_stats(counts, lags), config)
     got = fit_stats(stats, config).H * config.bin_size
-    share = LIMIT_RTOL_FOR.get(family.noiseless_limit, LIMIT_K_FOR.get(family.noiseless_limit, LIMIT_K) * EPS)
+    limit = family.audit_hints.noiseless_limit
+    share = LIMIT_RTOL_FOR.get(limit, LIMIT_K_FOR.get(limit, LIMIT_K) * EPS)
     if np.abs(got - expected).max() > share * np.abs(expected).max():
-        raise FamilyCheckError(f"{family.name}: with σ² = 0 the fit is not its {family.noiseless_limit} limit "
+        raise FamilyCheckError(f"{family.name}: with σ² = 0 the fit is not its {limit} limit "
                                f"(largest difference {np.abs(got - expected).max():.3g})")
 
 
@@ -338,9 +339,9 @@ def check_sensitivity(family: Family) -> None:
             raise FamilyCheckError(f"{family.name}: a neighbour pair (d={d}, p={config.lags}, C={cap}) moves the "
                                    f"release {moved:.6g}, over its bound {bound:.6g}")
         fractions.append(moved / bound)
-    if max(fractions) < family.sensitivity_fraction:
+    if max(fractions) < family.audit_hints.sensitivity_fraction:
         raise FamilyCheckError(f"{family.name}: adversarial pairs reach {max(fractions):.3f} of the bound, less "
-                               f"than the documented {family.sensitivity_fraction}")
+                               f"than the documented {family.audit_hints.sensitivity_fraction}")
 
 
 def check_only_a_session_release_is_formal(family: Family) -> None:
@@ -402,7 +403,7 @@ CHECKS: dict[str, Callable[[Family], None]] = {
 def skip_reason(family: Family, check: str) -> str:
     """Why ``check`` does not apply to ``family`` (empty when it does)."""
     if check == "noiseless limit" and not has_reference(family):
-        return f"no independent reference here for the noiseless limit {family.noiseless_limit!r}"
+        return f"no independent reference here for the noiseless limit {family.audit_hints.noiseless_limit!r}"
     if check in ("sensitivity", "only a session release is formal") and not family.private:
         return "not private: nothing released"
     return ""

@@ -10,7 +10,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import BinnedStats
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import AuditHints, Family
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
@@ -117,12 +117,13 @@ class PGDClip(Family):
     per_bin = True
     iterative = True
     cost_kind = "clipped"
-    sensitivity_fraction = 0.40  # at U_0 = 0 the per-bin terms only turn: 0.402 at d = 1, p = 1, C = 2
-    # G <= 1/2: every term the audit's pair changes is clipped (its residual is ±1/2 and ||z_t|| >= 1)
-    worst_case_options = dict(bound=1e-3, clip=0.25, iters=1, step="constant", step_size=1e-12)
-    noiseless_limit = "clipped gradient"
-    noiseless_options = dict(clip=1e12)
-    worst_case_lags = 1  # at U = 0 the per-bin terms can only turn; the share of 2(p+1)G/N they reach falls with p
+    audit_hints = AuditHints(
+        noiseless_limit="clipped gradient", noiseless_options=dict(clip=1e12),
+        sensitivity_fraction=0.40,  # at U_0 = 0 the per-bin terms only turn: 0.402 at d = 1, p = 1, C = 2
+        # G <= 1/2: every term the audit's pair changes is clipped (its residual is ±1/2 and ||z_t|| >= 1)
+        worst_case_options=dict(bound=1e-3, clip=0.25, iters=1, step="constant", step_size=1e-12),
+        worst_case_lags=1,  # at U = 0 the per-bin terms can only turn; the share of 2(p+1)G/N they reach falls with p
+    )
 
     def privacy_report(self, stats, config):
         sens = pgd_clip_sensitivity(stats.lags, stats.n_rows, config.clip)

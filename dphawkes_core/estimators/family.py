@@ -9,6 +9,7 @@ pipeline, the ledger, the experiments, the CLI and the app ask the family (``doc
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
 
@@ -39,78 +40,76 @@ STATISTICS_LABELS = {Statistics.BINNED: "binned counts (the paper's INAR)",
                      Statistics.PAIRS: "exact event times (maximum likelihood)"}
 
 
-class Family:
-    """Base of every estimator family; subclasses set the class attributes and override the methods.
+@dataclass(frozen=True)
+class AuditHints:
+    """What the contract suite (:func:`~dphawkes_core.estimators.checks.check_family`) and the worst-case privacy
+    audit need to know about a family; none of it changes a fit.
 
     Attributes
     ----------
-    name : str
-        The method's code (``--method``, the URL, exports, the ledger).
-    label : str
-        Display name (tables, figures, the app).
-    summary : str
-        One sentence on what it does, for the app and ``--help``.
-    private : bool
-        Adds noise (``False`` for the non-private reference).
-    calibrations : tuple of str
-        The calibrations it has (``("formal",)`` for a formal-only family; empty when not private).
-    units : tuple of str
-        Privacy units it supports (:mod:`~dphawkes_core.estimators.units`).
-    settings : tuple of Setting
-        Its options, declared once.
-    options_type : type
-        Frozen dataclass of its options (fields = settings).
-    auto_count_cap : bool
-        May choose the count cap C privately (``count_cap="auto"``, spending a share of ε).
-    constraint : str or None
-        The option bounding the estimate's norm (``bound``, ``radius``), compared with the truth's norm.
-    statistics : Statistics
-        What :meth:`prepare_stats` computes from the events (:class:`Statistics`); :attr:`fits_event_times`
-        asks it.
-    per_bin : bool
-        Needs the per-bin counts, not only the summed statistics (so not on partitioned data).
-    iterative : bool
-        Runs K noisy iterations (option ``iters``).
-    cost_kind : str
-        How :func:`~dphawkes_core.estimators.cost.estimate_fit_cost` models it: ``solve``, ``gradient``, ``clipped`` or
-        ``pairs`` (statistics of event pairs, no FFT).
+    noiseless_limit : str
+        What the fit is with σ² = 0 and ``noiseless_options``, which the contract suite computes independently:
+        ``least squares``, ``projected gradient``, ``frank-wolfe``, ``clipped gradient``, ``continuous least
+        squares``, ``exponential least squares`` or ``maximum likelihood``.
+    noiseless_options : dict
+        Options that make that limit exact (no ridge, no smoothing, nothing clipped, ...).
     sensitivity_fraction : float
-        Fraction of the formal sensitivity bound that adversarial neighbours are documented to reach
-        (the contract suite checks it: ``tests/core/estimators/test_family_contract.py``).
-    worst_case_options, worst_case_lags : dict, int or None
-        Public options (and p) under which a worst-case privacy audit sees most of the claimed sensitivity
-        (:func:`dphawkes_experiments.audit.worst_case_fit`): one release from ``U = 0``, a tiny constraint.
-    worst_case_dim : int or None
-        Number of dimensions d of the worst-case audit's neighbour pair when the family's bound is reached
-        only at some d (``None``: the data's d). The audit says which d it used.
-    noiseless_limit, noiseless_options : str, dict
-        What the fit is with σ² = 0 and ``noiseless_options``: ``least squares`` (CLS exactly), ``projected
-        gradient`` (Algorithm 1 without noise), ``frank-wolfe`` (Algorithm 2 without noise), ``clipped
-        gradient`` (projected gradient descent on the per-bin loss, nothing clipped), ``continuous least squares``
-        or ``maximum likelihood`` (on exact event times). The contract suite
-        compares it with an independent dense implementation of that limit.
+        The share of the sensitivity bound adversarial neighbours are documented to reach (checked).
+    worst_case_options : dict
+        Public options under which the worst-case audit sees most of the bound (one release from U = 0, a tiny
+        constraint): :func:`dphawkes_experiments.audit.worst_case_fit`.
+    worst_case_lags, worst_case_dim : int or None
+        p and d of the worst-case audit's pair when the bound is reached only there (``None``: the user's p, the
+        data's d).
+    """
+
+    noiseless_limit: str = "least squares"
+    noiseless_options: dict = field(default_factory=dict)
+    sensitivity_fraction: float = 0.0
+    worst_case_options: dict = field(default_factory=dict)
+    worst_case_lags: int | None = None
+    worst_case_dim: int | None = None
+
+
+class Family:
+    """Base of every estimator family: a subclass sets the class attributes below and overrides
+    :meth:`privacy_report`, :meth:`run` and :meth:`release_vector` (and :meth:`prepare_stats` when it fits other
+    statistics than the binned moments). ``check_family(family)`` runs the contract suite on it.
+
+    Attributes
+    ----------
+    name, label, summary : str
+        Its code (``--method``, exports, the ledger), display name, and one sentence for the app and ``--help``.
+    settings, options_type
+        Its options (one :class:`~dphawkes_core.estimators.settings.Setting` each) and their frozen dataclass
+        (:func:`~dphawkes_core.estimators.settings.options_class`).
+    private, calibrations, units
+        Whether it adds noise, its calibrations (``("formal",)`` for formal only) and its privacy units.
+    statistics, per_bin, auto_count_cap, constraint
+        What it fits (:class:`Statistics`), whether it needs per-bin counts (so not partitioned data), whether it
+        can choose C privately (``count_cap="auto"``), and the option bounding the estimate's norm.
+    iterative, cost_kind
+        Whether it runs K noisy iterations (option ``iters``); how the cost model treats it (``solve``,
+        ``gradient``, ``clipped``, ``pairs``, ``likelihood``).
+    audit_hints : AuditHints
+        For the contract suite and the worst-case audit.
     """
 
     name: ClassVar[str]
     label: ClassVar[str]
     summary: ClassVar[str] = ""
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    options_type: ClassVar[type]
     private: ClassVar[bool] = True
     calibrations: ClassVar[tuple[str, ...]] = ()
     units: ClassVar[tuple[str, ...]] = ("event",)
-    settings: ClassVar[tuple[Setting, ...]] = ()
-    options_type: ClassVar[type]
-    auto_count_cap: ClassVar[bool] = False
-    constraint: ClassVar[str | None] = None
     statistics: ClassVar[Statistics] = Statistics.BINNED
     per_bin: ClassVar[bool] = False
+    auto_count_cap: ClassVar[bool] = False
+    constraint: ClassVar[str | None] = None
     iterative: ClassVar[bool] = False
     cost_kind: ClassVar[str] = "solve"
-    sensitivity_fraction: ClassVar[float] = 0.0
-    worst_case_options: ClassVar[dict] = {}
-    worst_case_lags: ClassVar[int | None] = None
-    worst_case_dim: ClassVar[int | None] = None
-    noiseless_limit: ClassVar[str] = "least squares"
-    noiseless_options: ClassVar[dict] = {}
+    audit_hints: ClassVar[AuditHints] = AuditHints()
 
     @property
     def formal_only(self) -> bool:

@@ -7,10 +7,12 @@ Their sensitivity is the formal gradient bound over the constraint set
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import AuditHints, Family
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import (
@@ -196,17 +198,18 @@ def _check_pgd_step(options) -> None:
         raise ConfigError("a constant step needs a positive step size")
 
 
+#: The gradient families' audit: the formal gradient bound is reached at d = 1, more closely for larger p (at C = 5:
+#: 0.95 at p = 3, 0.97 at p = 8); at d >= 2 its triangle inequalities leave about 0.72 on every pair and state searched.
+#: The first release at U_0 = 0 on the all-at-cap pair reaches 0.93 at d = 1, p = 5, C = 3.
+GRADIENT_AUDIT = AuditHints(sensitivity_fraction=0.91, worst_case_dim=1, worst_case_lags=8)
+
+
 class _NoisyGradientFamily(Family):
     """What DP-PGD and DP-CG share: K noisy gradients, three calibrations, the formal gradient bound."""
 
     calibrations = CALIBRATIONS
     iterative = True
     cost_kind = "gradient"
-    sensitivity_fraction = 0.91  # the first release at U_0 = 0 on the all-at-cap pair: 0.93 at d = 1, p = 5, C = 3
-    # the formal gradient bound is reached at d = 1, more closely for larger p (at C = 5: 0.95 at p = 3, 0.97 at
-    # p = 8); at d >= 2 its triangle inequalities leave about 0.72 on every pair and state searched
-    worst_case_dim = 1
-    worst_case_lags = 8
     theorem = THEOREM_1
 
     def fro_radius(self, config) -> float:
@@ -249,8 +252,8 @@ class PGD(_NoisyGradientFamily):
     settings = PGD_SETTINGS
     options_type = PGDOptions
     constraint = "bound"
-    worst_case_options = dict(bound=1e-3, iters=1, step="constant", step_size=1e-12)
-    noiseless_limit = "projected gradient"
+    audit_hints = replace(GRADIENT_AUDIT, noiseless_limit="projected gradient",
+                          worst_case_options=dict(bound=1e-3, iters=1, step="constant", step_size=1e-12))
 
     def fro_radius(self, config) -> float:
         return config.bin_size * config.bound
@@ -293,8 +296,7 @@ class CG(_NoisyGradientFamily):
     options_type = CGOptions
     constraint = "radius"
     theorem = THEOREM_3
-    worst_case_options = dict(radius=1e-3, iters=1)
-    noiseless_limit = "frank-wolfe"
+    audit_hints = replace(GRADIENT_AUDIT, noiseless_limit="frank-wolfe", worst_case_options=dict(radius=1e-3, iters=1))
 
     def fro_radius(self, config) -> float:
         return config.radius  # ||U||_F <= ||U||_*

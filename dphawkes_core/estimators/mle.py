@@ -37,7 +37,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import AuditHints, Family, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, solve_cls
 from dphawkes_core.statistics.binning import bins_in_window
@@ -271,9 +271,9 @@ class MLE(Family):
     units = ("event", "sequence")
     settings = SETTINGS
     options_type = MLEOptions
-    statistics = "pairs"
+    statistics = Statistics.PAIRS
     cost_kind = "likelihood"
-    noiseless_limit = "maximum likelihood"
+    audit_hints = AuditHints(noiseless_limit="maximum likelihood")
 
     def prepare_stats(self, events, config):
         """ctls's statistics of the events kept under ``config.count_cap`` (all when None) and their pair design

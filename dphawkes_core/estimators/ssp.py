@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import AuditHints, Family
 from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
@@ -266,8 +266,8 @@ class SSP(Family):
     settings = SETTINGS
     options_type = SSPOptions
     auto_count_cap = True
-    sensitivity_fraction = 1.0
-    noiseless_options = dict(ridge=0.0, ssp_smoothing=0.0, ssp_nonnegative=False)
+    audit_hints = AuditHints(noiseless_options=dict(ridge=0.0, ssp_smoothing=0.0, ssp_nonnegative=False),
+                             sensitivity_fraction=1.0)
 
     def check(self, config) -> None:
         super().check(config)

@@ -36,7 +36,7 @@ def test_the_cli_worst_case_audit_of_ctls_catches_a_2x_noise_cut_and_passes_the_
         (broken["mu_lower_bound"], broken["mu_claimed"])
     assert correct["confidence"] == 0.999 and correct["sigma2_used"] == pytest.approx(4 * broken["sigma2_used"])
     # the pair: the family's adversarial events for the public d, B, C, w, said in the output
-    assert correct["lags"] == get_family("ctls").worst_case_lags == 25 == correct["worst_case_lags"]
+    assert correct["lags"] == get_family("ctls").audit_hints.worst_case_lags == 25 == correct["worst_case_lags"]
     assert correct["worst_case_dim"] == 2 and correct["worst_case_count_cap"] == correct["count_cap"]
     assert correct["worst_case_bin_size"] == 0.5 and correct["worst_case_settings_from_family"] == ["lags"]
     assert 0.95 <= correct["worst_case_reached"] <= 1 + 1e-9
@@ -47,7 +47,7 @@ def test_the_cli_worst_case_audit_of_ctls_catches_a_2x_noise_cut_and_passes_the_
 def test_the_worst_case_settings_given_override_the_audits():
     assert worst_case_lags(get_family("ctls")) == 25
     assert worst_case_lags(get_family("ssp")) == 3 and worst_case_lags(get_family("pgd-clip")) == \
-        get_family("pgd-clip").worst_case_lags  # binned: unchanged
+        get_family("pgd-clip").audit_hints.worst_case_lags  # binned: unchanged
     fit = FitConfig(method="ctls", bin_size=1.0, lags=4, calibration="formal", count_cap=2, epsilon=1.0)
     events = from_arrays([np.array([0.5, 1.5]), np.array([2.5])], end_time=20.0)
     session = prepare_audit(events, AuditConfig(fit, trials=20, neighbours="worst-case", worst_case_dim=1))

@@ -41,8 +41,8 @@ def test_the_cli_worst_case_audit_catches_a_2x_noise_cut_and_passes_the_correct_
 def test_the_cli_uses_the_familys_worst_case_settings_unless_given(tmp_path, capsys):
     payload = _cli_audit(tmp_path, "pgd-clip", "--trials", "200")
     family = get_family("pgd-clip")
-    assert {key: payload[key] for key in family.worst_case_options} == family.worst_case_options
-    assert payload["lags"] == family.worst_case_lags and payload["released_at_state"] is not None
+    assert {key: payload[key] for key in family.audit_hints.worst_case_options} == family.audit_hints.worst_case_options
+    assert payload["lags"] == family.audit_hints.worst_case_lags and payload["released_at_state"] is not None
     assert "lags" in payload["worst_case_settings_from_family"]
     assert "from the family's worst case" in capsys.readouterr().err
     given = _cli_audit(tmp_path, "pgd", "--trials", "200", "--iters", "3", "--support", "2")
@@ -56,7 +56,7 @@ def test_the_worst_case_pair_moves_the_release_by_most_of_the_claimed_sensitivit
     when it has one), against the claimed sensitivity — what makes a 2× cut detectable."""
     fit = worst_case_fit(method, lags=3, count_cap=5, epsilon=1.0)
     session = prepare_worst_case(AuditConfig(fit, trials=20, neighbours="worst-case"),
-                                 fit.family.worst_case_dim or 2, 60)
+                                 fit.family.audit_hints.worst_case_dim or 2, 60)
     shift = np.linalg.norm(session.direction) / np.sqrt(session.report_d.sigma2)
     claimed = session.claimed.sensitivity / np.sqrt(session.claimed.sigma2)
     assert shift <= claimed * (1 + 1e-9)

@@ -44,7 +44,7 @@ from dphawkes_core.estimators.exp.release import (
     worst_case_events,
 )
 from dphawkes_core.estimators.exp.statistics import ExpStats, exp_pieces, stats_from_pieces
-from dphawkes_core.estimators.family import Family, Statistics
+from dphawkes_core.estimators.family import AuditHints, Family, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
@@ -118,9 +118,10 @@ class Exp(Family):
     settings = SETTINGS
     options_type = ExpOptions
     statistics = Statistics.EVENTS
-    sensitivity_fraction = 0.95  # the adversarial events reach 0.99+ of the bound on the contract suite's grid
-    noiseless_limit = "exponential least squares"
-    noiseless_options = dict(exp_ridge=0.0, exp_nonnegative=False)
+    audit_hints = AuditHints(
+        noiseless_limit="exponential least squares", noiseless_options=dict(exp_ridge=0.0, exp_nonnegative=False),
+        sensitivity_fraction=0.95,  # the adversarial events reach 0.99+ of the bound on the contract suite's grid
+    )
 
     def prepare_stats(self, events, config):
         """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C; the data info

@@ -63,7 +63,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import Family, Statistics
+from dphawkes_core.estimators.family import AuditHints, Family, Statistics
 from dphawkes_core.estimators.grid_free.release import (
     Sensitivity,
     ctls_sensitivity,
@@ -168,11 +168,13 @@ class CTLS(Family):
     # its own statistics of exact times; neighbours built from events (worst_case_events)
     statistics = Statistics.EVENTS
     cost_kind = "pairs"  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
-    worst_case_lags = 25  # the worst-case audit's B: its adversarial events reach 0.95 of the bound (0.84 at B = 3)
-    # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
-    sensitivity_fraction = 0.8
-    noiseless_limit = "continuous least squares"
-    noiseless_options = dict(ctls_ridge=0.0, ctls_smoothing=0.0, ctls_nonnegative=False)
+    audit_hints = AuditHints(
+        noiseless_limit="continuous least squares",
+        noiseless_options=dict(ctls_ridge=0.0, ctls_smoothing=0.0, ctls_nonnegative=False),
+        # 0.84 at d, B, C = 2, 3, 3 (the contract suite's grid); 0.95 at B >= 20 (docs/privacy.md)
+        sensitivity_fraction=0.8,
+        worst_case_lags=25,  # the worst-case audit's B: its adversarial events reach 0.95 of the bound (0.84 at B = 3)
+    )
 
     def worst_case_events(self, config, dim: int):
         """Of the two kinds of :func:`worst_case_events` (for ``config``'s B, C, w), the pair whose release moves

@@ -169,7 +169,7 @@ def _family_keywords(family) -> dict:
     keywords = dict(method=family.name, bin_size=0.5, lags=3, count_cap=3)
     if family.private:
         keywords.update(epsilon=1.0, calibration="formal")
-    return {**keywords, **family.worst_case_options}
+    return {**keywords, **family.audit_hints.worst_case_options}
 
 
 def _example_value(setting):

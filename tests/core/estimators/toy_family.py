@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dphawkes_core.estimators import Family, Setting
+from dphawkes_core.estimators import AuditHints, Family, Setting
 from dphawkes_core.estimators.settings import options_class
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
 
@@ -25,9 +25,8 @@ class ToyMeanRate(Family):
     calibrations = ("formal",)
     settings = SETTINGS
     options_type = ToyOptions
-    sensitivity_fraction = 1.0
-    noiseless_limit = "mean rate"  # not among the contract suite's limits: test_toy_family checks it
-    worst_case_options = {}
+    # "mean rate" is not among the contract suite's limits: test_toy_family checks it
+    audit_hints = AuditHints(noiseless_limit="mean rate", sensitivity_fraction=1.0)
 
     def release_vector(self, stats, config) -> np.ndarray:
         return stats.pieces.totals / stats.n_rows
