@@ -321,7 +321,7 @@ class AuditSession:
 
 def observed_output(stats, fit: FitConfig, report, state: np.ndarray | None = None) -> np.ndarray:
     """What the test sees of one run of the mechanism, as a vector: the family's
-    :meth:`~dphawkes_core.estimators.family.Family.observed_release` with the noise of ``fit.seed`` (at
+    :meth:`~dphawkes_core.estimators.family.Family.noisy_output` with the noise of ``fit.seed`` (at
     ``state`` when given: the family's :meth:`~dphawkes_core.estimators.family.Family.worst_case_state`).
 
     What the privacy claim covers is the release; the estimate is post-processing of it and can hide
@@ -334,8 +334,8 @@ def observed_output(stats, fit: FitConfig, report, state: np.ndarray | None = No
     if report.discrete:  # the release's law, seeded: the discrete Gaussian on numpy's generator
         rng = SeededNoise(rng, discrete=True)
     if state is None:
-        return fit.family.observed_release(stats, fit, report, rng)
-    return fit.family.observed_release(stats, fit, report, rng, state=state)
+        return fit.family.noisy_output(stats, fit, report, rng)
+    return fit.family.noisy_output(stats, fit, report, rng, state=state)
 
 
 def common_noise_shift(stats_d, report_d, stats_n, report_n, fit: FitConfig, probes: int = 2,

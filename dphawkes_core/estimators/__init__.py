@@ -34,7 +34,7 @@ from dphawkes_core.estimators.registry import FAMILIES, get_family, method_label
 from dphawkes_core.estimators.result import FitResult
 from dphawkes_core.estimators.settings import Setting
 from dphawkes_core.estimators.solvers import paper_gradient, paper_loss, solve_cls
-from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, release_statistics, run_ssp, ssp_ridge
+from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, noisy_statistics, run_ssp, ssp_ridge
 from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "clipped_gradient",
     "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",
     "method_labels", "method_names", "paper_gradient", "paper_loss", "per_bin_design", "pieces_stats",
-    "prepare_partitioned", "prepare_stats", "privacy_report", "register", "release_statistics", "release_status",
+    "noisy_statistics", "prepare_partitioned", "prepare_stats", "privacy_report", "register", "release_status",
     "run_dp_cg", "run_dp_pgd", "run_pgd_clip", "run_private", "run_ssp", "is_sequence_unit", "solve_cls", "ssp_ridge",
     "theorem_step_scale", "unregister",
 ]

@@ -334,7 +334,7 @@ def check_sensitivity(family: Family) -> None:
         bound = privacy_report(s_d, config).sensitivity
         if not np.isclose(privacy_report(s_n, config).sensitivity, bound, rtol=1e-12, atol=0.0):
             raise FamilyCheckError(f"{family.name}: the sensitivity differs between neighbours (read from data)")
-        moved = float(np.linalg.norm(family.release_vector(s_n, config) - family.release_vector(s_d, config)))
+        moved = float(np.linalg.norm(family.query_vector(s_n, config) - family.query_vector(s_d, config)))
         if moved > bound * (1 + BOUND_SLACK):
             raise FamilyCheckError(f"{family.name}: a neighbour pair (d={d}, p={config.lags}, C={cap}) moves the "
                                    f"release {moved:.6g}, over its bound {bound:.6g}")

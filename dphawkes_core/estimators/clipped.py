@@ -131,7 +131,7 @@ class PGDClip(Family):
             NOTE, sens, config.iters, config.calibration, config.dp_delta,
             epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
 
-    def release_vector(self, stats, config) -> np.ndarray:
+    def query_vector(self, stats, config) -> np.ndarray:
         """The first clipped gradient's mean, at ``U_0 = 0``."""
         return clipped_gradient(np.zeros_like(stats.b), per_bin_design(stats), config.clip).ravel()
 
@@ -166,7 +166,7 @@ class PGDClip(Family):
         U[0, -1] = (lags + 1) * float(count_cap) - 0.5
         return U
 
-    def observed_release(self, stats, config, report, rng, state=None):
+    def noisy_output(self, stats, config, report, rng, state=None):
         """The estimate H (with K = 1 and a small constant step a linear image of the one release); with
         ``state``, the K clipped-gradient releases made at that U."""
         if state is not None:

@@ -73,7 +73,7 @@ class AuditHints:
 
 class Family:
     """Base of every estimator family: a subclass sets the class attributes below and overrides
-    :meth:`privacy_report`, :meth:`run` and :meth:`release_vector` (and :meth:`prepare_stats` when it fits other
+    :meth:`privacy_report`, :meth:`run` and :meth:`query_vector` (and :meth:`prepare_stats` when it fits other
     statistics than the binned moments). ``check_family(family)`` runs the contract suite on it.
 
     Attributes
@@ -182,9 +182,10 @@ class Family:
         """
         raise NotImplementedError
 
-    def release_vector(self, stats: SufficientStats, config) -> np.ndarray:
-        """The noiseless numbers of the (first) release, in the units its sensitivity is stated in: the L2
-        change of this vector between neighbours is what :meth:`privacy_report`'s ``sensitivity`` bounds."""
+    def query_vector(self, stats: SufficientStats, config) -> np.ndarray:
+        """The query: the noiseless numbers the mechanism adds noise to (its first one), in the units its
+        sensitivity is stated in: the L2 change of this vector between neighbours is what :meth:`privacy_report`'s
+        ``sensitivity`` bounds."""
         raise ConfigError(f"{self.label} releases nothing: it adds no noise")
 
     def worst_case_state(self, dim: int, lags: int, count_cap: int, config) -> np.ndarray | None:
@@ -195,12 +196,13 @@ class Family:
 
         Each release is calibrated to the bound at whatever state the earlier releases led to (the
         adaptive composition the claim rests on), so K releases at one chosen state are held to the same
-        claim ``μ = √K·S/σ`` as the run itself; :meth:`observed_release` with ``state`` gives them."""
+        claim ``μ = √K·S/σ`` as the run itself; :meth:`noisy_output` with ``state`` gives them."""
         return None
 
-    def observed_release(self, stats: SufficientStats, config, report: PrivacyReport,
-                         rng: np.random.Generator, state: np.ndarray | None = None) -> np.ndarray:
-        """Everything the mechanism releases, as one vector: what the privacy audit observes. With ``state``
+    def noisy_output(self, stats: SufficientStats, config, report: PrivacyReport,
+                     rng: np.random.Generator, state: np.ndarray | None = None) -> np.ndarray:
+        """Everything the mechanism outputs, noise included, as one vector: what the privacy audit observes (not a
+        privacy session's answer: the audit runs the mechanism seeded, outside any ledger). With ``state``
         (:meth:`worst_case_state`): the K releases made at that state."""
         if state is not None:
             raise ConfigError(f"{self.label} has no state to release at")

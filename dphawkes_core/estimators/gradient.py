@@ -220,7 +220,7 @@ class _NoisyGradientFamily(Family):
         """ΔB or Δr: what the paper's theorem multiplies R by."""
         raise NotImplementedError
 
-    def release_vector(self, stats, config) -> np.ndarray:
+    def query_vector(self, stats, config) -> np.ndarray:
         """The first noisy gradient's mean, ``∇L(U_0) = (U_0 A − b)A`` at ``U_0 = 0``."""
         return -(stats.b @ stats.A).ravel()
 

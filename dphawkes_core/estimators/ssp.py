@@ -7,7 +7,7 @@ Two releases (``FitConfig.ssp_release``):
   first and last p rows. One event changes one row and one column of each ``C[τ]``, so the release's
   sensitivity is about √p below the ``full`` one (:func:`~dphawkes_core.privacy.calibration.ssp_lagged_sensitivity`).
   ``A`` and ``b`` are rebuilt with :func:`~dphawkes_core.statistics.moments.assemble_stats`.
-* ``full`` — the upper triangle of ``A`` and the whole of ``b`` (:func:`release_statistics`).
+* ``full`` — the upper triangle of ``A`` and the whole of ``b`` (:func:`noisy_statistics`).
 
 For the sequence unit both releases add noise to sums of per-sequence vectors clipped at G; its ``lagged``
 vector holds the edges as Gram matrices and row sums summed over sequences
@@ -53,8 +53,8 @@ def ssp_ridge(sigma: float, n_params: int, release: str = "full") -> float:
     return float(SSP_RIDGE_FACTOR[release] * sigma * np.sqrt(n_params))
 
 
-def release_statistics(stats: SufficientStats, sigma: float, rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
-    """``full`` release: the upper triangle of ``A`` and ``b`` with noise std σ per entry.
+def noisy_statistics(stats: SufficientStats, sigma: float, rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
+    """The ``full`` release's noisy output: the upper triangle of ``A`` and ``b`` with noise std σ per entry.
 
     The lower triangle mirrors the upper one (``Â`` is symmetric); ``A[-1,-1] = 1`` is public and left
     exact. The ``A`` noise is drawn first, then the ``b`` noise (reproducible by seed). ``N·A`` and ``N·b`` are
@@ -101,7 +101,7 @@ def release_pieces(pieces: MomentPieces, raw_sigma: float, rng: NoiseSource) -> 
 
 def _discrete_pieces(pieces: MomentPieces, raw_sigma: float, rng: NoiseSource) -> MomentPieces:
     """The ``lagged`` release with the discrete Gaussian ``N_Z(0, raw_sigma²)``: one integer vector in the order of
-    :meth:`SSP.release_vector` (upper triangle of ``C[0]``, ``C[1..p]``, totals, heads, tails), one mechanism."""
+    :meth:`SSP.query_vector` (upper triangle of ``C[0]``, ``C[1..p]``, totals, heads, tails), one mechanism."""
     d = pieces.dim
     upper = np.triu_indices(d)
     parts = (pieces.lagged[0][upper], pieces.lagged[1:], pieces.totals, pieces.heads, pieces.tails)
@@ -142,7 +142,7 @@ def released_stats(stats: SufficientStats, sigma: float, release: str,
                    rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
     """``(Â, b̂)`` of one release with noise std σ in the units of ``A`` (raw pieces get ``σN``)."""
     if release == "full":
-        return release_statistics(stats, sigma, rng)
+        return noisy_statistics(stats, sigma, rng)
     summed = getattr(stats, "summed_pieces", None)
     if summed is not None:  # the sequence unit: one noisy vector of the per-sequence pieces summed
         rebuilt = assemble_summed(release_pieces_vector(summed, sigma * stats.n_rows, rng))
@@ -304,7 +304,7 @@ class SSP(Family):
             epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats),
             auto_cap=(config.count_cap_share, stats.count_cap) if auto else None, discrete=discrete_noise(config))
 
-    def release_vector(self, stats, config) -> np.ndarray:
+    def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of ``A``: the lagged pieces (upper triangle of
         ``C[0]``, ``C[1..p]``, totals, heads, tails) over N, or the upper triangle of ``A`` (without the public
         ``A[-1,-1]``) and ``b``."""
@@ -318,9 +318,9 @@ class SSP(Family):
                           config.ssp_nonnegative, config.ssp_smoothing)
         return U, [paper_loss(U, stats)], info
 
-    def observed_release(self, stats, config, report, rng):
+    def noisy_output(self, stats, config, report, rng):
         """The release as :func:`run_ssp` draws it: the event unit's lagged release is the noisy pieces, in
-        the layout and units of :meth:`release_vector` (noise of one std on every number, before the edge
+        the layout and units of :meth:`query_vector` (noise of one std on every number, before the edge
         shrinkage, which is post-processing); the full release (and the sequence unit's) is ``(Â, b̂)``
         (upper triangle of Â, then b̂)."""
         sigma = math.sqrt(report.sigma2)

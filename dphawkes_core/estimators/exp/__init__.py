@@ -167,7 +167,7 @@ class Exp(Family):
                                             epsilon=None if config.sigma2 is not None else config.epsilon,
                                             sigma2=config.sigma2)
 
-    def release_vector(self, stats, config) -> np.ndarray:
+    def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of A (divided by ``N = Σ T``)."""
         stats = self._stats(stats, config)
         return raw_release(stats.exp_pieces, config.exp_gram_scale) / stats.exp_pieces.duration
@@ -178,7 +178,7 @@ class Exp(Family):
             return clean
         return clean + sigma * stats.exp_pieces.duration * rng.standard_normal(clean.size)
 
-    def observed_release(self, stats, config, report, rng, state=None):
+    def noisy_output(self, stats, config, report, rng, state=None):
         """The noisy release vector, in the units of A (as :meth:`run` draws it)."""
         if state is not None:
             raise ConfigError(f"{self.label} has no state to release at")

@@ -183,7 +183,7 @@ class CTLS(Family):
         for kind in ("insert", "swap"):
             pair = worst_case_events(dim, config.lags, config.count_cap, config.bin_size, kind)
             d, d_prime = (self.prepare_stats(events, config)[0] for events in pair)
-            moved = float(np.linalg.norm(self.release_vector(d_prime, config) - self.release_vector(d, config)))
+            moved = float(np.linalg.norm(self.query_vector(d_prime, config) - self.query_vector(d, config)))
             if best is None or moved > best[0]:
                 best = (moved, pair)
         return best[1]
@@ -281,13 +281,13 @@ class CTLS(Family):
         sens = self.sensitivity(stats, config)
         return sens.kappa, sens.rho
 
-    def release_vector(self, stats, config) -> np.ndarray:
+    def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise in the units of A (divided by N), each part divided by its public
         scale (:func:`release_layout`, :func:`part_scales`)."""
         stats = self._stats(stats)
         return raw_release(stats.grid_pieces, *self._scales(stats, config)) / stats.grid_pieces.duration
 
-    def observed_release(self, stats, config, report, rng, state=None):
+    def noisy_output(self, stats, config, report, rng, state=None):
         """The noisy release vector, in the units of A (as :meth:`run` draws it)."""
         if state is not None:
             raise ConfigError(f"{self.label} has no state to release at")

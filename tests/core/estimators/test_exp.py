@@ -150,7 +150,7 @@ def test_the_estimate_on_the_lag_grid_is_each_steps_mean_of_the_fitted_kernel():
 
 def moved_fraction(config, pair) -> float:
     s_d, s_n = (prepare_stats(events, config)[0] for events in pair)
-    moved = np.linalg.norm(FAMILY.release_vector(s_n, config) - FAMILY.release_vector(s_d, config))
+    moved = np.linalg.norm(FAMILY.query_vector(s_n, config) - FAMILY.query_vector(s_d, config))
     return float(moved / privacy_report(s_d, config).sensitivity)
 
 
@@ -218,8 +218,8 @@ def test_the_noise_has_the_calibrated_std_in_every_released_number():
     stats, _ = prepare_stats(events, config)
     report = privacy_report(stats, config)
     rng = np.random.default_rng(2)
-    draws = np.array([FAMILY.observed_release(stats, config, report, rng) for _ in range(400)])
-    clean = FAMILY.release_vector(stats, config)
+    draws = np.array([FAMILY.noisy_output(stats, config, report, rng) for _ in range(400)])
+    clean = FAMILY.query_vector(stats, config)
     assert np.std(draws - clean) == pytest.approx(np.sqrt(report.sigma2), rel=0.02)
 
 

@@ -178,7 +178,7 @@ def test_adversarial_neighbours_reach_the_sensitivity_bound_through_the_code(dim
     s_d, s_n = (prepare_stats(e, cfg)[0] for e in (d_events, d_prime))
     bound = privacy_report(s_d, cfg).sensitivity
     assert privacy_report(s_n, cfg).sensitivity == pytest.approx(bound, rel=1e-12)  # public
-    moved = np.linalg.norm(FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg))
+    moved = np.linalg.norm(FAMILY.query_vector(s_n, cfg) - FAMILY.query_vector(s_d, cfg))
     assert fraction * bound <= moved <= bound * (1 + 1e-9)
 
 
@@ -189,7 +189,7 @@ def test_both_kinds_of_neighbour_and_random_ones_stay_under_the_bound():
             cfg = config(width=1.0, lags=lags, count_cap=cap, sigma2=1.0, ctls_gram_scale=1.0)
             pair = worst_case_events(dim, lags, cap, 1.0, kind)
             s_d, s_n = (prepare_stats(e, cfg)[0] for e in pair)
-            moved = np.linalg.norm(FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg))
+            moved = np.linalg.norm(FAMILY.query_vector(s_n, cfg) - FAMILY.query_vector(s_d, cfg))
             assert moved <= privacy_report(s_d, cfg).sensitivity * (1 + 1e-9)
     for _ in range(60):  # full bins, clustered positions, short windows, events near both ends
         dim, lags, cap = int(rng.integers(1, 3)), int(rng.integers(1, 5)), int(rng.integers(1, 3))
@@ -201,7 +201,7 @@ def test_both_kinds_of_neighbour_and_random_ones_stay_under_the_bound():
         grown[0] = np.sort(np.append(grown[0], rng.uniform(0, end)))
         cfg = config(width=1.0, lags=lags, count_cap=cap, sigma2=1.0, ctls_gram_scale=float(rng.choice([1.0, 3.0])))
         s_d, s_n = (prepare_stats(from_arrays(t, end_time=end), cfg)[0] for t in (times, grown))
-        moved = np.linalg.norm(FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg))
+        moved = np.linalg.norm(FAMILY.query_vector(s_n, cfg) - FAMILY.query_vector(s_d, cfg))
         assert moved <= privacy_report(s_d, cfg).sensitivity * (1 + 1e-9)
 
 
@@ -214,7 +214,7 @@ def test_at_gram_scale_one_the_swap_term_binds_and_a_swap_pair_reaches_it(dim, l
     d_events, d_prime = worst_case_events(dim, lags, cap, 1.0, "swap")
     s_d, s_n = (prepare_stats(e, cfg)[0] for e in (d_events, d_prime))
     bound = privacy_report(s_d, cfg).sensitivity
-    moved = np.linalg.norm(FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg))
+    moved = np.linalg.norm(FAMILY.query_vector(s_n, cfg) - FAMILY.query_vector(s_d, cfg))
     assert moved <= bound * (1 + 1e-9), moved / bound
     assert moved >= 0.975 * bound, moved / bound
     sens = FAMILY.sensitivity(s_d, cfg)
@@ -248,7 +248,7 @@ def test_a_head_insertion_moves_the_release_by_at_most_the_bound():
     assert d_prime.n_events == d_events.n_events + 1
     s_d, s_n = (prepare_stats(e, cfg)[0] for e in (d_events, d_prime))
     assert s_n.grid_pieces.head_counts.sum() == s_d.grid_pieces.head_counts.sum() + 1  # the event is in the head
-    change = FAMILY.release_vector(s_n, cfg) - FAMILY.release_vector(s_d, cfg)
+    change = FAMILY.query_vector(s_n, cfg) - FAMILY.query_vector(s_d, cfg)
     bound = privacy_report(s_d, cfg).sensitivity
     assert np.linalg.norm(change) <= bound * (1 + 1e-9), np.linalg.norm(change) / bound
     assert np.linalg.norm(change) >= 0.92 * bound, np.linalg.norm(change) / bound
@@ -270,7 +270,7 @@ def test_the_bound_is_the_documented_formula():
     assert sens.total == pytest.approx(max(math.sqrt(insert + edge["insert"] / kappa2),
                                            math.sqrt(swap + edge["swap"] / kappa2)))
     assert sens.total <= math.sqrt(max(insert, swap) / 0.9)
-    assert sum(n for _, n in release_layout(2, 50)) == len(FAMILY.release_vector(
+    assert sum(n for _, n in release_layout(2, 50)) == len(FAMILY.query_vector(
         prepare_stats(worst_case_events(2, 50, 2)[0], config(width=1.0, lags=50, sigma2=1.0))[0],
         config(width=1.0, lags=50, sigma2=1.0)))
 

@@ -192,7 +192,7 @@ def test_the_bound_grows_with_m_and_c_and_the_kappa_rule_gives_the_edge_share():
 @pytest.mark.parametrize("clip_factor", [1.0, 0.05])
 def test_replace_one_moves_the_clipped_sum_by_at_most_root2_g_and_reaches_it(clip_factor):
     """One sequence of a data set replaced: by packed sequences in other dimensions (disjoint supports), by the
-    empty one, by random ones; measured through ``prepare_stats`` and ``release_vector`` (units of A, times N)."""
+    empty one, by random ones; measured through ``prepare_stats`` and ``query_vector`` (units of A, times N)."""
     dim, lags, M, C, end = 2, 3, 40, 2, 120.0
     rng = np.random.default_rng(5)
     rest = dataset(rng, dim, 6, end, 30)
@@ -207,7 +207,7 @@ def test_replace_one_moves_the_clipped_sum_by_at_most_root2_g_and_reaches_it(cli
     for times in candidates:
         stats, _ = prepare_stats(as_events(rest + [(times, end)], dim), cfg)
         assert isinstance(stats, GridFreeSequenceStats) and stats.kappa == pytest.approx(kappa)
-        releases.append(FAMILY.release_vector(stats, cfg) * stats.grid_pieces.duration)
+        releases.append(FAMILY.query_vector(stats, cfg) * stats.grid_pieces.duration)
     moved = [np.linalg.norm(a - b) for i, a in enumerate(releases) for b in releases[i + 1:]]
     report = privacy_report(stats, replace(cfg, sigma2=1.0))
     assert report.sensitivity == pytest.approx(math.sqrt(2) * clip / stats.grid_pieces.duration, rel=1e-12)

@@ -10,7 +10,7 @@ from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, release_statistics, run_ssp, solvers
+from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, noisy_statistics, run_ssp, solvers
 from dphawkes_core.estimators.solvers import roughness_matrix, solve_nonnegative
 from dphawkes_core.estimators.ssp import (
     release_pieces,
@@ -68,7 +68,7 @@ def test_sigma_zero_is_cls_exactly(stats, release):
 
 
 def test_release_is_symmetric_and_keeps_public_intercept(stats):
-    A_hat, b_hat = release_statistics(stats, 0.3, np.random.default_rng(1))
+    A_hat, b_hat = noisy_statistics(stats, 0.3, np.random.default_rng(1))
     assert np.array_equal(A_hat, A_hat.T)
     assert A_hat[-1, -1] == stats.A[-1, -1] == 1.0
     noise = A_hat - stats.A
@@ -117,7 +117,7 @@ def test_stabilisers(stats):
     sigma, lam = 0.05, 0.2
     options = dict(release="full", nonnegative=False)
     theta, info = run_ssp(stats, sigma**2, lam, "ridge", np.random.default_rng(2), **options)
-    A_hat, b_hat = release_statistics(stats, sigma, np.random.default_rng(2))
+    A_hat, b_hat = noisy_statistics(stats, sigma, np.random.default_rng(2))
     assert np.allclose(theta @ (A_hat + lam * np.eye(stats.n_params)), b_hat, atol=1e-9)
     theta_psd, _ = run_ssp(stats, sigma**2, lam, "psd", np.random.default_rng(2), **options)
     w, V = np.linalg.eigh(A_hat)
@@ -237,7 +237,7 @@ def test_shrunk_edges_stay_in_range_and_move_toward_the_mean(stats):
 
 def test_nonnegative_solution_satisfies_kkt(stats):
     """θ >= 0 and the KKT conditions of min ½θÃθᵀ − b̂θᵀ: gradient >= 0 where θ = 0, = 0 where θ > 0."""
-    A_hat, b_hat = release_statistics(stats, 0.05, np.random.default_rng(6))
+    A_hat, b_hat = noisy_statistics(stats, 0.05, np.random.default_rng(6))
     A_tilde = A_hat + 0.3 * np.eye(stats.n_params)
     theta = solve_nonnegative(A_tilde, b_hat)
     grad = theta @ A_tilde - b_hat
@@ -249,7 +249,7 @@ def test_nonnegative_solution_satisfies_kkt(stats):
 
 def test_nonnegative_solvers_agree_and_the_iteration_limit_falls_back(stats, monkeypatch):
     """Lawson–Hanson (the fast path) and BVLS (its fallback at the iteration limit) give the same θ."""
-    A_hat, b_hat = release_statistics(stats, 0.05, np.random.default_rng(6))
+    A_hat, b_hat = noisy_statistics(stats, 0.05, np.random.default_rng(6))
     A_tilde = A_hat + 0.3 * np.eye(stats.n_params)
     fast = solve_nonnegative(A_tilde, b_hat)
     calls = []

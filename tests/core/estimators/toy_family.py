@@ -28,7 +28,7 @@ class ToyMeanRate(Family):
     # "mean rate" is not among the contract suite's limits: test_toy_family checks it
     audit_hints = AuditHints(noiseless_limit="mean rate", sensitivity_fraction=1.0)
 
-    def release_vector(self, stats, config) -> np.ndarray:
+    def query_vector(self, stats, config) -> np.ndarray:
         return stats.pieces.totals / stats.n_rows
 
     def privacy_report(self, stats, config):
@@ -38,7 +38,7 @@ class ToyMeanRate(Family):
             sigma2=config.sigma2, R=data_R(stats))
 
     def run(self, stats, config, report, rng, transcript=None):
-        released = self.release_vector(stats, config) + np.sqrt(report.sigma2) * rng.standard_normal(stats.dim)
+        released = self.query_vector(stats, config) + np.sqrt(report.sigma2) * rng.standard_normal(stats.dim)
         U = np.zeros_like(stats.b)
         U[:, -1] = config.shrink * released
         return U, [0.0], {"released_rate": released}

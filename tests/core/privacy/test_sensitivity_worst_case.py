@@ -31,8 +31,8 @@ from dphawkes_core.estimators import binned_stats, clipped_gradient, per_bin_des
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
 from dphawkes_core.estimators.gradient import GradientOperator
 from dphawkes_core.estimators.ssp import (
+    noisy_statistics,
     release_pieces,
-    release_statistics,
     released_stats,
     ssp_lagged_sensitivity,
     ssp_sensitivity,
@@ -252,11 +252,11 @@ def test_issue_19_setting_full_ssp_pair_is_within_1_percent_of_the_bound():
 
 
 def test_full_release_perturbs_exactly_the_measured_numbers():
-    """What release_statistics adds noise to is the vector measured above: the upper triangle of A (mirrored),
+    """What noisy_statistics adds noise to is the vector measured above: the upper triangle of A (mirrored),
     never the public corner, and every entry of b — so the sensitivity covers the whole release."""
     d, p, cap = 2, 3, 2
     stats = package_stats(np.full((12, d), cap), p, cap)
-    A_hat, b_hat = release_statistics(stats, 0.7, np.random.default_rng(3))
+    A_hat, b_hat = noisy_statistics(stats, 0.7, np.random.default_rng(3))
     noise_A, noise_b = A_hat - stats.A, b_hat - stats.b
     q = d * p + 1
     assert np.array_equal(noise_A, noise_A.T) and noise_A[-1, -1] == 0.0
