@@ -475,7 +475,9 @@ def _add_unit_options(fitp) -> None:
                            "(default: the G that --max-events guarantees never clips), or 'auto': spend 5%% of "
                            "ε on a private choice of G below that one")
     fitp.add_argument("--max-events", type=positive_int,
-                      help="public M for --privacy-unit sequence: each sequence keeps its first M events")
+                      help="public M, enforced: each sequence keeps its first M events (by time). Sequence unit: "
+                           "it bounds G. Event unit: the release's ε is then per capped event, charged as 2 per raw "
+                           "event and 2M per sequence, so the sequence-level budget stays open (docs/privacy.md)")
 
 
 def _add_audit_parser(sub) -> None:
