@@ -278,7 +278,7 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
                "metered": answer.entry.formal,
                "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
                "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
-               "notes": list(answer.notes)}
+               "notes": list(answer.notes), "sequence_view": ledger.summary()["sequence_view"]}
     what = (
         "replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
         if answer.replayed

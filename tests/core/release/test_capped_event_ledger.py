@@ -174,6 +174,8 @@ def test_the_cli_charges_a_capped_event_release_in_both_views(capsys, tmp_path, 
     assert status == 0 and payload["formal_guarantee"] and payload["data_info"]["max_events"] == 12
     assert payload["data_info"]["events_over_cap"] == 6 * (40 - 12)
     assert EVENT_ONLY_NOTE not in err and CAPPED_EVENT_NOTE.split("{")[0] in err
+    assert not payload["ledger"]["sequence_view"]["closed"]
+    assert payload["ledger"]["sequence_view"]["spent_epsilon"] > payload["ledger"]["spent_epsilon"]
     (stored,) = LedgerBook(ledger).ledgers()
     capped = stored.entries[0]
     assert capped.max_events == 12 and capped.unit == "event"
