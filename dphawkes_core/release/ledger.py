@@ -489,17 +489,20 @@ class LedgerBook:
     def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "", public: bool | None = None,
              tool: str = "python", note: str = "") -> DataLedger:
         """The ledger of ``key``, created (default budget unless given) when new; a given ``budget`` replaces the
-        stored one (a budget below what is already spent is refused); ``public=True`` marks the data public
+        stored one (a budget below what either view has already spent — the sequence view unless closed — is
+        refused); ``public=True`` marks the data public
         (recording when, from which ``tool`` and the ``note``; a mark already set is kept as it was),
         ``public=False`` withdraws the mark."""
         with self._locked() as ledgers:
             ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint), budget or Budget(),
                                                                   label)).view(key.unit)
             if budget is not None and budget != ledger.budget:
-                spent = dataclasses.replace(ledger.view("event"), budget=budget).spent()
+                views = [dataclasses.replace(ledger.view(unit), budget=budget) for unit in ("event", "sequence")]
+                spent = max(view.spent() for view in views if not view.closed)  # the event view is never closed
                 if spent > budget.epsilon:
                     raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
-                                         f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e})")
+                                         f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e}, in the "
+                                         "view that spent most)")
                 ledger = dataclasses.replace(ledger, budget=budget)
             if public is not None and public != ledger.public:
                 ledger = dataclasses.replace(ledger, public_mark=PublicMark(_now(), tool, note) if public else None)

@@ -190,3 +190,19 @@ def test_the_cli_charges_a_capped_event_release_in_both_views(capsys, tmp_path, 
     assert shown["spent_epsilon"] == pytest.approx(expected_event, rel=1e-9)
     assert shown["sequence_view"]["spent_epsilon"] == pytest.approx(expected_sequence, rel=1e-9)
     assert expected_sequence > expected_event > capped.epsilon(DELTA)
+
+
+def test_a_budget_below_what_the_open_sequence_view_spent_is_refused(tmp_path):
+    """The budget bounds both views: one below the sequence view's spent is refused while that view is open; once an
+    uncapped event-level release has closed it, the event view's spent is the floor."""
+    book = LedgerBook(tmp_path / "ledger.json")
+    book.open(LedgerKey(SOURCE), Budget(50.0, DELTA))
+    release(book, "event", 30.0, max_events=M)
+    per_event, per_sequence = gdp_epsilon(30.0 / 2), gdp_epsilon(30.0 / (2 * M))
+    assert per_event < 1.0 < per_sequence
+    with pytest.raises(BudgetExceeded, match="below the ε already spent"):
+        book.open(LedgerKey(SOURCE), Budget(1.0, DELTA))
+    book.open(LedgerKey(SOURCE), Budget(per_sequence * 1.01, DELTA))
+    release(book, "event", 400.0)  # closes the sequence view
+    book.open(LedgerKey(SOURCE), Budget(1.0, DELTA))  # above the event view's spent
+    assert views(book)[1].closed
