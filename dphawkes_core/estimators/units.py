@@ -105,7 +105,7 @@ def make_unit(privacy_unit: str = "event", sequence_clip=None, max_events=None,
         raise ConfigError(f"unknown privacy unit {privacy_unit!r}; choose one of {', '.join(PRIVACY_UNIT_TYPES)}")
     if privacy_unit == EventUnit.name:
         if sequence_clip is not None:
-            raise ConfigError("the clip G on each sequence's statistics belongs to the sequence unit")
+            raise ConfigError("the clip G on each sequence's statistics and its share belong to the sequence unit")
         return EventUnit(max_events=max_events)
     share = AUTO_CLIP_SHARE if sequence_clip_share is None else sequence_clip_share
     if sequence_clip != AUTO and share != AUTO_CLIP_SHARE:
