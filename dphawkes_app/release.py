@@ -247,7 +247,7 @@ def plan_release(session: PrivacySession, configs) -> Plan:
         ledger.check(mechanisms)
     except BudgetExceeded as exc:
         refusal = str(exc)
-    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms))
+    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms), unit=session.key.unit)
     remaining_after = dataclasses.replace(ledger, entries=ledger.entries + (planned_entry,)).remaining()
     return Plan(status, tuple(mechanisms), ledger, alone, after, remaining_after if not refusal else 0.0, refusal,
                 count, tuple(informal))

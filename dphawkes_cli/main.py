@@ -278,7 +278,7 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
                "metered": answer.entry.formal,
                "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
                "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
-               "notes": list(answer.notes)}
+               "notes": list(answer.notes), "sequence_view": ledger.summary()["sequence_view"]}
     what = (
         "replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
         if answer.replayed
@@ -475,7 +475,9 @@ def _add_unit_options(fitp) -> None:
                            "(default: the G that --max-events guarantees never clips), or 'auto': spend 5%% of "
                            "ε on a private choice of G below that one")
     fitp.add_argument("--max-events", type=positive_int,
-                      help="public M for --privacy-unit sequence: each sequence keeps its first M events")
+                      help="public M, enforced: each sequence keeps its first M events (by time). Sequence unit: "
+                           "it bounds G. Event unit: the release's ε is then per capped event, charged as 2 per raw "
+                           "event and 2M per sequence, so the sequence-level budget stays open (docs/privacy.md)")
 
 
 def _add_audit_parser(sub) -> None:

@@ -78,7 +78,8 @@ def add_sweep_parser(sub) -> None:
         "--max-events, as in fit)",
     )
     est.add_argument("--sequence-clip", type=positive_float, help="public G per sequence (--privacy-unit sequence)")
-    est.add_argument("--max-events", type=positive_int, help="public M events kept per sequence (sequence unit)")
+    est.add_argument("--max-events", type=positive_int,
+                     help="public M events kept per sequence (first M by time; either unit, as in fit)")
     run = sw.add_argument_group("execution")
     run.add_argument("--workers", type=positive_int, help="processes of the local pool (default: all cores)")
     run.add_argument("--dask", metavar="ADDRESS", help="'local' or tcp://HOST:PORT of a Dask scheduler")

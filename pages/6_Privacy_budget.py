@@ -90,7 +90,9 @@ def releases() -> None:
         st.caption("No formal release yet.")
     else:
         st.dataframe(pd.DataFrame([{
-            "#": i, "released (UTC)": entry.created[:19].replace("T", " "), "release": entry.label, "ε alone": alone,
+            "#": i, "released (UTC)": entry.created[:19].replace("T", " "), "release": entry.label,
+            "unit": entry.unit + (f", first {entry.max_events} events per sequence" if entry.max_events else ""),
+            "ε alone": alone,
             "composed ε so far": composed, "naive Σε so far": naive,
         } for i, (entry, alone, composed, naive) in enumerate(history, start=1)]), hide_index=True, key="releases")
         _, _, composed, naive = history[-1]
@@ -114,6 +116,13 @@ def releases() -> None:
                    "covers the formal releases only. Do not publish them.")
 
 
+def _sequence_view(ledger) -> str:
+    """The sequence view in a few words: closed, or open with its composed ε (every release at its per-sequence
+    cost: an event-level release under a cap M as 2M events)."""
+    sequence = ledger.view("sequence")
+    return "closed" if sequence.closed else f"open, composed ε {sequence.spent():.3g}"
+
+
 def all_data_sets() -> None:
     """Every data set in the ledger file."""
     st.subheader("Every data set in the ledger file")
@@ -129,7 +138,7 @@ def all_data_sets() -> None:
             "data set": ledger.label or ledger.key.fingerprint[:12],
             "public": ledger.public_mark.sentence() if ledger.public else "no", "budget ε": ledger.budget.epsilon,
             "composed ε spent (events)": ledger.spent(),
-            "sequence-level view": "closed" if ledger.view("sequence").closed else "open",
+            "sequence-level view": _sequence_view(ledger),
             "formal releases": len(ledger.metered), "not metered": len(ledger.unmetered),
             "current": ledger.key.fingerprint == state.key.fingerprint,
         } for ledger in ledgers]), hide_index=True, key="ledgers")

@@ -49,6 +49,10 @@ __all__ = [
 if TYPE_CHECKING:
     import pandas as pd
 
+#: The size guard of an exploration load (no declared domain): a file larger than this is refused before parsing.
+#: Under a declared domain — the only loads a formal release is made from — no size guard applies: a file's size is a
+#: function of its rows, and one row can take it over any limit, so a refusal would tell one-row neighbours apart
+#: (ε = ∞); a cut at a byte offset would keep rows by file position, and one long row could push any number out.
 MAX_FILE_BYTES = 200 * 1024 * 1024
 REQUIRED_COLUMNS = ("time", "dimension")
 OPTIONAL_COLUMNS = ("sequence", "start", "end")
@@ -79,7 +83,8 @@ def load_csv(
     names : sequence of str, optional
         Dimension names for integer dimensions (e.g. from a ``labels.csv``).
     max_bytes : int
-        Files larger than this are refused before parsing.
+        Files larger than this are refused before parsing — without a declared domain only: under one, no size
+        is refused (:data:`MAX_FILE_BYTES`).
     time_unit : {"s", "min", "h", "d"}, optional
         Unit of the fitted time axis: numbers are then read as seconds (e.g. Unix time) and datetimes
         as seconds since the window start, both divided by the unit.
@@ -97,8 +102,8 @@ def load_csv(
     DataError
         With a one-line message naming the row and column at fault.
     """
-    source = _csv_input(source, max_bytes)
-    lenient = domain is not None and (domain.dimensions is not None or domain.sequences is not None)
+    lenient = _declared(domain)
+    source = _csv_input(source, None if lenient else max_bytes)
     header = _csv_header(source[:HEAD_BYTES] if isinstance(source, bytes) else _file_head(source), lenient)
     columns = _csv_columns(source, header, lenient)
     return _events_from_columns(columns, first_row=2, names=names, end_time=end_time, start_time=start_time,
@@ -120,15 +125,16 @@ def load_parquet(
     The file is read one row group at a time. ``time`` may be a number, a timestamp or ISO-8601 text
     column.
     """
-    columns = _parquet_columns(source, max_bytes)
+    columns = _parquet_columns(source, None if _declared(domain) else max_bytes)
     return _events_from_columns(columns, first_row=1, names=names, end_time=end_time, start_time=start_time,
                                 time_unit=time_unit, domain=domain)
 
 
-def source_key(source: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> str:
+def source_key(source: str | os.PathLike, max_bytes: int | None = None) -> str:
     """The privacy ledger's key of an event file (CSV or Parquet, by suffix): the key of its rows as stored
     (:mod:`~dphawkes_core.data.row_key`), read without a declaration — the :attr:`Events.source_key` of every load of
-    the file, whatever its declared domain, window or time unit."""
+    the file, whatever its declared domain, window or time unit. No size guard unless ``max_bytes`` is given (the key
+    serves formal releases, which are never refused for a file's size)."""
     if Path(source).suffix.lower() in (".parquet", ".pq"):
         columns = _parquet_columns(source, max_bytes)
     else:
@@ -137,7 +143,13 @@ def source_key(source: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> st
     return rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")), len(columns["time"]))
 
 
-def _parquet_columns(source, max_bytes: int) -> dict:
+def _declared(domain: Domain | None) -> bool:
+    """A declared domain (dimensions or sequence keys): the loads a formal release can come from, which drop and
+    count what they cannot use and refuse nothing for a row or the file's size."""
+    return domain is not None and (domain.dimensions is not None or domain.sequences is not None)
+
+
+def _parquet_columns(source, max_bytes: int | None) -> dict:
     """Every column of a Parquet file (typed or text, as :func:`table_columns`), one row group at a time."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -186,23 +198,24 @@ def load_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
 # --- reading ---------------------------------------------------------------------------------------
 
 
-def _read_bytes(source, max_bytes: int) -> bytes:
+def _read_bytes(source, max_bytes: int | None) -> bytes:
+    """The bytes of ``source``, refused over ``max_bytes`` (``None``: no limit)."""
     if isinstance(source, (bytes, bytearray)):
         raw = bytes(source)
     elif hasattr(source, "read"):
-        raw = source.read(max_bytes + 1)
+        raw = source.read() if max_bytes is None else source.read(max_bytes + 1)
         if isinstance(raw, str):
             raw = raw.encode()
     else:
         path = Path(source)
         _check_size(path, max_bytes)
         raw = path.read_bytes()
-    if len(raw) > max_bytes:
+    if max_bytes is not None and len(raw) > max_bytes:
         raise DataError(f"file is over the {max_bytes / 2**20:.0f} MiB limit")
     return raw
 
 
-def _csv_input(source, max_bytes: int) -> bytes | Path:
+def _csv_input(source, max_bytes: int | None) -> bytes | Path:
     """A CSV's bytes, or its path (size checked) so that the parser reads the file itself."""
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
@@ -216,11 +229,11 @@ def _file_head(path: Path) -> bytes:
         return fh.read(HEAD_BYTES)
 
 
-def _check_size(path: Path, max_bytes: int) -> None:
+def _check_size(path: Path, max_bytes: int | None) -> None:
     if not path.is_file():
         raise DataError(f"no such file: {path}")
     size = path.stat().st_size
-    if size > max_bytes:
+    if max_bytes is not None and size > max_bytes:
         raise DataError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB limit")
 
 

@@ -123,7 +123,7 @@ class FitConfig:
 
     @property
     def max_events(self):
-        """M of the sequence unit (``None`` for the event unit)."""
+        """M, the enforced cap on events per sequence of either unit (``None``: no cap)."""
         return getattr(self.unit, "max_events", None)
 
     @property
@@ -179,10 +179,10 @@ class FitConfig:
         """The config the statistics of this one are computed and cached under: the settings they depend on.
 
         Δ, p and C; for an automatic C (a private release) also the method, ε, δ, seed and share it is chosen
-        with; for the sequence unit also M and G (each sequence's contribution is clipped before the sums) and,
-        for a G chosen privately, ε, δ, seed and its share. With a public C and the event unit every family that
-        fits the binned moments shares them (keyed on the non-private reference); a family with statistics of
-        its own (exact event times) keys them on its own config without the noise."""
+        with; an enforced cap M (either unit); for the sequence unit also G (each sequence's contribution is clipped
+        before the sums) and, for a G chosen privately, ε, δ, seed and its share. With a public C and the event unit
+        every family that fits the binned moments shares them (keyed on the non-private reference); a family with
+        statistics of its own (exact event times) keys them on its own config without the noise."""
         required = {s.name: getattr(self, s.name) for s in self.family.settings
                     if s.default is None and not s.optional}  # its public bounds: any config of it states them
         if self.privacy_unit == "sequence":
@@ -193,12 +193,13 @@ class FitConfig:
                              sequence_clip=self.sequence_clip, **chosen, **required)
         if self.count_cap != AUTO and self.family.statistics != Statistics.BINNED:
             return self.with_changes(epsilon=1.0 if self.family.private else None, sigma2=None, seed=None)
+        cap = {"max_events": self.max_events} if self.max_events is not None else {}  # the events kept
         if self.count_cap != AUTO:
             return FitConfig(method=reference_method(), bin_size=self.bin_size, lags=self.lags,
-                             count_cap=self.count_cap)
+                             count_cap=self.count_cap, **cap)
         return FitConfig(method=self.method, bin_size=self.bin_size, lags=self.lags, count_cap=AUTO,
                          epsilon=self.epsilon, dp_delta=self.dp_delta, seed=self.seed, calibration="formal",
-                         count_cap_share=self.count_cap_share, count_cap_max=self.count_cap_max, **required)
+                         count_cap_share=self.count_cap_share, count_cap_max=self.count_cap_max, **cap, **required)
 
     def _check(self, family: Family) -> None:
         check_bin_size(self.bin_size)

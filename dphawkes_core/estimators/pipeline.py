@@ -17,6 +17,7 @@ from dphawkes_core.estimators.cost import CostEstimate, estimate_fit_cost
 from dphawkes_core.estimators.result import FitResult
 from dphawkes_core.privacy.calibration import FormalStatus, PrivacyReport, formal_status
 from dphawkes_core.privacy.noise import noise_source
+from dphawkes_core.privacy.sequence import cap_events
 from dphawkes_core.statistics.binning import n_bins_for
 from dphawkes_core.statistics.moments import SufficientStats
 from dphawkes_core.statistics.partitioned import partitioned_window
@@ -118,14 +119,26 @@ def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, d
     """The statistics the family of ``config`` fits, and a data-info dict (:meth:`Family.prepare_stats
     <dphawkes_core.estimators.family.Family.prepare_stats>`): for the binned families, ``n_bins``,
     ``n_events``, ``binned_events``, ``dropped_events``, ``clipped_events``, ``skipped_sequences``,
-    ``window_stated``, ``count_cap`` and, with ``count_cap="auto"``, ``auto_count_cap``."""
-    return config.family.prepare_stats(events, config)
+    ``window_stated``, ``count_cap`` and, with ``count_cap="auto"``, ``auto_count_cap``.
+
+    An event-level config with an enforced cap M (``config.max_events``) computes them on the events each sequence
+    keeps (its first M, :func:`~dphawkes_core.privacy.sequence.cap_events`); the data info then also holds
+    ``max_events`` and ``events_over_cap``, and ``n_events`` counts the events before the cap."""
+    if config.privacy_unit != "event" or config.max_events is None:
+        return config.family.prepare_stats(events, config)
+    capped, over_cap = cap_events(events, config.max_events)
+    stats, info = config.family.prepare_stats(capped, config)
+    return stats, info.updated(n_events=events.n_events, privacy_unit="event", max_events=config.max_events,
+                               events_over_cap=over_cap)
 
 
 def prepare_partitioned(paths, config: FitConfig, window, executor=None) -> tuple[SufficientStats, dict]:
     """The statistics of ``config`` reduced over Parquet partitions in ``window``
     (:func:`~dphawkes_core.statistics.partitioned.partitioned_window`), as :func:`prepare_stats` gives them for one
-    file."""
+    file. An event-level cap M is refused: keeping each sequence's first M events needs all of its events at once."""
+    if config.privacy_unit == "event" and config.max_events is not None:
+        raise ConfigError("the cap M on events per sequence at the event unit needs each sequence's events in one "
+                          "place: fit one file, or drop --max-events")
     return config.family.prepare_partitioned(paths, config, window, executor)
 
 

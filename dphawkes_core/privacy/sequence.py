@@ -84,6 +84,30 @@ def cap_events(events: Events, max_events: int | None) -> tuple[Events, int]:
     return replace(events, sequences=tuple(kept_sequences)), dropped
 
 
+#: Capped events one raw event moves: added or removed before the cap M, it can enter (or leave) the kept first M
+#: and push the M-th out (or let the (M+1)-th in) — a swap, two capped events (``docs/privacy.md``).
+RAW_EVENT_GROUP = 2
+
+
+def capped_event_group(unit: str, max_events: int) -> int:
+    """How many events of the capped data one neighbour of ``unit`` moves, for a release calibrated for one event
+    under the enforced cap M (``max_events``): its group-privacy factor in that view.
+
+    * ``"event"``: one raw event added or removed changes at most two capped events (:data:`RAW_EVENT_GROUP`).
+    * ``"sequence"``: one sequence replaced whole (the sequence unit's neighbours) removes at most M capped events
+      and adds at most M: ``2M``.
+
+    By the triangle inequality a group of k capped events moves every release vector by at most ``k`` times its
+    sensitivity, so a μ-GDP release is ``kμ``-GDP for the group (ρ-zCDP: ``k²ρ``; pure ε: ``kε``).
+    """
+    check_positive_whole(max_events, "the cap M on events per sequence")
+    if unit == "event":
+        return RAW_EVENT_GROUP
+    if unit == "sequence":
+        return 2 * int(max_events)
+    raise ConfigError(f"unknown privacy unit {unit!r}; choose one of {', '.join(PRIVACY_UNITS)}")
+
+
 def max_events_clip(lags: int, max_events: int, count_cap: int | None, release: str) -> float:
     """Public G that no sequence of at most M events exceeds (``c = min(C, M)``; ``docs/privacy.md``).
 

@@ -2,17 +2,23 @@
 
 One ledger per source of events (:class:`LedgerKey`: the key of the source's rows, :mod:`~dphawkes_core.data.row_key`,
 whatever is declared about them — d, dimension order, windows, time unit, sub-domain), seen through the privacy
-unit of a release: the *event* view counts every release on the rows (a sequence-level release protects each
-event at the same ε), the *sequence* view counts them too, and is closed — spent unbounded, refusing — once an
-event-level release was made (no cap on events per sequence is enforced for it, so it bounds nothing for a whole
-sequence). Data marked public (:class:`PublicMark`: when, from which tool, why) are not metered, and no release
-on them is formal. Each formal release (a fit, an entry of the comparison table, the share of ε a fit spends
-choosing its own count cap) is an :class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier
-σ/S and number of
-releases, discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released estimate. The total is
-composed exactly — Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)``
-(Gaussian DP, Dong, Roth & Su 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``;
-Laplace and pure steps join them through ``dp_accounting``'s privacy loss distributions — never by summing ε.
+unit of a release. Both views compose every release on the rows, each at its cost for the view's neighbour:
+
+* the *event* view (one raw event added or removed): a sequence-level release at its own ε (it protects each
+  event too); an event-level release at its own ε, or — under an enforced cap M on events per sequence — as a group
+  of 2 capped events (one raw event can push one kept event out: a swap);
+* the *sequence* view (one sequence replaced): a sequence-level release at its own ε; an event-level release under
+  an enforced cap M as a group of 2M capped events; an event-level release with no cap bounds nothing for a whole
+  sequence, so the view is closed — spent unbounded, refusing every release that needs it.
+
+(:func:`~dphawkes_core.privacy.sequence.capped_event_group`; derivation in ``docs/privacy.md``.) Data marked public
+(:class:`PublicMark`: when, from which tool, why) are not metered, and no release on them is formal. Each formal
+release (a fit, an entry of the comparison table, the share of ε a fit spends choosing its own count cap) is an
+:class:`Entry` holding its mechanisms (:class:`Mechanism`: Gaussian noise multiplier σ/S and number of releases,
+discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released estimate. The total is composed exactly
+— Gaussian mechanisms compose to one Gaussian with ``μ = sqrt(Σ releases_i / z_i²)`` (Gaussian DP, Dong, Roth & Su
+2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``; Laplace and pure steps join them through
+``dp_accounting``'s privacy loss distributions — never by summing ε.
 A discrete Gaussian release (an unseeded lagged DP-SSP, :mod:`~dphawkes_core.privacy.noise`) is not μ-GDP: a ledger
 holding one composes every mechanism in zCDP (ρ adds up) and converts once (:func:`_zcdp_composed`), an upper
 bound on the exact composition.
@@ -58,7 +64,7 @@ from dphawkes_core.privacy.accounting import (
     compose_epsilon,
     gaussian_mechanism,
 )
-from dphawkes_core.privacy.sequence import PRIVACY_UNITS
+from dphawkes_core.privacy.sequence import PRIVACY_UNITS, capped_event_group
 
 if TYPE_CHECKING:
     from dphawkes_core.data.io import Events
@@ -66,7 +72,8 @@ if TYPE_CHECKING:
 __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.accounting` it records
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
-    "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint", "default_ledger_path",
+    "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint",
+    "default_ledger_path", "grouped", "release_group",
     "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "read_format2",
 ]
 
@@ -74,7 +81,8 @@ DEFAULT_BUDGET_EPSILON = 5.0
 DEFAULT_BUDGET_DELTA = 1e-5
 LEDGER_ENV = "DPHAWKES_LEDGER"
 FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 3  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance
+FILE_VERSION = 4  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
+READABLE_VERSIONS = (3, 4)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped)
 PUBLIC_MARK_REASON = ("the data set's ledger is marked public (already published data): releases on it are "
                       "neither metered nor refused, so none carries a formal guarantee")
 SEQUENCE_VIEW_CLOSED = ("the sequence-level budget of this data set is closed: {count} event-level release(s) on "
@@ -83,6 +91,10 @@ SEQUENCE_VIEW_CLOSED = ("the sequence-level budget of this data set is closed: {
                         "counts every release")
 EVENT_ONLY_NOTE = ("this event-level release protects single events only, not whole sequences (no cap on events "
                    "per sequence is enforced): the data set's sequence-level budget is closed")
+CAPPED_EVENT_NOTE = ("this event-level release keeps each sequence's first {cap} events (the enforced cap M): its ε "
+                     "is for one event of the capped data; one raw event costs ε = {event:.3g} (a swap of two capped "
+                     "events) and one whole sequence ε = {sequence:.3g} (up to 2M = {group} capped events), both "
+                     "charged to the data set's budget (δ = {delta:.0e})")
 TOOLS = ("app", "cli", "python", "migration")
 
 
@@ -213,6 +225,9 @@ class Entry:
         UTC time of the release (ISO 8601).
     unit : str
         The privacy unit it was calibrated for (``event`` or ``sequence``).
+    max_events : int or None
+        An event-level release's enforced cap M on events per sequence (``None``: no cap; a sequence-level release's
+        M is inside its own guarantee).
     """
 
     request: str
@@ -223,10 +238,44 @@ class Entry:
     result: dict = field(default_factory=dict, compare=False)
     created: str = ""
     unit: str = "event"
+    max_events: int | None = None
 
     def epsilon(self, delta: float) -> float:
         """ε of this release alone at ``delta``."""
         return compose_epsilon(self.mechanisms, delta)
+
+    def group(self, view: str) -> float:
+        """How many of the neighbours this release was calibrated for one neighbour of ``view`` moves at most
+        (:func:`release_group`)."""
+        return release_group(self.unit, self.max_events, view)
+
+    def mechanisms_in(self, view: str) -> tuple[Mechanism, ...] | None:
+        """Its mechanisms as seen by one neighbour of ``view`` (group privacy); ``None`` when nothing bounds them."""
+        return grouped(self.mechanisms, self.group(view))
+
+
+def release_group(unit: str, max_events: int | None, view: str) -> float:
+    """The group-privacy factor of a release of ``unit`` (with an event-level cap ``max_events``) in ``view``: 1 when
+    the view's neighbour is covered by the release's own (any sequence-level release; an uncapped event-level release
+    in the event view); :func:`~dphawkes_core.privacy.sequence.capped_event_group` under a cap; ∞ for an uncapped
+    event-level release in the sequence view."""
+    if unit == "sequence" or (unit == "event" and max_events is None and view == "event"):
+        return 1
+    if max_events is None:
+        return math.inf
+    return capped_event_group(view, max_events)
+
+
+def grouped(mechanisms, factor: float) -> tuple[Mechanism, ...] | None:
+    """``mechanisms`` for a group of ``factor`` neighbours: every sensitivity times the factor (by the triangle
+    inequality), so a Gaussian, discrete Gaussian or Laplace noise multiplier divided by it (μ-GDP → kμ, ρ-zCDP → k²ρ)
+    and a pure step's ε multiplied by it; ``None`` for an unbounded group."""
+    if not math.isfinite(factor):
+        return None
+    if factor == 1:
+        return tuple(mechanisms)
+    return tuple(dataclasses.replace(m, parameter=m.parameter * factor if m.kind == "pure" else m.parameter / factor)
+                 for m in mechanisms)
 
 
 @dataclass(frozen=True)
@@ -234,10 +283,10 @@ class DataLedger:
     """The ledger of one source of events: its budget, whether it is public, and every release (a snapshot),
     seen through the privacy unit of ``key``.
 
-    Both views compose every metered release on the rows (a sequence-level release protects each event at the
-    same ε). The sequence view is *closed* once an event-level release was made: that release enforces no cap
-    on events per sequence, so its ε for one whole sequence is unbounded — the view then shows ε spent ∞ and
-    refuses every release.
+    Both views compose every metered release on the rows, each at its group-privacy cost for the view's neighbour
+    (:meth:`Entry.mechanisms_in`). The sequence view is *closed* once an event-level release with no enforced cap
+    was made: its ε for one whole sequence is unbounded — the view then shows ε spent ∞ and refuses every release
+    that needs it.
 
     Attributes
     ----------
@@ -278,55 +327,74 @@ class DataLedger:
 
     @property
     def closed(self) -> bool:
-        """The sequence view after an event-level release: nothing bounds a whole sequence's loss any more."""
-        return self.key.unit == "sequence" and any(e.unit == "event" for e in self.metered)
+        """The sequence view after an event-level release with no enforced cap: nothing bounds a whole sequence's
+        loss any more."""
+        return any(e.mechanisms_in(self.key.unit) is None for e in self.metered)
 
     def mechanisms(self) -> tuple[Mechanism, ...]:
-        """Every mechanism of every metered release."""
-        return tuple(m for e in self.metered for m in e.mechanisms)
+        """Every mechanism of every metered release, as one neighbour of the view sees it (none bounded in a closed
+        view)."""
+        return tuple(m for e in self.metered for m in (e.mechanisms_in(self.key.unit) or ()))
 
     def spent(self) -> float:
         """Composed ε of every metered release at the budget's δ (∞ in a closed view)."""
         return math.inf if self.closed else compose_epsilon(self.mechanisms(), self.budget.delta)
 
     def naive_sum(self) -> float:
-        """Σ of each release's ε alone (what summing would claim; its δ would add up too)."""
-        return float(sum(e.epsilon(self.budget.delta) for e in self.metered))
+        """Σ of each release's ε alone in this view (what summing would claim; its δ would add up too)."""
+        return float(sum(compose_epsilon(e.mechanisms_in(self.key.unit) or (), self.budget.delta)
+                         if e.mechanisms_in(self.key.unit) is not None else math.inf for e in self.metered))
 
     def find(self, request: str) -> Entry | None:
         """The entry of an earlier identical release request, if any."""
         return next((e for e in self.entries if e.request == request), None)
 
-    def cost(self, mechanisms) -> tuple[float, float]:
-        """``(ε of these mechanisms alone, composed ε of the ledger with them)`` at the budget's δ."""
-        mechanisms = tuple(mechanisms)
+    def cost(self, mechanisms, unit: str | None = None, max_events: int | None = None) -> tuple[float, float]:
+        """``(ε of these mechanisms alone, composed ε of the ledger with them)`` at the budget's δ, in this view, for
+        a release of ``unit`` (default the view's) with an event-level cap ``max_events`` (its group in the view:
+        :func:`release_group`; ∞ when unbounded)."""
+        mechanisms = grouped(tuple(mechanisms), release_group(unit or self.key.unit, max_events, self.key.unit))
+        if mechanisms is None:
+            return math.inf, math.inf
         alone = compose_epsilon(mechanisms, self.budget.delta)
         return alone, math.inf if self.closed else compose_epsilon(self.mechanisms() + mechanisms, self.budget.delta)
 
     def history(self) -> tuple[tuple[Entry, float, float, float], ...]:
-        """Per metered release: ``(entry, its ε alone, composed ε so far, naive sum so far)`` (composed ∞ from
-        the first event-level release on in the sequence view)."""
+        """Per metered release: ``(entry, its ε alone in this view, composed ε so far, naive sum so far)`` (∞ from
+        the first event-level release with no cap on in the sequence view)."""
         rows, past, naive, unbounded = [], (), 0.0, False
         for entry in self.metered:
-            past += entry.mechanisms
-            unbounded = unbounded or (self.key.unit == "sequence" and entry.unit == "event")
-            alone = entry.epsilon(self.budget.delta)
+            seen = entry.mechanisms_in(self.key.unit)
+            unbounded = unbounded or seen is None
+            past += seen or ()
+            alone = compose_epsilon(seen, self.budget.delta) if seen is not None else math.inf
             naive += alone
             rows.append((entry, alone, math.inf if unbounded else compose_epsilon(past, self.budget.delta), naive))
         return tuple(rows)
 
-    def check(self, mechanisms) -> None:
-        """Raise :class:`BudgetExceeded` if adding ``mechanisms`` would take the composed ε over budget, or the
-        view is closed. (Releases on public data are not formal and never reach this check.)"""
-        if self.closed:
-            count = sum(e.unit == "event" for e in self.metered)
-            raise BudgetExceeded("refused: " + SEQUENCE_VIEW_CLOSED.format(count=count))
-        alone, after = self.cost(mechanisms)
-        if after > self.budget.epsilon:
-            raise BudgetExceeded(
-                f"refused: this release (ε = {alone:.3g} alone) would bring the composed ε of this data set to "
-                f"{after:.3g}, over its budget ε = {self.budget.epsilon:.3g} (δ = {self.budget.delta:.0e}); "
-                f"spent {self.spent():.3g}, remaining: one release of ε ≤ {self.remaining():.3g}")
+    def check(self, mechanisms, unit: str | None = None, max_events: int | None = None) -> None:
+        """Raise :class:`BudgetExceeded` if a release of ``mechanisms`` (calibrated for ``unit``, default the view's,
+        with an event-level cap ``max_events``) would take the composed ε of either view over the budget, or needs
+        a closed view. An event-level release with no cap is checked in the event view only (it closes the sequence
+        view); every other release in both. (Releases on public data are not formal and never reach this check.)"""
+        unit = unit or self.key.unit
+        for view in ("event", "sequence"):
+            seen = self.view(view)
+            if release_group(unit, max_events, view) == math.inf:
+                continue  # an uncapped event-level release: the sequence view closes
+            if seen.closed:
+                if view == self.key.unit or unit == "sequence":
+                    count = sum(e.mechanisms_in("sequence") is None for e in self.metered)
+                    raise BudgetExceeded("refused: " + SEQUENCE_VIEW_CLOSED.format(count=count))
+                continue  # a capped event-level release after an uncapped one: the sequence view is already ∞
+            alone, after = seen.cost(mechanisms, unit, max_events)
+            if after > self.budget.epsilon:
+                scope = "" if view == "event" else " seen per sequence"
+                raise BudgetExceeded(
+                    f"refused: this release (ε = {alone:.3g} alone{scope}) would bring the composed ε of this data "
+                    f"set{scope} to {after:.3g}, over its budget ε = {self.budget.epsilon:.3g} "
+                    f"(δ = {self.budget.delta:.0e}); spent {seen.spent():.3g}, remaining: one release of "
+                    f"ε ≤ {seen.remaining():.3g}")
 
     def remaining(self) -> float:
         """The remaining budget: the largest ε (alone, at the budget's δ) of one more Gaussian release that
@@ -370,6 +438,7 @@ class DataLedger:
             "metered_releases": len(self.metered), "unmetered_outputs": len(self.unmetered),
             "migrated_from_format_2": list(self.migrated),
             "entries": [{"created": e.created, "label": e.label, "privacy_unit": e.unit, "formal": e.formal,
+                         "max_events": e.max_events,
                          "reasons": list(e.reasons), "epsilon_alone": e.epsilon(delta) if e.formal else None,
                          "mechanisms": [dataclasses.asdict(m) for m in e.mechanisms], "request": e.request}
                         for e in self.entries],
@@ -419,17 +488,20 @@ class LedgerBook:
     def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "", public: bool | None = None,
              tool: str = "python", note: str = "") -> DataLedger:
         """The ledger of ``key``, created (default budget unless given) when new; a given ``budget`` replaces the
-        stored one (a budget below what is already spent is refused); ``public=True`` marks the data public
+        stored one (a budget below what either view has already spent — the sequence view unless closed — is
+        refused); ``public=True`` marks the data public
         (recording when, from which ``tool`` and the ``note``; a mark already set is kept as it was),
         ``public=False`` withdraws the mark."""
         with self._locked() as ledgers:
             ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint), budget or Budget(),
                                                                   label)).view(key.unit)
             if budget is not None and budget != ledger.budget:
-                spent = dataclasses.replace(ledger.view("event"), budget=budget).spent()
+                views = [dataclasses.replace(ledger.view(unit), budget=budget) for unit in ("event", "sequence")]
+                spent = max(view.spent() for view in views if not view.closed)  # the event view is never closed
                 if spent > budget.epsilon:
                     raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
-                                         f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e})")
+                                         f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e}, in the "
+                                         "view that spent most)")
                 ledger = dataclasses.replace(ledger, budget=budget)
             if public is not None and public != ledger.public:
                 ledger = dataclasses.replace(ledger, public_mark=PublicMark(_now(), tool, note) if public else None)
@@ -438,7 +510,8 @@ class LedgerBook:
         return ledger
 
     def release(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
-                reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None) -> Release:
+                reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None,
+                max_events: int | None = None) -> Release:
         """Answer a release request: replay it if already paid for, refuse it if over budget, else run it.
 
         Parameters
@@ -454,6 +527,9 @@ class LedgerBook:
         recorded : callable, optional
             The mechanisms to record, asked after ``run`` (the same cost, with the values chosen during the
             release: :class:`~dphawkes_core.release.session.PrivacySession`); default ``mechanisms``.
+        max_events : int, optional
+            An event-level release's enforced cap M on events per sequence: both views charge it (its group in each,
+            :func:`release_group`); without one, an event-level release closes the sequence view.
 
         Raises
         ------
@@ -470,11 +546,12 @@ class LedgerBook:
                 return Release(earlier, True, ledger)
             if formal and ledger.public:
                 raise DPHawkesError(f"internal error: a formal release on data whose {PUBLIC_MARK_REASON[4:]}")
+            cap = max_events if key.unit == "event" else None
             if formal:
-                ledger.check(mechanisms)
+                ledger.check(mechanisms, key.unit, cap)
             result = run()
             spent = tuple(recorded()) if recorded is not None else tuple(mechanisms)
-            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now(), key.unit)
+            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now(), key.unit, cap)
             ledger = dataclasses.replace(ledger, entries=ledger.entries + (entry,))
             ledgers[key.fingerprint] = ledger.view("event")
         return Release(entry, False, ledger)
@@ -533,7 +610,7 @@ class LedgerBook:
                               "--end-time/--time-unit of its fits, once per data set and declaration, then use "
                               "NEW.json")
         try:
-            if document.get("format") != FILE_FORMAT or document.get("version") != FILE_VERSION:
+            if document.get("format") != FILE_FORMAT or document.get("version") not in READABLE_VERSIONS:
                 raise ValueError(f"not a {FILE_FORMAT} version {FILE_VERSION} file")
             if document.get("checksum") != _checksum(document["ledgers"]):
                 raise ValueError("its checksum does not match its content (edited or damaged)")
@@ -588,10 +665,11 @@ def _ledger_from_dict(item: dict) -> DataLedger:
 
 
 def _entries_from(items, unit: str | None) -> tuple[Entry, ...]:
-    """Entries as stored (format 3: each with its unit; format 2: the ledger's ``unit``)."""
+    """Entries as stored (format 3 and 4: each with its unit, and in format 4 an event-level entry's cap M; format 2:
+    the ledger's ``unit``)."""
     return tuple(Entry(e["request"], e["label"], bool(e["formal"]), tuple(e["reasons"]),
                        tuple(Mechanism(**m) for m in e["mechanisms"]), dict(e["result"]), e["created"],
-                       e["unit"] if unit is None else unit)
+                       e["unit"] if unit is None else unit, e.get("max_events"))
                  for e in items)
 
 

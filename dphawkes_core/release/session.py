@@ -40,6 +40,7 @@ from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
+    CAPPED_EVENT_NOTE,
     EVENT_ONLY_NOTE,
     PUBLIC_MARK_REASON,
     DataLedger,
@@ -73,8 +74,10 @@ class SessionAnswer:
     ledger : DataLedger
         The data set's ledger after the request.
     notes : tuple of str
-        What the release protects beyond its label, said wherever it is shown (an event-level release on several
-        sequences: :data:`~dphawkes_core.release.ledger.EVENT_ONLY_NOTE`; a release on data marked public: its mark).
+        What the release protects beyond its label, said wherever it is shown (an event-level release under an
+        enforced cap M: its ε per raw event and per sequence, :data:`~dphawkes_core.release.ledger.CAPPED_EVENT_NOTE`;
+        without a cap, on several sequences: :data:`~dphawkes_core.release.ledger.EVENT_ONLY_NOTE`; a release on data
+        marked public: its mark).
     """
 
     result: FitResult
@@ -191,14 +194,13 @@ class PrivacySession:
 
         answer = self.book.release(self.key, self.request(config), run, label=release_label(config),
                                    formal=status.formal, reasons=status.reasons, mechanisms=planned,
-                                   recorded=lambda: tuple(spent) or planned)
+                                   recorded=lambda: tuple(spent) or planned, max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
     def _answer(self, entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
         record = dict(entry.result)
         info = record.pop("data_info", None)
-        notes = ((EVENT_ONLY_NOTE,) if entry.formal and entry.unit == "event" and self.sequences > 1 else ()) + \
-            ((ledger.public_mark.sentence(),) if ledger.public else ())
+        notes = _unit_notes(entry, ledger, self.sequences) + ((ledger.public_mark.sentence(),) if ledger.public else ())
         return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry,
                              ledger, notes)
 
@@ -206,6 +208,20 @@ class PrivacySession:
         if config.privacy_unit != self.key.unit:
             raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-"
                                 f"level view of its ledger, not its {self.key.unit}-level one")
+
+
+def _unit_notes(entry: Entry, ledger: DataLedger, sequences: int) -> tuple[str, ...]:
+    """What a formal event-level release protects beyond one event: under an enforced cap M, its ε per raw event and
+    per whole sequence (:data:`~dphawkes_core.release.ledger.CAPPED_EVENT_NOTE`); without one, on several sequences,
+    single events only (:data:`~dphawkes_core.release.ledger.EVENT_ONLY_NOTE`)."""
+    if not entry.formal or entry.unit != "event":
+        return ()
+    if entry.max_events is None:
+        return (EVENT_ONLY_NOTE,) if sequences > 1 else ()
+    delta = ledger.budget.delta
+    return (CAPPED_EVENT_NOTE.format(cap=entry.max_events, event=compose_epsilon(entry.mechanisms_in("event"), delta),
+                                     sequence=compose_epsilon(entry.mechanisms_in("sequence"), delta),
+                                     group=entry.group("sequence"), delta=delta),)
 
 
 def _placeholder_config(config: FitConfig) -> FitConfig:

@@ -14,8 +14,11 @@ sequence over its bins, so each partition of the data can be reduced on its own:
   the pieces add over sequences.
 
 The result is exactly the in-process :func:`~dphawkes_core.statistics.moments.moment_pieces` (integer counts in
-floating point). Partitions may split the data by sequence, by time, or both; the partitions of one
-sequence must hold disjoint time ranges. Nothing here imports Dask: the caller passes any
+floating point). Partitions may split the data by sequence, by time, or both. A sequence whose partitions overlap in
+time (found by the pre-pass of :func:`partitioned_window`) is *gathered*: the first partition holding it reads its
+rows from every partition that does, and the others skip it (:attr:`Window.gathered`), so it is one segment, as if
+read from one file — one row moved into another partition's time range changes nothing, instead of refusing the
+store. Nothing here imports Dask: the caller passes any
 ``concurrent.futures``-style executor (:func:`dphawkes_experiments.sweep.dask_executor` for a cluster).
 """
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -70,6 +73,9 @@ class Window:
     keys : tuple of str, optional
         The declared sequence keys (``ends`` is keyed by them; rows of other keys are dropped and counted, and a
         declared key without rows is a sequence of empty bins); ``None``: the sequences are read from the data.
+    gathered : dict
+        Sequences whose partitions overlap in time: each key's partitions (paths, in order); the first reads the
+        sequence's rows from all of them, the others skip it (:func:`window_sequences`).
     """
 
     start: float
@@ -78,6 +84,7 @@ class Window:
     dim: int
     names: tuple | None = None
     keys: tuple | None = None
+    gathered: dict = field(default_factory=dict)
 
     @property
     def dimensions_declared(self) -> bool:
@@ -192,10 +199,27 @@ def _partition_columns(path: str, name: str) -> dict:
 
 
 def scan_partition(path: str, domain: Domain | None = None) -> tuple[int, dict]:
-    """Pre-pass: the largest dimension index and each sequence's last event time in one partition."""
+    """Pre-pass: the largest dimension index and each sequence's ``(first, last)`` event time in one partition."""
     times, dims, seqs, _ = read_partition(path, domain)
-    last = {key: float(times[rows].max()) for key, rows in _by_sequence(seqs)}
-    return (int(dims.max()) if dims.size else -1), last
+    ranges = {key: (float(times[rows].min()), float(times[rows].max())) for key, rows in _by_sequence(seqs)}
+    return (int(dims.max()) if dims.size else -1), ranges
+
+
+def overlapping_sequences(paths, scans) -> dict:
+    """The sequences whose partitions overlap in time, each with the partitions holding it (in ``paths`` order):
+    from the ``(first, last)`` times of :func:`scan_partition`, a partition's range starting before the latest end of
+    the ranges sorted before it (touching ranges, sharing only an instant, do not overlap)."""
+    holders: dict = {}
+    for path, (_, ranges) in zip(paths, scans):
+        for key, span in ranges.items():
+            holders.setdefault(key, []).append((span, path))
+    gathered = {}
+    for key, spans in holders.items():
+        ordered = sorted(span for span, _ in spans)
+        ends = np.maximum.accumulate([last for _, last in ordered])
+        if any(first < end for (first, _), end in zip(ordered[1:], ends[:-1])):
+            gathered[key] = tuple(path for _, path in spans)
+    return gathered
 
 
 def partition_segments(path: str, window: Window, bin_size: float, lags: int,
@@ -220,9 +244,9 @@ def partition_tails(path: str, window: Window, bin_size: float, max_cap: int) ->
     can share, and the raw rows of those it may share.
 
     Only a sequence's first and last non-empty bin in a partition can be split with another partition (the
-    partitions of a sequence hold disjoint time ranges), so those rows are returned as
-    ``(sequence, bin, row)`` for :func:`partitioned_tails` to sum before counting, and the other bins are
-    counted here (:func:`~dphawkes_core.statistics.binning.count_tails`, ``c = 1 … max_cap``).
+    partitions of a sequence hold disjoint time ranges, or it is read whole: :attr:`Window.gathered`), so those
+    rows are returned as ``(sequence, bin, row)`` for :func:`partitioned_tails` to sum before counting, and the
+    other bins are counted here (:func:`~dphawkes_core.statistics.binning.count_tails`, ``c = 1 … max_cap``).
     """
     tails, edges = np.zeros(int(max_cap)), []
     for key, per_dim, n_bins, _ in window_sequences(path, window, bin_size):
@@ -252,14 +276,31 @@ def partitioned_tails(paths, window: Window, bin_size: float, max_cap: int, exec
 
 def window_sequences(path: str, window: Window, bin_size: float):
     """``(sequence value, per-dimension times relative to the window start, n_bins, events outside the
-    window)`` of every sequence in one partition."""
+    window)`` of every sequence in one partition; a gathered sequence (:attr:`Window.gathered`) whole, from its
+    first partition, and not from the others."""
     times, dims, seqs, _ = read_partition(path, window.domain)
     for key, rows in _by_sequence(seqs):
+        holders = window.gathered.get(key)
+        if holders is not None and path != holders[0]:
+            continue
         end = window.ends[key] - window.start
-        rel, dim = times[rows] - window.start, dims[rows]
+        absolute, dim = (times[rows], dims[rows]) if holders is None else _gathered_rows(key, holders, window.domain)
+        rel = absolute - window.start
         inside = (rel >= 0) & (rel <= end)
         per_dim = [rel[inside & (dim == j)] for j in range(window.dim)]
-        yield key, per_dim, bins_in_window(end, bin_size), int(rows.size - np.count_nonzero(inside))
+        yield key, per_dim, bins_in_window(end, bin_size), int(absolute.size - np.count_nonzero(inside))
+
+
+def _gathered_rows(key, paths, domain: Domain) -> tuple[np.ndarray, np.ndarray]:
+    """Times and dimensions of sequence ``key``'s rows in every partition of ``paths``."""
+    times, dims = [], []
+    for path in paths:
+        t, d, seqs, _ = read_partition(path, domain)
+        rows = dict(_by_sequence(seqs)).get(key)
+        if rows is not None:
+            times.append(t[rows])
+            dims.append(d[rows])
+    return np.concatenate(times), np.concatenate(dims)
 
 
 def _by_sequence(seqs: np.ndarray) -> list[tuple[object, np.ndarray]]:
@@ -297,8 +338,8 @@ def merge_segments(a: Segment, b: Segment) -> Segment:
     if not b.events - b.dropped_events:
         return replace(a, events=a.events + b.events, dropped_events=a.dropped_events + b.dropped_events)
     if a.hi > b.lo + 1:
-        raise DataError(f"sequence {a.sequence!r}: partitions overlap in time (bins {b.lo}..{a.hi - 1}); "
-                        "the partitions of a sequence must hold disjoint time ranges")
+        raise DataError(f"internal error: sequence {a.sequence!r} has segments overlapping in time (bins "
+                        f"{b.lo}..{a.hi - 1}) that were not gathered (build the window with partitioned_window)")
     p = a.lagged.shape[0] - 1
     lagged, totals, clipped = a.lagged + b.lagged, a.totals + b.totals, a.clipped_events + b.clipped_events
     if b.lo - (a.hi - 1) <= p:  # some bins of a and b are within p of each other
@@ -377,32 +418,31 @@ def partitioned_window(paths, executor=None, start_time: float | None = None,
                        end_time: float | None = None, dimensions: int | tuple | None = None,
                        sequences: tuple | None = None) -> Window:
     """The windows of a partitioned data set: ``[start_time, end_time]`` when stated, else from 0 (or the
-    given start) to each sequence's last event (a pre-pass over the partitions); ``dimensions`` (d, or the
-    names) and ``sequences`` (keys) declared, or read from the data when ``None``."""
+    given start) to each sequence's last event; ``dimensions`` (d, or the names) and ``sequences`` (keys) declared,
+    or read from the data when ``None``. A pre-pass over the partitions also finds the sequences whose partitions
+    overlap in time (:func:`overlapping_sequences`), to be read whole."""
     names = _declared_names(dimensions)
     domain = Domain(dimensions=names, sequences=sequences)
-    if sequences is not None:
-        if end_time is None:
-            raise ConfigError("declared sequences need a stated window: give --end-time")
-        start = 0.0 if start_time is None else float(start_time)
-        if not float(end_time) > start:
-            raise ConfigError(f"the window end {end_time} is not after its start {start}")
-        dim = len(names) if names is not None else _data_dim(paths, executor, domain)
-        return Window(start, {k: float(end_time) for k in sequences}, True, dim, names, tuple(sequences))
+    start = 0.0 if start_time is None else float(start_time)
+    if sequences is not None and end_time is None:
+        raise ConfigError("declared sequences need a stated window: give --end-time")
+    if end_time is not None and not float(end_time) > start:
+        raise ConfigError(f"the window end {end_time} is not after its start {start}")
+    paths = list(paths)
     scans = list(map_partitions(executor, partial(scan_partition, domain=domain), paths))
+    gathered = overlapping_sequences(paths, scans)
     dim = len(names) if names is not None else max(m for m, _ in scans) + 1
     if dim < 1:
         raise DataError("the partitions hold no events")
+    if sequences is not None:
+        return Window(start, {k: float(end_time) for k in sequences}, True, dim, names, tuple(sequences), gathered)
     last: dict = {}
     for _, per_seq in scans:
-        for key, t in per_seq.items():
+        for key, (_, t) in per_seq.items():
             last[key] = max(t, last.get(key, -np.inf))
-    start = 0.0 if start_time is None else float(start_time)
     if end_time is not None:
-        if not float(end_time) > start:
-            raise ConfigError(f"the window end {end_time} is not after its start {start}")
-        return Window(start, {k: float(end_time) for k in last}, True, dim, names)
-    return Window(start, last, False, dim, names)
+        return Window(start, {k: float(end_time) for k in last}, True, dim, names, gathered=gathered)
+    return Window(start, last, False, dim, names, gathered=gathered)
 
 
 def _declared_names(dimensions: int | tuple | None) -> tuple | None:
@@ -410,13 +450,6 @@ def _declared_names(dimensions: int | tuple | None) -> tuple | None:
     if dimensions is None or isinstance(dimensions, tuple):
         return dimensions
     return tuple(str(j) for j in range(int(dimensions)))
-
-
-def _data_dim(paths, executor, domain: Domain) -> int:
-    dim = max(m for m, _ in map_partitions(executor, partial(scan_partition, domain=domain), paths)) + 1
-    if dim < 1:
-        raise DataError("the partitions hold no events")
-    return dim
 
 
 def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None = None, executor=None,
@@ -427,7 +460,7 @@ def partitioned_pieces(paths, bin_size: float, lags: int, count_cap: int | None 
     ----------
     paths : list of str
         Parquet files with columns ``time, dimension[, sequence]`` (numeric times and dimensions);
-        the partitions of one sequence must hold disjoint time ranges.
+        a sequence whose partitions overlap in time is read whole (:attr:`Window.gathered`).
     bin_size : float
         Δ.
     lags : int

@@ -294,3 +294,25 @@ def test_the_app_and_the_cli_ask_the_same_release_by_the_same_identity(private_l
     assert app.request(config) == cli.request(config)
     first = cli.release(config)
     assert first.entry.formal and app.replay(config).entry == first.entry
+
+
+def test_a_capped_event_release_keeps_the_sequence_view_open_and_charges_it(private_ledger_file):
+    """An event-level release under an enforced cap M is listed with its cap and charged to the sequence view as
+    2M events (the view stays open, its ε shown); an uncapped one then closes it."""
+    at = open_budget_page()
+    book, key = LedgerBook(private_ledger_file), key_of(at)
+    book.open(key, Budget(50.0, 1e-5), public=False)
+    book.release(key, "capped", dict, label="capped fit", formal=True, mechanisms=(Mechanism("gaussian", 40.0),),
+                 max_events=5)
+    at.run()
+    no_problems(at)
+    table = next(df.value for df in at.dataframe if "composed ε so far" in df.value.columns)
+    assert list(table["unit"]) == ["event, first 5 events per sequence"]
+    assert table["ε alone"].iloc[0] == pytest.approx(compose_epsilon([Mechanism("gaussian", 20.0)], 1e-5))
+    per_sequence = compose_epsilon([Mechanism("gaussian", 4.0)], 1e-5)  # 40 / (2·5)
+    sets = next(df.value for df in at.dataframe if "sequence-level view" in df.value.columns)
+    assert list(sets["sequence-level view"]) == [f"open, composed ε {per_sequence:.3g}"]
+    book.release(key, "uncapped", dict, label="uncapped fit", formal=True, mechanisms=(Mechanism("gaussian", 40.0),))
+    at.run()
+    sets = next(df.value for df in at.dataframe if "sequence-level view" in df.value.columns)
+    assert list(sets["sequence-level view"]) == ["closed"]

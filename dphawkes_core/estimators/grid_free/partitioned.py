@@ -21,8 +21,8 @@ by a boundary need the neighbours:
   (:func:`~dphawkes_core.statistics.exact_times.edge_pieces`) are counted once over all sequences, as in process.
 
 The result equals the in-process pieces up to the order of floating-point sums. As in
-:mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; the partitions
-of one sequence must hold disjoint time ranges.
+:mod:`dphawkes_core.statistics.partitioned`, partitions may split the data by sequence, by time, or both; a sequence
+whose partitions overlap in time is read whole from its first partition (``Window.gathered``).
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def merge_grid_segments(a: GridSegment, b: GridSegment, width: float, cap: int |
     Raises
     ------
     DataError
-        When the two segments' time ranges overlap.
+        When the two segments' time ranges overlap (an internal error: such a sequence is gathered whole).
     """
     counts = {"events": a.events + b.events, "clipped": a.clipped + b.clipped}
     if b.empty:
@@ -211,8 +211,8 @@ def merge_grid_segments(a: GridSegment, b: GridSegment, width: float, cap: int |
     if a.empty:
         return _resolve(replace(b, **counts), None, width, cap)
     if a.last > b.first:
-        raise DataError(f"sequence {a.sequence!r}: partitions overlap in time ({b.first:g} .. {a.last:g}); "
-                        "the partitions of a sequence must hold disjoint time ranges")
+        raise DataError(f"internal error: sequence {a.sequence!r} has segments overlapping in time ({b.first:g} .. "
+                        f"{a.last:g}) that were not gathered (build the window with partitioned_window)")
     b = _resolve(b, a.tail, width, cap)
     B, d = a.lagged.shape[0], a.totals.size
     tail, head = _near_end(a.tail, b.first, width, B), _near_start(b.head, a.last, width, B)

@@ -324,3 +324,62 @@ def test_a_row_a_csv_cannot_parse_is_dropped_and_counted_under_a_declared_domain
     capsys.readouterr()
     assert main(["fit", str(neighbour), "--bin-size", "1", "--lags", "2", "--end-time", "30"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize("method", ["ssp", "ctls"])
+def test_one_row_moved_into_another_partitions_time_range_changes_nothing(tmp_path, executor, method):
+    """A store whose partitions of one sequence overlap in time — one row moved from its partition into another
+    one's time range — gives on every path the statistics, counts, output shape and σ² of the same rows read as one
+    file, never a refusal (which one moved row would trigger: ε = ∞)."""
+    rng = np.random.default_rng(270 if method == "ssp" else 720)
+    config = _config(method)
+    overlapping = 0
+    for trial in range(5):
+        d, n_seq, end = int(rng.integers(1, 4)), int(rng.integers(1, 4)), float(rng.integers(12, 30))
+        names, keys = tuple(str(j) for j in range(d)), tuple(str(s) for s in range(n_seq))
+        rows = _clean_rows(rng, d, n_seq, end)
+        parts, _ = _inject(rng, rows, d, n_seq, 0)
+        source = int(rng.integers(len(parts)))
+        while len(parts[source]) < 2:
+            source = int(rng.integers(len(parts)))
+        moved = parts[source].pop(int(rng.integers(len(parts[source]))))
+        same = [k for k, part in enumerate(parts) if k != source and any(r[2] == moved[2] for r in part)]
+        target = int(rng.choice(same)) if same else int(rng.integers(len(parts)))  # where its sequence has rows
+        parts[target].insert(int(rng.integers(len(parts[target]) + 1)), moved)
+        files = _store(tmp_path / f"moved{trial}", parts)
+        window = partitioned_window(files["store"], end_time=end, dimensions=names, sequences=keys)
+        overlapping += bool(window.gathered)
+        every = _every_path(files, names, keys, end, config, executor)
+        reference, reference_info = every["csv"]
+        released = fit_stats(reference, config)
+        for path, (stats, info) in every.items():
+            what = f"trial {trial}, {path}, row {moved} into partition {target}, gathered {sorted(window.gathered)}"
+            _same_statistics(stats, reference, what)
+            for key in COUNTS:
+                assert info[key] == reference_info[key], (what, key)
+            result = fit_stats(stats, config)
+            assert result.kernels.shape == released.kernels.shape == (d, d, LAGS), what
+            assert result.privacy.sigma2 == released.privacy.sigma2, what
+    assert overlapping >= 2  # the moved row did make partitions of a sequence overlap
+
+
+def test_the_cli_fits_a_store_with_a_row_moved_into_overlap_as_the_csv(tmp_path):
+    """Through the real CLI: the last row of the first partition moved into the second (whose times overlap it now)
+    gives exit 0 and the CSV's output (shape, σ², bins, events)."""
+    rows = _rows_text(BASE).splitlines(keepends=True)
+    header, body = rows[0], rows[1:]
+    files = _as_files(tmp_path / "data", header + "".join(body))
+    import pyarrow.csv as pacsv
+
+    table = pacsv.read_csv(files["csv"])
+    half = table.num_rows // 2
+    moved = int(np.argmax(table.column("sequence").to_numpy()[:half] == 0))  # a row of sequence 0, early
+    keep = [k for k in range(half) if k != moved]
+    pq.write_table(table.take(keep), files["store"] / "a.parquet")
+    pq.write_table(pa.concat_tables([table.slice(half), table.take([moved])]), files["store"] / "b.parquet")
+    status, one = _cli(files["csv"], tmp_path / "csv.json")
+    status_store, store = _cli(files["store"], tmp_path / "store.json")
+    assert status == status_store == 0
+    for key in ("n_bins", "n_events", "binned_events", "sigma2", "outside_domain"):
+        assert store[key] == one[key], key
+    assert np.shape(store["kernels"]) == np.shape(one["kernels"]) == (2, 2, 2)

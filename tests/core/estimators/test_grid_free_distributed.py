@@ -13,7 +13,7 @@ from dphawkes_cli import main as cli
 from dphawkes_core.data.io import load_parquet
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.errors import ConfigError, DataError
+from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_partitioned, prepare_stats
 from dphawkes_core.statistics.partitioned import partitioned_window
 
@@ -121,13 +121,17 @@ def test_random_cuts_closer_than_the_support(tmp_path):
             _same(dist, one, dist_info, one_info)
 
 
-def test_overlapping_time_partitions_are_refused(store, tmp_path):
+def test_partitions_overlapping_in_time_equal_their_rows_read_as_one_file(store, tmp_path):
+    """Every row twice, in two partitions spanning the same times: the grid-free pieces are those of the doubled rows
+    in one file (each sequence gathered whole), not a refusal."""
     whole = pq.read_table(store / "whole.parquet")
     pq.write_table(whole, tmp_path / "a.parquet")
     pq.write_table(whole, tmp_path / "b.parquet")
+    pq.write_table(pa.concat_tables([whole, whole]), tmp_path / "doubled.parquet")
     paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
-    with pytest.raises(DataError, match="disjoint time ranges"):
-        prepare_partitioned(paths, _config(), partitioned_window(paths, end_time=END))
+    one, one_info = prepare_stats(load_parquet(tmp_path / "doubled.parquet", end_time=END), _config())
+    dist, dist_info = prepare_partitioned(paths, _config(), partitioned_window(paths, end_time=END))
+    _same(dist, one, dist_info, one_info)
 
 
 def test_the_sequence_unit_is_refused_on_partitions(store):

@@ -11,7 +11,6 @@ from dphawkes_cli import main as cli
 from dphawkes_core.data.io import load_parquet
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.errors import DataError
 from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_stats
 from dphawkes_core.statistics.binning import BinnedCounts, bin_sparse, tail_counts
 from dphawkes_core.statistics.moments import moment_pieces
@@ -114,12 +113,25 @@ def test_merging_random_cuts_equals_the_whole_series():
         assert counts["clipped_events"] == (raw - clipped).sum()
 
 
-def test_overlapping_time_partitions_are_refused(store, tmp_path):
+def test_partitions_overlapping_in_time_equal_their_rows_read_as_one_file(store, tmp_path):
+    """Every row twice, in two partitions spanning the same times: the store's pieces, counts and automatic-cap tail
+    counts are those of the doubled rows in one file (the sequences are gathered whole), not a refusal."""
     whole = pq.read_table(store / "whole.parquet")
-    pq.write_table(whole, tmp_path / "a.parquet")
-    pq.write_table(whole, tmp_path / "b.parquet")
-    with pytest.raises(DataError, match="disjoint time ranges"):
-        partitioned_pieces([str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")], DELTA, P)
+    for name in ("a", "b"):
+        pq.write_table(whole, tmp_path / f"{name}.parquet")
+    pq.write_table(pa.concat_tables([whole, whole]), tmp_path / "doubled.parquet")
+    paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    config = FitConfig(bin_size=DELTA, lags=P, count_cap=CAP)
+    stats, info = prepare_stats(load_parquet(tmp_path / "doubled.parquet", end_time=END), config)
+    pieces, counts = partitioned_pieces(paths, DELTA, P, CAP, end_time=END)
+    for field in ("lagged", "totals", "heads", "tails", "n_bins"):
+        np.testing.assert_array_equal(getattr(pieces, field), getattr(stats.pieces, field))
+    for key in ("n_bins", "n_events", "binned_events", "clipped_events"):
+        assert counts[key] == info[key], key
+    window = partitioned_window(paths, end_time=END)
+    assert set(window.gathered) == {0, 1, 2} and all(holders == tuple(paths) for holders in window.gathered.values())
+    binned = bin_sparse(load_parquet(tmp_path / "doubled.parquet", end_time=END), DELTA, None)
+    np.testing.assert_array_equal(partitioned_tails(paths, window, DELTA, 6), tail_counts(binned, 6))
 
 
 @pytest.mark.slow  # starts a LocalCluster of worker processes, as the CLI does (about 15 s here)
