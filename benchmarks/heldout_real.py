@@ -28,7 +28,7 @@ from dphawkes_core.data.datasets import default_data_dir
 from dphawkes_core.data.io import load_csv
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, FitConfig, fit
-from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.prediction import heldout_split, score_heldout
@@ -64,12 +64,23 @@ def em_steps(train, s: float, w: float) -> StepKernels:
     return StepKernels(np.asarray(em.kernel), np.linspace(0.0, s, size + 1), np.asarray(em.baseline), w, 1)
 
 
+def public_decays(s: float, w: float) -> tuple[float, float, float]:
+    """The exponential family's decays for support s and width w, a public rule fixed before any measurement:
+    time constants from w to s, geometrically spaced (β = 1/s, 1/√(sw), 1/w)."""
+    return (1.0 / s, 1.0 / math.sqrt(s * w), 1.0 / w)
+
+
 def configs(s: float, w: float):
     """``(label, ε, [FitConfig per draw])`` of every method but EM."""
     lags = int(round(s / w))
-    yield "cls (non-private)", math.inf, [FitConfig(method="cls", bin_size=w, lags=lags)]
+    public = {**PUBLIC, "decays": public_decays(s, w)}
+    for family in FAMILIES.values():
+        if not family.private:
+            yield f"{family.name} (non-private)", math.inf, [FitConfig(method=family.name, bin_size=w, lags=lags)]
     yield "ctls, σ² = 0", math.inf, [FitConfig(method="ctls", bin_size=w, lags=lags, sigma2=0.0,
                                               calibration="formal")]
+    yield "exp, σ² = 0", math.inf, [FitConfig(method="exp", bin_size=w, lags=lags, sigma2=0.0, calibration="formal",
+                                             exp_ridge=0.0, **{"decays": public["decays"]})]
     for family in FAMILIES.values():
         if not family.private or "formal" not in family.calibrations:
             continue
@@ -77,7 +88,7 @@ def configs(s: float, w: float):
         for epsilon in EPSILONS:
             yield family.name, epsilon, [
                 FitConfig(method=family.name, bin_size=w, lags=lags, epsilon=epsilon, calibration="formal",
-                          count_cap=cap, seed=draw, **family.own_options(PUBLIC)) for draw in range(DRAWS)]
+                          count_cap=cap, seed=draw, **family.own_options(public)) for draw in range(DRAWS)]
 
 
 def table(data: RealData) -> list[str]:
@@ -103,7 +114,7 @@ def table(data: RealData) -> list[str]:
                 except DPHawkesError as exc:
                     scores = f"not run: {exc}"
                     break
-                scores.append(score_heldout(fit_steps(result), result.baseline, split))
+                scores.append(score_heldout(fit_functions(result), result.baseline, split))
             lines.append(_row(s, w, label, epsilon, scores, time.perf_counter() - start))
         print("\n".join(lines[-12:]), file=sys.stderr, flush=True)
     return lines
