@@ -17,14 +17,15 @@ error, the plots, the comparison) reads it as the step function closest to the f
 coefficients themselves are in the result's info (``decays``, ``adjacency[i][j][u]``, ``baseline``).
 Reporting on the grid is post-processing.
 
-Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Exponential kernels"). A public cap C on the
-events per (dimension, w-bin ``[kw, (k+1)w)``, ``w = config.bin_size``) is enforced on the data by keeping the
-first C (:func:`~dphawkes_core.statistics.binning.keep_first`). One release, once: the Gram's upper triangle
-and the integrals over the public scale ρ (``exp_gram_scale``), the values at the events and the totals, plus
-Gaussian noise of one std, calibrated to :func:`~dphawkes_core.estimators.exp.release.exp_sensitivity`; the
-adversarial neighbours that reach it are :func:`~dphawkes_core.estimators.exp.release.worst_case_events`. Free
-post-processing: a ridge scaled by the released noise-to-signal ratio, and non-negativity (the shared solve of
-:mod:`~dphawkes_core.estimators.solvers`). The windows, d, C, w, the decays and ρ are public.
+Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Exponential kernels"). A cap C on the events per
+(dimension, w-bin ``[kw, (k+1)w)``, ``w = config.bin_size``) — public, or chosen privately with a share of ε from the
+w-bin counts (``count_cap="auto"``, as ctls and DP-SSP choose it, composed with the release) — is enforced on the data
+by keeping the first C (:func:`~dphawkes_core.statistics.binning.keep_first`). One release, once: the Gram's upper
+triangle and the integrals over the public scale ρ (``exp_gram_scale``), the values at the events and the totals, plus
+Gaussian noise of one std, calibrated to :func:`~dphawkes_core.estimators.exp.release.exp_sensitivity`; the adversarial
+neighbours that reach it are :func:`~dphawkes_core.estimators.exp.release.worst_case_events`. Free post-processing: a
+ridge scaled by the released noise-to-signal ratio, and non-negativity (the shared solve of
+:mod:`~dphawkes_core.estimators.solvers`). The windows, d, w, the decays, ρ and a public C are public.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ from dphawkes_core.estimators.family import Family, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
-from dphawkes_core.statistics.binning import bins_in_window
+from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
+from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.validation import check_count_cap
 
@@ -115,6 +117,7 @@ class Exp(Family):
                "bounds")
     calibrations = ("formal",)
     units = ("event",)
+    auto_count_cap = True
     settings = SETTINGS
     options_type = ExpOptions
     statistics = Statistics.EVENTS
@@ -123,9 +126,15 @@ class Exp(Family):
     noiseless_options = dict(exp_ridge=0.0, exp_nonnegative=False)
 
     def prepare_stats(self, events, config):
-        """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C; the data info
-        counts the kept events as ``binned_events`` and those the cap removed as ``clipped_events``."""
+        """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C (``"auto"``: C
+        chosen first, as ctls and DP-SSP choose it, from the w-bin counts); the data info counts the kept events as
+        ``binned_events`` and those the cap removed as ``clipped_events``."""
+        auto = None
         cap = config.count_cap
+        if cap == AUTO:
+            auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta,
+                                cap_rng(config.seed), config.count_cap_share, config.count_cap_max)
+            cap = auto.count_cap
         if cap is not None:
             check_count_cap(cap)
         pieces, counts = exp_pieces(events, config.decays, config.bin_size, cap)
@@ -133,7 +142,7 @@ class Exp(Family):
             n_bins=sum(bins_in_window(s.end_time, config.bin_size) for s in events.sequences),
             n_events=events.n_events, binned_events=counts["kept"], dropped_events=0,
             clipped_events=counts["clipped"], skipped_sequences=0, window_stated=bool(events.window_stated),
-            **domain_info(events), count_cap=cap)
+            **domain_info(events), count_cap=cap, auto_count_cap=auto.to_dict() if auto is not None else None)
         return stats_from_pieces(pieces, config.bin_size, config.lags), info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
@@ -156,15 +165,17 @@ class Exp(Family):
 
     def privacy_report(self, stats, config):
         stats = self._stats(stats, config)
+        auto = config.count_cap == AUTO
         if stats.event_cap is None and config.sigma2 == 0:  # the non-private fit: no cap, no noise
             sens = math.inf
         else:
-            if config.count_cap is None or stats.event_cap != config.count_cap:
+            if config.count_cap is None or stats.event_cap != config.count_cap and not (auto and stats.event_cap):
                 raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
             sens = self.sensitivity(stats, config).total / stats.exp_pieces.duration
         return calibrate_single_sensitivity(NOTE, sens, 1, config.calibration, config.dp_delta,
                                             epsilon=None if config.sigma2 is not None else config.epsilon,
-                                            sigma2=config.sigma2)
+                                            sigma2=config.sigma2,
+                                            auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
 
     def release_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of A (divided by ``N = Σ T``)."""
