@@ -42,7 +42,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import Family
 from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import paper_loss, solve_cls
+from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import (
     GridFreeStats,
@@ -56,9 +56,6 @@ from dphawkes_core.validation import check_count_cap
 
 START_KERNEL_FLOOR = 1e-3  # the start's kernel heights are at least this times 1/s (a branching ratio of 1e-3)
 START_BASELINE_FLOOR = 0.1  # the start's baselines are at least this times the dimension's mean rate
-ARMIJO_SHARE = 1e-4  # a Newton step is kept when ℓ rises by at least this share of the gradient along it
-SMALLEST_STEP = 1e-12  # the line search stops halving here
-NEWTON_RIDGE = 1e-12  # relative to the curvature's mean diagonal: solves a system singular on a step with no pairs
 
 
 # --- the pair design ------------------------------------------------------------------------------------------
@@ -181,60 +178,9 @@ class MLOutcome:
     converged: bool
 
 
-def _dimension_value(X, exposure: np.ndarray, theta_i: np.ndarray) -> tuple[float, np.ndarray]:
-    """``ℓ_i(θ_i)`` (``-inf`` where an intensity at a target is not positive) and the intensities."""
-    lam = X @ theta_i[:-1] + theta_i[-1]
-    if np.any(lam <= 0):
-        return -math.inf, lam
-    return float(np.sum(np.log(lam)) - theta_i @ exposure), lam
-
-
-def _curvature(X, inverse: np.ndarray) -> np.ndarray:
-    """``X̃ᵀ diag(1/λ²) X̃`` with ``X̃ = [X, 1]`` (``inverse`` = 1/λ)."""
-    W = X.multiply(inverse[:, None]).tocsr()
-    q = X.shape[1]
-    H = np.empty((q + 1, q + 1))
-    H[:q, :q] = (W.T @ W).toarray()
-    H[:q, q] = H[q, :q] = W.T @ inverse
-    H[q, q] = inverse @ inverse
-    return H
-
-
-def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, max_iter: int
-                     ) -> tuple[np.ndarray, int, float, bool]:
-    """Projected Newton on one target dimension from ``theta_i`` (ℓ_i finite there); ``exposure`` holds the
-    steps' exposures and ``T_eff`` last. Returns θ_i, the iterations, the final relative change and whether it
-    fell below ``tol``."""
-    live = exposure > 0
-    value, lam = _dimension_value(X, exposure, theta_i)
-    change = math.inf
-    for iteration in range(1, int(max_iter) + 1):
-        inverse = 1.0 / lam
-        gradient = np.append(X.T @ inverse, inverse.sum()) - exposure
-        free = live & ((theta_i > 0) | (gradient > 0))
-        H = _curvature(X, inverse)[np.ix_(free, free)]
-        ridge = NEWTON_RIDGE * max(float(np.trace(H)) / max(int(free.sum()), 1), 1e-300)
-        direction = np.zeros_like(theta_i)
-        direction[free] = np.linalg.solve(H + ridge * np.eye(H.shape[0]), gradient[free])
-        alpha = 1.0
-        while True:
-            new = np.where(live, np.maximum(theta_i + alpha * direction, 0.0), 0.0)
-            new_value, new_lam = _dimension_value(X, exposure, new)
-            if new_value >= value + ARMIJO_SHARE * float(gradient @ (new - theta_i)) or alpha < SMALLEST_STEP:
-                break
-            alpha /= 2.0
-        if new_value < value:  # no step raises ℓ any more: θ_i is the maximum to the precision of ℓ
-            return theta_i, iteration, 0.0, True
-        change = float(np.max(np.abs(new - theta_i)) / max(float(np.max(np.abs(new))), 1e-300))
-        theta_i, value, lam = new, new_value, new_lam
-        if change <= tol:
-            return theta_i, iteration, change, True
-    return theta_i, int(max_iter), change, False
-
-
 def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> MLOutcome:
-    """Projected Newton (:func:`newton_dimension`) on every target dimension from ``start`` (positive) until
-    ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations."""
+    """Projected Newton (:func:`~dphawkes_core.estimators.solvers.newton_dimension`) on every target dimension
+    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations."""
     theta = np.array(start, dtype=np.float64)
     exposure = np.append(design.exposure, design.baseline_time)
     iterations, changes, converged = [], [], True
