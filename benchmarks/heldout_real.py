@@ -4,9 +4,12 @@ Each data set's stated window is cut at 70 %: every method is fitted on the even
 rest by its log-likelihood per test event, conditioning on the whole history, minus the Poisson model's of the
 training part (:func:`dphawkes_experiments.prediction.score_heldout`). A fit whose intensity is ≤ 0 at a test event
 scores −∞ (the count is given). Methods: tick's ``HawkesEM`` (support s, s/w steps, 100 iterations, tol 1e-10) as the
-anchor; the non-private CLS and ctls (σ² = 0); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration,
-C chosen privately where the family can, else the public C = 5 of "Privacy that works" with its B, r, G and K),
-3 seeded noise draws each (an experiment, not a release): mean and range.
+anchor; the non-private families (CLS, maximum likelihood), ctls and exp with σ² = 0 (exp without a ridge or a
+cap: its plain least squares); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration, C chosen
+privately where the family can, else the public C = 5 of "Privacy that works" with its B, r, G and K; exp's decays
+by :func:`public_decays` from s and w), 3 seeded noise draws each (an experiment, not a release): mean and range.
+An exp fit is scored with its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels.
+fit_functions`); every other fit with its step kernels on [0, s].
 
 Usage (the data directory: ``$DPHAWKES_DATA_DIR`` or ``../shared/data``)::
 
@@ -28,7 +31,7 @@ from dphawkes_core.data.datasets import default_data_dir
 from dphawkes_core.data.io import load_csv
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, FitConfig, fit
-from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.prediction import heldout_split, score_heldout
@@ -39,6 +42,7 @@ DRAWS = 3
 PUBLIC = {"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200}  # "Privacy that works" (dphawkes_app.presets)
 FIXED_CAP = 5
 SETTINGS = ((1.0, 0.05), (5.0, 0.25), (5.0, 0.5), (20.0, 1.0))  # (support s, width w) in days
+EM_LABEL = "tick HawkesEM"
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,23 @@ def em_steps(train, s: float, w: float) -> StepKernels:
     return StepKernels(np.asarray(em.kernel), np.linspace(0.0, s, size + 1), np.asarray(em.baseline), w, 1)
 
 
+def public_decays(s: float, w: float) -> tuple[float, float, float]:
+    """The exponential family's decays for support s and width w, a public rule fixed before any measurement:
+    time constants from w to s, geometrically spaced (β = 1/s, 1/√(sw), 1/w)."""
+    return (1.0 / s, 1.0 / math.sqrt(s * w), 1.0 / w)
+
+
 def configs(s: float, w: float):
     """``(label, ε, [FitConfig per draw])`` of every method but EM."""
     lags = int(round(s / w))
-    yield "cls (non-private)", math.inf, [FitConfig(method="cls", bin_size=w, lags=lags)]
+    public = {**PUBLIC, "decays": public_decays(s, w)}
+    for family in FAMILIES.values():
+        if not family.private:
+            yield f"{family.name} (non-private)", math.inf, [FitConfig(method=family.name, bin_size=w, lags=lags)]
     yield "ctls, σ² = 0", math.inf, [FitConfig(method="ctls", bin_size=w, lags=lags, sigma2=0.0,
                                               calibration="formal")]
+    yield "exp, σ² = 0", math.inf, [FitConfig(method="exp", bin_size=w, lags=lags, sigma2=0.0, calibration="formal",
+                                             exp_ridge=0.0, **{"decays": public["decays"]})]
     for family in FAMILIES.values():
         if not family.private or "formal" not in family.calibrations:
             continue
@@ -77,24 +92,25 @@ def configs(s: float, w: float):
         for epsilon in EPSILONS:
             yield family.name, epsilon, [
                 FitConfig(method=family.name, bin_size=w, lags=lags, epsilon=epsilon, calibration="formal",
-                          count_cap=cap, seed=draw, **family.own_options(PUBLIC)) for draw in range(DRAWS)]
+                          count_cap=cap, seed=draw, **family.own_options(public)) for draw in range(DRAWS)]
 
 
-def table(data: RealData) -> list[str]:
-    """Markdown rows of one data set: every setting and method."""
+def load(data: RealData):
+    """The data set's events in its stated window and their 70/30 split."""
     events = load_csv(default_data_dir() / data.name / "events.csv", end_time=data.end, start_time=data.start)
-    split = heldout_split(events, TRAIN_SHARE * events.sequences[0].end_time)
-    lines = [f"### {data.name}: window [{data.start or 0}, {data.end}) days, test part from "
-             f"{split.eval_from[0] + events.sequences[0].start_time:.6g} ({split.train.n_events:,} training, "
-             f"{events.n_events - split.train.n_events:,} test events)", "",
-             "| s, w (days) | method | ε | gain over Poisson (nats/event): mean (min–max) | SE (draw 1) | "
-             "test events with λ ≤ 0 | time |", "|---|---|---|---|---|---|---|"]
-    for s, w in SETTINGS:
+    return events, heldout_split(events, TRAIN_SHARE * events.sequences[0].end_time)
+
+
+def measure(split, settings=SETTINGS, methods=None):
+    """``(s, w, label, ε, scores or the reason a method did not run, seconds)`` of EM and every method (those of
+    ``methods`` when given, by label) at each setting."""
+    for s, w in settings:
         start = time.perf_counter()
         steps = em_steps(split.train, s, w)
-        em = score_heldout(steps, steps.baseline, split)
-        lines.append(_row(s, w, "tick HawkesEM", math.inf, [em], time.perf_counter() - start))
+        yield s, w, EM_LABEL, math.inf, [score_heldout(steps, steps.baseline, split)], time.perf_counter() - start
         for label, epsilon, draws in configs(s, w):
+            if methods is not None and label not in methods:
+                continue
             start = time.perf_counter()
             scores = []
             for config in draws:
@@ -103,9 +119,21 @@ def table(data: RealData) -> list[str]:
                 except DPHawkesError as exc:
                     scores = f"not run: {exc}"
                     break
-                scores.append(score_heldout(fit_steps(result), result.baseline, split))
-            lines.append(_row(s, w, label, epsilon, scores, time.perf_counter() - start))
-        print("\n".join(lines[-12:]), file=sys.stderr, flush=True)
+                scores.append(score_heldout(fit_functions(result), result.baseline, split))
+            yield s, w, label, epsilon, scores, time.perf_counter() - start
+
+
+def table(data: RealData) -> list[str]:
+    """Markdown rows of one data set: every setting and method."""
+    events, split = load(data)
+    lines = [f"### {data.name}: window [{data.start or 0}, {data.end}) days, test part from "
+             f"{split.eval_from[0] + events.sequences[0].start_time:.6g} ({split.train.n_events:,} training, "
+             f"{events.n_events - split.train.n_events:,} test events)", "",
+             "| s, w (days) | method | ε | gain over Poisson (nats/event): mean (min–max) | SE (draw 1) | "
+             "test events with λ ≤ 0 | time |", "|---|---|---|---|---|---|---|"]
+    for record in measure(split):
+        lines.append(_row(*record))
+        print(lines[-1], file=sys.stderr, flush=True)
     return lines
 
 

@@ -35,6 +35,7 @@ SIZES = (10_000, 100_000)
 SUPPORT, WIDTH = 5.0, 0.25
 EPSILONS = (1.0, 8.0)
 DRAWS = 2
+EM_LABEL = "tick HawkesEM (100 it., tol 1e-10)"
 
 
 def near_critical_2d() -> Scenario:
@@ -75,6 +76,7 @@ def configs():
     """``(label, [FitConfig per draw])`` of every fit but EM."""
     lags = int(round(SUPPORT / WIDTH))
     yield "cls (non-private)", [FitConfig(method="cls", bin_size=WIDTH, lags=lags)]
+    yield "mle (non-private)", [FitConfig(method="mle", bin_size=WIDTH, lags=lags)]
     yield "ctls, σ² = 0", [FitConfig(method="ctls", bin_size=WIDTH, lags=lags, sigma2=0.0, calibration="formal")]
     for method in ("ssp", "ctls"):
         for epsilon in EPSILONS:
@@ -83,24 +85,32 @@ def configs():
                           count_cap="auto", seed=draw) for draw in range(DRAWS)]
 
 
-def run(sizes, names) -> list[str]:
-    """Markdown rows: one per process, size and method; errors per seed (mean over the noise draws)."""
-    lines = ["| process (ρ) | events | method | error per seed (1001, 1002, 1003) | mean | ÷ EM's mean |",
-             "|---|---|---|---|---|---|"]
+def measure(sizes, names, methods=None):
+    """``(scenario, events, label, [error per seed], EM's mean error, seconds)`` per process, size and method
+    (those of ``methods`` when given, by label; EM always): each seed's error is the mean over the noise draws."""
     for name in names:
         scenario = PROCESSES[name]()
         for n in sizes:
             data = [simulate(scenario, n_events=n, seed=seed) for seed in SEEDS]
             start = time.perf_counter()
             anchor = [em_error(events, scenario) for events in data]
-            lines.append(_row(scenario, n, "tick HawkesEM (100 it., tol 1e-10)", anchor, np.mean(anchor),
-                              time.perf_counter() - start))
+            yield scenario, n, EM_LABEL, anchor, float(np.mean(anchor)), time.perf_counter() - start
             for label, draws in configs():
+                if methods is not None and label not in methods:
+                    continue
                 start = time.perf_counter()
                 errors = [np.mean([kernel_function_error(fit_steps(fit(events, config)[0]), scenario)
                                    for config in draws]) for events in data]
-                lines.append(_row(scenario, n, label, errors, np.mean(anchor), time.perf_counter() - start))
-            print("\n".join(lines[-(2 + 4 + 1):]), file=sys.stderr, flush=True)
+                yield scenario, n, label, errors, float(np.mean(anchor)), time.perf_counter() - start
+
+
+def run(sizes, names) -> list[str]:
+    """Markdown rows: one per process, size and method; errors per seed (mean over the noise draws)."""
+    lines = ["| process (ρ) | events | method | error per seed (1001, 1002, 1003) | mean | ÷ EM's mean |",
+             "|---|---|---|---|---|---|"]
+    for record in measure(sizes, names):
+        lines.append(_row(*record))
+        print(lines[-1], file=sys.stderr, flush=True)
     return lines
 
 

@@ -22,7 +22,7 @@ import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit, fit_cost
-from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_experiments.prediction import heldout_split, score_heldout
 
 HELDOUT_SEED = 0  # the training-part fits of private families: one seeded draw (a diagnostic, not a release)
@@ -60,7 +60,7 @@ def score_cached(dataset_fp: str, _events, start: float | None, share: float, co
     try:
         split = heldout_split(_events, start, share)
         result, _ = fit(split.train, FitConfig(**dict(config_items)))
-        return score_heldout(fit_steps(result), result.baseline, split).to_dict() | {"error": ""}
+        return score_heldout(fit_functions(result), result.baseline, split).to_dict() | {"error": ""}
     except DPHawkesError as exc:
         return {"error": str(exc)}
 

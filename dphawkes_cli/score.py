@@ -113,11 +113,11 @@ def heldout_report(steps: StepKernels, split: TrainTestSplit, args) -> dict:
 
 def add_heldout(payload: dict, result, split: TrainTestSplit | None, args) -> None:
     """``fit --holdout-start``: the fit's score on the test part as ``payload["heldout"]``, and a line on stderr."""
-    from dphawkes_core.evaluation.lag_average import fit_steps
+    from dphawkes_core.evaluation.exp_kernels import fit_functions
 
     if split is None:
         return
-    payload["heldout"] = heldout_report(fit_steps(result), split, args)
+    payload["heldout"] = heldout_report(fit_functions(result), split, args)
     _note_heldout(payload["heldout"])
 
 

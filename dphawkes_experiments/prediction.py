@@ -1,8 +1,9 @@
 """Held-out prediction under a fitted Hawkes model: the log-likelihood score (:func:`score_heldout`, the measure
 on data without a known truth) and the next-event-time RMSE (:func:`evaluate_prediction`).
 
-**The held-out log-likelihood.** The fit's kernels are read as functions of the lag (a family's steps,
-:func:`~dphawkes_core.evaluation.lag_average.fit_steps`) and its intensity is the continuous-time one,
+**The held-out log-likelihood.** The fit's kernels are read as functions of the lag (a family's steps, or the
+exponential sums of an ``exp`` fit: :func:`~dphawkes_core.evaluation.exp_kernels.fit_functions`) and its intensity
+is the continuous-time one,
 ``λ_i(t) = η_i + Σ_j Σ_{u ∈ j, u < t} h_ij(t − u)`` over the whole history (events of the training part count).
 The score of the test part ``[X, T]`` is ``(Σ_{t_n ≥ X} log λ_{i_n}(t_n) − Σ_i ∫_X^T λ_i) / n``, nats per test
 event, against the same for constant rates fitted on the training part (the Poisson model); an intensity ≤ 0 at a
@@ -398,7 +399,7 @@ def score_heldout(kernels: KernelFunctions, baseline: np.ndarray, split: TrainTe
     Parameters
     ----------
     kernels : KernelFunctions
-        The fitted kernels as functions (:func:`~dphawkes_core.evaluation.lag_average.fit_steps` of a fit).
+        The fitted kernels as functions (:func:`~dphawkes_core.evaluation.exp_kernels.fit_functions` of a fit).
     baseline : numpy.ndarray
         ``(d,)`` fitted baseline η.
     split : TrainTestSplit

@@ -25,6 +25,7 @@ from dphawkes_core.estimators import (
     release_status,
 )
 from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale, kernel_function_error
 from dphawkes_core.privacy.calibration import CALIBRATIONS
@@ -219,7 +220,7 @@ def _utility_columns(result: FitResult, truth, split, scenario: Scenario | None)
         return {**err, "kernel_function_error": kernel_function_error(fit_steps(result), scenario),
                 "rmse": nan, "poisson_rmse": nan, "n_predictions": 0, **_NO_SCORE}
     pred = evaluate_prediction(result.kernels, result.baseline, result.bin_size, split)
-    score = score_heldout(fit_steps(result), result.baseline, split)
+    score = score_heldout(fit_functions(result), result.baseline, split)
     return {"relative_error_paper": nan, "relative_error": nan, "kernel_relative_error": nan,
             "kernel_function_error": nan,
             "baseline_relative_error": nan, "zero_estimate_relative_error": nan,

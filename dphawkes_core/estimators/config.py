@@ -178,11 +178,12 @@ class FitConfig:
     def statistics_key(self) -> FitConfig:
         """The config the statistics of this one are computed and cached under: the settings they depend on.
 
-        Δ, p and C; for an automatic C (a private release) also the method, ε, δ, seed and share it is chosen
-        with; an enforced cap M (either unit); for the sequence unit also G (each sequence's contribution is clipped
-        before the sums) and, for a G chosen privately, ε, δ, seed and its share. With a public C and the event unit
-        every family that fits the binned moments shares them (keyed on the non-private reference); a family with
-        statistics of its own (exact event times) keys them on its own config without the noise."""
+        Δ, p and C; for an automatic C (a private release) also the method, ε, δ, seed and share it is chosen with, and
+        the family's public settings that shape its statistics (exp's decays); an enforced cap M (either unit); for the
+        sequence unit also G (each sequence's contribution is clipped before the sums) and, for a G chosen privately,
+        ε, δ, seed and its share. With a public C and the event unit every family that fits the binned moments shares
+        them (keyed on the non-private reference); a family with statistics of its own (exact event times) keys them on
+        its own config without the noise."""
         required = {s.name: getattr(self, s.name) for s in self.family.settings
                     if s.default is None and not s.optional}  # its public bounds: any config of it states them
         if self.privacy_unit == "sequence":
@@ -197,9 +198,11 @@ class FitConfig:
         if self.count_cap != AUTO:
             return FitConfig(method=reference_method(), bin_size=self.bin_size, lags=self.lags,
                              count_cap=self.count_cap, **cap)
+        shaping = {s.name: getattr(self, s.name) for s in self.family.settings if s.public_bound}  # exp's decays
         return FitConfig(method=self.method, bin_size=self.bin_size, lags=self.lags, count_cap=AUTO,
                          epsilon=self.epsilon, dp_delta=self.dp_delta, seed=self.seed, calibration="formal",
-                         count_cap_share=self.count_cap_share, count_cap_max=self.count_cap_max, **cap, **required)
+                         count_cap_share=self.count_cap_share, count_cap_max=self.count_cap_max,
+                         **{**cap, **required, **shaping})
 
     def _check(self, family: Family) -> None:
         check_bin_size(self.bin_size)

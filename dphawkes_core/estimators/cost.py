@@ -90,9 +90,11 @@ def _fmt_seconds(s: float) -> str:
 
 
 COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
-# maximum likelihood on exact times (mle): its pair design built once, then EM (SQUAREM) cycles over its cells,
-# measured 10-30 ns per cell and cycle (one BLAS thread, 2 shared cores) and 40-145 cycles on the paper's process
-# and the near-critical one of benchmarks/bench_mle.py; the design built at 10-15 µs per event at 10⁴-5·10⁴ events
+# maximum likelihood on exact times (mle): its pair design built once, then the solver over its cells, measured
+# when it was EM (SQUAREM) at 10-30 ns per cell and cycle (one BLAS thread, 2 shared cores) and 40-145 cycles on the
+# paper's process and the near-critical one of benchmarks/bench_mle.py; the design built at 10-15 µs per event at
+# 10⁴-5·10⁴ events. Since the fit is Newton's method this over-predicts the fit (near-critical 2-d, 10⁵ events:
+# 0.8 s), a bound that keeps the app from running it unasked where EM was slow
 _SECONDS_PER_DESIGN_PAIR = 4e-7
 _SECONDS_PER_CELL_CYCLE = 2e-8
 _LIKELIHOOD_CYCLES = 150

@@ -12,16 +12,19 @@ step (the intercept column of ctls's ``G``, edge-corrected at both ends). With `
 number of earlier events of j in the step b of target k: the pairs at most s apart), ``λ_k = μ_{i_k} +
 Σ_c a_{i_k c} X[k, c]`` is linear in θ, so ℓ is concave and each target dimension i is its own problem.
 
-The fit is the EM algorithm for step kernels (Lewis & Mohler 2011; tick's ``HawkesEM``): every target's
-responsibilities to the baseline and to each (source, step) of earlier events, then the closed-form M-step
-``a_ic ← Σ_{k∈i} a_ic X[k, c]/λ_k / E_c``, ``μ_i ← Σ_{k∈i} μ_i/λ_k / T_eff`` — a multiplicative update that keeps
-baselines positive and kernels non-negative — accelerated by SQUAREM (Varadhan & Roland 2008; an extrapolation
-along two EM steps, kept when one EM step from it is no worse than the cycle's start, else shortened). It starts
-from ctls's least-squares solution clipped to positive values and stops when the largest change of a parameter is below
-``mle_tol`` times
-the largest parameter (iterations, the final relative change and ℓ are reported in the result's ``info``).
-Each EM step walks the ``nnz(X)`` non-zero (target, source-step) cells twice (two sparse products per target
-dimension: ``λ = X a + μ`` and ``Xᵀ(1/λ)``); a SQUAREM cycle makes three EM steps.
+The fit is Newton's method on each target dimension's concave ℓ_i with the bounds θ >= 0 (projected Newton,
+Bertsekas 1982): at θ the gradient ``g = X̃ᵀ(1/λ) − e`` and the curvature ``H = X̃ᵀ diag(1/λ²) X̃`` (``X̃ = [X, 1]``,
+``e`` the exposures and ``T_eff``); a parameter at 0 whose gradient points below 0 stays there, the others move
+by ``H_FF⁻¹ g_F``, projected onto θ >= 0 and halved until ℓ rises by the Armijo share of the projected step
+(an intensity ≤ 0 at a target is ℓ = −∞: rejected). Baselines therefore stay positive wherever ℓ is finite and
+kernels non-negative; a step with no exposure has no pairs and stays 0. It starts from ctls's least-squares
+solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
+the largest parameter (the Newton iterations — of the slowest dimension —, the final relative change and ℓ are
+reported in the result's ``info``). One iteration builds ``H`` from the ``nnz(X)`` non-zero (target, source-step)
+cells (a sparse product ``Wᵀ W``, ``W = diag(1/λ) X``) and solves a ``(q+1)``-square system; it converges in
+5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated, took 60–2,000 cycles
+(Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the same maximum:
+the tests compare the two.
 
 Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
 applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
@@ -39,7 +42,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import AuditHints, Family, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import paper_loss, solve_cls
+from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import (
     GridFreeStats,
@@ -53,7 +56,6 @@ from dphawkes_core.validation import check_count_cap
 
 START_KERNEL_FLOOR = 1e-3  # the start's kernel heights are at least this times 1/s (a branching ratio of 1e-3)
 START_BASELINE_FLOOR = 0.1  # the start's baselines are at least this times the dimension's mean rate
-EXTRAPOLATION_FLOOR = 0.01  # SQUAREM's extrapolation keeps each parameter at least this share of the plain steps'
 
 
 # --- the pair design ------------------------------------------------------------------------------------------
@@ -163,46 +165,11 @@ def log_likelihood(theta: np.ndarray, design: PairDesign, lam: list | None = Non
                  - np.sum(theta[:, :-1] * design.exposure))
 
 
-def em_step(theta: np.ndarray, design: PairDesign, lam: list) -> np.ndarray:
-    """One EM iteration from θ (``lam``: :func:`intensities` at θ): each parameter times its expected count
-    ``Σ_{k∈i} X[k, c]/λ_k`` (baseline: ``Σ_{k∈i} 1/λ_k``) over its exposure (a step with no exposure has no pairs
-    and stays 0)."""
-    expected = np.empty_like(theta)
-    for i, (X, values) in enumerate(zip(design.matrices, lam)):
-        inverse = 1.0 / values
-        expected[i, :-1] = X.T @ inverse
-        expected[i, -1] = inverse.sum()
-    exposure = np.append(design.exposure, design.baseline_time)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return theta * np.where(exposure > 0, expected / exposure, 0.0)
-
-
-def squarem_step(theta: np.ndarray, lam: list, value: float, design: PairDesign
-                 ) -> tuple[np.ndarray, list, float]:
-    """One SQUAREM cycle from θ (its intensities ``lam`` and likelihood ``value``): two EM steps, an extrapolation
-    along them (steplength ``α <= −1``; each parameter kept at least ``EXTRAPOLATION_FLOOR`` times its value after
-    the two steps, so none reaches 0) and one EM step from there; α is halved toward −1 until the result is no
-    worse than θ (at α = −1 it is three plain EM steps, never worse). Returns the new θ, its intensities and ℓ."""
-    first = em_step(theta, design, lam)
-    second = em_step(first, design, intensities(first, design))
-    r = first - theta
-    v = second - first - r
-    norm_v = float(np.linalg.norm(v))
-    alpha = min(-float(np.linalg.norm(r)) / norm_v, -1.0) if norm_v > 0 else -1.0
-    while True:
-        jump = np.maximum(theta - 2.0 * alpha * r + alpha * alpha * v, EXTRAPOLATION_FLOOR * second)
-        landed = em_step(jump, design, intensities(jump, design))
-        landed_lam = intensities(landed, design)
-        landed_value = log_likelihood(landed, design, landed_lam)
-        if landed_value >= value or alpha == -1.0:
-            return landed, landed_lam, landed_value
-        alpha = (alpha - 1.0) / 2.0 if alpha < -1.01 else -1.0
-
-
 @dataclass(frozen=True)
-class EMOutcome:
-    """The maximum-likelihood fit: ``theta`` (``(d, q+1)``), ``log_likelihood``, SQUAREM ``iterations`` (each three
-    EM steps or more), the final ``relative_change`` and whether it fell below the tolerance (``converged``)."""
+class MLOutcome:
+    """The maximum-likelihood fit: ``theta`` (``(d, q+1)``), ``log_likelihood``, Newton ``iterations`` (the largest
+    over the target dimensions), the final ``relative_change`` and whether it fell below the tolerance
+    (``converged``)."""
 
     theta: np.ndarray
     log_likelihood: float
@@ -211,18 +178,18 @@ class EMOutcome:
     converged: bool
 
 
-def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> EMOutcome:
-    """SQUAREM-accelerated EM from ``start`` (positive) until ``max|Δθ| <= tol·max|θ|`` or ``max_iter`` cycles."""
-    theta = np.asarray(start, dtype=np.float64)
-    lam = intensities(theta, design)
-    value, change = log_likelihood(theta, design, lam), math.inf
-    for iteration in range(1, int(max_iter) + 1):
-        new, lam, value = squarem_step(theta, lam, value, design)
-        change = float(np.max(np.abs(new - theta)) / max(np.max(np.abs(new)), 1e-300))
-        theta = new
-        if change <= tol:
-            return EMOutcome(theta, value, iteration, change, True)
-    return EMOutcome(theta, value, int(max_iter), change, False)
+def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> MLOutcome:
+    """Projected Newton (:func:`~dphawkes_core.estimators.solvers.newton_dimension`) on every target dimension
+    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations."""
+    theta = np.array(start, dtype=np.float64)
+    exposure = np.append(design.exposure, design.baseline_time)
+    iterations, changes, converged = [], [], True
+    for i, X in enumerate(design.matrices):
+        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter)
+        iterations.append(count)
+        changes.append(change)
+        converged &= done
+    return MLOutcome(theta, log_likelihood(theta, design), max(iterations), max(changes), bool(converged))
 
 
 def positive_start(theta_ls: np.ndarray, design: PairDesign, support: float) -> np.ndarray:
@@ -240,11 +207,11 @@ def positive_start(theta_ls: np.ndarray, design: PairDesign, support: float) -> 
 
 SETTINGS = (
     Setting("mle_tol", "tolerance", "float", 1e-8,
-            "EM stops when the largest change of a parameter is below this times the largest parameter",
+            "Newton stops when the largest change of a parameter is below this times the largest parameter",
             minimum=0.0, minimum_exclusive=True),
-    Setting("mle_max_iter", "largest number of iterations", "int", 5000,
-            "EM stops after this many (SQUAREM) iterations even if not converged (the result says so)",
-            minimum=1, step=1000),
+    Setting("mle_max_iter", "largest number of iterations", "int", 500,
+            "Newton stops after this many iterations even if not converged (the result says so)",
+            minimum=1, step=100),
 )
 
 MLEOptions = options_class("MLEOptions", SETTINGS, "exact event times (maximum likelihood)", __name__)
@@ -265,8 +232,8 @@ class MLE(Family):
 
     name = "mle"
     label = "exact event times (maximum likelihood)"
-    summary = ("non-private maximum likelihood on the exact event times with step kernels of width Δ over pΔ: EM "
-               "from the least-squares solution, positive baselines and non-negative kernels")
+    summary = ("non-private maximum likelihood on the exact event times with step kernels of width Δ over pΔ: "
+               "Newton from the least-squares solution, positive baselines and non-negative kernels")
     private = False
     units = ("event", "sequence")
     settings = SETTINGS
@@ -307,7 +274,7 @@ class MLE(Family):
         outcome = maximise_likelihood(design, positive_start(theta_ls, design, w * stats.lags), config.mle_tol,
                                       config.mle_max_iter)
         U = w * outcome.theta
-        info = {"solver": "EM (SQUAREM)", "start": "ctls least squares clipped to positive",
+        info = {"solver": "projected Newton", "start": "ctls least squares clipped to positive",
                 "iterations": outcome.iterations, "relative_change": outcome.relative_change,
                 "tolerance": float(config.mle_tol), "converged": outcome.converged,
                 "log_likelihood": outcome.log_likelihood, "targets": int(design.targets.sum()),

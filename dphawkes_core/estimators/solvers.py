@@ -1,12 +1,14 @@
 """Solvers and the objective that several families share, owned by none of them: the paper's loss and its
-gradient, conditional least squares, the stabilisers of a noisy Gram matrix, the roughness penalty across lags
-and the non-negative solve.
+gradient, conditional least squares, the stabilisers of a noisy Gram matrix, the roughness penalty across lags,
+the non-negative solve, and the maximum likelihood of an intensity linear in its parameters (projected Newton).
 
 The paper's loss is ``L(U) = ||U ZZᵀ − Y Zᵀ||²_F / (2N²) = ||U A − b||²_F / 2`` with gradient
 ``∇L(U) = (U A − b) A`` (A is symmetric).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -97,3 +99,68 @@ def solve_nonnegative(A_tilde: np.ndarray, b_hat: np.ndarray) -> np.ndarray:
         except RuntimeError:  # iteration limit: the bounded-variable solver, slower but without one
             theta[i] = lsq_linear(L.T, targets[:, i], bounds=(0.0, np.inf), method="bvls").x
     return theta
+
+
+# --- maximum likelihood of an intensity linear in its parameters (mle; exp's likelihood) ---------------------------
+
+ARMIJO_SHARE = 1e-4  # a Newton step is kept when ℓ rises by at least this share of the gradient along it
+SMALLEST_STEP = 1e-12  # the line search stops halving here
+NEWTON_RIDGE = 1e-12  # relative to the curvature's mean diagonal: solves a system singular on a column with no events
+
+
+def _dimension_value(X, exposure: np.ndarray, theta_i: np.ndarray) -> tuple[float, np.ndarray]:
+    """``ℓ_i(θ_i)`` (``-inf`` where an intensity at a target is not positive) and the intensities."""
+    lam = X @ theta_i[:-1] + theta_i[-1]
+    if np.any(lam <= 0):
+        return -math.inf, lam
+    return float(np.sum(np.log(lam)) - theta_i @ exposure), lam
+
+
+def _curvature(X, inverse: np.ndarray) -> np.ndarray:
+    """``X̃ᵀ diag(1/λ²) X̃`` with ``X̃ = [X, 1]`` (``inverse`` = 1/λ)."""
+    W = X.multiply(inverse[:, None]).tocsr()
+    q = X.shape[1]
+    H = np.empty((q + 1, q + 1))
+    H[:q, :q] = (W.T @ W).toarray()
+    H[:q, q] = H[q, :q] = W.T @ inverse
+    H[q, q] = inverse @ inverse
+    return H
+
+
+def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, max_iter: int
+                     ) -> tuple[np.ndarray, int, float, bool]:
+    """Maximise ``ℓ_i(θ) = Σ_k log(X̃_k θ) − eᵀθ`` over θ >= 0 (``X̃ = [X, 1]``: the intensity at the targets is
+    linear in θ, so ℓ_i is concave) by projected Newton (Bertsekas 1982) from ``theta_i`` (ℓ_i finite there).
+
+    At θ the gradient ``g = X̃ᵀ(1/λ) − e`` and the curvature ``H = X̃ᵀ diag(1/λ²) X̃``; a parameter at 0 whose
+    gradient points below 0 stays there, the others move by ``H_FF⁻¹ g_F``, projected onto θ >= 0 and halved until
+    ℓ_i rises by the Armijo share (an intensity ≤ 0 is ℓ = −∞: rejected). ``X`` is a scipy sparse matrix (targets ×
+    columns), ``exposure`` = e (the last entry the baseline's). Returns θ_i, the iterations, the final relative
+    change and whether it fell below ``tol``."""
+    live = exposure > 0
+    value, lam = _dimension_value(X, exposure, theta_i)
+    change = math.inf
+    for iteration in range(1, int(max_iter) + 1):
+        inverse = 1.0 / lam
+        gradient = np.append(X.T @ inverse, inverse.sum()) - exposure
+        free = live & ((theta_i > 0) | (gradient > 0))
+        H = _curvature(X, inverse)[np.ix_(free, free)]
+        ridge = NEWTON_RIDGE * max(float(np.trace(H)) / max(int(free.sum()), 1), 1e-300)
+        direction = np.zeros_like(theta_i)
+        direction[free] = np.linalg.solve(H + ridge * np.eye(H.shape[0]), gradient[free])
+        alpha = 1.0
+        while True:
+            new = np.where(live, np.maximum(theta_i + alpha * direction, 0.0), 0.0)
+            new_value, new_lam = _dimension_value(X, exposure, new)
+            if new_value >= value + ARMIJO_SHARE * float(gradient @ (new - theta_i)) or alpha < SMALLEST_STEP:
+                break
+            alpha /= 2.0
+        if new_value < value:  # no step raises ℓ any more: θ_i is the maximum to the precision of ℓ
+            return theta_i, iteration, 0.0, True
+        change = float(np.max(np.abs(new - theta_i)) / max(float(np.max(np.abs(new))), 1e-300))
+        theta_i, value, lam = new, new_value, new_lam
+        if change <= tol:
+            return theta_i, iteration, change, True
+    return theta_i, int(max_iter), change, False
+
+

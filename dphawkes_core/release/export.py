@@ -2,8 +2,9 @@
 
 The JSON holds the fit configuration (method, Δ, p, B or r, K, privacy target or σ², calibration,
 count cap, and the seed only when one was set), where the data came from, the estimate (kernels on the
-lag grid and baselines, and the kernels as functions of the lag: ``kernel_functions``, exact breakpoints from
-:meth:`~dphawkes_core.evaluation.step_kernels.StepKernels.function_table`), the privacy report, whether the estimate is
+lag grid and baselines, and the kernels as functions of the lag: ``kernel_functions``, the exact breakpoints of step
+kernels or a step of s/1000 for smooth ones, from :func:`~dphawkes_core.evaluation.exp_kernels.fit_functions`), the
+privacy report, whether the estimate is
 a formal release
 (``formal_guarantee`` and ``formal_reasons``, from :func:`~dphawkes_core.privacy.calibration.formal_status`) and,
 when the truth is known, every error metric. Non-finite numbers become ``null`` so the output is
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from dphawkes_core.estimators import FitConfig, FitResult, release_status
-from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.metrics import compare
 from dphawkes_core.privacy.calibration import FormalStatus
 
@@ -112,7 +113,7 @@ def fit_payload(result: FitResult, config: FitConfig, data_info: dict, names, da
         "lag_grid": result.lag_grid,
         "baseline": result.baseline,
         "kernels": result.kernels,
-        "kernel_functions": fit_steps(result).function_table(),
+        "kernel_functions": fit_functions(result).function_table(),
         "privacy": result.privacy,
         "loss_history": record["loss_history"],
         "elapsed_s": record["elapsed_s"],

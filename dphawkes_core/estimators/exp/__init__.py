@@ -17,14 +17,15 @@ error, the plots, the comparison) reads it as the step function closest to the f
 coefficients themselves are in the result's info (``decays``, ``adjacency[i][j][u]``, ``baseline``).
 Reporting on the grid is post-processing.
 
-Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Exponential kernels"). A public cap C on the
-events per (dimension, w-bin ``[kw, (k+1)w)``, ``w = config.bin_size``) is enforced on the data by keeping the
-first C (:func:`~dphawkes_core.statistics.binning.keep_first`). One release, once: the Gram's upper triangle
-and the integrals over the public scale ρ (``exp_gram_scale``), the values at the events and the totals, plus
-Gaussian noise of one std, calibrated to :func:`~dphawkes_core.estimators.exp.release.exp_sensitivity`; the
-adversarial neighbours that reach it are :func:`~dphawkes_core.estimators.exp.release.worst_case_events`. Free
-post-processing: a ridge scaled by the released noise-to-signal ratio, and non-negativity (the shared solve of
-:mod:`~dphawkes_core.estimators.solvers`). The windows, d, C, w, the decays and ρ are public.
+Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Exponential kernels"). A cap C on the events per
+(dimension, w-bin ``[kw, (k+1)w)``, ``w = config.bin_size``) — public, or chosen privately with a share of ε from the
+w-bin counts (``count_cap="auto"``, as ctls and DP-SSP choose it, composed with the release) — is enforced on the data
+by keeping the first C (:func:`~dphawkes_core.statistics.binning.keep_first`). One release, once: the Gram's upper
+triangle and the integrals over the public scale ρ (``exp_gram_scale``), the values at the events and the totals, plus
+Gaussian noise of one std, calibrated to :func:`~dphawkes_core.estimators.exp.release.exp_sensitivity`; the adversarial
+neighbours that reach it are :func:`~dphawkes_core.estimators.exp.release.worst_case_events`. Free post-processing: a
+ridge scaled by the released noise-to-signal ratio, and non-negativity (the shared solve of
+:mod:`~dphawkes_core.estimators.solvers`). The windows, d, w, the decays, ρ and a public C are public.
 """
 
 from __future__ import annotations
@@ -43,15 +44,24 @@ from dphawkes_core.estimators.exp.release import (
     raw_release,
     worst_case_events,
 )
-from dphawkes_core.estimators.exp.statistics import ExpStats, exp_pieces, stats_from_pieces
+from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
 from dphawkes_core.estimators.family import AuditHints, Family, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import paper_loss, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.estimators.solvers import (
+    newton_dimension,
+    paper_loss,
+    solve_cls,
+    solve_nonnegative,
+    stabilise,
+)
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
-from dphawkes_core.statistics.binning import bins_in_window
+from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
+from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.validation import check_count_cap
 
+LIKELIHOOD_START_FLOOR = 1e-3  # the likelihood's start lifts each parameter to at least this share of its scale
+LIKELIHOOD_TOL, LIKELIHOOD_MAX_ITER = 1e-10, 500  # Newton stops when no parameter moves by 1e-10 of the largest
 RIDGE_FACTOR = 5.0  # λ = c·√r·ρσ√q, the grid-free family's rule with c = 5 (chosen on exp-2d: docs/accuracy.md)
 GRAM_SCALE = 3.0  # default ρ (3 against 1 and 10 on the tuning process exp-2d: docs/accuracy.md)
 DECAYS = (0.7, 1.5, 3.0)
@@ -67,6 +77,9 @@ SETTINGS = (
     Setting("exp_nonnegative", "kernels and baselines >= 0", "bool", True,
             "post-processing: constrain the estimate to be non-negative (no privacy cost)",
             cli_flag="--exp-allow-negative", cli_negates=True),
+    Setting("exp_likelihood", "maximum likelihood (non-private)", "bool", False,
+            "maximise the likelihood (Newton from the least-squares fit) instead of least squares; it reads the "
+            "events themselves, so only without noise (σ² = 0)"),
     Setting("exp_gram_scale", "noise of G relative to c", "float", GRAM_SCALE,
             "the Gram and the integrals are released with this many times the noise of the values at the events",
             minimum=0.0, minimum_exclusive=True, step=0.5),
@@ -115,6 +128,7 @@ class Exp(Family):
                "bounds")
     calibrations = ("formal",)
     units = ("event",)
+    auto_count_cap = True
     settings = SETTINGS
     options_type = ExpOptions
     statistics = Statistics.EVENTS
@@ -124,9 +138,15 @@ class Exp(Family):
     )
 
     def prepare_stats(self, events, config):
-        """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C; the data info
-        counts the kept events as ``binned_events`` and those the cap removed as ``clipped_events``."""
+        """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C (``"auto"``: C
+        chosen first, as ctls and DP-SSP choose it, from the w-bin counts); the data info counts the kept events as
+        ``binned_events`` and those the cap removed as ``clipped_events``."""
+        auto = None
         cap = config.count_cap
+        if cap == AUTO:
+            auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta,
+                                cap_rng(config.seed), config.count_cap_share, config.count_cap_max)
+            cap = auto.count_cap
         if cap is not None:
             check_count_cap(cap)
         pieces, counts = exp_pieces(events, config.decays, config.bin_size, cap)
@@ -134,8 +154,11 @@ class Exp(Family):
             n_bins=sum(bins_in_window(s.end_time, config.bin_size) for s in events.sequences),
             n_events=events.n_events, binned_events=counts["kept"], dropped_events=0,
             clipped_events=counts["clipped"], skipped_sequences=0, window_stated=bool(events.window_stated),
-            **domain_info(events), count_cap=cap)
-        return stats_from_pieces(pieces, config.bin_size, config.lags), info
+            **domain_info(events), count_cap=cap, auto_count_cap=auto.to_dict() if auto is not None else None)
+        stats = stats_from_pieces(pieces, config.bin_size, config.lags)
+        if config.exp_likelihood:
+            stats = replace(stats, likelihood_design=event_features(events, config.decays, config.bin_size, cap))
+        return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
         """Not available: the exponential family reads one events file."""
@@ -157,15 +180,20 @@ class Exp(Family):
 
     def privacy_report(self, stats, config):
         stats = self._stats(stats, config)
+        if config.exp_likelihood and config.sigma2 != 0:  # refused before any noise is drawn
+            raise ConfigError(f"{self.label}: maximum likelihood reads the events themselves, so it is non-private "
+                              "only: give σ² = 0")
+        auto = config.count_cap == AUTO
         if stats.event_cap is None and config.sigma2 == 0:  # the non-private fit: no cap, no noise
             sens = math.inf
         else:
-            if config.count_cap is None or stats.event_cap != config.count_cap:
+            if config.count_cap is None or stats.event_cap != config.count_cap and not (auto and stats.event_cap):
                 raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
             sens = self.sensitivity(stats, config).total / stats.exp_pieces.duration
         return calibrate_single_sensitivity(NOTE, sens, 1, config.calibration, config.dp_delta,
                                             epsilon=None if config.sigma2 is not None else config.epsilon,
-                                            sigma2=config.sigma2)
+                                            sigma2=config.sigma2,
+                                            auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
 
     def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of A (divided by ``N = Σ T``)."""
@@ -194,6 +222,8 @@ class Exp(Family):
 
     def run(self, stats, config, report, rng, transcript=None):
         stats = self._stats(stats, config)
+        if config.exp_likelihood:
+            return self._likelihood_fit(stats, config)
         sigma = math.sqrt(report.sigma2) if report is not None else 0.0
         rho = float(config.exp_gram_scale)
         if sigma > 0:
@@ -210,4 +240,30 @@ class Exp(Family):
         info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": rho, "decays": list(decays),
                      "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
                      "statistics": "exact event times (exponential kernels)"})
+        return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info
+
+    def _likelihood_fit(self, stats: ExpStats, config):
+        """The non-private maximum-likelihood fit: projected Newton on each target dimension
+        (:func:`~dphawkes_core.estimators.solvers.newton_dimension`) from the non-negative least-squares fit, its
+        zeros lifted to a small share so that every intensity at an event is positive."""
+        if stats.likelihood_design is None:
+            raise ConfigError(f"{self.label}: these statistics have no likelihood design: compute them with "
+                              "prepare_stats on a config with exp_likelihood")
+        from scipy.sparse import csr_matrix
+
+        features, integral, duration = stats.likelihood_design
+        theta = solve_nonnegative(stats.A, stats.b)
+        theta[:, :-1] = np.maximum(theta[:, :-1], LIKELIHOOD_START_FLOOR * max(float(theta[:, :-1].max()), 1.0))
+        theta[:, -1] = np.maximum(theta[:, -1], LIKELIHOOD_START_FLOOR * stats.exp_pieces.totals / duration)
+        exposure = np.append(integral, duration)
+        iterations, converged = 0, True
+        for i, X in enumerate(features):
+            theta[i], count, _, done = newton_dimension(csr_matrix(X), exposure, theta[i], LIKELIHOOD_TOL,
+                                                        LIKELIHOOD_MAX_ITER)
+            iterations, converged = max(iterations, count), converged and done
+        decays = tuple(config.decays)
+        info = {"solver": "projected Newton (maximum likelihood)", "iterations": iterations,
+                "converged": bool(converged), "tolerance": LIKELIHOOD_TOL, "decays": list(decays),
+                "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
+                "statistics": "exact event times (exponential kernels)"}
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info

@@ -106,8 +106,10 @@ def _block_states(rel: np.ndarray, onehot: np.ndarray, beta: float, start: np.nd
     return (sums + start[None, :]) * np.exp(-beta * rel)[:, None]
 
 
-def sequence_pieces(t: np.ndarray, dims: np.ndarray, end: float, dim: int, decays) -> tuple[np.ndarray, ...]:
-    """``(gram, integral, pairs)`` of one sequence (``t`` sorted in ``[0, end]``, ``dims`` its dimensions)."""
+def sequence_pieces(t: np.ndarray, dims: np.ndarray, end: float, dim: int, decays, features: list | None = None
+                    ) -> tuple[np.ndarray, ...]:
+    """``(gram, integral, pairs)`` of one sequence (``t`` sorted in ``[0, end]``, ``dims`` its dimensions).
+    ``features``: a list that receives, per block, every event's ``g(t−)`` (``(events, dU)``, decay-major)."""
     beta = np.asarray(decays, dtype=np.float64)
     d, U = int(dim), beta.size
     q = d * U
@@ -133,6 +135,8 @@ def sequence_pieces(t: np.ndarray, dims: np.ndarray, end: float, dim: int, decay
             left[u] = left[u, tied]
             integral[u * d:(u + 1) * d] += (-np.expm1(-beta[u] * gap) / beta[u]) @ x[u]
             pairs[:, u * d:(u + 1) * d] += onehot.T @ left[u]
+        if features is not None:
+            features.append(left.transpose(1, 0, 2).reshape(b - a, q))
         for u in range(U):
             for v in range(u, U):
                 weight = -np.expm1(-pair_sum[u, v] * gap) / pair_sum[u, v]
@@ -165,6 +169,24 @@ def exp_pieces(events, decays, width: float, cap: int | None) -> tuple[ExpPieces
     return pieces, {"kept": kept, "clipped": clipped}
 
 
+def event_features(events, decays, width: float, cap: int | None) -> tuple[list, np.ndarray, float]:
+    """The likelihood's design of the events kept under ``cap``: per target dimension i, ``g(t−)`` at each of its
+    events (``(n_i, dU)``, decay-major: the intensity is ``μ_i + Σ a_iju g_ju(t−)``), with ``∫ g_ju`` over the
+    windows (``(dU,)``, the compensator's coefficients) and ``Σ T``."""
+    d = events.dim
+    rows = [[] for _ in range(d)]
+    integral, duration = np.zeros(d * len(decays)), 0.0
+    for seq in events.sequences:
+        t, dims, _ = merged_events(seq.times, width, cap)
+        blocks = []
+        integral += sequence_pieces(t, dims, float(seq.end_time), d, decays, blocks)[1]
+        values = np.concatenate(blocks) if blocks else np.zeros((0, integral.size))
+        for i in range(d):
+            rows[i].append(values[dims == i])
+        duration += float(seq.end_time)
+    return [np.concatenate(r) for r in rows], integral, duration
+
+
 def assemble(pieces: ExpPieces) -> tuple[np.ndarray, np.ndarray]:
     """``G = ∫ φφᵀ`` (``(dU+1, dU+1)``, φ = (g, 1)) and ``c`` (``(d, dU+1)``): the contrast's normal equations
     ``θ_i G = c_i``; exact for exact pieces, correspondingly noisy for noisy ones."""
@@ -193,6 +215,7 @@ class ExpStats(SufficientStats):
     width: float = 1.0
     counts: None = None  # no per-bin rows (pgd-clip needs them)
     pieces: None = None  # no binned moment pieces
+    likelihood_design: tuple | None = None  # (g(t−) per target dimension, ∫g, Σ T): event_features, non-private
 
     @property
     def n_params(self) -> int:

@@ -298,3 +298,63 @@ def test_a_sweep_runs_it_with_its_decays():
     rows = frame[frame.method == "exp"]
     assert len(rows) == 2 and rows["formal_settings"].all() and np.isfinite(rows["kernel_function_error"]).all()
     assert not rows["formal_guarantee"].any()  # seeded experiments, never releases
+
+
+def test_an_automatic_cap_is_chosen_privately_composed_with_the_release_and_keeps_the_decays():
+    from dphawkes_core.data.kernels import get_scenario
+    from dphawkes_core.data.simulate import simulate
+
+    events = simulate(get_scenario("paper-2d"), n_events=4000, seed=3)
+    auto = FitConfig(method="exp", bin_size=0.5, lags=8, calibration="formal", count_cap="auto", epsilon=1.0,
+                     seed=1, decays=(1.0, 2.0))
+    result, info = fit(events, auto)
+    chosen = info["auto_count_cap"]["count_cap"]
+    assert info["count_cap"] == chosen >= 1
+    assert result.privacy.budget_split["epsilon_total"] == pytest.approx(1.0, rel=1e-6)
+    # The events are kept as under the public C it chose: the same statistics, to the last bit.
+    public = FitConfig(**{**auto.to_dict(), "count_cap": chosen})
+    stats_auto, _ = prepare_stats(events, auto)
+    stats_public, info_public = prepare_stats(events, public)
+    np.testing.assert_array_equal(stats_auto.A, stats_public.A)
+    np.testing.assert_array_equal(stats_auto.b, stats_public.b)
+    assert info_public["clipped_events"] == info["clipped_events"]
+    # Part of ε chose C, so the release itself gets less than ε: more noise than a public C at the same ε.
+    assert privacy_report(stats_auto, auto).sigma2 > privacy_report(stats_public, public).sigma2
+    # The statistics are cached under a key that keeps the decays (other decays would be other statistics).
+    keyed, _ = prepare_stats(events, auto.statistics_key())
+    assert fit_stats(keyed, auto).privacy.sigma2 == pytest.approx(result.privacy.sigma2, rel=1e-12)
+    with pytest.raises(ConfigError, match="share of ε"):
+        FitConfig(method="exp", bin_size=0.5, lags=8, calibration="formal", count_cap="auto", sigma2=1.0)
+
+
+def test_maximum_likelihood_is_ticks_sum_exp_likelihood_at_its_maximum():
+    from scipy.optimize import minimize
+    from tick.hawkes import ModelHawkesSumExpKernLogLik, SimuHawkesSumExpKernels
+
+    decays = np.array([0.7, 1.5, 3.0])
+    adjacency = np.array([[[0.2, 0.0, 0.1], [0.0, 0.15, 0.0]], [[0.1, 0.1, 0.0], [0.0, 0.0, 0.25]]])
+    sim = SimuHawkesSumExpKernels(adjacency=adjacency, decays=decays, baseline=[0.3, 0.2], end_time=3000.0, seed=8,
+                                  verbose=False)
+    sim.simulate()
+    times = [np.asarray(t, dtype=float) for t in sim.timestamps]
+    config = FitConfig(method="exp", bin_size=0.5, lags=8, calibration="formal", sigma2=0.0,
+                       decays=tuple(decays), exp_likelihood=True)
+    result, _ = fit(from_arrays(times, end_time=3000.0), config)
+    assert result.info["converged"]
+    ours = np.concatenate([result.baseline, np.asarray(result.info["adjacency"]).ravel()])
+    model = ModelHawkesSumExpKernLogLik(decays)
+    model.fit(times, end_times=3000.0)
+    # The KKT conditions of tick's loss (−ℓ/n up to a constant) at our estimate: zero gradient where positive, a
+    # gradient pushing below 0 where at 0.
+    gradient = model.grad(ours)
+    positive = ours > 1e-9
+    assert np.max(np.abs(gradient[positive])) < 1e-7
+    assert np.all(gradient[~positive] > -1e-7)
+    # No bound-constrained quasi-Newton run on tick's loss finds a better point.
+    other = minimize(model.loss, np.full(ours.size, 0.05), jac=model.grad, method="L-BFGS-B",
+                     bounds=[(1e-10, None)] * ours.size, options={"ftol": 1e-15, "gtol": 1e-12, "maxiter": 5000})
+    assert model.loss(ours) <= other.fun + 1e-12
+    np.testing.assert_allclose(ours, np.maximum(other.x, 0), atol=1e-4)
+    with pytest.raises(ConfigError, match="non-private only"):
+        fit(from_arrays(times, end_time=3000.0), FitConfig(method="exp", bin_size=0.5, lags=8, calibration="formal",
+                                                           epsilon=1.0, count_cap=5, exp_likelihood=True))
