@@ -40,6 +40,7 @@ from .inputs import (
     write_json,
 )
 from .score import add_heldout, add_holdout_options, add_score_parser, holdout_split, wants_holdout
+from .select import add_select_parser
 from .sweep import add_sweep_parser
 from .time_scale import AUTO, AUTO_SCALE_SHARE, auto_time_scale, chosen_config, observed_time
 
@@ -475,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(sub)
     add_score_parser(sub)
+    add_select_parser(sub)
     _add_audit_parser(sub)
     _add_ledger_parser(sub)
     return parser
