@@ -17,6 +17,7 @@ from app_tools import (
 )
 from conftest import no_problems
 
+from dphawkes_app.guidance import time_scale
 from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -110,14 +111,12 @@ def test_a_release_refused_at_the_click_keeps_the_last_estimate(data):
     assert len(book.get(key).metered) == 1
 
 
-def test_settings_proposed_from_private_data_need_confirming(data):
+def test_private_data_get_no_settings_read_from_them_and_nothing_to_confirm(data):
     at = use_formal_method(open_estimate(data))
-    assert release_button(at).disabled and "read from the data" in texts(at.warning)
-    at.sidebar.checkbox(key="dts_public").check().run()
-    assert not release_button(at).disabled
-    at = use_formal_method(open_estimate(data))
-    at.number_input(key="s").set_value(10.0).run()  # the user's own s: a public choice, nothing to confirm
-    assert not release_button(at).disabled
+    scale = time_scale(data.events)
+    assert not release_button(at).disabled and "read from the data" not in texts(at.warning)
+    assert (at.number_input(key="dt").value, at.number_input(key="s").value) != (scale.bin_size, scale.support)
+    assert not any(c.key == "dts_public" for c in at.sidebar.checkbox)
 
 
 def test_undeclared_dimensions_are_not_a_formal_release_and_spend_nothing():
