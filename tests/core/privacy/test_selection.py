@@ -17,7 +17,7 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.privacy.accounting import compose_epsilon
+from dphawkes_core.privacy.accounting import BudgetExceeded, compose_epsilon
 from dphawkes_core.privacy.noise import zcdp_epsilon, zcdp_rho
 from dphawkes_core.privacy.selection import (
     dp_time_scale,
@@ -155,6 +155,26 @@ def test_the_session_refuses_a_scale_without_a_target_epsilon_or_for_the_sequenc
                                          count_cap=3))
     with pytest.raises(Exception, match="target ε"):
         session.release_scaled(FitConfig(method="cls", bin_size=1.0, lags=3))
+    with pytest.raises(Exception, match="event unit only"):
+        session.release_scaled(FitConfig(method="ssp", bin_size=1.0, lags=3, epsilon=1.0, calibration="formal",
+                                         count_cap=3, privacy_unit="sequence", max_events=50))
+
+
+def test_the_choice_is_read_back_from_the_ledger_file_and_a_refusal_draws_nothing(tmp_path, monkeypatch):
+    events, session = _session(tmp_path, n=1500)
+    config = FitConfig(method="ssp", bin_size=1.0, lags=3, epsilon=1.0, calibration="formal", count_cap=3)
+    first = session.release_scaled(config)
+    fresh = PrivacySession.for_events(events, LedgerBook(tmp_path / "l.json"), "data")  # a new process, same file
+
+    def no_draws(*args, **kwargs):
+        raise AssertionError("drawn")
+
+    monkeypatch.setattr("dphawkes_core.release.session.dp_time_scale", no_draws)
+    again = fresh.release_scaled(config)
+    assert again.replayed and again.time_scale == first.time_scale
+    assert again.entry.mechanisms == first.entry.mechanisms
+    with pytest.raises(BudgetExceeded):
+        fresh.release_scaled(config.with_changes(epsilon=8.0))  # over the default budget of 5: nothing drawn
 
 
 def test_a_seeded_scaled_fit_is_reproducible_and_not_formal(tmp_path):
