@@ -5,7 +5,6 @@ of the comparison are released together on request."""
 
 import pytest
 from app_tools import (
-    confirm_settings,
     formal_family,
     ledger_of,
     open_estimate,
@@ -44,7 +43,7 @@ def test_opening_estimate_on_private_data_spends_nothing(data):
 
 
 def test_each_release_spends_exactly_once_and_says_so(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     epsilon = planned_epsilon(at)
     assert epsilon == pytest.approx(1.0, rel=1e-3)
     release_button(at).click().run()
@@ -66,7 +65,7 @@ def test_each_release_spends_exactly_once_and_says_so(data):
 
 
 def test_a_replay_is_shown_free_and_says_so(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     entries = ledger_of(data).entries
     at.run()  # the same settings again
@@ -82,7 +81,7 @@ def test_a_replay_is_shown_free_and_says_so(data):
 
 
 def test_a_refusal_keeps_the_last_estimate(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     book, key = LedgerBook(default_ledger_path()), LedgerKey(data_fingerprint(data.events))
     spent = book.get(key).spent()
@@ -97,7 +96,7 @@ def test_a_refusal_keeps_the_last_estimate(data):
 
 
 def test_a_release_refused_at_the_click_keeps_the_last_estimate(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     book, key = LedgerBook(default_ledger_path()), LedgerKey(data_fingerprint(data.events))
     at.number_input(key="eps").set_value(0.5).run()  # fits the budget when planned …
@@ -121,7 +120,7 @@ def test_private_data_get_no_settings_read_from_them_and_nothing_to_confirm(data
 
 def test_undeclared_dimensions_are_not_a_formal_release_and_spend_nothing():
     data = private_dataset(declared=False)
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     assert "Not a formal release" in texts(at.warning) and "number of dimensions d" in texts(at.warning)
     button = release_button(at)
     assert "spends nothing" in button.label
@@ -133,7 +132,7 @@ def test_undeclared_dimensions_are_not_a_formal_release_and_spend_nothing():
 
 
 def test_the_other_methods_are_released_together_on_request(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     before = ledger_of(data)
     go = next(b for b in at.button if b.key == "cmp_release_go")
