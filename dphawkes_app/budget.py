@@ -63,6 +63,11 @@ class BudgetState:
         simulation marked private)."""
         return is_metered(self.simulated, self.ledger)
 
+    @property
+    def private(self) -> bool:
+        """The data are treated as private: metered, or an unreadable ledger on data not simulated."""
+        return self.metered or (bool(self.error) and not self.simulated)
+
     def current(self) -> DataLedger:
         """The stored ledger, or the empty one (default budget) a first release would create."""
         return self.ledger or DataLedger(self.key)

@@ -23,7 +23,6 @@ from .presets import WORKS_COUNT_CAP, Preset, preset_for
 SETTINGS_FOR = "settings_for"  # the fingerprint of the data the sidebar's settings were made for
 AUTO_VALUES = "auto_dt_s"  # {"dt", "s", "source": "preset"|"data"}: the Δ and s the page set itself last
 NOTE_KEY = "follow_note"  # what happened to Δ and s when the data changed: {"fingerprint", "text", "dt", "s"}
-CONFIRM_KEY = "dts_public"  # Δ and s proposed from private data, confirmed as the user's public choice
 UNIT_NOTE_KEY = "unit_note"
 CUSTOM = "custom"
 
@@ -49,13 +48,7 @@ def _close(a, b) -> bool:
     return a is not None and b is not None and abs(float(a) - float(b)) <= 1e-12 * max(1.0, abs(float(b)))
 
 
-def from_data() -> bool:
-    """The sidebar's Δ and s are the values proposed from the data, untouched (read from the data)."""
-    auto = st.session_state.get(AUTO_VALUES)
-    return auto is not None and auto["source"] == "data" and not users_own(st.session_state)
-
-
-def follow_data(dataset: Dataset, fingerprint: str, wanted_preset: str, widget_values) -> None:
+def follow_data(dataset: Dataset, fingerprint: str, wanted_preset: str, widget_values, private: bool = False) -> None:
     """Before the widgets are drawn: make the sidebar's settings follow a change of data.
 
     Parameters
@@ -65,17 +58,18 @@ def follow_data(dataset: Dataset, fingerprint: str, wanted_preset: str, widget_v
         The preset the page would start from (the URL's or the default).
     widget_values : callable
         ``widget_values(preset) -> {widget key: value}`` that reproduce a preset's fit.
+    private : bool
+        The data are private: nothing is proposed from them (the settings are kept).
     """
     seen = st.session_state.get(SETTINGS_FOR)
     if seen == fingerprint:
         return
     st.session_state[SETTINGS_FOR] = fingerprint
-    st.session_state.pop(CONFIRM_KEY, None)  # a confirmation was for other data
     match = preset_for(dataset.params, preferred=st.session_state.get("preset", wanted_preset))
     if seen is None and "dt" not in st.session_state:  # a first visit: the widgets take their defaults
         if match is not None:
             remember(match.config.bin_size, match.support, "preset")
-        elif dataset.scenario is None:
+        elif dataset.scenario is None and not private:
             scale = time_scale(dataset.events)
             remember(scale.bin_size, scale.support, "data")
         return
@@ -89,6 +83,10 @@ def follow_data(dataset: Dataset, fingerprint: str, wanted_preset: str, widget_v
     st.session_state["preset"] = CUSTOM
     if dataset.scenario is not None:
         _note(fingerprint, "New data (simulated): your settings are kept.", None, None)
+        return
+    if private:
+        _note(fingerprint, "New data (private): your settings are kept — Δ and s are never proposed from private "
+                           "data.", None, None)
         return
     scale = time_scale(dataset.events)
     if users_own(st.session_state):

@@ -12,10 +12,14 @@ import numpy as np
 
 from dphawkes_core.data.io import Events
 from dphawkes_core.estimators import FAMILIES, get_family
+from dphawkes_core.privacy.selection import time_scale_from_count
 from dphawkes_core.statistics.binning import lags_from_support
 
-BINS_PER_GAP = 4  # default Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event
-GAPS_PER_SUPPORT = 10  # default s ≈ 10 mean inter-event times: p ≈ 40 lags
+PRIVATE_SCALE_NOTE = (
+    "Δ and s are not proposed from these private data: a value read from them would be as private as they are, "
+    "and confirming it would not make it public. Set Δ and s from what you know of the process (e.g. the "
+    "resolution of the times and how long an event's effect lasts), or let a release choose them privately: "
+    "`dphawkes fit --bin-size auto` spends a small share of ε on a noisy count of the events (docs/privacy.md).")
 
 
 def count_noun(count: int, noun: str, plural: str | None = None) -> str:
@@ -23,16 +27,9 @@ def count_noun(count: int, noun: str, plural: str | None = None) -> str:
     return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
 
 
-def nice_number(x: float) -> float:
-    """The number of the form 1, 2 or 5 × 10^k nearest to ``x > 0`` on a log scale."""
-    exponent = math.floor(math.log10(x))
-    candidates = [m * 10.0**e for e in (exponent, exponent + 1) for m in (1, 2, 5)]
-    return float(min(candidates, key=lambda c: abs(math.log(c / x))))
-
-
 @dataclass(frozen=True)
 class TimeScale:
-    """Defaults for Δ and s from the data's mean inter-event time.
+    """Defaults for Δ and s from the data's mean inter-event time (public data only: :data:`PRIVATE_SCALE_NOTE`).
 
     Attributes
     ----------
@@ -59,11 +56,11 @@ class TimeScale:
 
 
 def time_scale(events: Events) -> TimeScale:
-    """Suggested Δ and s for ``events`` (see :class:`TimeScale`)."""
-    observed = float(sum(seq.end_time for seq in events.sequences))
-    gap = observed / max(events.n_events, 1)
-    return TimeScale(gap, nice_number(gap / BINS_PER_GAP), nice_number(gap * GAPS_PER_SUPPORT),
-                     events.time_unit)
+    """Suggested Δ and s for ``events`` (see :class:`TimeScale`): the core's rule
+    (:func:`~dphawkes_core.privacy.selection.time_scale_from_count`) on the exact count, so only for data that are
+    not private."""
+    scale = time_scale_from_count(float(sum(seq.end_time for seq in events.sequences)), events.n_events)
+    return TimeScale(scale.mean_gap, scale.bin_size, scale.support, events.time_unit)
 
 
 def support_note(support: float, bin_size: float) -> str | None:

@@ -55,6 +55,11 @@ def cap_or_auto(text: str) -> int | str:
     return "auto" if text.strip().lower() == "auto" else positive_int(text)
 
 
+def width_or_auto(text: str) -> float | str:
+    """``--bin-size``: a positive number or ``auto``."""
+    return "auto" if text.strip().lower() == "auto" else positive_float(text)
+
+
 def clip_or_auto(text: str) -> float | str:
     """``--sequence-clip``: a positive number or ``auto``."""
     return "auto" if text.strip().lower() == "auto" else positive_float(text)

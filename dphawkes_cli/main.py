@@ -36,10 +36,13 @@ from .inputs import (
     open_unit_fraction,
     positive_float,
     positive_int,
+    width_or_auto,
     write_json,
 )
 from .score import add_heldout, add_holdout_options, add_score_parser, holdout_split, wants_holdout
+from .select import add_select_parser
 from .sweep import add_sweep_parser
+from .time_scale import AUTO, AUTO_SCALE_SHARE, auto_time_scale, chosen_config, observed_time
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
     from dphawkes_core.data.io import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
@@ -72,6 +75,10 @@ def _cmd_simulate(args) -> int:
 
 
 def _fit_config(args) -> FitConfig:
+    if args.bin_size == AUTO:  # Δ and p are chosen later (time_scale.py): a placeholder until then
+        return _fit_config(argparse.Namespace(**{**vars(args), "bin_size": 1.0, "lags": 1}))
+    if args.lags is None and args.support is None:
+        raise UsageError("one of the arguments --support --lags is required")
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
     family = get_family(args.method)
     if family.private and args.epsilon is None and args.sigma2 is None:
@@ -115,11 +122,13 @@ def _check_declared(config: FitConfig, args, public_info: dict) -> None:
 
 def _cmd_fit(args) -> int:
     config = _fit_config(args)
-    if args.average_width is not None:  # a bad width fails before the fit, not after
+    if args.average_width is not None and args.bin_size != AUTO:  # a bad width fails before the fit, not after
         block_for_width(args.average_width, config.bin_size, config.lags)
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
     if args.dask or _is_partitioned(args.events_csv):
+        if args.bin_size == AUTO:
+            raise UsageError("--bin-size auto reads the events in this process: not for a partitioned fit")
         return _cmd_fit_partitioned(args, config)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
@@ -132,6 +141,9 @@ def _cmd_fit(args) -> int:
     public_info = {"window_stated": events.window_stated, **domain_info(events)}
     _check_declared(config, args, public_info)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
+    scale_share = None
+    if args.bin_size == AUTO:
+        config, scale_share = auto_time_scale(args, config, events, _claims_formal(config))
     if args.ledger:
         from dphawkes_core.estimators import prepare_stats
         from dphawkes_core.estimators.binned import domain_info
@@ -141,7 +153,9 @@ def _cmd_fit(args) -> int:
         result, info, ledger, status = _ledger_fit(
             args, data_fingerprint(events), config, lambda book, key: PrivacySession(
                 lambda c: prepare_stats(events, c), book, key, public_info, events_fingerprint(events),
-                events.n_sequences))
+                events.n_sequences, count=lambda: (events.n_events, observed_time(events))), scale_share)
+        if scale_share is not None:
+            config = chosen_config(config, ledger["time_scale"])
     else:
         (result, info), ledger, status = fit(events, config), None, None
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config), status)
@@ -259,7 +273,7 @@ def _window_number(text: str) -> float:
             from None
 
 
-def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
+def _ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: float | None = None) -> tuple:
     """The fit as a release of the data set's privacy session ``session(book, key)`` on the ``--ledger`` file and
     the key of the source's rows ``fingerprint``: replayed with its stored selections when already paid
     for (nothing drawn), refused (exit 2) past the budget before anything is drawn; prints one line on what the
@@ -272,13 +286,15 @@ def _ledger_fit(args, fingerprint: str, config: FitConfig, session) -> tuple:
     delta = known.budget.delta if known is not None else args.dp_delta
     budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
     book.open(key, budget, label=Path(args.events_csv).name)
-    answer = session(book, key).release(config)
+    answer = (session(book, key).release(config) if scale_share is None
+              else session(book, key).release_scaled(config, scale_share))
     ledger = answer.ledger
     summary = {"path": str(book.path), "format": FILE_VERSION, "replayed": answer.replayed,
                "metered": answer.entry.formal,
                "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
                "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
-               "notes": list(answer.notes), "sequence_view": ledger.summary()["sequence_view"]}
+               "notes": list(answer.notes), "sequence_view": ledger.summary()["sequence_view"],
+               **({"time_scale": answer.time_scale.to_dict()} if answer.time_scale else {})}
     what = (
         "replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
         if answer.replayed
@@ -422,8 +438,12 @@ def build_parser() -> argparse.ArgumentParser:
                                          "or a directory or quoted glob of Parquet partitions ('events/*.parquet')")
     fitp.add_argument("--dask", metavar="ADDRESS",
                       help="compute the statistics of the partitions on Dask: 'local' or tcp://HOST:PORT")
-    fitp.add_argument("--bin-size", type=positive_float, required=True, help="bin size Δ")
-    lag = fitp.add_mutually_exclusive_group(required=True)
+    fitp.add_argument("--bin-size", type=width_or_auto, required=True,
+                      help="bin size Δ, or 'auto': Δ and s from the count of events (a formal fit: a noisy count "
+                           "bought with --time-scale-share of ε inside the --ledger release)")
+    fitp.add_argument("--time-scale-share", type=open_unit_fraction, default=AUTO_SCALE_SHARE,
+                      help=f"share of ε spent by --bin-size auto (default {AUTO_SCALE_SHARE:g})")
+    lag = fitp.add_mutually_exclusive_group()
     lag.add_argument("--support", type=positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
     lag.add_argument("--lags", type=positive_int, help="number of lags p")
     fitp.add_argument("--method", choices=method_names(), default="cls",
@@ -456,6 +476,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_sweep_parser(sub)
     add_score_parser(sub)
+    add_select_parser(sub)
     _add_audit_parser(sub)
     _add_ledger_parser(sub)
     return parser

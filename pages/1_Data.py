@@ -15,7 +15,7 @@ from dphawkes_app.common import (
     simulate_cached,
 )
 from dphawkes_app.domain_input import declared, domain_section, sequence_keys, upload_with_domain
-from dphawkes_app.guidance import count_noun, nice_number, time_scale
+from dphawkes_app.guidance import count_noun, time_scale
 from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
 from dphawkes_core.data.datasets import default_data_dir, list_samples, load_sample
 from dphawkes_core.data.io import MAX_FILE_BYTES
@@ -23,6 +23,7 @@ from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.data.simulate import MAX_SIMULATED_EVENTS
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators.cost import estimate_simulation_cost
+from dphawkes_core.privacy.selection import nice_number
 from dphawkes_core.statistics.binning import bin_sparse
 
 MAX_HEATMAP_BINS = 1_000_000  # the heatmap's default Δ never makes more bins (they are summed for drawing anyway)

@@ -36,16 +36,15 @@ from dphawkes_app.common import (
 from dphawkes_app.comparison import comparison_table, say_best_formal
 from dphawkes_app.downloads import released_only
 from dphawkes_app.follow import (
-    CONFIRM_KEY,
     CUSTOM,
     follow_data,
-    from_data,
     preset_remembered,
     sequence_unit_ready,
     show_note,
     show_unit_note,
 )
 from dphawkes_app.guidance import (
+    PRIVATE_SCALE_NOTE,
     count_noun,
     loss_note,
     negative_baseline_note,
@@ -134,7 +133,8 @@ def choose_preset() -> tuple[Preset | None, Preset]:
     the preset the widgets' defaults come from (the default one for the user's own)."""
     wanted = get_preset(st.query_params.get("preset", DEFAULT_PRESET)).key
     data, fp = current_dataset(wanted)
-    follow_data(data, fp, wanted, widget_values)  # a change of data: the preset, Δ and s follow it (said below)
+    private = budget_state(data, fp, st.session_state.get("unit", "event")).private
+    follow_data(data, fp, wanted, widget_values, private)  # a change of data: the preset, Δ and s follow it
     if "preset" not in st.session_state:  # a new visit: the URL's preset if the data are its own
         match = preset_for(data.params, preferred=wanted)
         st.session_state["preset"] = match.key if match is not None else CUSTOM
@@ -159,12 +159,14 @@ sidebar_dataset(dataset)
 dataset_to_url(dataset, preset)
 st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
 BUDGET = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
-PRIVATE = BUDGET.metered or (bool(BUDGET.error) and not BUDGET.simulated)
+PRIVATE = BUDGET.private
 show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
-SCALE = time_scale(dataset.events) if preset is None and dataset.scenario is None else None
-if SCALE is not None:  # real or uploaded data: Δ and s proposed from their time scale
+SCALE = time_scale(dataset.events) if preset is None and dataset.scenario is None and not PRIVATE else None
+if SCALE is not None:  # public real data: Δ and s proposed from their time scale
     DEFAULTS.update(dt=SCALE.bin_size, s=SCALE.support)
     st.caption(SCALE.describe())
+elif PRIVATE and preset is None:
+    st.caption(PRIVATE_SCALE_NOTE)
 show_note(fingerprint)
 sequence_unit_ready(DEFAULTS)  # the sequence unit never dead-ends: a method or C it cannot use is switched
 show_unit_note()
@@ -187,12 +189,6 @@ def read_controls():
         lags = lags_from_support(support, bin_size)
     else:
         lags = int(sb.number_input("lags p", min_value=1, value=DEFAULTS["p"], step=5, key="p", **URL))
-    if PRIVATE and from_data():  # proposed from private data: read from the data until confirmed as public
-        sb.checkbox("Δ and s are my public choice", key=CONFIRM_KEY,
-                    help="Δ and s were proposed from these data (their mean time between events): read from the "
-                         "private data. A formal release needs settings chosen without looking at the data — "
-                         "confirm these as your public choice, or set your own.")
-        sb.caption("Δ and s: proposed from these data — *read from the data* until you confirm them.")
     methods = {label: name for name, label in method_labels().items()}  # labels are also the URL values
     labels = list(methods)
     by_kind = {kind: ", ".join(get_family(n).label for n in methods.values() if get_family(n).statistics == kind)
@@ -629,9 +625,6 @@ def main():
         if not st.checkbox("Run it anyway", key="confirm_heavy"):
             return
     blocked = ""
-    if PRIVATE and from_data() and not st.session_state.get(CONFIRM_KEY):
-        blocked = ("Δ and s were proposed from these data (read from the data): confirm them as your public choice "
-                   "in the sidebar, or set your own, before a formal release.")
     try:
         shown = private_fit(BUDGET, dataset, fingerprint, config, blocked) if PRIVATE else \
             live_fit(fingerprint, events, config)

@@ -35,9 +35,10 @@ from dphawkes_core.estimators import (
     run_private,
 )
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.privacy.accounting import compose_epsilon
+from dphawkes_core.privacy.accounting import Mechanism, compose_epsilon
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, AutoScale, dp_time_scale, scale_rng, split_budget
 from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
     CAPPED_EVENT_NOTE,
@@ -78,6 +79,8 @@ class SessionAnswer:
         enforced cap M: its ε per raw event and per sequence, :data:`~dphawkes_core.release.ledger.CAPPED_EVENT_NOTE`;
         without a cap, on several sequences: :data:`~dphawkes_core.release.ledger.EVENT_ONLY_NOTE`; a release on data
         marked public: its mark).
+    time_scale : AutoScale or None
+        The Δ and s chosen privately inside the release (:meth:`PrivacySession.release_scaled`), stored with it.
     """
 
     result: FitResult
@@ -86,6 +89,7 @@ class SessionAnswer:
     entry: Entry
     ledger: DataLedger
     notes: tuple[str, ...] = ()
+    time_scale: AutoScale | None = None
 
     @property
     def status(self) -> FormalStatus:
@@ -115,11 +119,15 @@ class PrivacySession:
         declaration of the same rows is another release, charged to the same budget.
     sequences : int
         How many sequences the data hold (an event-level release on several says it protects events only).
+    count : callable, optional
+        ``count() -> (N, T)``: the private number of events and the public observed time (for a time scale chosen
+        inside the release, :meth:`release_scaled`).
     """
 
     def __init__(self, prepare: Callable, book: LedgerBook, key: LedgerKey, public_info: dict, view: str = "",
-                 sequences: int = 1):
+                 sequences: int = 1, count: Callable | None = None):
         self._prepare = prepare
+        self._count = count
         self.book = book
         self.key = key
         self.public_info = dict(public_info)
@@ -132,7 +140,8 @@ class PrivacySession:
         :func:`~dphawkes_core.release.ledger.data_fingerprint`)."""
         return cls(lambda config: prepare_stats(events, config), book, LedgerKey(fingerprint, unit),
                    {"window_stated": events.window_stated, **domain_info(events)}, events_fingerprint(events),
-                   events.n_sequences)
+                   events.n_sequences,
+                   count=lambda: (events.n_events, float(sum(seq.end_time for seq in events.sequences))))
 
     def request(self, config: FitConfig) -> str:
         """The identity of releasing ``config`` here (:func:`release_request`)."""
@@ -180,29 +189,78 @@ class PrivacySession:
             return earlier
         status, planned = self.plan(config, data_derived)
         spent: list = []
+        answer = self.book.release(self.key, self.request(config), lambda: self._run(config, planned, spent),
+                                   label=release_label(config), formal=status.formal, reasons=status.reasons,
+                                   mechanisms=planned, recorded=lambda: tuple(spent) or planned,
+                                   max_events=config.max_events)
+        return self._answer(answer.entry, answer.replayed, answer.ledger)
+
+    def scaled_request(self, config: FitConfig, share: float = AUTO_SCALE_SHARE) -> str:
+        """The identity of releasing ``config`` with Δ and s chosen inside the release (its own Δ and p are not
+        read: the request is keyed on a placeholder, the total ε and the share)."""
+        placeholder = _scale_placeholder(config)
+        return hashlib.sha256(f"{self.request(placeholder)}\nauto time scale, share {float(share)!r}".encode()
+                              ).hexdigest()
+
+    def release_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=()) -> SessionAnswer:
+        """Answer ``config`` with Δ and s chosen privately inside the recorded release
+        (:mod:`~dphawkes_core.privacy.selection`): ``share`` of ``config.epsilon`` buys a noisy count of the events,
+        the fit gets the rest. ``config``'s own Δ and p are replaced by the chosen ones. A replay returns the stored
+        choice and estimate, drawing nothing; the ledger records the count's mechanism with the fit's."""
+        if self._count is None:
+            raise DPHawkesError("this data source cannot choose Δ and s inside the release; give them")
+        if not config.family.private or config.epsilon is None or config.sigma2 is not None:
+            raise DPHawkesError("an automatic Δ and s spend a share of ε: give a private method and a target ε")
+        if config.privacy_unit != "event":
+            raise DPHawkesError("an automatic Δ and s are available for the event unit only (one event moves the "
+                                "count of events by one)")
+        request = self.scaled_request(config, share)
+        ledger = self.book.get(self.key)
+        entry = ledger.find(request) if ledger is not None else None
+        if entry is not None:
+            return self._answer(entry, True, ledger)
+        placeholder = _scale_placeholder(config)
+        _, full = self.plan(placeholder, data_derived)
+        discrete = any(m.kind == "discrete-gaussian" for m in full)
+        split = split_budget(config.epsilon, config.dp_delta, share, discrete)
+        status, fit_plan = self.plan(placeholder.with_changes(epsilon=split.fit_epsilon), data_derived)
+        count = Mechanism("discrete-gaussian" if discrete else "gaussian", split.sigma, 1,
+                          "event count N (time scale Δ, s)")
+        planned = (count, *fit_plan) if fit_plan else ()
+        spent: list = []
 
         def run() -> dict:
-            start = time.perf_counter()
-            stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
-            report = privacy_report(stats, config) if config.family.private else None
-            result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
-            if planned:
-                spent.extend(report.mechanisms())
-                _check_plan(planned, tuple(spent), self.book.get(self.key))
-            record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
-            return {**record, "data_info": info.to_dict()}
+            n_events, observed = self._count()
+            scale = dp_time_scale(n_events, observed, split, share, scale_rng(config.seed, discrete))
+            chosen = config.with_changes(bin_size=scale.bin_size, lags=scale.lags, epsilon=split.fit_epsilon)
+            record = self._run(chosen, fit_plan, spent, first=(count,) if fit_plan else ())
+            return {**record, "time_scale": scale.to_dict()}
 
-        answer = self.book.release(self.key, self.request(config), run, label=release_label(config),
+        answer = self.book.release(self.key, request, run, label=f"{release_label(placeholder)} (auto Δ, s)",
                                    formal=status.formal, reasons=status.reasons, mechanisms=planned,
                                    recorded=lambda: tuple(spent) or planned, max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
+    def _run(self, config: FitConfig, planned: tuple, spent: list, first: tuple = ()) -> dict:
+        """Draw the release of ``config`` (the statistics' automatic selections included) and its record; ``spent``
+        receives what it drew (after ``first``, a selection drawn before it) and is checked against the plan."""
+        start = time.perf_counter()
+        stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
+        report = privacy_report(stats, config) if config.family.private else None
+        result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
+        if planned:
+            spent.extend(first + report.mechanisms())
+            _check_plan(first + tuple(planned), tuple(spent), self.book.get(self.key))
+        record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
+        return {**record, "data_info": info.to_dict()}
+
     def _answer(self, entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
         record = dict(entry.result)
         info = record.pop("data_info", None)
+        scale = record.pop("time_scale", None)
         notes = _unit_notes(entry, ledger, self.sequences) + ((ledger.public_mark.sentence(),) if ledger.public else ())
         return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry,
-                             ledger, notes)
+                             ledger, notes, AutoScale(**scale) if scale else None)
 
     def _check_unit(self, config: FitConfig) -> None:
         if config.privacy_unit != self.key.unit:
@@ -228,6 +286,11 @@ def _placeholder_config(config: FitConfig) -> FitConfig:
     """``config`` with its automatic selections replaced by public placeholders (no noise to draw): C at the top of
     its range, no clip G."""
     return config.with_selection(count_cap=config.count_cap_max, clip_removed=True)
+
+
+def _scale_placeholder(config: FitConfig) -> FitConfig:
+    """``config`` at a public placeholder Δ = 1, p = 1 (what a release spends does not depend on them)."""
+    return config.with_changes(bin_size=1.0, lags=1)
 
 
 def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None:

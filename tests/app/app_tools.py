@@ -80,13 +80,6 @@ def use_formal_method(at: AppTest, family=None) -> AppTest:
     return at
 
 
-def confirm_settings(at: AppTest) -> AppTest:
-    """Confirm Δ and s proposed from the data as the user's public choice (when the page asks)."""
-    if any(c.key == "dts_public" for c in at.sidebar.checkbox):
-        at.sidebar.checkbox(key="dts_public").check().run()
-    return at
-
-
 def ledger_of(dataset: Dataset, unit: str = "event"):
     return LedgerBook(default_ledger_path()).get(LedgerKey(data_fingerprint(dataset.events), unit))
 

@@ -11,7 +11,14 @@ import pytest
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_app.guidance import count_noun, loss_note, negative_baseline_note, nice_number, support_note, time_scale
+from dphawkes_app.guidance import (
+    PRIVATE_SCALE_NOTE,
+    count_noun,
+    loss_note,
+    negative_baseline_note,
+    support_note,
+    time_scale,
+)
 from dphawkes_app.url_state import DataLink, data_params, fallback_note, ignored_note, ignored_params, parse_data_params
 from dphawkes_core.data.datasets import list_samples, simulate_dataset
 from dphawkes_core.data.io import from_arrays, load_csv
@@ -19,6 +26,7 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.errors import DataError
 from dphawkes_core.estimators import FAMILIES
 from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.privacy.selection import nice_number
 from dphawkes_experiments import reproduce
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -247,7 +255,7 @@ def test_a_link_from_uploaded_data_says_why_it_shows_other_data():
                for box in at.info)
 
 
-def test_a_link_reproduces_a_real_data_set_with_data_scaled_defaults():
+def test_a_link_reproduces_a_real_data_set_with_defaults_not_read_from_it():
     info = next((s for s in list_samples() if s.name == "japan_quakes_zones"), None)
     if info is None:
         pytest.skip("real data directory not available")
@@ -255,9 +263,9 @@ def test_a_link_reproduces_a_real_data_set_with_data_scaled_defaults():
     no_problems(at)
     dataset = at.session_state["dataset"]
     assert dataset.label == info.name and dataset.events.dim == 5
-    scale = time_scale(dataset.events)
-    assert at.number_input(key="dt").value == scale.bin_size and at.number_input(key="s").value == scale.support
-    assert any(scale.describe() == c.value for c in at.caption)
+    scale = time_scale(dataset.events)  # real data are private: Δ and s are not read from them
+    assert (at.number_input(key="dt").value, at.number_input(key="s").value) != (scale.bin_size, scale.support)
+    assert any(PRIVATE_SCALE_NOTE == c.value for c in at.caption)
     assert at.query_params["data"] == "sample" and at.query_params["name"] == info.name
     # real data are private (issue 21): nothing is fitted until the user asks; CLS is shown, spending nothing
     assert not at.get("plotly_chart")

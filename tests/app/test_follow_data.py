@@ -1,6 +1,6 @@
 """AppTests of settings that follow the data (issue 21, point 3), on the usual path Home → Estimate → Data →
-Estimate: the Δ and s proposed for new data are applied (and said so) unless the user set their own (kept, and
-said so) — never one claimed and another fitted."""
+Estimate: the Δ and s proposed for new public data are applied (and said so) unless the user set their own (kept,
+and said so) — never one claimed and another fitted; nothing is proposed from private data."""
 
 import numpy as np
 import pytest
@@ -22,7 +22,7 @@ def week_csv() -> bytes:
     return ("time,dimension\n" + "\n".join(f"{t:.3f},{rng.integers(0, 2)}" for t in times)).encode()
 
 
-def home_estimate_data_upload(change_dt: bool = False) -> AppTest:
+def home_estimate_data_upload(change_dt: bool = False, public: bool = True) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     at.switch_page("pages/2_Estimate.py").run()
     no_problems(at)
@@ -34,6 +34,9 @@ def home_estimate_data_upload(change_dt: bool = False) -> AppTest:
     at.file_uploader(key="upload_csv").set_value(("week.csv", week_csv(), "text/csv")).run()
     no_problems(at)
     assert at.session_state["dataset"].label == "week.csv"
+    if public:  # an upload is private until marked public
+        LedgerBook(default_ledger_path()).open(LedgerKey(data_fingerprint(at.session_state["dataset"].events)),
+                                               public=True)
     return at
 
 
@@ -50,6 +53,18 @@ def test_the_proposal_for_new_data_is_applied_and_said():
     note = texts(at.info)
     assert f"Δ = {scale.bin_size:g} and s = {scale.support:g}" in note and "applied" in note
     assert at.selectbox(key="preset").value == "custom"  # the preset's sentence no longer describes these data
+
+
+def test_nothing_is_proposed_from_private_data_and_nothing_asks_to_confirm_it():
+    at = home_estimate_data_upload(public=False)
+    before = at.session_state["dt"], at.session_state["s"]
+    back_to_estimate(at)
+    no_problems(at)
+    assert (at.number_input(key="dt").value, at.number_input(key="s").value) == before  # not read from the data
+    assert "never proposed from private data" in texts(at.info)
+    assert any("not proposed from these private data" in c.value for c in at.caption)
+    assert not any("public choice" in c.label for c in at.sidebar.checkbox)
+    assert not at.get("button") or all(b.key != "use_proposal" for b in at.button)
 
 
 def test_the_users_own_settings_are_kept_and_said_with_a_way_to_the_proposal():
@@ -69,7 +84,6 @@ def test_the_fit_uses_the_settings_the_page_states():
     """On data marked public (so the fit runs live) the bins of the fit are those of the stated Δ."""
     at = home_estimate_data_upload()
     events = at.session_state["dataset"].events
-    LedgerBook(default_ledger_path()).open(LedgerKey(data_fingerprint(events)), public=True)
     scale = time_scale(events)
     back_to_estimate(at)
     at.selectbox(key="method").set_value("CLS").run()

@@ -3,7 +3,7 @@ headline of every estimate and a column of the comparison; on private data it is
 download never holds it: ``tests/app/test_downloads.py``)."""
 
 import pytest
-from app_tools import confirm_settings, open_estimate, private_dataset, release_button, texts, use_formal_method
+from app_tools import open_estimate, private_dataset, release_button, texts, use_formal_method
 from conftest import no_problems
 
 from dphawkes_app.heldout import GAIN
@@ -57,7 +57,7 @@ def test_public_data_without_truth_headline_is_the_heldout_gain(data):
 
 def test_private_data_heldout_is_for_your_eyes_only():
     private = private_dataset(n_events=6000, seed=8)
-    at = confirm_settings(use_formal_method(open_estimate(private)))
+    at = use_formal_method(open_estimate(private))
     release_button(at).click().run()
     no_problems(at)
     assert GAIN in _frame(at, "± SE").columns

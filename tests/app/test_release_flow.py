@@ -5,7 +5,6 @@ of the comparison are released together on request."""
 
 import pytest
 from app_tools import (
-    confirm_settings,
     formal_family,
     ledger_of,
     open_estimate,
@@ -17,6 +16,7 @@ from app_tools import (
 )
 from conftest import no_problems
 
+from dphawkes_app.guidance import time_scale
 from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -43,7 +43,7 @@ def test_opening_estimate_on_private_data_spends_nothing(data):
 
 
 def test_each_release_spends_exactly_once_and_says_so(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     epsilon = planned_epsilon(at)
     assert epsilon == pytest.approx(1.0, rel=1e-3)
     release_button(at).click().run()
@@ -65,7 +65,7 @@ def test_each_release_spends_exactly_once_and_says_so(data):
 
 
 def test_a_replay_is_shown_free_and_says_so(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     entries = ledger_of(data).entries
     at.run()  # the same settings again
@@ -81,7 +81,7 @@ def test_a_replay_is_shown_free_and_says_so(data):
 
 
 def test_a_refusal_keeps_the_last_estimate(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     book, key = LedgerBook(default_ledger_path()), LedgerKey(data_fingerprint(data.events))
     spent = book.get(key).spent()
@@ -96,7 +96,7 @@ def test_a_refusal_keeps_the_last_estimate(data):
 
 
 def test_a_release_refused_at_the_click_keeps_the_last_estimate(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     book, key = LedgerBook(default_ledger_path()), LedgerKey(data_fingerprint(data.events))
     at.number_input(key="eps").set_value(0.5).run()  # fits the budget when planned …
@@ -110,19 +110,17 @@ def test_a_release_refused_at_the_click_keeps_the_last_estimate(data):
     assert len(book.get(key).metered) == 1
 
 
-def test_settings_proposed_from_private_data_need_confirming(data):
+def test_private_data_get_no_settings_read_from_them_and_nothing_to_confirm(data):
     at = use_formal_method(open_estimate(data))
-    assert release_button(at).disabled and "read from the data" in texts(at.warning)
-    at.sidebar.checkbox(key="dts_public").check().run()
-    assert not release_button(at).disabled
-    at = use_formal_method(open_estimate(data))
-    at.number_input(key="s").set_value(10.0).run()  # the user's own s: a public choice, nothing to confirm
-    assert not release_button(at).disabled
+    scale = time_scale(data.events)
+    assert not release_button(at).disabled and "read from the data" not in texts(at.warning)
+    assert (at.number_input(key="dt").value, at.number_input(key="s").value) != (scale.bin_size, scale.support)
+    assert not any(c.key == "dts_public" for c in at.sidebar.checkbox)
 
 
 def test_undeclared_dimensions_are_not_a_formal_release_and_spend_nothing():
     data = private_dataset(declared=False)
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     assert "Not a formal release" in texts(at.warning) and "number of dimensions d" in texts(at.warning)
     button = release_button(at)
     assert "spends nothing" in button.label
@@ -134,7 +132,7 @@ def test_undeclared_dimensions_are_not_a_formal_release_and_spend_nothing():
 
 
 def test_the_other_methods_are_released_together_on_request(data):
-    at = confirm_settings(use_formal_method(open_estimate(data)))
+    at = use_formal_method(open_estimate(data))
     release_button(at).click().run()
     before = ledger_of(data)
     go = next(b for b in at.button if b.key == "cmp_release_go")

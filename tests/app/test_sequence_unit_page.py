@@ -6,7 +6,7 @@ import io
 
 import pandas as pd
 import pytest
-from app_tools import confirm_settings, ledger_of, open_estimate, release_button, texts, use_formal_method
+from app_tools import ledger_of, open_estimate, release_button, texts, use_formal_method
 from conftest import no_problems
 
 from dphawkes_app.presets import presets
@@ -76,7 +76,7 @@ def test_both_units_charge_one_budget_and_the_sequence_view_closes_after_an_even
     refuses a new release before anything is drawn."""
     data = several_sequences()
     family = next(f for f in FAMILIES.values() if f.private and "sequence" in f.units)
-    at = confirm_settings(use_formal_method(open_estimate(data), family))
+    at = use_formal_method(open_estimate(data), family)
     at.radio(key="unit").set_value("sequence").run()
     at.number_input(key="seqM").set_value(300).run()
     release_button(at).click().run()

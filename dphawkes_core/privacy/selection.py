@@ -1,0 +1,192 @@
+"""The width Δ and the support s chosen privately from the data (``--bin-size auto``), inside the recorded release.
+
+A fit needs a time scale: Δ short enough that most bins hold 0 or 1 event, s long enough to hold the kernels.
+The rule of thumb reads the data's mean time between events, ``ḡ = T/N`` (T the declared observed time summed over
+sequences, N the events). T is public under a declared window; N is not. A declared share of ε buys N:
+
+1. **Release** ``N̂ = N + σ·Z`` with ``σ = z(share·ε, δ)``: adding or removing one event changes N by exactly 1,
+   whatever the data, so the L2 sensitivity is 1 and σ depends on public numbers only (the discrete Gaussian when
+   the fit after it draws it, as for the automatic count cap, :mod:`~dphawkes_core.privacy.count_cap`).
+2. **Post-processing** (:func:`time_scale_from_count`): ``ḡ = T / max(N̂, 1)``, ``Δ = nice(ḡ/BINS_PER_GAP)``,
+   ``s = nice(GAPS_PER_SUPPORT·ḡ)`` (``nice``: the nearest 1, 2 or 5 × 10^k on a log scale), ``p = ⌈s/Δ⌉``.
+3. **Composition**: the fit gets what is left of (ε, δ): Gaussian mechanisms compose in μ-GDP
+   (``μ_total² = μ_count² + μ_fit²``, :func:`split_budget`), discrete ones in zCDP (``ρ`` adds up), so the count
+   and the fit together are (ε, δ)-DP — checked against dp-accounting's PLD accountant in the tests.
+
+The session (:meth:`~dphawkes_core.release.session.PrivacySession.release_scaled`) draws ``N̂`` inside the
+recorded release and stores it with the estimate; a replay reads it and draws nothing. The same rule on the exact
+N is the non-private proposal (:func:`time_scale_from_count` with ``N``); the app shows it only on data that are
+not private.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.count_cap import noisy_tails
+from dphawkes_core.privacy.noise import NoiseSource, gaussian_multiplier, noise_source, zcdp_epsilon, zcdp_rho
+from dphawkes_core.statistics.binning import lags_from_support
+from dphawkes_core.validation import check_epsilon_delta, check_share
+
+AUTO_SCALE_SHARE = 0.05  # share of ε spent on the time scale
+BINS_PER_GAP = 4  # Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event
+GAPS_PER_SUPPORT = 10  # s ≈ 10 mean inter-event times: p ≈ 40 lags
+_SEED_STREAM = 0x5CA1E  # the count's noise is drawn from its own stream of a seeded fit
+_LEFT_OVER = 1e-9  # the fit's share of the total μ² (or ρ) below which a split is rounding, not a budget
+
+
+def nice_number(x: float) -> float:
+    """The number of the form 1, 2 or 5 × 10^k nearest to ``x > 0`` on a log scale."""
+    exponent = math.floor(math.log10(x))
+    candidates = [m * 10.0**e for e in (exponent, exponent + 1) for m in (1, 2, 5)]
+    return float(min(candidates, key=lambda c: abs(math.log(c / x))))
+
+
+@dataclass(frozen=True)
+class TimeScale:
+    """Δ and s read from a count of events over an observed time.
+
+    Attributes
+    ----------
+    mean_gap : float
+        ``T / max(N, 1)``.
+    bin_size : float
+        Δ: ``mean_gap / BINS_PER_GAP`` rounded to 1, 2 or 5 × 10^k.
+    support : float
+        s: ``GAPS_PER_SUPPORT · mean_gap`` rounded likewise.
+    lags : int
+        ``p = ⌈s/Δ⌉``.
+    """
+
+    mean_gap: float
+    bin_size: float
+    support: float
+    lags: int
+
+
+def time_scale_from_count(observed_time: float, count: float) -> TimeScale:
+    """The rule of thumb on a count of events (exact, or the noisy ``N̂``: post-processing only).
+
+    Parameters
+    ----------
+    observed_time : float
+        T, the observed time summed over sequences (public when the window is declared).
+    count : float
+        N or ``N̂``; counts below 1 are read as 1 (a noisy count can be ≤ 0).
+    """
+    if not (observed_time > 0 and math.isfinite(observed_time)):
+        raise ConfigError(f"the observed time must be a positive number, got {observed_time!r}")
+    gap = float(observed_time) / max(float(count), 1.0)
+    bin_size, support = nice_number(gap / BINS_PER_GAP), nice_number(gap * GAPS_PER_SUPPORT)
+    return TimeScale(gap, bin_size, support, lags_from_support(support, bin_size))
+
+
+@dataclass(frozen=True)
+class AutoScale:
+    """The privately chosen time scale and what it cost (stored with the release).
+
+    Attributes
+    ----------
+    bin_size, support : float
+        The chosen Δ and s.
+    lags : int
+        ``p = ⌈s/Δ⌉``.
+    noisy_count : float
+        The released ``N̂``.
+    observed_time : float
+        The public T it was divided into.
+    share : float
+        Share of ε spent on it.
+    sigma : float
+        Noise std of ``N̂`` (sensitivity 1): the selection's noise multiplier.
+    fit_epsilon : float
+        The ε left for the fit.
+    """
+
+    bin_size: float
+    support: float
+    lags: int
+    noisy_count: float
+    observed_time: float
+    share: float
+    sigma: float
+    fit_epsilon: float
+
+    def to_dict(self) -> dict:
+        """Plain dict for the ledger and the JSON export."""
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class BudgetSplit:
+    """(ε, δ) split between the count ``N̂`` and the fit after it.
+
+    Attributes
+    ----------
+    sigma : float
+        Noise std (= noise multiplier, sensitivity 1) of ``N̂``.
+    fit_epsilon : float
+        The target ε of the fit, at the same δ.
+    """
+
+    sigma: float
+    fit_epsilon: float
+
+
+def split_budget(epsilon: float, delta: float, share: float = AUTO_SCALE_SHARE, discrete: bool = False) -> BudgetSplit:
+    """The count's noise and the fit's ε so that both together are (ε, δ)-DP (module docstring, step 3).
+
+    Continuous Gaussians: ``z_count = z(share·ε, δ)``, ``μ_fit² = 1/z(ε, δ)² − 1/z_count²`` and the fit's ε is the
+    analytic Gaussian's at ``1/μ_fit``; whatever mechanisms the fit is calibrated into at that ε compose to
+    ``μ_fit`` (they are Gaussian), so the total is ``μ_total``, exactly (ε, δ). ``discrete``: in zCDP,
+    ``ρ_count = ρ(share·ε, δ)``, ``ρ_fit = ρ(ε, δ) − ρ_count``, the fit's ε the conversion of ``ρ_fit``.
+    """
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
+
+    check_epsilon_delta(epsilon, delta)
+    check_share(share, "the time scale")
+    if discrete:
+        rho_total, rho_count = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
+        if not rho_total - rho_count > _LEFT_OVER * rho_total:
+            raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the fit")
+        return BudgetSplit(1.0 / math.sqrt(2.0 * rho_count), zcdp_epsilon(rho_total - rho_count, delta))
+    count_multiplier = gaussian_multiplier(share * epsilon, delta)
+    total_multiplier = float(get_sigma_gaussian(epsilon, delta))
+    rest = 1 / total_multiplier**2 - 1 / count_multiplier**2
+    if not rest > _LEFT_OVER / total_multiplier**2:
+        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the fit")
+    return BudgetSplit(count_multiplier, float(get_epsilon_gaussian(1 / math.sqrt(rest), delta)))
+
+
+def scale_rng(seed: int | None, discrete: bool = False) -> NoiseSource:
+    """The count's noise: the OS CSPRNG (discrete Gaussian when ``discrete``), or numpy's stream of a seeded fit
+    apart from the fit's own."""
+    return noise_source(None if seed is None else (int(seed), _SEED_STREAM), discrete)
+
+
+def dp_time_scale(n_events: int, observed_time: float, split: BudgetSplit, share: float,
+                  rng: NoiseSource | np.random.Generator) -> AutoScale:
+    """Release ``N̂`` with noise std ``split.sigma`` (sensitivity 1) and read Δ and s from it.
+
+    Parameters
+    ----------
+    n_events : int
+        N, the private count of events in the declared window.
+    observed_time : float
+        T, public (the declared window's length summed over sequences).
+    split : BudgetSplit
+        From :func:`split_budget`.
+    share : float
+        The share of ε it stands for (recorded).
+    rng : NoiseSource or numpy.random.Generator
+        :func:`scale_rng`; a discrete source draws the discrete Gaussian.
+    """
+    noisy = float(noisy_tails(np.array([int(n_events)]), split.sigma, rng)[0])
+    scale = time_scale_from_count(observed_time, noisy)
+    return AutoScale(scale.bin_size, scale.support, scale.lags, noisy, float(observed_time), float(share),
+                     float(split.sigma), float(split.fit_epsilon))
+
