@@ -36,6 +36,7 @@ from dphawkes_core.release.ledger import events_fingerprint
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.compare import compare_methods
 
+from .glossary import glossary_sidebar
 from .guidance import count_noun
 from .presets import DEFAULT_PRESET, Preset, get_preset
 from .url_state import (
@@ -248,6 +249,7 @@ def sidebar_dataset(dataset: Dataset) -> None:
     sidebar_navigation()
     st.sidebar.markdown("**Current data set**")
     st.sidebar.caption(dataset_caption(dataset))
+    glossary_sidebar()
 
 
 def sequence_families() -> str:

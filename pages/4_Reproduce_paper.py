@@ -12,7 +12,7 @@ from dphawkes_experiments.sweep import default_executor
 
 RESULTS = "repro_results"
 
-st.set_page_config(page_title="Reproduce the paper · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Reproduce the paper · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Reproduce the paper")
 st.caption("Each experiment of the paper's §5 in one click, the paper's claim printed beside our measurement "
            "and a plain verdict. Numbers saved from a full run (and the command that made them) are in "

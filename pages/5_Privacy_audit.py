@@ -26,7 +26,7 @@ def power_of_ten(value: float) -> str:
     return f"{value:g}"
 CHUNK = 50
 
-st.set_page_config(page_title="Privacy audit · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Privacy audit · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Empirical privacy audit")
 st.caption("Run the private estimator many times on two data sets that differ by one event (placed where it "
            "moves the output most), try to tell them apart, and turn the test's error rates into a lower bound on "

@@ -10,7 +10,7 @@ from dphawkes_app.plots_budget import budget_figure
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, Budget
 
-st.set_page_config(page_title="Privacy budget · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Privacy budget · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Privacy budget")
 dataset, fingerprint = current_dataset()
 sidebar_dataset(dataset)
