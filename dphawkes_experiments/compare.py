@@ -108,12 +108,17 @@ def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data
                      release_status(config, data_info, data_derived, released=released), function_error=function_error)
 
 
+ZERO_LIKE = 0.95  # an error at least this fraction of the all-zero estimate's (1) is no better than zero
+
+
 def best_formal(rows) -> MethodRow | None:
     """The row of the formal method with the lowest grid-free kernel error among those that ran with formal
-    settings — nothing missing but a release through a session with fresh noise (``None`` without such rows or
-    errors): what the comparison says is measured best here."""
+    settings — nothing missing but a release through a session with fresh noise — and do better than the
+    all-zero estimate on both errors (below :data:`ZERO_LIKE`); ``None`` without such rows or errors: what the
+    comparison says is measured best here, never an estimate no better than zero."""
     measured = [r for r in rows if r.ran and get_family(r.method).private and math.isfinite(r.function_error)
-                and set(r.status.reasons) <= {NOT_RELEASED, SEEDED_NOISE}]
+                and set(r.status.reasons) <= {NOT_RELEASED, SEEDED_NOISE}
+                and r.function_error < ZERO_LIKE and r.relative_error < ZERO_LIKE]
     return min(measured, key=lambda r: r.function_error, default=None)
 
 
