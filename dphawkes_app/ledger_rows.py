@@ -1,0 +1,31 @@
+"""How the budget page names a data set in the ledger file: by its file or source, its window and events, and the
+start of its fingerprint, so that two files both called ``events.csv`` are two rows one can tell apart."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dphawkes_core.data.datasets import Dataset
+
+FINGERPRINT_CHARS = 12
+
+
+def ledger_label(dataset: Dataset) -> str:
+    """The label a ledger keeps for ``dataset``: its name, its events and its window (e.g. ``events.csv —
+    20,000 events, window [0, 1000], length 1000 (stated)``)."""
+    events = dataset.events
+    return f"{dataset.label} — {events.n_events:,} events, window {events.window_text()}"
+
+
+def ledger_table(ledgers, current: str) -> pd.DataFrame:
+    """One row per data set in the ledger file: its label, fingerprint, budget and spending (``current``: the
+    fingerprint of the data set on screen)."""
+    return pd.DataFrame([{
+        "data set": ledger.label or "(no name kept)",
+        "fingerprint": ledger.key.fingerprint[:FINGERPRINT_CHARS],
+        "public": ledger.public_mark.sentence() if ledger.public else "no", "budget ε": ledger.budget.epsilon,
+        "composed ε spent (events)": ledger.spent(),
+        "sequence-level view": "closed" if ledger.view("sequence").closed else "open",
+        "formal releases": len(ledger.metered), "not metered": len(ledger.unmetered),
+        "current": ledger.key.fingerprint == current,
+    } for ledger in ledgers])
