@@ -42,3 +42,24 @@ def bounded_number(container, label: str, low: float, high: float, value, key: s
         upper = "" if math.isinf(high) else f" and at most {high:g}"
         raise ConfigError(f"{label} must be at least {low:g}{upper}; {number:g} was entered")
     return number
+
+
+class FieldChecks:
+    """Several :func:`bounded_number` fields read in one go: every field is drawn even after a refused one (so no
+    field loses its value), and :meth:`check` then raises one error naming each refused field."""
+
+    def __init__(self) -> None:
+        self.refused: list[str] = []
+
+    def number(self, container, label: str, low: float, high: float, value, key: str, **kwargs):
+        """:func:`bounded_number`; a refused value is recorded and the default stands in until :meth:`check`."""
+        try:
+            return bounded_number(container, label, low, high, value, key, **kwargs)
+        except ConfigError as exc:
+            self.refused.append(str(exc))
+            return value
+
+    def check(self) -> None:
+        """Raise one :class:`~dphawkes_core.errors.ConfigError` naming every refused field (nothing when none)."""
+        if self.refused:
+            raise ConfigError("; ".join(self.refused))

@@ -207,7 +207,7 @@ def public_items(public: Mapping) -> tuple:
 
 def friendly_error(exc: DPHawkesError) -> None:
     """Show a user-fixable problem as one red line (never a traceback)."""
-    st.error(str(exc)[:1].upper() + str(exc)[1:], icon="⚠️")
+    st.error(str(exc)[:1].upper() + str(exc)[1:], icon=":material/error:")
 
 
 def dataset_caption(dataset: Dataset) -> str:

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from dphawkes_app.bounded_input import bounded_number
+from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state
 from dphawkes_app.common import current_dataset, fingerprint, friendly_error, sidebar_dataset
 from dphawkes_app.ledger_rows import ledger_label
@@ -85,6 +85,16 @@ def section(key: str, title: str, runner, draw=None, header: bool = True, runnab
         if draw is not None:
             draw(store[key])
 
+def refused_or_fine(checks: FieldChecks) -> bool:
+    """False, with the message, when a field was refused (the Run buttons are then off, the last results stay)."""
+    try:
+        checks.check()
+    except DPHawkesError as exc:
+        friendly_error(exc)
+        return False
+    return True
+
+
 def sample_state(info):
     """The real data set ``info`` and its ledger state (private unless marked public, as on every page)."""
     dataset = load_sample(info)
@@ -135,14 +145,11 @@ def draw_boxplots(result):
 
 
 c1, c2 = st.columns(2)
-try:
-    seed = bounded_number(c1, "simulation seed (first seed for the boxplots)", 0, 10_000, 1, "repro_seed")
-    runs = bounded_number(c2, "runs per boxplot, Figures 2 and 4 (the paper: 10; fewer is faster)", 1, 50, 10,
-                          "repro_runs")
-    figures_runnable = True
-except DPHawkesError as exc:  # refused: the Run buttons are off, the last results stay
-    friendly_error(exc)
-    seed, runs, figures_runnable = 1, 10, False
+figure_checks = FieldChecks()
+seed = figure_checks.number(c1, "simulation seed (first seed for the boxplots)", 0, 10_000, 1, "repro_seed")
+runs = figure_checks.number(c2, "runs per boxplot, Figures 2 and 4 (the paper: 10; fewer is faster)", 1, 50, 10,
+                            "repro_runs")
+figures_runnable = refused_or_fine(figure_checks)
 st.caption("Figure 2 is 150 private fits plus 30 non-private ones with their simulations; Figure 4 likewise on "
            "4000-event simulations. Both run in parallel on this machine's cores.")
 section("fig1", "Figure 1: kernel h₁₂ under DP-PGD (paper-2d, B = 0.2, K = 1000)",
@@ -164,14 +171,11 @@ else:
     c1, c2, c3, c4, c5 = st.columns(5)
     name = c1.selectbox("data set", names, key="t1_data",
                         index=names.index(default["dataset"]) if default["dataset"] in names else 0)
-    try:
-        bin_size = bounded_number(c2, "Δ (data time unit)", 1e-4, 1e4, default["bin_size"], "t1_dt", format="%.4g")
-        support = bounded_number(c3, "support s", 1e-4, 1e6, default["support"], "t1_s", format="%.4g")
-        t1_runs = bounded_number(c5, "noise seeds", 1, 20, 5, "t1_runs")
-        table_runnable = True
-    except DPHawkesError as exc:
-        friendly_error(exc)
-        bin_size, support, t1_runs, table_runnable = default["bin_size"], default["support"], 5, False
+    table_checks = FieldChecks()
+    bin_size = table_checks.number(c2, "Δ (data time unit)", 1e-4, 1e4, default["bin_size"], "t1_dt", format="%.4g")
+    support = table_checks.number(c3, "support s", 1e-4, 1e6, default["support"], "t1_s", format="%.4g")
+    t1_runs = table_checks.number(c5, "noise seeds", 1, 20, 5, "t1_runs")
+    table_runnable = refused_or_fine(table_checks)
     fraction = c4.slider("training part", 0.3, 0.9, default["train_fraction"], 0.05, key="t1_frac")
     with st.expander("What is computed"):
         st.markdown(PREDICTION_DOC)

@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from dphawkes_app.bounded_input import bounded_number
+from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
 from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
 from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
@@ -44,11 +44,12 @@ if refuse_experiments(budget_state(dataset, dataset_fp)):  # an audit is an expe
 def read_controls() -> AuditConfig:
     """Widgets -> AuditConfig (raises DPHawkesError on bad values)."""
     events = dataset.events
+    checks = FieldChecks()
     c = st.columns(4)
     private = [name for name in method_names() if get_family(name).private]  # the audit needs noise
     family = get_family(c[0].selectbox("method", private, key="au_method", format_func=lambda m: get_family(m).label))
-    bin_size = bounded_number(c[1], "bin size Δ", 1e-3, math.inf, 0.5, "au_dt", format="%.4g")
-    support = bounded_number(c[2], "support s", 1e-3, math.inf, 5.0, "au_s", format="%.4g")
+    bin_size = checks.number(c[1], "bin size Δ", 1e-3, math.inf, 0.5, "au_dt", format="%.4g")
+    support = checks.number(c[2], "support s", 1e-3, math.inf, 5.0, "au_s", format="%.4g")
     lags = lags_from_support(support, bin_size)
     calibrations = list(family.calibrations)
     calibration = c[3].selectbox("calibration", calibrations, key="au_calib",
@@ -57,9 +58,9 @@ def read_controls() -> AuditConfig:
                                       "calibrations compute R from the data and are no guarantee")
     st.caption(CALIBRATION_LABELS.get(calibration, calibration))
     c = st.columns(4)
-    epsilon = bounded_number(c[0], "claimed ε", 1e-3, 100.0, 1.0, "au_eps", format="%.4g")
-    delta = bounded_number(c[1], "δ", 1e-12, 0.1, 1e-5, "au_delta", format="%.1e")
-    cap = int(bounded_number(c[2], "count cap C", 1, math.inf, default_count_cap(events, bin_size), "au_cap",
+    epsilon = checks.number(c[0], "claimed ε", 1e-3, 100.0, 1.0, "au_eps", format="%.4g")
+    delta = checks.number(c[1], "δ", 1e-12, 0.1, 1e-5, "au_delta", format="%.1e")
+    cap = int(checks.number(c[2], "count cap C", 1, math.inf, default_count_cap(events, bin_size), "au_cap",
                              help="default: the data's largest bin count, so that nothing is clipped"))
     truth = dataset.scenario.true_H(bin_size, lags) if dataset.scenario is not None else None
     oracle_b, oracle_r = constraint_scale(truth, bin_size) if truth is not None else (1.0, 0.5)
@@ -67,7 +68,7 @@ def read_controls() -> AuditConfig:
     kwargs = family_controls(st, family, {"B": oracle_b, "r": oracle_r, "G": 1.0, "K": 100}, key_prefix="au_",
                              columns=4)
     c = st.columns(4)
-    trials = int(bounded_number(c[0], "trials per data set", 20, 100_000, 1000, "au_trials", step=100))
+    trials = int(checks.number(c[0], "trials per data set", 20, 100_000, 1000, "au_trials", step=100))
     confidence = c[1].select_slider("confidence", [0.9, 0.95, 0.99], value=0.95, key="au_conf")
     broken = st.toggle("Broken mechanism (for teaching): divide the noise std by a factor but keep claiming ε",
                        key="au_broken")
@@ -83,6 +84,7 @@ def read_controls() -> AuditConfig:
     if worst and family.worst_case_lags and lags != family.worst_case_lags:
         st.caption(f"{family.label} reaches most of its bound at p = {family.worst_case_lags} (the CLI's worst-case "
                    f"default); here p = {lags} from s and Δ — the result says how much of the bound the pair reaches.")
+    checks.check()
     fit = FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, epsilon=float(epsilon),
                     dp_delta=float(delta), calibration=calibration, count_cap=cap, **kwargs)
     return AuditConfig(fit, trials=trials, confidence=float(confidence), broken_factor=factor,
