@@ -41,6 +41,7 @@ from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import compare, kernel_function_error
 from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE, FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.formal_words import render_reasons, would_be_sentence
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
 
@@ -86,6 +87,20 @@ class MethodRow:
         if not self.ran:
             return self.note
         verdict = "yes" if self.status.formal else "no: " + "; ".join(self.status.reasons)
+        return f"{verdict} ({self.note})" if self.note else verdict
+
+    def formal_column(self, private_data: bool, surface: str = "app") -> str:
+        """The comparison's formal column for ``surface``: on private data, whether the row is a formal release
+        and why not (its reasons with that surface's advice); on public or simulated data, where nothing is
+        released, what a release with the row's settings would be on private data
+        (:func:`~dphawkes_core.privacy.formal_words.would_be_sentence`); else why the method was not run."""
+        if not self.ran:
+            return self.note
+        if private_data:
+            verdict = "yes" if self.status.formal else "no: " + "; ".join(render_reasons(self.status.reasons,
+                                                                                         surface))
+        else:
+            verdict = would_be_sentence(self.status, surface)
         return f"{verdict} ({self.note})" if self.note else verdict
 
 
