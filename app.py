@@ -9,12 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.common import app_pages, current_dataset, sidebar_dataset
-from dphawkes_app.plots_privacy import epsilon_picture, odds_text, privacy_cost_figure
+from dphawkes_app.plots_privacy import epsilon_caption, epsilon_picture, odds_text, privacy_cost_figure
 from dphawkes_core.estimators import FAMILIES, method_labels
 
 COST_TABLE = Path(__file__).resolve().parent / "sample_data" / "privacy_cost.json"
 
-st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon=":material/lock:", layout="wide")
 
 st.title("Differentially private Hawkes process estimation")
 st.markdown(
@@ -42,7 +42,7 @@ st.subheader("Pages")
 page_columns = st.columns(2)
 for n, (path, label) in enumerate(app_pages()):
     with page_columns[n % 2]:
-        st.page_link(path, label=label, icon="➡️")
+        st.page_link(path, label=label, icon=":material/arrow_forward:")
         st.caption(_PAGE_HELP.get(Path(path).name, ""))
 
 
@@ -68,8 +68,9 @@ with explain:
         + "".join(f"| {e:g} | × {odds_text(e)} |\n" for e in (0.1, 0.5, 1.0, 3.0, 10.0))
         + "\nSo at ε = 1 someone who thought it a coin flip (50 %) that the event is in the data can be at most "
         "73 % sure afterwards (and at least 27 %). "
-        "**δ** is the small probability that this bound does not hold (a rare unlucky output): keep it far below "
-        "one over the number of people in the data, e.g. δ = 10⁻⁵. Smaller ε means more noise: more privacy, "
+        "**δ** is the small probability mass of outputs on which this factor may be exceeded (the shaded bands of "
+        "the picture): keep it far below one over the number of people in the data, e.g. δ = 10⁻⁵. "
+        "Smaller ε means more noise: more privacy, "
         "less accuracy.")
 with picture:
     if table is not None:
@@ -81,30 +82,32 @@ with picture:
         z = float(table["multipliers"][f"{epsilon:g}"])
         st.plotly_chart(epsilon_picture(epsilon, z, float(table["delta"])), key="epsilon_picture")
         st.markdown(f"<small>One release of a number that one event moves by at most 1, with Gaussian noise σ = "
-                    f"{z:.3g} (what ε = {epsilon:g}, δ = 10⁻⁵ needs). Seeing one output, nobody can tell well which "
-                    "curve it came from: the ratio of the curves is the factor by which their odds move.</small>",
-                    unsafe_allow_html=True)
+                    f"{z:.3g} (what ε = {epsilon:g}, δ = 10⁻⁵ needs); the axes stay the same at every ε. "
+                    f"{epsilon_caption(epsilon, z, float(table['delta']))}</small>", unsafe_allow_html=True)
 
 st.subheader("What privacy costs")
 if table is None:
-    st.info("The precomputed curve (sample_data/privacy_cost.json) is missing: run "
-            "`.venv/bin/python scripts/privacy_cost_table.py`, or sweep ε on the *Privacy utility* page.")
+    st.info("The precomputed curve is not installed with this copy of the app: sweep ε on the *Privacy utility* "
+            "page to draw it for your own settings.", icon=":material/info:")
 else:
     st.plotly_chart(privacy_cost_figure(table["rows"], title=(
         f"Error against ε on {table['n_events']:,} simulated events of {table['scenario']} (the default preset)"),
         metric=table.get("metric", "relative_error")), key="privacy_cost")
     st.markdown(
         f"<small>Each method at each formal ε (δ = 10⁻⁵, public C = {table['count_cap']}, Δ = {table['bin_size']:g}, "
-        f"s = {table['support']:g}), {table['runs']} simulations with their own noise; precomputed by "
-        f"`{table['made_by']}`. Below the dashed line: as good as the non-private fit (with post-processing it can "
+        f"s = {table['support']:g}), {table['runs']} simulations with their own noise, precomputed once "
+        "(not on your data). Below the dashed line: as good as the non-private fit (with post-processing it can "
         "even be better); on the dotted line: no better than outputting zero. Sweep your own settings on the "
         "*Privacy utility* page.</small>", unsafe_allow_html=True)
+    with st.expander("details: the command that made this curve"):
+        st.code(table["made_by"], language="bash")
 
 st.subheader("What is protected: one event in one bin")
 st.markdown(
     "Two data sets are *neighbouring* when they differ by **one event**, i.e. by 1 in one bin of one "
     "dimension. Differential privacy (ε, δ) bounds how much the released estimate can change "
-    "between any two neighbours, so nobody can tell whether that one event was in the data.")
+    "between any two neighbours, and so how well anyone can tell whether that one event was in the data "
+    "(the picture above).")
 counts = np.array([[0, 2, 1, 0, 1, 3], [1, 0, 0, 2, 0, 1]])
 neighbour = counts.copy()
 neighbour[0, 3] += 1

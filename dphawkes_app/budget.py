@@ -102,7 +102,7 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
     if state.error:
         what = ("simulated data are treated as public meanwhile" if state.simulated
                 else "private releases on this data set are stopped until it is repaired")
-        st.error(f"{state.error[:1].upper()}{state.error[1:]} — {what}.", icon="⚠️")
+        st.error(f"{state.error[:1].upper()}{state.error[1:]} — {what}.", icon=":material/error:")
         return
     if not state.metered:
         mark = state.ledger.public_mark if state.ledger is not None else None

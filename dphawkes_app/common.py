@@ -36,6 +36,7 @@ from dphawkes_core.release.ledger import events_fingerprint
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.compare import compare_methods
 
+from .glossary import glossary_sidebar
 from .guidance import count_noun
 from .presets import DEFAULT_PRESET, Preset, get_preset
 from .url_state import (
@@ -206,7 +207,7 @@ def public_items(public: Mapping) -> tuple:
 
 def friendly_error(exc: DPHawkesError) -> None:
     """Show a user-fixable problem as one red line (never a traceback)."""
-    st.error(str(exc)[:1].upper() + str(exc)[1:], icon="⚠️")
+    st.error(str(exc)[:1].upper() + str(exc)[1:], icon=":material/error:")
 
 
 def dataset_caption(dataset: Dataset) -> str:
@@ -248,6 +249,7 @@ def sidebar_dataset(dataset: Dataset) -> None:
     sidebar_navigation()
     st.sidebar.markdown("**Current data set**")
     st.sidebar.caption(dataset_caption(dataset))
+    glossary_sidebar()
 
 
 def sequence_families() -> str:

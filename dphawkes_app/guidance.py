@@ -101,7 +101,7 @@ def loss_note(method: str) -> str | None:
             f"plot. The loss curve is shown for the iterative methods ({iterative}).")
 
 
-ZERO_LIKE = 0.95  # an estimate whose error is at least this fraction of the all-zero estimate's is no better than it
+from dphawkes_experiments.compare import ZERO_LIKE  # noqa: E402 (one threshold for every sentence about zero)
 
 
 def no_better_than_zero(error: float) -> bool:

@@ -34,7 +34,8 @@ def audit_distributions(result: AuditResult, bins: int = 60) -> go.Figure:
 
 
 def audit_epsilons(result: AuditResult) -> go.Figure:
-    """Claimed ε under every calibration next to the audited lower bound.
+    """Claimed ε under every calibration next to the audited lower bound (the headline one,
+    :attr:`~dphawkes_experiments.audit.AuditResult.epsilon_audited`, as in the verdict).
 
     A lower bound of 0 (the test told nothing apart) has no bar: a note in the chart says so."""
     labels, values, colors = [], [], []
@@ -45,13 +46,13 @@ def audit_epsilons(result: AuditResult) -> go.Figure:
         values.append(float(eps) if np.isfinite(eps) else np.nan)
         colors.append("#7f7f7f" if calibration != result.calibration else "#2ca02c")
     bound_label = f"audited lower bound ({result.confidence:.0%})"
-    if result.epsilon_lower_bound > 0:
+    if result.epsilon_audited > 0:
         labels.append(bound_label)
-        values.append(result.epsilon_lower_bound)
+        values.append(result.epsilon_audited)
         colors.append(_D_PRIME if result.violated else _D)
     fig = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=colors,
                            text=[f"{v:.3g}" for v in values], textposition="auto"))
-    if result.epsilon_lower_bound <= 0:
+    if result.epsilon_audited <= 0:
         fig.add_annotation(text=f"{bound_label}: 0<br>the test could not tell D from D′ better than chance",
                            xref="paper", yref="paper", x=0, y=-0.22, xanchor="left", yanchor="top", align="left",
                            showarrow=False)

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import get_family
+from dphawkes_core.privacy.distinguishability import best_guess_accuracy, best_test_power
 
 from .plots import TRUTH_COLOR, method_color, rgba
 from .plots_sweep import log_ticks
@@ -40,40 +41,87 @@ def gaussian_delta(epsilon: float, multiplier: float) -> float:
     return normal_cdf(mu / 2 - epsilon / mu) - math.exp(epsilon) * normal_cdf(-mu / 2 - epsilon / mu)
 
 
+PICTURE_X = (-4.0, 5.0)  # the released number's axis, in units of what one event moves it: the same at every ε
+PICTURE_Y = (0.0, 0.85)  # the densities' axis, the same at every ε (the tallest curve, at ε = 10, peaks at 0.8)
+GUESS_LEVEL = 0.05  # the false-alarm rate of the test named in the caption
+
+
+def tail_cuts(epsilon: float, multiplier: float) -> tuple[float, float]:
+    """Where the two curves' ratio reaches e^ε: right of the first, p_D′/p_D > e^ε; left of the second,
+    p_D/p_D′ > e^ε (Gaussians of std ``multiplier`` centred at 0 and 1)."""
+    return multiplier**2 * epsilon + 0.5, 0.5 - multiplier**2 * epsilon
+
+
 def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figure:
     """What ε bounds, for one Gaussian release of a statistic that one event moves by at most 1.
 
     Two densities: the released number on data D (without the event), centred at 0, and on the neighbour D′
-    (with it), centred at 1, both with noise σ = ``multiplier`` (calibrated for (ε, δ)). An observer sees one
-    output and must guess D or D′: at every output y the ratio of the two densities is the factor by which
-    the observer's odds move. It stays within e^±ε except where the curves are shaded — the outputs whose
-    probability the δ term covers.
+    (with it), centred at 1, both with noise σ = ``multiplier`` (calibrated for (ε, δ)), on axes that stay the
+    same at every ε (:data:`PICTURE_X`, :data:`PICTURE_Y`). An observer sees one output and must guess D or D′:
+    at every output y the ratio of the two densities is the factor by which the observer's odds move. It stays
+    within e^±ε except in the bands shaded across the chart (or, when they lie beyond it, pointed at from its
+    edge): the outputs where the guarantee can fail, whose excess probability is δ.
     """
     sigma = float(multiplier)
-    x = np.linspace(-4 * sigma - 0.5, 4 * sigma + 1.5, 600)
+    x = np.linspace(*PICTURE_X, 601)
     dens = [np.exp(-0.5 * ((x - centre) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi)) for centre in (0.0, 1.0)]
-    cut_high = sigma**2 * epsilon + 0.5  # right of it, p_D′(y) / p_D(y) > e^ε
-    cut_low = 0.5 - sigma**2 * epsilon  # left of it, p_D(y) / p_D′(y) > e^ε
+    cut_high, cut_low = tail_cuts(epsilon, sigma)
     fig = go.Figure()
     for (label, color), y in zip((("output on D (without the event)", NEIGHBOUR_COLORS[0]),
                                   ("output on D′ (one event more)", NEIGHBOUR_COLORS[1])), dens):
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line={"color": color, "width": 2.5}))
-    for side, mask, y in (("high", x >= cut_high, dens[1]), ("low", x <= cut_low, dens[0])):
-        if mask.any():
-            fig.add_trace(go.Scatter(x=x[mask], y=y[mask], fill="tozeroy", mode="none", showlegend=side == "high",
-                                     fillcolor=rgba(NEIGHBOUR_COLORS[1 if side == "high" else 0], 0.35),
-                                     name="outputs where the odds move by more than e^ε (covered by δ)",
-                                     hoverinfo="skip"))
-    tail = normal_cdf((0.5 - sigma**2 * epsilon) / sigma)  # P_D′(y > cut_high)
-    fig.add_annotation(x=0.5, xref="paper", y=1.02, yref="paper", yanchor="bottom", showarrow=False,
-                       text=(f"ε = {epsilon:g}: wherever the output lands, the two curves differ by a factor of at "
-                             f"most e<sup>ε</sup> = {odds_text(epsilon)}<br>except in the shaded tails "
-                             f"(probability {tail:.1e} under D′; the guarantee allows δ = {delta:.0e})"))
+    band = "where the guarantee can fail (δ)"
+    for side, start, stop, color in (("high", cut_high, PICTURE_X[1], NEIGHBOUR_COLORS[1]),
+                                     ("low", PICTURE_X[0], cut_low, NEIGHBOUR_COLORS[0])):
+        if start < stop:  # the band reaches into the chart: shade it over the full height
+            fig.add_vrect(x0=start, x1=stop, fillcolor=rgba(color, 0.22), line_width=0, layer="below")
+            fig.add_trace(go.Scatter(x=[(start + stop) / 2], y=[PICTURE_Y[1] * 0.9], mode="text", text=[band],
+                                     showlegend=False, hoverinfo="skip", textfont={"color": color, "size": 11}))
+        else:  # beyond the chart: an arrow from the edge says where it starts
+            edge = PICTURE_X[1] if side == "high" else PICTURE_X[0]
+            cut = cut_high if side == "high" else cut_low
+            fig.add_annotation(x=edge, y=PICTURE_Y[1] * (0.55 if side == "high" else 0.4), ax=-70 if side == "high"
+                               else 70, ay=0, showarrow=True, arrowhead=2, arrowcolor=color,
+                               xanchor="right" if side == "high" else "left",
+                               text=f"{band}:<br>{'beyond' if side == 'high' else 'below'} {cut:.3g}, off the chart",
+                               font={"color": color, "size": 11})
     fig.update_layout(title="What ε bounds: one release, two neighbouring data sets", height=420,
-                      xaxis_title="released number (one event moves it by 1; noise σ = "
-                                  f"{sigma:.3g})", yaxis_title="probability density", yaxis={"showticklabels": False},
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 110, "b": 40})
+                      xaxis={"title": "released number (one event moves it by at most 1; noise σ = "
+                                      f"{sigma:.3g})", "range": list(PICTURE_X)},
+                      yaxis={"title": "probability density", "range": list(PICTURE_Y), "showticklabels": False},
+                      legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40})
     return fig
+
+
+def percent(probability: float) -> str:
+    """A probability as a percentage with the digits that tell it from 100 % (``73.1%``, ``99.995%``)."""
+    if probability >= 1.0:
+        return "100%"
+    digits = 1 if probability < 0.99 else math.floor(-math.log10(1.0 - probability)) - 1
+    return f"{100 * probability:.{digits}f}%"
+
+
+def epsilon_caption(epsilon: float, multiplier: float, delta: float) -> str:
+    """The picture's caption: how well one output tells D from D′, from the bounds any (ε, δ)-DP release obeys
+    (:mod:`dphawkes_core.privacy.distinguishability`), with the pictured Gaussian's own value and what δ is."""
+    guess = best_guess_accuracy(epsilon, delta)
+    power = best_test_power(epsilon, delta, GUESS_LEVEL)
+    gaussian_guess = normal_cdf(0.5 / multiplier)  # the Gaussian's best guess: say D′ when y > 1/2
+    if guess < 0.6:
+        verdict = "At this ε nobody can tell well, from one output, whether the event is in the data"
+    elif guess < 0.9:
+        verdict = "At this ε one output may give a hint whether the event is in the data, far from certainty"
+    else:
+        verdict = "At this ε the guarantee lets one output reveal almost surely whether the event is in the data"
+    high, _ = tail_cuts(epsilon, multiplier)
+    tail_d_prime, tail_d = normal_cdf((1.0 - high) / multiplier), normal_cdf(-high / multiplier)
+    return (f"{verdict}. With ε = {epsilon:g} and δ = {delta:.0e}, anyone who thought it a coin flip and guesses "
+            f"from one output is right at most {percent(guess)} of the time (with these Gaussian curves: "
+            f"{percent(gaussian_guess)}); a test that wrongly says \"in the data\" {GUESS_LEVEL:.0%} of the time "
+            f"catches it at most {percent(power)} of the time. In the shaded bands the curves differ by more than "
+            f"e^ε = {odds_text(epsilon)}: beyond {high:.3g}, D′ lands with probability {tail_d_prime:.2e} and D with "
+            f"{tail_d:.2e}; what D′'s exceeds e^ε times D's, {tail_d_prime - math.exp(epsilon) * tail_d:.1e}, is δ — "
+            "the probability with which the guarantee may fail (the other band likewise, D and D′ swapped).")
 
 
 COST_METRICS = {"kernel_function_error": "grid-free kernel error", "relative_error": "error ‖Ĥ−H‖/‖H‖"}

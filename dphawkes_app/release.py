@@ -39,6 +39,7 @@ from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
 from .budget import BudgetState, release_view
 from .common import config_items, fit_cached, friendly_error, stats_cached
+from .ledger_rows import ledger_label
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
 LAST_KEY = "last_release"  # per data set and unit: the settings of the last estimate shown on private data
@@ -330,7 +331,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
     if clicked:
         try:
             if not plan.ledger.label:
-                state.book.open(session.key, label=dataset.label)  # the budget page names the data set
+                state.book.open(session.key, label=ledger_label(dataset))  # the budget page names the data set
             answer = session.release(config)
         except BudgetExceeded as exc:
             st.error(f"**Refused** — nothing was drawn and nothing spent: {exc}.", icon="⛔")

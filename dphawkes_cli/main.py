@@ -16,8 +16,9 @@ from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
 from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit, block_for_width
 from dphawkes_core.evaluation.metrics import constraint_scale
-from dphawkes_core.privacy.calibration import CALIBRATIONS, formal_status
+from dphawkes_core.privacy.calibration import CALIBRATIONS, FormalStatus, formal_status
 from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
+from dphawkes_core.privacy.formal_words import would_be_sentence
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS
 from dphawkes_core.release.ledger import DEFAULT_BUDGET_EPSILON
 from dphawkes_core.statistics.binning import lags_from_support
@@ -170,8 +171,9 @@ def _cmd_fit(args) -> int:
         print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
               file=sys.stderr)
     if config.family.private and not args.ledger:
-        print("note: not released through a privacy session (no --ledger), so not labelled formal; "
-              f"formal_settings {str(payload['formal_settings']).lower()}", file=sys.stderr)
+        status = FormalStatus(payload["formal_guarantee"], tuple(payload["formal_reasons"]))
+        print(f"note: no --ledger: {would_be_sentence(status, 'cli')}. formal_settings "
+              f"{str(payload['formal_settings']).lower()}", file=sys.stderr)
     write_json(payload, args.json)
     return 0
 

@@ -196,6 +196,12 @@ class AuditResult:
         return gaussian_epsilon(1.0 / self.mu_lower_bound, self.dp_delta, 1.0, 1) if self.mu_lower_bound > 0 else 0.0
 
     @property
+    def epsilon_audited(self) -> float:
+        """The audit's one headline lower bound on ε: the larger of the pointwise (ε, δ) bound and, for a formal
+        (μ-GDP) claim, the ε of the audited μ — what the verdict, the page's metric and its chart all show."""
+        return max(self.epsilon_lower_bound, self.epsilon_lower_bound_gdp if self.mu_claimed is not None else 0.0)
+
+    @property
     def violated(self) -> bool:
         """True when an audited lower bound exceeds the claim: the claim is false (at the confidence).
 
@@ -207,10 +213,9 @@ class AuditResult:
         """One plain sentence."""
         conf = f"{100 * self.confidence:.4g}%"
         if self.violated:
-            leak = max(self.epsilon_lower_bound, self.epsilon_lower_bound_gdp if self.mu_claimed else 0.0)
-            return (f"VIOLATION: with {conf} confidence the mechanism leaks ε ≥ {leak:.3g}, "
+            return (f"VIOLATION: with {conf} confidence the mechanism leaks ε ≥ {self.epsilon_audited:.3g}, "
                     f"more than the claimed ε = {self.epsilon_claimed:.3g}.")
-        return (f"No violation found: the audited lower bound ε ≥ {self.epsilon_lower_bound:.3g} ({conf} confidence) "
+        return (f"No violation found: the audited lower bound ε ≥ {self.epsilon_audited:.3g} ({conf} confidence) "
                 f"is below the claimed ε = {self.epsilon_claimed:.3g}. An audit can refute a claim, never prove it.")
 
     def to_dict(self) -> dict:

@@ -41,6 +41,7 @@ from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import compare, kernel_function_error
 from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE, FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.formal_words import render_reasons, would_be_sentence
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
 
@@ -88,6 +89,20 @@ class MethodRow:
         verdict = "yes" if self.status.formal else "no: " + "; ".join(self.status.reasons)
         return f"{verdict} ({self.note})" if self.note else verdict
 
+    def formal_column(self, private_data: bool, surface: str = "app") -> str:
+        """The comparison's formal column for ``surface``: on private data, whether the row is a formal release
+        and why not (its reasons with that surface's advice); on public or simulated data, where nothing is
+        released, what a release with the row's settings would be on private data
+        (:func:`~dphawkes_core.privacy.formal_words.would_be_sentence`); else why the method was not run."""
+        if not self.ran:
+            return self.note
+        if private_data:
+            verdict = "yes" if self.status.formal else "no: " + "; ".join(render_reasons(self.status.reasons,
+                                                                                         surface))
+        else:
+            verdict = would_be_sentence(self.status, surface)
+        return f"{verdict} ({self.note})" if self.note else verdict
+
 
 def comparison_epsilon(config: FitConfig, result: FitResult, fallback: float | None = None) -> float | None:
     """The ε the other methods are run at: the chosen fit's target ε, else the ε its σ² bought, else
@@ -108,12 +123,17 @@ def method_row(result: FitResult, config: FitConfig, reference: np.ndarray, data
                      release_status(config, data_info, data_derived, released=released), function_error=function_error)
 
 
+ZERO_LIKE = 0.95  # an error at least this fraction of the all-zero estimate's (1) is no better than zero
+
+
 def best_formal(rows) -> MethodRow | None:
     """The row of the formal method with the lowest grid-free kernel error among those that ran with formal
-    settings — nothing missing but a release through a session with fresh noise (``None`` without such rows or
-    errors): what the comparison says is measured best here."""
+    settings — nothing missing but a release through a session with fresh noise — and do better than the
+    all-zero estimate on both errors (below :data:`ZERO_LIKE`); ``None`` without such rows or errors: what the
+    comparison says is measured best here, never an estimate no better than zero."""
     measured = [r for r in rows if r.ran and get_family(r.method).private and math.isfinite(r.function_error)
-                and set(r.status.reasons) <= {NOT_RELEASED, SEEDED_NOISE}]
+                and set(r.status.reasons) <= {NOT_RELEASED, SEEDED_NOISE}
+                and r.function_error < ZERO_LIKE and r.relative_error < ZERO_LIKE]
     return min(measured, key=lambda r: r.function_error, default=None)
 
 

@@ -4,6 +4,7 @@ import math
 
 import streamlit as st
 
+from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
 from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
 from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
@@ -26,7 +27,7 @@ def power_of_ten(value: float) -> str:
     return f"{value:g}"
 CHUNK = 50
 
-st.set_page_config(page_title="Privacy audit · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Privacy audit · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Empirical privacy audit")
 st.caption("Run the private estimator many times on two data sets that differ by one event (placed where it "
            "moves the output most), try to tell them apart, and turn the test's error rates into a lower bound on "
@@ -43,11 +44,12 @@ if refuse_experiments(budget_state(dataset, dataset_fp)):  # an audit is an expe
 def read_controls() -> AuditConfig:
     """Widgets -> AuditConfig (raises DPHawkesError on bad values)."""
     events = dataset.events
+    checks = FieldChecks()
     c = st.columns(4)
     private = [name for name in method_names() if get_family(name).private]  # the audit needs noise
     family = get_family(c[0].selectbox("method", private, key="au_method", format_func=lambda m: get_family(m).label))
-    bin_size = c[1].number_input("bin size Δ", min_value=1e-3, value=0.5, format="%.4g", key="au_dt")
-    support = c[2].number_input("support s", min_value=1e-3, value=5.0, format="%.4g", key="au_s")
+    bin_size = checks.number(c[1], "bin size Δ", 1e-3, math.inf, 0.5, "au_dt", format="%.4g")
+    support = checks.number(c[2], "support s", 1e-3, math.inf, 5.0, "au_s", format="%.4g")
     lags = lags_from_support(support, bin_size)
     calibrations = list(family.calibrations)
     calibration = c[3].selectbox("calibration", calibrations, key="au_calib",
@@ -56,18 +58,17 @@ def read_controls() -> AuditConfig:
                                       "calibrations compute R from the data and are no guarantee")
     st.caption(CALIBRATION_LABELS.get(calibration, calibration))
     c = st.columns(4)
-    epsilon = c[0].number_input("claimed ε", min_value=1e-3, value=1.0, format="%.4g", key="au_eps")
-    delta = c[1].number_input("δ", min_value=1e-12, max_value=0.1, value=1e-5, format="%.1e", key="au_delta")
-    cap = int(c[2].number_input("count cap C", min_value=1, value=default_count_cap(events, bin_size),
-                                key="au_cap", help="default: the data's largest bin count (nothing clipped)"))
+    epsilon = checks.number(c[0], "claimed ε", 1e-3, 100.0, 1.0, "au_eps", format="%.4g")
+    delta = checks.number(c[1], "δ", 1e-12, 0.1, 1e-5, "au_delta", format="%.1e")
+    cap = int(checks.number(c[2], "count cap C", 1, math.inf, default_count_cap(events, bin_size), "au_cap",
+                             help="default: the data's largest bin count, so that nothing is clipped"))
     truth = dataset.scenario.true_H(bin_size, lags) if dataset.scenario is not None else None
     oracle_b, oracle_r = constraint_scale(truth, bin_size) if truth is not None else (1.0, 0.5)
     # the family's options from its settings; B and r start at the truth's norms, K at 100 (an audit runs it often)
     kwargs = family_controls(st, family, {"B": oracle_b, "r": oracle_r, "G": 1.0, "K": 100}, key_prefix="au_",
                              columns=4)
     c = st.columns(4)
-    trials = int(c[0].number_input("trials per data set", min_value=20, max_value=100_000, value=1000, step=100,
-                                   key="au_trials"))
+    trials = int(checks.number(c[0], "trials per data set", 20, 100_000, 1000, "au_trials", step=100))
     confidence = c[1].select_slider("confidence", [0.9, 0.95, 0.99], value=0.95, key="au_conf")
     broken = st.toggle("Broken mechanism (for teaching): divide the noise std by a factor but keep claiming ε",
                        key="au_broken")
@@ -84,6 +85,7 @@ def read_controls() -> AuditConfig:
     if worst and best_lags and lags != best_lags:
         st.caption(f"{family.label} reaches most of its bound at p = {best_lags} (the CLI's worst-case "
                    f"default); here p = {lags} from s and Δ — the result says how much of the bound the pair reaches.")
+    checks.check()
     fit = FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, epsilon=float(epsilon),
                     dp_delta=float(delta), calibration=calibration, count_cap=cap, **kwargs)
     return AuditConfig(fit, trials=trials, confidence=float(confidence), broken_factor=factor,
@@ -108,12 +110,21 @@ def run(config: AuditConfig) -> None:
     st.session_state[RESULT] = session.result()
 
 
+def audited_help(result) -> str:
+    """Which of the audit's two tests gave the headline bound."""
+    if result.mu_claimed is None:
+        return "from the error rates of the best test between the two data sets (pointwise (ε, δ))"
+    return (f"the larger of two bounds: the test's error rates give ε ≥ {result.epsilon_lower_bound:.3g}; the "
+            f"Gaussian profile of the formal claim gives ε ≥ {result.epsilon_lower_bound_gdp:.3g}")
+
+
 def show(result) -> None:
     """Verdict, numbers and the two figures."""
     (st.error if result.violated else st.success)(result.verdict())
     c = st.columns(4)
     c[0].metric("claimed ε (" + result.calibration + ")", f"{result.epsilon_claimed:.3g}")
-    c[1].metric(f"audited lower bound ({result.confidence:.0%})", f"{result.epsilon_lower_bound:.3g}")
+    c[1].metric(f"audited lower bound ({result.confidence:.0%})", f"{result.epsilon_audited:.3g}",
+                help=audited_help(result))
     c[2].metric("false positive rate", f"{result.fpr:.3f}", help=f"upper bound {result.fpr_upper:.3f}")
     c[3].metric("false negative rate", f"{result.fnr:.3f}", help=f"upper bound {result.fnr_upper:.3f}")
     n = result.neighbour
@@ -144,6 +155,9 @@ def main() -> None:
         config = read_controls()
     except DPHawkesError as exc:
         friendly_error(exc)
+        if RESULT in st.session_state:  # a refused setting keeps the last result on screen
+            st.caption("The last audit, with the settings it ran with:")
+            show(st.session_state[RESULT])
         return
     c = st.columns([1, 1, 4])
     start = c[0].button("Run audit", type="primary", key="au_run")

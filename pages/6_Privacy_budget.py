@@ -4,13 +4,15 @@ naive summation — the budget setting, and every data set in the ledger file.""
 import pandas as pd
 import streamlit as st
 
+from dphawkes_app.bounded_input import bounded_number
 from dphawkes_app.budget import EXPERIMENTS_REFUSED, budget_state, show_budget
 from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.ledger_rows import ledger_label, ledger_table
 from dphawkes_app.plots_budget import budget_figure
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, Budget
+from dphawkes_core.release.ledger import BUDGET_EPSILON_MAX, LEDGER_ENV, PUBLIC_MARK_REASON, Budget
 
-st.set_page_config(page_title="Privacy budget · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Privacy budget · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Privacy budget")
 dataset, fingerprint = current_dataset()
 sidebar_dataset(dataset)
@@ -51,7 +53,7 @@ def privacy_setting() -> None:
 def set_metering() -> None:
     public = not st.session_state["meter_data"]
     try:
-        state.book.open(state.key, label=dataset.label, public=public, tool="app",
+        state.book.open(state.key, label=ledger_label(dataset), public=public, tool="app",
                         note=st.session_state.get("public_note", "").strip() if public else "")
     except DPHawkesError as exc:
         friendly_error(exc)
@@ -59,7 +61,7 @@ def set_metering() -> None:
 
 def withdraw_mark() -> None:
     try:
-        state.book.open(state.key, label=dataset.label, public=False, tool="app")
+        state.book.open(state.key, label=ledger_label(dataset), public=False, tool="app")
     except DPHawkesError as exc:
         friendly_error(exc)
 
@@ -69,12 +71,16 @@ def budget_setting() -> None:
     ledger = state.current()
     with st.form("budget_form"):
         c = st.columns([2, 1])
-        epsilon = c[0].number_input("total ε for this data set", min_value=0.01, value=float(ledger.budget.epsilon),
-                                    format="%.4g", key="budget_epsilon")
+        try:
+            epsilon = bounded_number(c[0], "total ε for this data set", 0.01, BUDGET_EPSILON_MAX,
+                                     float(ledger.budget.epsilon), "budget_epsilon", format="%.4g")
+        except DPHawkesError as exc:
+            friendly_error(exc)  # the budget stays as it was
+            epsilon = None
         c[1].caption(f"composed at δ = {ledger.budget.delta:.0e}")
-        if st.form_submit_button("Set the budget"):
+        if st.form_submit_button("Set the budget") and epsilon is not None:
             try:
-                state.book.open(state.key, Budget(float(epsilon), ledger.budget.delta), label=dataset.label)
+                state.book.open(state.key, Budget(float(epsilon), ledger.budget.delta), label=ledger_label(dataset))
             except DPHawkesError as exc:
                 friendly_error(exc)
                 return
@@ -116,13 +122,6 @@ def releases() -> None:
                    "covers the formal releases only. Do not publish them.")
 
 
-def _sequence_view(ledger) -> str:
-    """The sequence view in a few words: closed, or open with its composed ε (every release at its per-sequence
-    cost: an event-level release under a cap M as 2M events)."""
-    sequence = ledger.view("sequence")
-    return "closed" if sequence.closed else f"open, composed ε {sequence.spent():.3g}"
-
-
 def all_data_sets() -> None:
     """Every data set in the ledger file."""
     st.subheader("Every data set in the ledger file")
@@ -134,17 +133,23 @@ def all_data_sets() -> None:
     if not ledgers:
         st.caption("The ledger file holds no data set yet.")
     else:
-        st.dataframe(pd.DataFrame([{
-            "data set": ledger.label or ledger.key.fingerprint[:12],
-            "public": ledger.public_mark.sentence() if ledger.public else "no", "budget ε": ledger.budget.epsilon,
-            "composed ε spent (events)": ledger.spent(),
-            "sequence-level view": _sequence_view(ledger),
-            "formal releases": len(ledger.metered), "not metered": len(ledger.unmetered),
-            "current": ledger.key.fingerprint == state.key.fingerprint,
-        } for ledger in ledgers]), hide_index=True, key="ledgers")
-    st.caption(f"Ledger file: `{state.book.path}` (set `DPHAWKES_LEDGER` to use another). It holds a hash of each "
-               "data set's events: keep it with the data, do not publish it. The command line shares it with "
-               "`dphawkes fit … --ledger FILE`; `dphawkes ledger show FILE` prints it as JSON.")
+        st.dataframe(ledger_table(ledgers, state.key.fingerprint), hide_index=True, key="ledgers")
+    st.caption("Each data set is named by its file or source, its events and window, and the start of its "
+               "fingerprint (a hash of its events: the same rows give the same fingerprint, whatever the file's "
+               "name). The ledger file holds these hashes: keep it with the data, do not publish it.")
+    administrators()
+
+
+def administrators() -> None:
+    """Where the ledger is kept and how the command line shares it: advice for whoever runs the server."""
+    with st.expander("For administrators: where the ledger is kept", icon=":material/admin_panel_settings:"):
+        st.markdown("The server keeps the ledger in this file:")
+        st.code(str(state.book.path), language=None)
+        st.markdown("To keep it elsewhere, set this environment variable before starting the app:")
+        st.code(f"{LEDGER_ENV}=/path/to/ledger.json", language="bash")
+        st.markdown("The command line meters its releases in the same file when given it, and prints it as JSON:")
+        st.code(f"dphawkes fit EVENTS.csv … --ledger {state.book.path}\ndphawkes ledger show {state.book.path}",
+                language="bash")
 
 
 privacy_setting()

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_tools import decode
+from app_tools import decode, texts
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
@@ -146,6 +146,11 @@ def test_reproduce_page_table1_on_small_real_data():
     at.number_input(key="t1_s").set_value(240.0)
     at.number_input(key="t1_runs").set_value(1)
     at.run()
+    at.button(key="run_table1").click().run()  # real data are private here as on every page: refused, saying so
+    no_problems(at)
+    assert "table1" not in at.session_state["repro_results"]
+    assert "treated as private" in texts(at.info) and "Table 1 is an experiment" in texts(at.info)
+    at.button(key="t1_mark_public").click().run()  # the user states the catalogue is published
     at.button(key="run_table1").click().run()
     no_problems(at)
     result = at.session_state["repro_results"]["table1"]

@@ -177,3 +177,35 @@ def test_the_likelihood_reference_gets_its_own_statistics_beside_ctls_and_best_r
                              truth, PUBLIC, methods=("cls",), scenario=SCENARIO)
     assert best_reference([*rows, cls]) is min((mle, cls), key=lambda r: r.function_error)
     assert best_reference([rows[1]]) is None  # a private row is never the reference
+
+
+def test_the_best_formal_estimator_is_never_one_no_better_than_zero():
+    # the Figure 3 preset's case: DP-CG's formal fit at error 0.971 is the only formal row; it must not be named
+    from dphawkes_core.privacy.calibration import NOT_RELEASED, FormalStatus
+    from dphawkes_experiments.compare import ZERO_LIKE, MethodRow, best_formal
+    settings_formal = FormalStatus(False, (NOT_RELEASED,))
+    zero_like = MethodRow("cg", 0.971, 1.0, settings_formal, function_error=0.968)
+    assert best_formal([zero_like]) is None
+    useful = MethodRow("ssp", 0.30, 1.0, settings_formal, function_error=0.25)
+    assert best_formal([zero_like, useful]) is useful
+    plain_zero_like = MethodRow("ctls", ZERO_LIKE, 1.0, settings_formal, function_error=0.2)  # either error counts
+    assert best_formal([plain_zero_like]) is None
+
+
+def test_the_formal_column_on_public_data_says_what_the_settings_would_be_on_private_data():
+    from dphawkes_core.privacy.calibration import formal_status
+    from dphawkes_core.privacy.formal_words import would_be_sentence
+    from dphawkes_experiments.compare import MethodRow
+    formal_settings = formal_status("formal", seed=None, window_stated=True)
+    row = MethodRow("ssp", 0.3, 1.0, formal_settings)
+    public = row.formal_column(private_data=False)
+    assert public == would_be_sentence(formal_settings, "app") and "would be a formal (ε, δ)-DP release" in public
+    assert row.formal_column(private_data=True).startswith("no: not released through a privacy session")
+    undeclared = MethodRow("ssp", 0.3, 1.0, formal_status("formal", seed=None, window_stated=True,
+                                                          data_derived=("d",)), note="C = 5")
+    for private_data in (False, True):
+        cell = undeclared.formal_column(private_data)
+        assert "declare it on the Data page" in cell and "--" not in cell and cell.endswith("(C = 5)")
+    released = MethodRow("ssp", 0.3, 1.0, formal_status("formal", seed=None, window_stated=True, released=True))
+    assert released.formal_column(private_data=True) == "yes"
+    assert MethodRow("ssp", float("nan"), float("nan"), None, note="needs C").formal_column(True) == "needs C"

@@ -1,0 +1,86 @@
+"""The Home page's ε picture and the glossary: a caption computed from what any (ε, δ) guarantee allows (checked
+at random ε against independent closed forms), δ drawn as the probability mass where the guarantee may fail,
+shaded bands that show or are pointed at, axes that stay the same at every ε; the glossary on every page, each
+word explained without its own name, formulas behind a switch."""
+
+import math
+
+import numpy as np
+import pytest
+from app_tools import ROOT, TIMEOUT, figures, texts
+from conftest import no_problems
+from scipy.optimize import brentq
+from scipy.stats import norm
+from streamlit.testing.v1 import AppTest
+
+from dphawkes_app.glossary import GLOSSARY
+from dphawkes_app.plots_privacy import PICTURE_X, epsilon_caption, epsilon_picture, percent
+
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
+PAGES = ["app.py", *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py")))]
+
+
+def gaussian_multiplier(epsilon, delta):
+    """σ/sensitivity of the Gaussian mechanism exactly (ε, δ)-DP (Balle & Wang 2018), by root finding."""
+    def excess(sigma):
+        mu = 1.0 / sigma
+        return norm.cdf(mu / 2 - epsilon / mu) - math.exp(epsilon) * norm.cdf(-mu / 2 - epsilon / mu) - delta
+    return brentq(excess, 1e-3, 1e4, xtol=1e-13)
+
+
+@pytest.mark.parametrize("epsilon", np.random.default_rng(34).uniform(0.05, 12.0, 12).round(3).tolist())
+def test_the_caption_states_what_epsilon_and_delta_allow_at_random_epsilon(epsilon):
+    delta = 1e-5
+    multiplier = gaussian_multiplier(epsilon, delta)
+    caption = epsilon_caption(epsilon, multiplier, delta)
+    # the best guess after a coin flip: (1 + TV)/2 with TV ≤ (e^ε − 1 + 2δ)/(e^ε + 1) (Kairouz et al. 2015)
+    bound = (math.exp(epsilon) + delta) / (math.exp(epsilon) + 1)
+    assert f"right at most {percent(bound)} of the time" in caption
+    assert f"with these Gaussian curves: {percent(norm.cdf(0.5 / multiplier))}" in caption
+    assert "δ" in caption and f"{delta:.1e}, is δ" in caption  # the shaded excess is δ itself, not a breach
+    says_nobody = "nobody can tell well" in caption
+    assert says_nobody == (bound < 0.6)
+    if epsilon >= 3:
+        assert "reveal almost surely" in caption
+
+
+def test_the_axes_stay_the_same_and_the_bands_show_or_are_pointed_at():
+    ranges = []
+    for epsilon in (0.1, 1.0, 10.0):
+        fig = epsilon_picture(epsilon, gaussian_multiplier(epsilon, 1e-5), 1e-5).to_dict()
+        ranges.append((tuple(fig["layout"]["xaxis"]["range"]), tuple(fig["layout"]["yaxis"]["range"])))
+        bands = [s for s in fig["layout"].get("shapes", []) if s["type"] == "rect"]
+        arrows = [a for a in fig["layout"].get("annotations", []) if a.get("showarrow")]
+        if epsilon == 10.0:  # the bands start at ±(σ²ε) from 1/2, inside the chart: both shaded
+            assert len(bands) == 2 and all(PICTURE_X[0] <= b["x0"] < b["x1"] <= PICTURE_X[1] for b in bands)
+        else:  # beyond the chart: each pointed at from its edge, with where it starts
+            assert not bands and len(arrows) == 2 and all("off the chart" in a["text"] for a in arrows)
+    assert len(set(ranges)) == 1
+
+
+def test_home_at_epsilon_ten_does_not_say_nobody_can_tell():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
+    at.select_slider(key="home_eps").set_value(10.0).run()
+    no_problems(at)
+    text = next(m.value for m in at.markdown if "the axes stay the same at every ε" in m.value)
+    assert "nobody can tell" not in texts(at.markdown) and "reveal almost surely" in text
+    assert "guarantee allows δ" not in text  # δ is the failure mass, never set against a tail probability
+    assert figures(at)[0]["layout"]["xaxis"]["range"] == list(PICTURE_X)
+
+
+def test_every_glossary_word_is_explained_without_its_own_name():
+    names = {"ε", "δ", "σ²", "sensitivity", "count cap", "privacy unit", "kernel", "baseline", "held-out score"}
+    assert {t.name.split(" (")[0] for t in GLOSSARY} == names
+    for term in GLOSSARY:
+        assert term.name.split(" (")[0].lower() not in term.plain.lower(), term.name
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_glossary_is_in_every_page_sidebar_with_formulas_behind_details(page):
+    at = AppTest.from_file(str(ROOT / page), default_timeout=TIMEOUT).run()
+    no_problems(at)
+    sidebar = texts(at.sidebar.markdown)
+    assert all(term.plain in sidebar for term in GLOSSARY)
+    assert not any(term.formula in texts(at.sidebar.caption) for term in GLOSSARY)
+    at.sidebar.toggle(key="glossary_formulas").set_value(True).run()
+    assert all(term.formula in texts(at.sidebar.caption) for term in GLOSSARY)
