@@ -12,28 +12,15 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.budget import budget_state, show_budget
-from dphawkes_app.common import (
-    compare_cached,
-    config_items,
-    current_dataset,
-    dataset_caption,
-    dataset_to_url,
-    family_controls,
-    fit_cached,
-    friendly_error,
-    ignored_link_settings,
-    method_label,
-    option_widget_values,
-    preset_dataset,
-    privacy_unit_controls,
-    public_items,
-    sequence_families,
-    set_dataset,
-    show_unit_conversion,
-    sidebar_dataset,
-    stats_cached,
-)
+from dphawkes_app.caches import compare_cached, config_items, fit_cached, preset_dataset, public_items, stats_cached
 from dphawkes_app.comparison import comparison_table, say_best_formal
+from dphawkes_app.controls import (
+    family_controls,
+    option_widget_values,
+    privacy_unit_controls,
+    sequence_families,
+    show_unit_conversion,
+)
 from dphawkes_app.downloads import released_only
 from dphawkes_app.follow import (
     CONFIRM_KEY,
@@ -56,6 +43,7 @@ from dphawkes_app.guidance import (
     zero_note,
 )
 from dphawkes_app.heldout import GAIN, eyes_only, gain_column, heldout_table, holdout_controls, scores
+from dphawkes_app.layout import dataset_caption, friendly_error, method_label, sidebar_dataset
 from dphawkes_app.plots import baseline_chart, kernel_grid, loss_curve, method_color
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_app.release import (
@@ -73,6 +61,7 @@ from dphawkes_app.release import (
     release_fitter,
     replay_fitter,
 )
+from dphawkes_app.state import current_dataset, dataset_to_url, ignored_link_settings, set_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, is_sequence_unit, method_labels, method_names
 from dphawkes_core.estimators.family import STATISTICS_LABELS

@@ -5,8 +5,10 @@ import math
 import streamlit as st
 
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
-from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
+from dphawkes_app.controls import family_controls
+from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
 from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_app.state import current_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_core.evaluation.metrics import constraint_scale
