@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dphawkes_app.figures.privacy import epsilon_picture, odds_text, privacy_cost_figure
 from dphawkes_app.layout import app_pages, sidebar_dataset
-from dphawkes_app.plots_privacy import epsilon_picture, odds_text, privacy_cost_figure
 from dphawkes_app.state import current_dataset
 from dphawkes_core.estimators import FAMILIES, method_labels
 

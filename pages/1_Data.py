@@ -5,12 +5,12 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
 from dphawkes_app.caches import simulate_cached
-from dphawkes_app.domain_input import declared, domain_section, sequence_keys, upload_with_domain
+from dphawkes_app.data.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
+from dphawkes_app.data.domain_input import declared, domain_section, sequence_keys, upload_with_domain
+from dphawkes_app.figures.data import bin_heatmap, counting_process, event_raster
 from dphawkes_app.guidance import count_noun, nice_number, time_scale
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
-from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
 from dphawkes_app.state import current_dataset, set_dataset
 from dphawkes_core.data.datasets import default_data_dir, list_samples, load_sample
 from dphawkes_core.data.io import MAX_FILE_BYTES

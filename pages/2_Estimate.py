@@ -3,7 +3,7 @@ non-private fit and the other methods at the same ε.
 
 On public (simulated) data everything re-runs live, with fresh noise per draw in this session; on private
 data nothing is computed by opening the page or moving a widget: an estimate is released on request, through
-the data set's privacy session (:mod:`dphawkes_app.release`)."""
+the data set's privacy session (:mod:`dphawkes_app.estimate.release`)."""
 
 import math
 
@@ -13,7 +13,6 @@ import streamlit as st
 
 from dphawkes_app.budget import budget_state, show_budget
 from dphawkes_app.caches import compare_cached, config_items, fit_cached, preset_dataset, public_items, stats_cached
-from dphawkes_app.comparison import comparison_table, say_best_formal
 from dphawkes_app.controls import (
     family_controls,
     option_widget_values,
@@ -21,8 +20,9 @@ from dphawkes_app.controls import (
     sequence_families,
     show_unit_conversion,
 )
-from dphawkes_app.downloads import released_only
-from dphawkes_app.follow import (
+from dphawkes_app.estimate.comparison import comparison_table, say_best_formal
+from dphawkes_app.estimate.downloads import released_only
+from dphawkes_app.estimate.follow import (
     CONFIRM_KEY,
     CUSTOM,
     follow_data,
@@ -32,21 +32,7 @@ from dphawkes_app.follow import (
     show_note,
     show_unit_note,
 )
-from dphawkes_app.guidance import (
-    count_noun,
-    loss_note,
-    negative_baseline_note,
-    no_better_than_zero,
-    post_processing_note,
-    support_note,
-    time_scale,
-    zero_note,
-)
-from dphawkes_app.heldout import GAIN, eyes_only, gain_column, heldout_table, holdout_controls, scores
-from dphawkes_app.layout import dataset_caption, friendly_error, method_label, sidebar_dataset
-from dphawkes_app.plots import baseline_chart, kernel_grid, loss_curve, method_color
-from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
-from dphawkes_app.release import (
+from dphawkes_app.estimate.release import (
     Shown,
     after_comparison_release,
     app_session,
@@ -61,6 +47,21 @@ from dphawkes_app.release import (
     release_fitter,
     replay_fitter,
 )
+from dphawkes_app.figures.kernels import baseline_chart, kernel_grid, loss_curve
+from dphawkes_app.figures.palette import method_color
+from dphawkes_app.guidance import (
+    count_noun,
+    loss_note,
+    negative_baseline_note,
+    no_better_than_zero,
+    post_processing_note,
+    support_note,
+    time_scale,
+    zero_note,
+)
+from dphawkes_app.heldout import GAIN, eyes_only, gain_column, heldout_table, holdout_controls, scores
+from dphawkes_app.layout import dataset_caption, friendly_error, method_label, sidebar_dataset
+from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from dphawkes_app.state import current_dataset, dataset_to_url, ignored_link_settings, set_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit_cost, get_family, is_sequence_unit, method_labels, method_names

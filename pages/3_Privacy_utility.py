@@ -6,9 +6,9 @@ import streamlit as st
 
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments, show_budget
 from dphawkes_app.controls import privacy_unit_controls, sequence_families
+from dphawkes_app.figures.sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.heldout import holdout_controls
 from dphawkes_app.layout import friendly_error, sidebar_dataset
-from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 from dphawkes_app.state import current_dataset
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
+from dphawkes_app.figures.sweep import boxplot_figure, kernel_figure
 from dphawkes_app.layout import friendly_error, sidebar_dataset
-from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
 from dphawkes_app.state import current_dataset
 from dphawkes_core.data.datasets import list_samples
 from dphawkes_core.errors import DPHawkesError

@@ -6,8 +6,8 @@ import streamlit as st
 
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
 from dphawkes_app.controls import family_controls
+from dphawkes_app.figures.audit import audit_distributions, audit_epsilons
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
-from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
 from dphawkes_app.state import current_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, method_names

@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.budget import EXPERIMENTS_REFUSED, budget_state, show_budget
+from dphawkes_app.figures.budget import budget_figure
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
-from dphawkes_app.plots_budget import budget_figure
 from dphawkes_app.state import current_dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, Budget

@@ -103,7 +103,7 @@ def uploaded():
     public (as on the Data page: a formal release needs them, issue 21)."""
     import io
 
-    from dphawkes_app.domain_input import upload_with_domain
+    from dphawkes_app.data.domain_input import upload_with_domain
     from dphawkes_core.data.domain import Domain
     from dphawkes_core.data.io import save_csv
     from dphawkes_core.data.kernels import get_scenario
@@ -282,7 +282,7 @@ def test_the_estimate_page_on_data_marked_public_says_why_nothing_is_formal(priv
 def test_the_app_and_the_cli_ask_the_same_release_by_the_same_identity(private_ledger_file, uploaded):
     """The same data, declaration and settings: one request, so a release made in one is replayed in the other."""
     from dphawkes_app.budget import BudgetState
-    from dphawkes_app.release import app_session
+    from dphawkes_app.estimate.release import app_session
     from dphawkes_app.state import fingerprint
     from dphawkes_core.estimators import FitConfig
     from dphawkes_core.release.session import PrivacySession

@@ -10,9 +10,9 @@ from app_tools import ROOT, TIMEOUT, figures, open_estimate, private_dataset, te
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
+from dphawkes_app.figures.palette import METHOD_PALETTE, method_color
+from dphawkes_app.figures.privacy import gaussian_delta
 from dphawkes_app.guidance import worst_case_gradient
-from dphawkes_app.plots import METHOD_PALETTE, method_color
-from dphawkes_app.plots_privacy import gaussian_delta
 from dphawkes_core.estimators import FAMILIES, method_labels, method_names
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")

@@ -11,10 +11,8 @@ import plotly.graph_objects as go
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import get_family
 
-from .plots import TRUTH_COLOR, method_color, rgba
-from .plots_sweep import log_ticks
-
-NEIGHBOUR_COLORS = ("#1f77b4", "#d62728")  # D without the event, D′ with it (as in the audit's figure)
+from .palette import NEIGHBOUR_COLORS, TRUTH_COLOR, method_color, rgba
+from .sweep import log_ticks
 
 
 def normal_cdf(x: float) -> float:

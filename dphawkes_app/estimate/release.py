@@ -37,9 +37,9 @@ from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
-from .budget import BudgetState, release_view
-from .caches import config_items, fit_cached, stats_cached
-from .layout import friendly_error
+from ..budget import BudgetState, release_view
+from ..caches import config_items, fit_cached, stats_cached
+from ..layout import friendly_error
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
 LAST_KEY = "last_release"  # per data set and unit: the settings of the last estimate shown on private data

@@ -13,8 +13,8 @@ import streamlit as st
 from dphawkes_core.estimators import get_family
 from dphawkes_experiments.compare import best_formal, best_reference
 
-from .guidance import no_better_than_zero, zero_reason
-from .layout import method_label
+from ..guidance import no_better_than_zero, zero_reason
+from ..layout import method_label
 
 
 def say_best_formal(rows, config) -> None:
