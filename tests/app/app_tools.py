@@ -64,6 +64,12 @@ def open_estimate(dataset: Dataset | None = None, **query) -> AppTest:
     return at.run()
 
 
+def with_comparison(at: AppTest) -> AppTest:
+    """Turn on the comparison with the other methods (computed on demand, off when the page opens)."""
+    at.toggle(key="cmp_on").set_value(True).run()
+    return at
+
+
 def use_formal_method(at: AppTest, family=None) -> AppTest:
     """Set a formal private method with a public C = 5 and ε = 1 on the Estimate page (whatever the default)."""
     family = family or formal_family()

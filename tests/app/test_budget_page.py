@@ -4,6 +4,7 @@ against naive summation, the budget setting, and a damaged ledger file."""
 from pathlib import Path
 
 import pytest
+from app_tools import with_comparison
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
@@ -212,7 +213,7 @@ def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(priva
     assert book.get(key) is None and not comparison_shown(at)  # issue 21: nothing before a click
     release(at)
     assert len(book.get(key).entries) == 1  # the chosen fit only: the other methods wait
-    assert not comparison_shown(at)
+    assert not comparison_shown(with_comparison(at))
     at.checkbox(key="cmp_slow").check().run()
     assert len(book.get(key).entries) == 1
     go = next(b for b in at.button if b.key == "cmp_release_go")  # issue 21: a button (was the toggle cmp_release)
