@@ -4,6 +4,7 @@ functions: data in, ``go.Figure`` out)."""
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -92,44 +93,9 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     truth = scenario.kernel_values(fine) if scenario is not None else None
     for i in range(d):
         for j in range(d):
-            first = i == 0 and j == 0
-            pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
-            if truth is not None:
-                fig.add_trace(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
-                                         showlegend=first, line={"color": TRUTH_COLOR, "width": 2},
-                                         hovertemplate=pair + "<extra>truth</extra>"),
-                              row=i + 1, col=j + 1)
-            for label, (low, high, color) in (bands or {}).items():
-                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
-                                         legendgroup=label, showlegend=False, hoverinfo="skip"),
-                              row=i + 1, col=j + 1)
-                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
-                                         fill="tonexty", fillcolor=rgba(color, 0.22), name=label, legendgroup=label,
-                                         showlegend=first, hoverinfo="skip"),
-                              row=i + 1, col=j + 1)
-            for n_label, (label, values) in enumerate(estimates.items()):
-                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
-                                         legendgroup=label, showlegend=first, marker={"size": 3},
-                                         line={"color": _color(label, n_label, colors), "width": 1.5,
-                                               "dash": (dashes or {}).get(label, "solid")},
-                                         hovertemplate=pair + f"<extra>{label}</extra>"),
-                              row=i + 1, col=j + 1)
-            for n_label, (label, step) in enumerate((steps or {}).items(), start=len(estimates)):
-                fig.add_trace(
-                    go.Scatter(
-                        x=step.edges,
-                        y=np.append(step.values[i, j], step.values[i, j, -1]),
-                        mode="lines",
-                        line={"shape": "hv", "color": _color(label, n_label, colors), "width": 2},
-                        name=label,
-                        legendgroup=label,
-                        showlegend=first,
-                        hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
-                        f"starting at t = %{{x:.3g}}<extra>{label}</extra>",
-                    ),
-                    row=i + 1,
-                    col=j + 1,
-                )
+            series = _CellSeries(estimates, steps or {}, bands or {}, colors or {}, dashes or {})
+            for trace in _cell_traces(lag_grid, names, i, j, fine, truth, series):
+                fig.add_trace(trace, row=i + 1, col=j + 1)
     _label_grid(fig, names)
     fig.update_layout(
         title={
@@ -147,6 +113,48 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
     return fig
+
+
+@dataclass(frozen=True)
+class _CellSeries:
+    """What every cell of a kernel grid draws: the estimates, step estimates and bands by label, and their styles."""
+
+    estimates: dict
+    steps: dict
+    bands: dict
+    colors: dict
+    dashes: dict
+
+
+def _cell_traces(lag_grid, names: list, i: int, j: int, fine, truth, series: _CellSeries) -> list:
+    """The traces of cell ``(i, j)``, in drawing order: the truth, the bands, the estimates, the step estimates (the
+    first cell's carry the legend)."""
+    first = i == 0 and j == 0
+    pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
+    traces = []
+    if truth is not None:
+        traces.append(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
+                                 showlegend=first, line={"color": TRUTH_COLOR, "width": 2},
+                                 hovertemplate=pair + "<extra>truth</extra>"))
+    for label, (low, high, color) in series.bands.items():
+        traces.append(go.Scatter(x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
+                                 legendgroup=label, showlegend=False, hoverinfo="skip"))
+        traces.append(go.Scatter(x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
+                                 fill="tonexty", fillcolor=rgba(color, 0.22), name=label, legendgroup=label,
+                                 showlegend=first, hoverinfo="skip"))
+    for n_label, (label, values) in enumerate(series.estimates.items()):
+        traces.append(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
+                                 legendgroup=label, showlegend=first, marker={"size": 3},
+                                 line={"color": _color(label, n_label, series.colors), "width": 1.5,
+                                       "dash": series.dashes.get(label, "solid")},
+                                 hovertemplate=pair + f"<extra>{label}</extra>"))
+    for n_label, (label, step) in enumerate(series.steps.items(), start=len(series.estimates)):
+        traces.append(go.Scatter(x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]), mode="lines",
+                                 line={"shape": "hv", "color": _color(label, n_label, series.colors), "width": 2},
+                                 name=label, legendgroup=label, showlegend=first,
+                                 hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
+                                 f"starting at t = %{{x:.3g}}<extra>{label}</extra>"))
+    return traces
 
 
 def _label_grid(fig: go.Figure, names: list) -> None:

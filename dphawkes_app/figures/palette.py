@@ -22,6 +22,8 @@ NEIGHBOUR_COLORS = ("#0072B2", "#D55E00")
 """D without the event and D′ with it (Okabe–Ito blue and vermillion): the Home picture and the audit."""
 VERDICT_COLORS = {"holds": "#0072B2", "violated": "#D55E00", "chosen": "#009E73", "other": "#7f7f7f"}
 """The audit's bars: ε within the claim, above it, the calibration audited and the others."""
+HIGHLIGHT_COLOR = "#F0E442"
+"""A changed cell of a table (Okabe–Ito yellow): the Home page's neighbouring data set."""
 BUDGET_COLORS = {"spent": "#0072B2", "naive": NEUTRAL_COLOR, "budget": "#D55E00"}
 DIMENSION_PALETTE = ("#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000")
 """Dimensions of the data (raster, counting process): Okabe–Ito."""
