@@ -93,7 +93,8 @@ def show_baselines_and_loss(ctx: PageContext, shown: Shown, baselines: dict, col
     with c[0]:
         c[0].plotly_chart(baseline_chart(ctx.events.names, baselines,
                                          ctx.scenario.baseline if ctx.scenario is not None else None,
-                                         colors=colors, errors=errors), key="baselines")
+                                         colors=colors, errors=errors, time_unit=ctx.events.time_unit),
+                          key="baselines")
         if note := negative_baseline_note(result.baseline, ctx.events.names):
             c[0].warning(note)
     with c[1]:

@@ -17,6 +17,11 @@ from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from .palette import DIMENSION_PALETTE
 
 
+def _time_title(events: Events) -> str:
+    """The time axis' title, in the data's time unit when they have one ("time (days)")."""
+    return f"time ({events.time_unit})" if events.time_unit else "time"
+
+
 def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> go.Figure:
     """Raster plot: one row of tick marks per dimension.
 
@@ -51,7 +56,7 @@ def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> g
     title = "Event raster"
     if total > max_points:
         title += f" (first {max_points:,} of {total:,} events, t ≤ {cut:.4g})"
-    fig.update_layout(title=title, xaxis_title="time", yaxis_title="dimension",
+    fig.update_layout(title=title, xaxis_title=_time_title(events), yaxis_title="dimension",
                       yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(events.names)},
                       height=120 + 40 * events.dim, margin={"t": 50, "b": 40})
     return fig
@@ -84,7 +89,7 @@ def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) 
             )
         )
     title = "Counting process N(t) per dimension" + (" (sampled jump points)" if reduced else "")
-    fig.update_layout(title=title, xaxis_title="time", yaxis_title="number of events", height=340,
+    fig.update_layout(title=title, xaxis_title=_time_title(events), yaxis_title="number of events", height=340,
                       margin={"t": 50, "b": 40}, legend_title="dimension")
     return fig
 

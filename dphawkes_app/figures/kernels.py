@@ -203,7 +203,7 @@ def kernel_mass_heatmaps(lag_grid: np.ndarray, estimates: dict, names, scenario:
 
 
 def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = None,
-                   errors: dict | None = None) -> go.Figure:
+                   errors: dict | None = None, time_unit: str = "") -> go.Figure:
     """Grouped bars of the baselines ``η`` per dimension: each estimate and the truth when known; ``errors``
     (label -> ``(low, high)`` per dimension) draws the spread of several noise draws as error bars."""
     names = list(names)
@@ -219,7 +219,8 @@ def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = 
                     "arrayminus": np.maximum(values - low, 0), "color": TRUTH_COLOR}
         fig.add_trace(go.Bar(x=names, y=values, name=label, marker_color=_color(label, n_label, colors),
                              error_y=bars))
-    fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension", yaxis_title="rate",
+    fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension",
+                      yaxis_title=f"rate (events / {time_unit})" if time_unit else "rate",
                       xaxis={"type": "category"}, height=320, margin={"t": 50, "b": 40})
     return fig
 
