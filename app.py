@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from dphawkes_app.common import app_pages, current_dataset, sidebar_dataset
-from dphawkes_app.plots_privacy import epsilon_caption, epsilon_picture, odds_text, privacy_cost_figure
+from dphawkes_app.figures.palette import HIGHLIGHT_COLOR
+from dphawkes_app.figures.privacy import epsilon_caption, epsilon_picture, odds_text, privacy_cost_figure
+from dphawkes_app.layout import app_pages, sidebar_dataset
+from dphawkes_app.state import current_dataset
 from dphawkes_core.estimators import FAMILIES, method_labels
 
 COST_TABLE = Path(__file__).resolve().parent / "sample_data" / "privacy_cost.json"
@@ -116,7 +118,7 @@ cols[0].caption("Bin counts X (2 dimensions × 6 bins of width Δ)")
 cols[0].dataframe(pd.DataFrame(counts, index=["dim 1", "dim 2"], columns=[f"bin {k}" for k in range(1, 7)]))
 cols[1].caption("A neighbour X′: one more event in bin 4 of dim 1")
 changed = pd.DataFrame(neighbour, index=["dim 1", "dim 2"], columns=[f"bin {k}" for k in range(1, 7)])
-highlight = pd.DataFrame(np.where(neighbour != counts, "background-color: #ffd54f", ""),
+highlight = pd.DataFrame(np.where(neighbour != counts, f"background-color: {HIGHLIGHT_COLOR}", ""),
                          index=changed.index, columns=changed.columns)
 cols[1].dataframe(changed.style.apply(lambda _: highlight, axis=None))
 st.caption(

@@ -143,8 +143,9 @@ def simulated_copy_scenario(dataset: Dataset):
 def offer_simulated_copy(dataset: Dataset, key: str, what: str = "Run it on a simulation instead") -> None:
     """The one-click way on from a refusal on private data: load a public simulation with the same number of
     dimensions and (up to 50,000) events — no budget — and rerun the page on it."""
-    from .common import set_dataset, simulate_cached
+    from .caches import simulate_cached
     from .guidance import count_noun
+    from .state import set_dataset
 
     scenario = simulated_copy_scenario(dataset)
     if scenario is None:

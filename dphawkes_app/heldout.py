@@ -55,7 +55,7 @@ def heldout_config(config: FitConfig) -> FitConfig:
 
 @st.cache_data(show_spinner="Fitting on the training part and scoring the test part…", max_entries=64)
 def score_cached(dataset_fp: str, _events, start: float | None, share: float, config_items: tuple) -> dict:
-    """The score of one configuration (``config_items``: :func:`~dphawkes_app.common.config_items`) fitted on the
+    """The score of one configuration (``config_items``: :func:`~dphawkes_app.caches.config_items`) fitted on the
     training part, as a dict, or ``{"error": why}`` when it cannot be fitted or scored there."""
     try:
         split = heldout_split(_events, start, share)
@@ -68,7 +68,7 @@ def score_cached(dataset_fp: str, _events, start: float | None, share: float, co
 def scores(dataset_fp: str, events, start, share, configs: dict, budget_s: float | None = None) -> dict:
     """``{label: score dict}`` of each configuration; one predicted to take over ``budget_s`` seconds on the
     whole data is skipped (said in its row)."""
-    from .common import config_items
+    from .caches import config_items
 
     out = {}
     for label, config in configs.items():

@@ -5,19 +5,14 @@ import dataclasses
 import numpy as np
 import streamlit as st
 
-from dphawkes_app.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
-from dphawkes_app.common import (
-    current_dataset,
-    dataset_caption,
-    friendly_error,
-    set_dataset,
-    sidebar_dataset,
-    simulate_cached,
-)
-from dphawkes_app.domain_input import declared, domain_section, sequence_keys, upload_with_domain
+from dphawkes_app.caches import simulate_cached
+from dphawkes_app.data.builder import FAMILIES, MAX_CUSTOM_DIM, build_scenario
+from dphawkes_app.data.domain_input import declared, domain_section, sequence_keys, upload_with_domain
+from dphawkes_app.figures.data import bin_heatmap, counting_process, event_raster
 from dphawkes_app.guidance import count_noun, time_scale
-from dphawkes_app.plots import bin_heatmap, counting_process, event_raster
-from dphawkes_core.data.datasets import default_data_dir, list_samples, load_sample
+from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.state import current_dataset, set_dataset
+from dphawkes_core.data.datasets import Dataset, default_data_dir, list_samples, load_sample
 from dphawkes_core.data.io import MAX_FILE_BYTES
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.data.simulate import MAX_SIMULATED_EVENTS
@@ -62,8 +57,9 @@ def custom_scenario():
     return build_scenario(baselines, families, params)
 
 
-def simulate_section():
-    """Presets and the custom builder, with a live stationarity check."""
+def simulate_section(previous: Dataset) -> None:
+    """Presets and the custom builder, with a live stationarity check (the size starts at ``previous``'s, the data
+    set loaded before, when it is a simulation)."""
     preset = st.selectbox("Scenario", [*SCENARIOS, "custom"], key="sim_preset",
                           help="paper-2d and paper-4d are the processes of the paper's experiments")
     try:
@@ -269,25 +265,33 @@ def plots_section(dataset):
     st.plotly_chart(bin_heatmap(binned, bin_size, one.names), key="heatmap")
 
 
-previous, _ = current_dataset()
 SOURCES = {"Simulate": "Simulate", "Upload a CSV": "Upload a file (CSV or Parquet)", "Sample data": "Real data sets"}
-if "data_source" not in st.session_state:  # a new visit: the source of the loaded data
-    st.session_state["data_source"] = {"upload": "Upload a CSV", "sample": "Sample data"}.get(previous.source,
-                                                                                             "Simulate")
-source = st.radio("Source", list(SOURCES), horizontal=True, key="data_source", format_func=SOURCES.get)
-if source == "Simulate":
-    simulate_section()
-elif source == "Upload a CSV":
-    upload_section(previous)
-else:
-    sample_section()
 
-dataset, _ = current_dataset()
-st.divider()
-st.markdown("Current data set: " + dataset_caption(dataset))
-window_section(dataset.events)
-if dataset.provenance and dataset.source == "sample":
-    with st.expander("Provenance of the loaded data set"):
-        st.markdown(dataset.provenance)
-plots_section(dataset)
-sidebar_dataset(dataset)
+
+def main() -> None:
+    """The source chosen (simulate, upload, a real data set), then the loaded data set: its window, provenance and
+    plots."""
+    previous, _ = current_dataset()
+    if "data_source" not in st.session_state:  # a new visit: the source of the loaded data
+        st.session_state["data_source"] = {"upload": "Upload a CSV", "sample": "Sample data"}.get(previous.source,
+                                                                                                 "Simulate")
+    source = st.radio("Source", list(SOURCES), horizontal=True, key="data_source", format_func=SOURCES.get)
+    if source == "Simulate":
+        simulate_section(previous)
+    elif source == "Upload a CSV":
+        upload_section(previous)
+    else:
+        sample_section()
+
+    dataset, _ = current_dataset()
+    st.divider()
+    st.markdown("Current data set: " + dataset_caption(dataset))
+    window_section(dataset.events)
+    if dataset.provenance and dataset.source == "sample":
+        with st.expander("Provenance of the loaded data set"):
+            st.markdown(dataset.provenance)
+    plots_section(dataset)
+    sidebar_dataset(dataset)
+
+
+main()

@@ -4,17 +4,14 @@ against the number of events at one formal ε ("how much data does ε need")."""
 import pandas as pd
 import streamlit as st
 
-from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments, show_budget
-from dphawkes_app.common import (
-    current_dataset,
-    friendly_error,
-    privacy_unit_controls,
-    sequence_families,
-    sidebar_dataset,
-)
+from dphawkes_app.budget import BudgetState, budget_state, offer_simulated_copy, refuse_experiments, show_budget
+from dphawkes_app.controls import privacy_unit_controls, sequence_families
+from dphawkes_app.figures.sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from dphawkes_app.heldout import holdout_controls
-from dphawkes_app.plots_sweep import boxplot_figure, data_size_figure, tradeoff_figure
+from dphawkes_app.layout import friendly_error, sidebar_dataset
 from dphawkes_app.presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
+from dphawkes_app.state import current_dataset
+from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
@@ -102,11 +99,6 @@ st.caption("How much accuracy each unit of privacy costs, per method and bin siz
            "given ε needs. Every run of a simulated scenario is a fresh simulation with fresh noise, as in the "
            "paper's boxplots.")
 
-dataset, dataset_fp = current_dataset()
-sidebar_dataset(dataset)
-BUDGET = budget_state(dataset, dataset_fp)
-show_budget(BUDGET)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
-
 
 def parse_numbers(text: str, label: str) -> tuple:
     """Comma-separated numbers, or a ConfigError-like message."""
@@ -119,7 +111,7 @@ def parse_numbers(text: str, label: str) -> tuple:
     return values
 
 
-def source_widgets() -> DataSource | None:
+def source_widgets(dataset: Dataset, budget: BudgetState) -> DataSource | None:
     """Where every run's data come from; ``None`` when the current data set is private (no experiments)."""
     options = ["Simulate a scenario (fresh simulation per run)", f"Current data set: {dataset.label}"]
     choice = st.radio("Data", options, key="pu_source")
@@ -128,7 +120,7 @@ def source_widgets() -> DataSource | None:
         name = c1.selectbox("Scenario", list(SCENARIOS), key="pu_scenario")
         n_events = c2.number_input("events per simulation", 50, 200_000, 20_000, step=1000, key="pu_events")
         return DataSource(scenario=get_scenario(name), n_events=int(n_events), label=name)
-    if refuse_experiments(BUDGET):  # a sweep is an experiment: not on private data (docs/privacy.md)
+    if refuse_experiments(budget):  # a sweep is an experiment: not on private data (docs/privacy.md)
         offer_simulated_copy(dataset, "pu_simulate", "Sweep a simulation with the same shape")
         return None
     if dataset.scenario is not None:
@@ -220,9 +212,9 @@ def stored(specs) -> pd.DataFrame:
     return merge_tables(*(select(store, spec) for spec in specs))
 
 
-def tradeoff_section() -> None:
+def tradeoff_section(dataset: Dataset, budget: BudgetState) -> None:
     """The privacy-level sweep: settings, run, boxplots, the ε curve and the table."""
-    source = source_widgets()
+    source = source_widgets(dataset, budget)
     if source is None:
         return
     try:
@@ -259,6 +251,19 @@ def say_infinite(view: pd.DataFrame) -> None:
 
 def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     """Boxplots per Δ, the median error against ε (formal by default) and the table of ``view``."""
+    metric = tradeoff_measure(spec, view)
+    st.subheader("Error per privacy level, one panel per Δ")
+    st.plotly_chart(boxplot_figure(view, metric), key="pu_box")
+    epsilon_curve(spec, view, metric)
+    st.subheader("Table")
+    st.dataframe(view, hide_index=True)
+    st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "sweep.csv", "text/csv",
+                       key="pu_download")
+
+
+def tradeoff_measure(spec: SweepSpec, view: pd.DataFrame) -> str:
+    """The measure shown (against the truth, or held out without one), with what to read into it; returns its
+    column."""
     has_truth = view["relative_error"].notna().any()
     if has_truth:
         metric = metric_choice(view, "pu_metric", with_paper=True)
@@ -277,10 +282,11 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
                    "the truth's norm: every estimate is pulled toward zero, so noise can look harmless.")
     if len(view) < spec.n_cells:
         st.warning(f"Partial results: {len(view)} of {spec.n_cells} cells finished.")
+    return metric
 
-    st.subheader("Error per privacy level, one panel per Δ")
-    st.plotly_chart(boxplot_figure(view, metric), key="pu_box")
 
+def epsilon_curve(spec: SweepSpec, view: pd.DataFrame, metric: str) -> None:
+    """The median error against ε under the chosen calibration (formal by default), with its formal status."""
     st.subheader("Median error against ε")
     eps_cols = [c for c in view.columns if c.startswith("epsilon_") and view[c].notna().any()]
     eps_col = st.selectbox("ε under calibration", eps_cols, key="pu_eps_col",
@@ -309,11 +315,6 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     else:
         st.info("No finite ε in the table under this calibration, so there is no curve: σ² = 0 and the non-private "
                 "fit are not private, and the formal ε needs a count cap C ≥ 1.")
-
-    st.subheader("Table")
-    st.dataframe(view, hide_index=True)
-    st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "sweep.csv", "text/csv",
-                       key="pu_download")
 
 
 def size_widgets() -> tuple[SweepSpec, tuple]:
@@ -380,8 +381,17 @@ def data_size_section() -> None:
                        "text/csv", key="hd_download")
 
 
-tradeoff_tab, size_tab = st.tabs(["Error against ε", "How much data does ε need?"])
-with tradeoff_tab:
-    tradeoff_section()
-with size_tab:
-    data_size_section()
+def main() -> None:
+    """The current data set and its budget, then the two sweeps in their tabs."""
+    dataset, dataset_fp = current_dataset()
+    sidebar_dataset(dataset)
+    budget = budget_state(dataset, dataset_fp)
+    show_budget(budget)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
+    tradeoff_tab, size_tab = st.tabs(["Error against ε", "How much data does ε need?"])
+    with tradeoff_tab:
+        tradeoff_section(dataset, budget)
+    with size_tab:
+        data_size_section()
+
+
+main()

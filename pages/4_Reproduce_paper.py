@@ -4,9 +4,10 @@ import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state
-from dphawkes_app.common import current_dataset, fingerprint, friendly_error, sidebar_dataset
+from dphawkes_app.figures.sweep import boxplot_figure, kernel_figure
+from dphawkes_app.layout import friendly_error, sidebar_dataset
 from dphawkes_app.ledger_rows import ledger_label
-from dphawkes_app.plots_sweep import boxplot_figure, kernel_figure
+from dphawkes_app.state import current_dataset, fingerprint
 from dphawkes_core.data.datasets import list_samples, load_sample
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_experiments import reproduce

@@ -6,8 +6,11 @@ import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
-from dphawkes_app.common import current_dataset, dataset_caption, family_controls, friendly_error, sidebar_dataset
-from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_app.controls import family_controls
+from dphawkes_app.figures.audit import audit_distributions, audit_epsilons
+from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.state import current_dataset
+from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_core.evaluation.metrics import constraint_scale
@@ -33,16 +36,10 @@ st.caption("Run the private estimator many times on two data sets that differ by
            "moves the output most), try to tell them apart, and turn the test's error rates into a lower bound on "
            "the ε the mechanism really has (Clopper–Pearson, as in Jagielski et al. 2020 / Nasr et al. 2021). "
            "A bound above the claim refutes the claim; a bound below it proves nothing more.")
-dataset, dataset_fp = current_dataset()
-sidebar_dataset(dataset)
-st.caption("Data: " + dataset_caption(dataset))
-if refuse_experiments(budget_state(dataset, dataset_fp)):  # an audit is an experiment: not on private data
-    offer_simulated_copy(dataset, "au_simulate", "Audit a simulation with the same shape")
-    st.stop()
 
 
-def read_controls() -> AuditConfig:
-    """Widgets -> AuditConfig (raises DPHawkesError on bad values)."""
+def read_controls(dataset: Dataset) -> AuditConfig:
+    """Widgets -> AuditConfig for ``dataset`` (raises DPHawkesError on bad values)."""
     events = dataset.events
     checks = FieldChecks()
     c = st.columns(4)
@@ -92,13 +89,13 @@ def read_controls() -> AuditConfig:
                        neighbours="worst-case" if worst else "natural")
 
 
-def run(config: AuditConfig) -> None:
+def run(config: AuditConfig, events) -> None:
     """Run the audit in chunks with a progress bar; a click on Stop interrupts the run (Streamlit reruns
     the page) and the flag keeps it from continuing."""
     st.session_state[STOPPED] = False
     st.session_state.pop(RESULT, None)
     with st.spinner("Searching the most revealing neighbour…"):
-        session = prepare_audit(dataset.events, config)
+        session = prepare_audit(events, config)
     st.session_state[SESSION] = session
     bar = st.progress(0, text="running…")
     while not session.done:
@@ -151,8 +148,16 @@ def show(result) -> None:
 
 
 def main() -> None:
+    """The current data set (refused when private: an audit is an experiment), the controls, the run and its
+    result."""
+    dataset, dataset_fp = current_dataset()
+    sidebar_dataset(dataset)
+    st.caption("Data: " + dataset_caption(dataset))
+    if refuse_experiments(budget_state(dataset, dataset_fp)):  # an audit is an experiment: not on private data
+        offer_simulated_copy(dataset, "au_simulate", "Audit a simulation with the same shape")
+        return
     try:
-        config = read_controls()
+        config = read_controls(dataset)
     except DPHawkesError as exc:
         friendly_error(exc)
         if RESULT in st.session_state:  # a refused setting keeps the last result on screen
@@ -168,7 +173,7 @@ def main() -> None:
             st.warning(f"Audit stopped after {session.completed:,} of {session.config.trials:,} trials.")
     if start:
         try:
-            run(config)
+            run(config, dataset.events)
         except DPHawkesError as exc:
             friendly_error(exc)
             return

@@ -5,30 +5,17 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.bounded_input import bounded_number
-from dphawkes_app.budget import EXPERIMENTS_REFUSED, budget_state, show_budget
-from dphawkes_app.common import current_dataset, dataset_caption, friendly_error, sidebar_dataset
+from dphawkes_app.budget import EXPERIMENTS_REFUSED, BudgetState, budget_state, show_budget
+from dphawkes_app.figures.budget import budget_figure
+from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
 from dphawkes_app.ledger_rows import ledger_label, ledger_table
-from dphawkes_app.plots_budget import budget_figure
+from dphawkes_app.state import current_dataset
+from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.release.ledger import BUDGET_EPSILON_MAX, LEDGER_ENV, PUBLIC_MARK_REASON, Budget
 
-st.set_page_config(page_title="Privacy budget · dphawkes", page_icon=":material/lock:", layout="wide")
-st.title("Privacy budget")
-dataset, fingerprint = current_dataset()
-sidebar_dataset(dataset)
-st.caption("Data: " + dataset_caption(dataset))
-st.markdown(
-    "Every private estimate released on a data set reveals a little about it, and the losses add up: a user "
-    "who re-runs a fit fifty times with fresh noise and averages the estimates has spent fifty releases, "
-    "whatever each one says. So each data set has a **ledger** (kept in a file, so it survives a restart) and "
-    "a **budget**: every formal release is recorded with its noise, the total ε is **composed exactly**, and "
-    "a release that would take the total over the budget is refused. Asking again for a release already made "
-    "(same data, same settings) shows the stored estimate — no new noise, nothing spent.")
-state = budget_state(dataset, fingerprint)
-show_budget(state, details=False)
 
-
-def privacy_setting() -> None:
+def privacy_setting(state: BudgetState, dataset: Dataset) -> None:
     """Simulations are public (no budget) and other data private, unless the user says otherwise (kept in the
     ledger): a simulation can be metered to see the budget at work, published data can be declared public."""
     if state.error:
@@ -39,6 +26,7 @@ def privacy_setting() -> None:
         st.text_input("Why these data are public (optional, kept with the mark)", key="public_note",
                       placeholder="e.g. the published USGS catalogue")
     st.toggle("Meter releases on this data set (private data)", key="meter_data", on_change=set_metering,
+              args=(state, dataset),
               help="Simulated data contain nobody's events: public — no budget, unless you meter them to see the "
                    "budget at work. Uploaded and real data are private; turn metering off only for data that are "
                    "already published (e.g. a public catalogue) — that is your statement, and nothing is then "
@@ -47,10 +35,11 @@ def privacy_setting() -> None:
         st.warning(f"**{mark.sentence()[:1].upper()}{mark.sentence()[1:]}.** {PUBLIC_MARK_REASON[:1].upper()}"
                    f"{PUBLIC_MARK_REASON[1:]}.", icon=":material/public:")
         st.button("Undo the public mark (meter releases on these data again)", key="undo_public",
-                  on_click=withdraw_mark, icon=":material/undo:")
+                  on_click=withdraw_mark, args=(state, dataset), icon=":material/undo:")
 
 
-def set_metering() -> None:
+def set_metering(state: BudgetState, dataset: Dataset) -> None:
+    """Toggle callback: meter the data set's releases, or mark it public with the note given."""
     public = not st.session_state["meter_data"]
     try:
         state.book.open(state.key, label=ledger_label(dataset), public=public, tool="app",
@@ -59,14 +48,15 @@ def set_metering() -> None:
         friendly_error(exc)
 
 
-def withdraw_mark() -> None:
+def withdraw_mark(state: BudgetState, dataset: Dataset) -> None:
+    """Button callback: withdraw the public mark, so releases are metered again."""
     try:
         state.book.open(state.key, label=ledger_label(dataset), public=False, tool="app")
     except DPHawkesError as exc:
         friendly_error(exc)
 
 
-def budget_setting() -> None:
+def budget_setting(state: BudgetState, dataset: Dataset) -> None:
     """The data set's total ε (the budget's δ stays the one every release is composed at)."""
     ledger = state.current()
     with st.form("budget_form"):
@@ -87,7 +77,7 @@ def budget_setting() -> None:
             st.rerun()
 
 
-def releases() -> None:
+def releases(state: BudgetState) -> None:
     """Each metered release with its ε, the composed total and the naive sum; then what was not metered."""
     ledger = state.current()
     history = ledger.history()
@@ -122,7 +112,7 @@ def releases() -> None:
                    "covers the formal releases only. Do not publish them.")
 
 
-def all_data_sets() -> None:
+def all_data_sets(state: BudgetState) -> None:
     """Every data set in the ledger file."""
     st.subheader("Every data set in the ledger file")
     try:
@@ -137,10 +127,10 @@ def all_data_sets() -> None:
     st.caption("Each data set is named by its file or source, its events and window, and the start of its "
                "fingerprint (a hash of its events: the same rows give the same fingerprint, whatever the file's "
                "name). The ledger file holds these hashes: keep it with the data, do not publish it.")
-    administrators()
+    administrators(state)
 
 
-def administrators() -> None:
+def administrators(state: BudgetState) -> None:
     """Where the ledger is kept and how the command line shares it: advice for whoever runs the server."""
     with st.expander("For administrators: where the ledger is kept", icon=":material/admin_panel_settings:"):
         st.markdown("The server keeps the ledger in this file:")
@@ -152,20 +142,40 @@ def administrators() -> None:
                 language="bash")
 
 
-privacy_setting()
-if state.error:
-    st.stop()
-if state.metered:
-    budget_setting()
-releases()
-st.subheader("What is metered")
-st.markdown(
-    "* **Metered:** every formal release of an estimate on private data — a fit on the Estimate page, each "
-    "method of its comparison table, and the share of ε a fit spends choosing its own count cap.\n"
-    "* **Not metered, but listed:** fits that are not formal releases — seeded noise (reproducible by anyone "
-    "with the seed), the paper's calibrations (R from the data), a window or setting read from the data, the "
-    "non-private CLS. They carry no guarantee to compose; the ledger shows them apart.\n"
-    "* **Refused on private data:** " + EXPERIMENTS_REFUSED + "\n"
-    "* **Public data:** simulations are public by default — no budget, nothing metered; other data only when "
-    "you turn metering off above, stating that they are published.")
-all_data_sets()
+
+def main() -> None:
+    """The current data set's budget: its metering, its releases composed, and every data set in the file."""
+    dataset, fingerprint = current_dataset()
+    sidebar_dataset(dataset)
+    st.caption("Data: " + dataset_caption(dataset))
+    st.markdown(
+        "Every private estimate released on a data set reveals a little about it, and the losses add up: a user "
+        "who re-runs a fit fifty times with fresh noise and averages the estimates has spent fifty releases, "
+        "whatever each one says. So each data set has a **ledger** (kept in a file, so it survives a restart) and "
+        "a **budget**: every formal release is recorded with its noise, the total ε is **composed exactly**, and "
+        "a release that would take the total over the budget is refused. Asking again for a release already made "
+        "(same data, same settings) shows the stored estimate — no new noise, nothing spent.")
+    state = budget_state(dataset, fingerprint)
+    show_budget(state, details=False)
+    privacy_setting(state, dataset)
+    if state.error:
+        return
+    if state.metered:
+        budget_setting(state, dataset)
+    releases(state)
+    st.subheader("What is metered")
+    st.markdown(
+        "* **Metered:** every formal release of an estimate on private data — a fit on the Estimate page, each "
+        "method of its comparison table, and the share of ε a fit spends choosing its own count cap.\n"
+        "* **Not metered, but listed:** fits that are not formal releases — seeded noise (reproducible by anyone "
+        "with the seed), the paper's calibrations (R from the data), a window or setting read from the data, the "
+        "non-private CLS. They carry no guarantee to compose; the ledger shows them apart.\n"
+        "* **Refused on private data:** " + EXPERIMENTS_REFUSED + "\n"
+        "* **Public data:** simulations are public by default — no budget, nothing metered; other data only when "
+        "you turn metering off above, stating that they are published.")
+    all_data_sets(state)
+
+
+st.set_page_config(page_title="Privacy budget · dphawkes", page_icon=":material/lock:", layout="wide")
+st.title("Privacy budget")
+main()

@@ -27,8 +27,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.privacy.accounting import gaussian_multiplier, zcdp_epsilon, zcdp_rho
 from dphawkes_core.privacy.count_cap import noisy_tails
-from dphawkes_core.privacy.noise import NoiseSource, gaussian_multiplier, noise_source, zcdp_epsilon, zcdp_rho
+from dphawkes_core.privacy.noise import NoiseSource, noise_source
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.validation import check_epsilon_delta, check_share
 

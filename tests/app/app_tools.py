@@ -64,6 +64,14 @@ def open_estimate(dataset: Dataset | None = None, **query) -> AppTest:
     return at.run()
 
 
+def with_comparison(at: AppTest) -> AppTest:
+    """Turn on the comparison with the other methods (computed on demand, off when the page opens); the run that
+    fits every other method gets :data:`TIMEOUT` whatever the page's own default (on the paper's 4-d preset it is
+    the page's heaviest run, ~30 s on a quiet machine)."""
+    at.toggle(key="cmp_on").set_value(True).run(timeout=TIMEOUT)
+    return at
+
+
 def use_formal_method(at: AppTest, family=None) -> AppTest:
     """Set a formal private method with a public C = 5 and ε = 1 on the Estimate page (whatever the default)."""
     family = family or formal_family()

@@ -4,6 +4,7 @@ against naive summation, the budget setting, and a damaged ledger file."""
 from pathlib import Path
 
 import pytest
+from app_tools import with_comparison
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
@@ -103,7 +104,7 @@ def uploaded():
     public (as on the Data page: a formal release needs them, issue 21)."""
     import io
 
-    from dphawkes_app.domain_input import upload_with_domain
+    from dphawkes_app.data.domain_input import upload_with_domain
     from dphawkes_core.data.domain import Domain
     from dphawkes_core.data.io import save_csv
     from dphawkes_core.data.kernels import get_scenario
@@ -210,7 +211,7 @@ def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(priva
     assert book.get(key) is None and not comparison_shown(at)  # issue 21: nothing before a click
     release(at)
     assert len(book.get(key).entries) == 1  # the chosen fit only: the other methods wait
-    assert not comparison_shown(at)
+    assert not comparison_shown(with_comparison(at))
     at.checkbox(key="cmp_slow").check().run()
     assert len(book.get(key).entries) == 1
     go = next(b for b in at.button if b.key == "cmp_release_go")  # issue 21: a button (was the toggle cmp_release)
@@ -280,8 +281,8 @@ def test_the_estimate_page_on_data_marked_public_says_why_nothing_is_formal(priv
 def test_the_app_and_the_cli_ask_the_same_release_by_the_same_identity(private_ledger_file, uploaded):
     """The same data, declaration and settings: one request, so a release made in one is replayed in the other."""
     from dphawkes_app.budget import BudgetState
-    from dphawkes_app.common import fingerprint
-    from dphawkes_app.release import app_session
+    from dphawkes_app.estimate.release import app_session
+    from dphawkes_app.state import fingerprint
     from dphawkes_core.estimators import FitConfig
     from dphawkes_core.release.session import PrivacySession
 

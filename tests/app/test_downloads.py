@@ -1,7 +1,7 @@
 """The download of a fit on private data holds the release only: what the settings and public bounds fix, never
 what was computed from the raw data."""
 
-from dphawkes_app.downloads import PUBLIC_INFO, released_only
+from dphawkes_app.estimate.downloads import PUBLIC_INFO, released_only
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit

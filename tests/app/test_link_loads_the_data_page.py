@@ -10,7 +10,7 @@ from app_tools import ROOT, TIMEOUT, open_estimate, release_button, use_formal_m
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_app.common import fingerprint
+from dphawkes_app.state import fingerprint
 from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
 from dphawkes_core.release.ledger import data_fingerprint
 

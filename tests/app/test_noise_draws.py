@@ -4,7 +4,7 @@ still reproduces a fit."""
 
 import numpy as np
 import pytest
-from app_tools import estimate_trace, figures, open_estimate, use_formal_method
+from app_tools import estimate_trace, figures, open_estimate, use_formal_method, with_comparison
 from conftest import no_problems
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -50,6 +50,7 @@ def test_a_seed_reproduces_the_fit_across_sessions():
 
 def test_the_comparison_table_is_not_one_draw_for_everyone():
     def others(at):
+        with_comparison(at)
         table = next(df.value for df in at.dataframe if "formal guarantee" in df.value.columns).set_index("method")
         private = [label for label in table.index if "chosen" not in label and "non-private" not in label
                    and "all-zero" not in label]

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_tools import decode, figures
+from app_tools import decode, figures, with_comparison
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
@@ -47,6 +47,7 @@ ERROR = "relative error ‖Ĥ−H‖/‖H‖"
 
 
 def comparison_table(at: AppTest):
+    with_comparison(at)
     return next(df.value for df in at.dataframe if "formal guarantee" in df.value.columns).set_index("method")
 
 

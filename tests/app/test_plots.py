@@ -4,16 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dphawkes_app.plots import (
-    baseline_chart,
-    bin_heatmap,
-    counting_process,
-    event_raster,
-    kernel_grid,
-    loss_curve,
-    short_label,
-)
-from dphawkes_app.plots_sweep import log_ticks, tradeoff_figure
+from dphawkes_app.figures.data import bin_heatmap, counting_process, event_raster
+from dphawkes_app.figures.kernels import baseline_chart, kernel_grid, loss_curve, short_label
+from dphawkes_app.figures.sweep import log_ticks, tradeoff_figure
 from dphawkes_core.data.io import from_arrays
 from dphawkes_core.data.kernels import get_scenario
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dphawkes_app.plots_audit import audit_distributions, audit_epsilons
+from dphawkes_app.figures.audit import audit_distributions, audit_epsilons
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError

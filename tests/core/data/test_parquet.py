@@ -8,7 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dphawkes_cli.main import load_events_file, main
+from dphawkes_cli.inputs import load_events_file
+from dphawkes_cli.main import main
 from dphawkes_core.data.io import load_csv, load_parquet, save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate

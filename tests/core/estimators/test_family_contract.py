@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from dphawkes_cli.main import _fit_config, build_parser
+from dphawkes_cli.fit import fit_config
+from dphawkes_cli.main import build_parser
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_core.estimators.checks import CHECKS, FamilyCheckError, check_family, skip_reason
@@ -94,7 +95,7 @@ def test_its_settings_build_a_cli_that_sets_every_option(name, tmp_path):
                 argv.append(setting.flag)
         else:
             argv += [setting.flag, ",".join(map(str, value)) if setting.kind == "floats" else str(value)]
-    config = _fit_config(build_parser().parse_args(argv))
+    config = fit_config(build_parser().parse_args(argv))
     assert config.method == name
     for option, value in expected.items():
         assert getattr(config, option) == value, option

@@ -83,7 +83,7 @@ def moved_fractions(family_name: str, pairs, max_events: int | None = M) -> np.n
         (s_d, _), (s_n, _) = (prepare_stats(events_of(data), config) for data in (base, neighbour))
         bound = privacy_report(s_d, config).sensitivity
         assert privacy_report(s_n, config).sensitivity == pytest.approx(bound, rel=1e-12)
-        moved = np.linalg.norm(family.release_vector(s_n, config) - family.release_vector(s_d, config))
+        moved = np.linalg.norm(family.query_vector(s_n, config) - family.query_vector(s_d, config))
         fractions.append(moved / bound)
     return np.array(fractions)
 

@@ -250,7 +250,7 @@ def test_estimate_page_says_when_the_window_was_read_from_the_data(stated):
 
     from streamlit.testing.v1 import AppTest
 
-    from dphawkes_app.common import DATASET_KEY
+    from dphawkes_app.state import DATASET_KEY
     from dphawkes_core.data.datasets import Dataset
 
     rng = np.random.default_rng(5)

@@ -17,8 +17,7 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.privacy.accounting import BudgetExceeded, compose_epsilon
-from dphawkes_core.privacy.noise import zcdp_epsilon, zcdp_rho
+from dphawkes_core.privacy.accounting import BudgetExceeded, compose_epsilon, zcdp_epsilon, zcdp_rho
 from dphawkes_core.privacy.selection import (
     dp_time_scale,
     nice_number,

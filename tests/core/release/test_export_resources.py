@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dphawkes_app.builder import FAMILIES, build_scenario, make_kernel
+from dphawkes_app.data.builder import FAMILIES, build_scenario, make_kernel
 from dphawkes_core.data.datasets import default_dataset
 from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, PowerLawKernel, ZeroKernel
 from dphawkes_core.errors import ConfigError

@@ -110,7 +110,7 @@ def test_pieces_from_sparse_and_dense_counts_are_identical():
 
 
 def test_grouped_counts_and_the_heatmap_at_any_number_of_bins():
-    from dphawkes_app.plots import bin_heatmap
+    from dphawkes_app.figures.data import bin_heatmap
 
     rng = np.random.default_rng(9)
     events = from_arrays([np.sort(rng.uniform(0, 100, 300)), np.sort(rng.uniform(0, 100, 200))], end_time=100)

@@ -37,9 +37,10 @@ from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
-from .budget import BudgetState, release_view
-from .common import config_items, fit_cached, friendly_error, stats_cached
-from .ledger_rows import ledger_label
+from ..budget import BudgetState, release_view
+from ..caches import config_items, fit_cached, stats_cached
+from ..layout import friendly_error
+from ..ledger_rows import ledger_label
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
 LAST_KEY = "last_release"  # per data set and unit: the settings of the last estimate shown on private data
@@ -296,13 +297,11 @@ def _last_key(fingerprint: str, unit: str) -> tuple:
     return (fingerprint, unit)
 
 
-def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: FitConfig,
-                blocked: str = "") -> Shown | None:
+def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: FitConfig) -> Shown | None:
     """The estimate to show on private data for the sidebar's ``config``, or ``None`` (nothing released yet).
 
     An earlier release of ``config`` is shown from the ledger (free); otherwise the plan and the Release button,
-    and below them the last estimate shown on these data, if any. ``blocked`` (e.g. Δ and s still to be
-    confirmed as public choices) keeps the button disabled and says why.
+    and below them the last estimate shown on these data, if any.
     """
     if state.error:
         return None
@@ -327,7 +326,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
     except DPHawkesError as exc:
         friendly_error(exc)
         return _last(session, dataset, fingerprint, config)
-    clicked = _release_controls(plan, blocked, key="release", what="this estimate")
+    clicked = _release_controls(plan, key="release", what="this estimate")
     if clicked:
         try:
             if not plan.ledger.label:
@@ -345,7 +344,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
     return _last(session, dataset, fingerprint, config)
 
 
-def _release_controls(plan: Plan, blocked: str, key: str, what: str, count: int = 1) -> bool:
+def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
     """The plan in words and the button; True when clicked (and allowed)."""
     ledger = plan.ledger
     scope = "" if ledger.key.unit == "event" else f" ({ledger.key.unit}-level view)"
@@ -361,11 +360,9 @@ def _release_controls(plan: Plan, blocked: str, key: str, what: str, count: int 
         if plan.refusal:
             st.warning(f"**This release would be refused** (nothing is drawn): {plan.refusal}. Lower ε, or raise "
                        "the budget on the *Privacy budget* page.", icon="⛔")
-        if blocked:
-            st.warning(blocked, icon=":material/rule:")
         label = f"Release (spends ε = {plan.epsilon:.3g})" if count == 1 else \
             f"Release the other methods (spends ε = {plan.epsilon:.3g})"
-        return st.button(label, type="primary", key=key, disabled=bool(plan.refusal or blocked))
+        return st.button(label, type="primary", key=key, disabled=bool(plan.refusal))
     reasons = "; ".join(plan.informal) if count > 1 else "; ".join(plan.status.reasons)
     st.warning(f"**Not a formal release:** {reasons}. Showing {what} spends nothing, but it carries no guarantee: "
                "the ledger lists it apart from the formal releases, and it is for your eyes only.",
@@ -423,7 +420,7 @@ def release_fitter(session: PrivacySession, answers: list):
     return fitter
 
 
-def comparison_release(session: PrivacySession, pending: list, label: str, blocked: str = "") -> bool:
+def comparison_release(session: PrivacySession, pending: list, label: str) -> bool:
     """Below the comparison on private data: the plan of releasing the ``pending`` methods together and their
     button. True when clicked (the caller then releases them with :func:`release_fitter`)."""
     if not pending:
@@ -433,7 +430,7 @@ def comparison_release(session: PrivacySession, pending: list, label: str, block
     except DPHawkesError as exc:
         friendly_error(exc)
         return False
-    return _release_controls(plan, blocked, key="cmp_release_go", what=label, count=len(pending))
+    return _release_controls(plan, key="cmp_release_go", what=label, count=len(pending))
 
 
 def after_comparison_release(session: PrivacySession, answers: list) -> None:

@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from dphawkes_core.estimators import get_family, method_labels, method_names
 
-from .plots import method_color
+from .palette import LEVEL_PALETTE, NEUTRAL_COLOR, TRUTH_COLOR, method_color
 
 METRIC_LABELS = {
     "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
@@ -25,7 +25,6 @@ ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
                   "kernel_function_error": "zero_estimate_relative_error",  # both relative: the all-zero estimate is 1
                   "heldout_gain": None}  # the gain is measured against Poisson: its reference is 0 by definition
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")  # one per Δ (the colour is the method)
-_LEVEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")  # noise levels, not methods
 
 
 def _label(method: str) -> str:
@@ -82,7 +81,7 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
              reference_value(panel, metric), "dot"),
         ):
             if np.isfinite(value):
-                fig.add_hline(y=value, line_dash=dash, line_color="gray", row=1, col=col,
+                fig.add_hline(y=value, line_dash=dash, line_color=NEUTRAL_COLOR, row=1, col=col,
                               annotation_text=label, annotation_position="top left", annotation_font_size=10)
     fig.update_layout(boxmode="group", height=420, margin=dict(t=60, b=40), legend_title_text="method")
     fig.update_yaxes(title_text=METRIC_LABELS.get(metric, metric), row=1, col=1)
@@ -113,7 +112,7 @@ def tradeoff_figure(
         fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
                                  line=dict(color=color, dash=_DASHES[bins.index(dt) % len(_DASHES)])))
     for dt, sub in frame[_non_private(frame["method"])].groupby("bin_size"):
-        fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color="gray",
+        fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color=NEUTRAL_COLOR,
                       annotation_text=f"non-private, Δ={dt:g}", annotation_font_size=10)
     ticks = log_ticks(finite[epsilon_column].astype(float))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
@@ -143,7 +142,7 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
                                  line=dict(color=color, dash="solid" if private else "dash")))
     zero = reference_value(frame, metric)
     if np.isfinite(zero):
-        fig.add_hline(y=zero, line_dash="dot", line_color="gray", annotation_text="all-zero estimate",
+        fig.add_hline(y=zero, line_dash="dot", line_color=NEUTRAL_COLOR, annotation_text="all-zero estimate",
                       annotation_position="top left", annotation_font_size=10)
     sizes = sorted(frame["n_events_requested"].unique())
     fig.update_xaxes(type="log", title_text="number of events", tickvals=sizes, ticktext=[f"{n:,.0f}" for n in sizes])
@@ -172,10 +171,10 @@ def kernel_figure(data: dict) -> go.Figure:
     """True kernel and its estimates at each noise level (Figures 1 and 3)."""
     fig = go.Figure()
     fig.add_trace(
-        go.Scatter(x=data["true_grid"], y=data["true_values"], name="truth", line=dict(color="black", width=3))
+        go.Scatter(x=data["true_grid"], y=data["true_values"], name="truth", line=dict(color=TRUTH_COLOR, width=3))
     )
     for idx, (label, values) in enumerate(data["curves"].items()):
         fig.add_trace(go.Scatter(x=data["lag_grid"], y=values, name=label, mode="lines",
-                                 line=dict(color=_LEVEL_COLORS[idx % len(_LEVEL_COLORS)], shape="hv")))
+                                 line=dict(color=LEVEL_PALETTE[idx % len(LEVEL_PALETTE)], shape="hv")))
     fig.update_layout(height=380, margin=dict(t=30, b=40), xaxis_title="lag t", yaxis_title=data["kernel"] + "(t)")
     return fig

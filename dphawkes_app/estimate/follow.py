@@ -17,8 +17,8 @@ import streamlit as st
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.estimators import FAMILIES, method_labels
 
-from .guidance import TimeScale, time_scale
-from .presets import WORKS_COUNT_CAP, Preset, preset_for
+from ..guidance import TimeScale, time_scale
+from ..presets import WORKS_COUNT_CAP, Preset, preset_for
 
 SETTINGS_FOR = "settings_for"  # the fingerprint of the data the sidebar's settings were made for
 AUTO_VALUES = "auto_dt_s"  # {"dt", "s", "source": "preset"|"data"}: the Δ and s the page set itself last

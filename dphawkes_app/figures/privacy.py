@@ -12,10 +12,8 @@ from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import get_family
 from dphawkes_core.privacy.distinguishability import best_guess_accuracy, best_test_power
 
-from .plots import TRUTH_COLOR, method_color, rgba
-from .plots_sweep import log_ticks
-
-NEIGHBOUR_COLORS = ("#1f77b4", "#d62728")  # D without the event, D′ with it (as in the audit's figure)
+from .palette import NEIGHBOUR_COLORS, TRUTH_COLOR, method_color, rgba
+from .sweep import log_ticks
 
 
 def normal_cdf(x: float) -> float:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from .palette import BUDGET_COLORS
+
 
 def budget_figure(composed, naive, budget: float) -> go.Figure:
     """ε spent after each metered release: composed exactly (solid), summed naively (dashed), and the budget.
@@ -18,11 +20,11 @@ def budget_figure(composed, naive, budget: float) -> go.Figure:
     releases = list(range(1, len(composed) + 1))
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=releases, y=list(naive), mode="lines+markers", name="naive Σε (what summing claims)",
-                             line=dict(color="#9e9e9e", dash="dash")))
+                             line=dict(color=BUDGET_COLORS["naive"], dash="dash")))
     fig.add_trace(go.Scatter(x=releases, y=list(composed), mode="lines+markers", name="composed ε (exact)",
-                             line=dict(color="#1f77b4")))
-    fig.add_hline(y=budget, line_dash="dot", line_color="#d62728", annotation_text=f"budget ε = {budget:g}",
-                  annotation_position="top left")
+                             line=dict(color=BUDGET_COLORS["spent"])))
+    fig.add_hline(y=budget, line_dash="dot", line_color=BUDGET_COLORS["budget"],
+                  annotation_text=f"budget ε = {budget:g}", annotation_position="top left")
     fig.update_xaxes(title_text="release", tickmode="linear", dtick=max(1, len(releases) // 10))
     fig.update_yaxes(title_text="ε spent on this data set", rangemode="tozero")
     fig.update_layout(height=360, margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.12))

@@ -8,7 +8,9 @@ import plotly.graph_objects as go
 
 from dphawkes_experiments.audit import AuditResult
 
-_D, _D_PRIME = "#1f77b4", "#d62728"
+from .palette import NEIGHBOUR_COLORS, TRUTH_COLOR, VERDICT_COLORS
+
+_D, _D_PRIME = NEIGHBOUR_COLORS
 
 
 def audit_distributions(result: AuditResult, bins: int = 60) -> go.Figure:
@@ -21,7 +23,7 @@ def audit_distributions(result: AuditResult, bins: int = 60) -> go.Figure:
                                 ("D' (one event added)", result.scores_d_prime, _D_PRIME)):
         fig.add_trace(go.Histogram(x=values, name=name, marker_color=color, opacity=0.55,
                                    xbins={"start": lo, "end": hi + size, "size": size}))
-    fig.add_vline(x=result.threshold, line_dash="dash", line_color="#222222",
+    fig.add_vline(x=result.threshold, line_dash="dash", line_color=TRUTH_COLOR,
                   annotation_text="threshold: above → guess D'", annotation_position="top")
     fig.update_layout(
         barmode="overlay",
@@ -44,7 +46,7 @@ def audit_epsilons(result: AuditResult) -> go.Figure:
             continue
         labels.append(f"claimed: {calibration}" + (" (chosen)" if calibration == result.calibration else ""))
         values.append(float(eps) if np.isfinite(eps) else np.nan)
-        colors.append("#7f7f7f" if calibration != result.calibration else "#2ca02c")
+        colors.append(VERDICT_COLORS["other"] if calibration != result.calibration else VERDICT_COLORS["chosen"])
     bound_label = f"audited lower bound ({result.confidence:.0%})"
     if result.epsilon_audited > 0:
         labels.append(bound_label)

@@ -1,54 +1,22 @@
-"""Plotly figure builders for the app (pure functions: data in, ``go.Figure`` out).
-
-Large data are reduced before plotting so that a figure never carries more than a few thousand
-points per trace: the raster shows the first events of a window, counting processes are sampled
-at evenly spaced event indices (exact points of the staircase), and bin counts are summed into
-at most ``max_columns`` columns. Every reduction is stated in the figure's title.
-"""
+"""Figures of an estimate (the Estimate page): kernels against their reference, baselines and the loss (pure
+functions: data in, ``go.Figure`` out)."""
 
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import Scenario
-from dphawkes_core.estimators import method_names
-from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
-TRUTH_COLOR = "#222222"
-METHOD_PALETTE = ("#1f77b4", "#d62728", "#9467bd", "#2ca02c", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
-"""One colour per estimator family, in registry order (:func:`method_color`): the same method has the same colour
-on every page and in every figure (kernels, baselines, losses, sweeps, the Home page's curve)."""
-UNKNOWN_METHOD_COLOR = "#7f7f7f"
-DIMENSION_PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
-"""Colours of dimensions (raster, counting process): muted, so they are not read as methods."""
+from .palette import METHOD_PALETTE, TRUTH_COLOR, rgba
+
 COLORS = {"truth": TRUTH_COLOR}  # series whose colour does not depend on a method
 TRUTH_POINTS = 400
 MAX_GRID_DIM = 6  # a grid of curves stays readable up to 6 × 6; beyond, integrated kernels
-
-
-def method_color(method: str) -> str:
-    """The colour of the family ``method`` (its name): :data:`METHOD_PALETTE` in the registry's order, so the
-    non-private reference (registered first) is always the first colour."""
-    names = method_names()
-    if method not in names:
-        return UNKNOWN_METHOD_COLOR
-    return METHOD_PALETTE[names.index(method) % len(METHOD_PALETTE)]
-
-
-def method_colors() -> dict[str, str]:
-    """``{name: colour}`` of every registered family."""
-    return {name: method_color(name) for name in method_names()}
-
-
-def rgba(color: str, alpha: float) -> str:
-    """``#rrggbb`` as a CSS ``rgba(…)`` with opacity ``alpha`` (bands, shaded areas)."""
-    r, g, b = (int(color[k:k + 2], 16) for k in (1, 3, 5))
-    return f"rgba({r},{g},{b},{alpha:g})"
 
 
 def _color(label: str, index: int, colors: dict | None = None) -> str:
@@ -59,110 +27,6 @@ def _color(label: str, index: int, colors: dict | None = None) -> str:
 
 def _lag_title(time_unit: str) -> str:
     return f"lag t ({time_unit})" if time_unit else "lag t"
-
-
-def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> go.Figure:
-    """Raster plot: one row of tick marks per dimension.
-
-    Parameters
-    ----------
-    events : Events
-        The data.
-    sequence : int
-        Which sequence to draw.
-    max_points : int
-        At most this many events are drawn: those of the window ``[0, t*]`` holding the first
-        ``max_points`` events.
-
-    Returns
-    -------
-    plotly.graph_objects.Figure
-    """
-    seq = events.sequences[sequence]
-    total = seq.n_events
-    cut = seq.end_time
-    if total > max_points:
-        all_times = np.sort(np.concatenate([t for t in seq.times if t.size]))
-        cut = float(all_times[max_points - 1])
-    fig = go.Figure()
-    for j, (name, t) in enumerate(zip(events.names, seq.times)):
-        shown = t[t <= cut]
-        fig.add_trace(go.Scattergl(
-            x=shown, y=np.full(shown.size, name), mode="markers", name=name, showlegend=False,
-            marker={"symbol": "line-ns-open", "size": 14, "color": DIMENSION_PALETTE[j % len(DIMENSION_PALETTE)]},
-            hovertemplate="t=%{x:.4g}<extra>" + name + "</extra>",
-        ))
-    title = "Event raster"
-    if total > max_points:
-        title += f" (first {max_points:,} of {total:,} events, t ≤ {cut:.4g})"
-    fig.update_layout(title=title, xaxis_title="time", yaxis_title="dimension",
-                      yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(events.names)},
-                      height=120 + 40 * events.dim, margin={"t": 50, "b": 40})
-    return fig
-
-
-def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) -> go.Figure:
-    """Counting processes ``N_j(t)`` of one sequence, one step curve per dimension.
-
-    Each curve keeps at most ``max_points`` of its jump points (evenly spaced in event index),
-    so a long curve is drawn through exact points of the staircase.
-    """
-    seq = events.sequences[sequence]
-    fig = go.Figure()
-    reduced = False
-    for j, (name, t) in enumerate(zip(events.names, seq.times)):
-        counts = np.arange(1, t.size + 1)
-        if t.size > max_points:
-            idx = np.unique(np.linspace(0, t.size - 1, max_points).astype(int))
-            t, counts = t[idx], counts[idx]
-            reduced = True
-        x = np.concatenate([[0.0], t, [seq.end_time]])
-        y = np.concatenate([[0], counts, [counts[-1] if counts.size else 0]])
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=y,
-                mode="lines",
-                line={"shape": "hv", "color": DIMENSION_PALETTE[j % len(DIMENSION_PALETTE)]},
-                name=name,
-            )
-        )
-    title = "Counting process N(t) per dimension" + (" (sampled jump points)" if reduced else "")
-    fig.update_layout(title=title, xaxis_title="time", yaxis_title="number of events", height=340,
-                      margin={"t": 50, "b": 40}, legend_title="dimension")
-    return fig
-
-
-def bin_heatmap(counts, bin_size: float, names, max_columns: int = 1500) -> go.Figure:
-    """Heatmap of bin counts ``X_k[j]`` (dimensions × bins) of one sequence.
-
-    Parameters
-    ----------
-    counts : numpy.ndarray or SparseCounts
-        ``(n, d)`` integer counts, or the sparse counts of one sequence (any number of bins).
-    bin_size : float
-        Δ.
-    names : sequence of str
-        Dimension names.
-    max_columns : int
-        When ``n`` exceeds it, consecutive bins are summed in groups of ``g = ⌈n / max_columns⌉``.
-    """
-    if not isinstance(counts, SparseCounts):
-        counts = SparseCounts.from_binned(BinnedCounts((np.asarray(counts),), bin_size, 0, 0, None))
-    n = counts.lengths[0]
-    group = max(1, -(-n // max_columns))
-    counts = counts.grouped(0, group)
-    starts = bin_size * group * np.arange(counts.shape[0])
-    fig = go.Figure(go.Heatmap(
-        z=counts.T, x=starts, y=list(names), colorscale="Viridis", colorbar={"title": "count"},
-        hovertemplate="t=%{x:.4g}<br>dimension %{y}<br>count %{z}<extra></extra>",
-    ))
-    title = f"Bin counts, Δ = {bin_size:g} ({n:,} bins)"
-    if group > 1:
-        title += f", summed over groups of {group} bins"
-    fig.update_layout(title=title, xaxis_title="bin start time", yaxis_title="dimension",
-                      yaxis={"type": "category"}, height=120 + 40 * len(names), margin={"t": 50, "b": 40})
-    return fig
 
 
 def short_label(name, width: int = 18, lines: int = 2) -> str:
@@ -229,44 +93,9 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     truth = scenario.kernel_values(fine) if scenario is not None else None
     for i in range(d):
         for j in range(d):
-            first = i == 0 and j == 0
-            pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
-            if truth is not None:
-                fig.add_trace(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
-                                         showlegend=first, line={"color": TRUTH_COLOR, "width": 2},
-                                         hovertemplate=pair + "<extra>truth</extra>"),
-                              row=i + 1, col=j + 1)
-            for label, (low, high, color) in (bands or {}).items():
-                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
-                                         legendgroup=label, showlegend=False, hoverinfo="skip"),
-                              row=i + 1, col=j + 1)
-                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
-                                         fill="tonexty", fillcolor=rgba(color, 0.22), name=label, legendgroup=label,
-                                         showlegend=first, hoverinfo="skip"),
-                              row=i + 1, col=j + 1)
-            for n_label, (label, values) in enumerate(estimates.items()):
-                fig.add_trace(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
-                                         legendgroup=label, showlegend=first, marker={"size": 3},
-                                         line={"color": _color(label, n_label, colors), "width": 1.5,
-                                               "dash": (dashes or {}).get(label, "solid")},
-                                         hovertemplate=pair + f"<extra>{label}</extra>"),
-                              row=i + 1, col=j + 1)
-            for n_label, (label, step) in enumerate((steps or {}).items(), start=len(estimates)):
-                fig.add_trace(
-                    go.Scatter(
-                        x=step.edges,
-                        y=np.append(step.values[i, j], step.values[i, j, -1]),
-                        mode="lines",
-                        line={"shape": "hv", "color": _color(label, n_label, colors), "width": 2},
-                        name=label,
-                        legendgroup=label,
-                        showlegend=first,
-                        hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
-                        f"starting at t = %{{x:.3g}}<extra>{label}</extra>",
-                    ),
-                    row=i + 1,
-                    col=j + 1,
-                )
+            series = _CellSeries(estimates, steps or {}, bands or {}, colors or {}, dashes or {})
+            for trace in _cell_traces(lag_grid, names, i, j, fine, truth, series):
+                fig.add_trace(trace, row=i + 1, col=j + 1)
     _label_grid(fig, names)
     fig.update_layout(
         title={
@@ -284,6 +113,48 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
     return fig
+
+
+@dataclass(frozen=True)
+class _CellSeries:
+    """What every cell of a kernel grid draws: the estimates, step estimates and bands by label, and their styles."""
+
+    estimates: dict
+    steps: dict
+    bands: dict
+    colors: dict
+    dashes: dict
+
+
+def _cell_traces(lag_grid, names: list, i: int, j: int, fine, truth, series: _CellSeries) -> list:
+    """The traces of cell ``(i, j)``, in drawing order: the truth, the bands, the estimates, the step estimates (the
+    first cell's carry the legend)."""
+    first = i == 0 and j == 0
+    pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
+    traces = []
+    if truth is not None:
+        traces.append(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
+                                 showlegend=first, line={"color": TRUTH_COLOR, "width": 2},
+                                 hovertemplate=pair + "<extra>truth</extra>"))
+    for label, (low, high, color) in series.bands.items():
+        traces.append(go.Scatter(x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
+                                 legendgroup=label, showlegend=False, hoverinfo="skip"))
+        traces.append(go.Scatter(x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
+                                 fill="tonexty", fillcolor=rgba(color, 0.22), name=label, legendgroup=label,
+                                 showlegend=first, hoverinfo="skip"))
+    for n_label, (label, values) in enumerate(series.estimates.items()):
+        traces.append(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
+                                 legendgroup=label, showlegend=first, marker={"size": 3},
+                                 line={"color": _color(label, n_label, series.colors), "width": 1.5,
+                                       "dash": series.dashes.get(label, "solid")},
+                                 hovertemplate=pair + f"<extra>{label}</extra>"))
+    for n_label, (label, step) in enumerate(series.steps.items(), start=len(series.estimates)):
+        traces.append(go.Scatter(x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]), mode="lines",
+                                 line={"shape": "hv", "color": _color(label, n_label, series.colors), "width": 2},
+                                 name=label, legendgroup=label, showlegend=first,
+                                 hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
+                                 f"starting at t = %{{x:.3g}}<extra>{label}</extra>"))
+    return traces
 
 
 def _label_grid(fig: go.Figure, names: list) -> None:
@@ -332,7 +203,7 @@ def kernel_mass_heatmaps(lag_grid: np.ndarray, estimates: dict, names, scenario:
 
 
 def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = None,
-                   errors: dict | None = None) -> go.Figure:
+                   errors: dict | None = None, time_unit: str = "") -> go.Figure:
     """Grouped bars of the baselines ``η`` per dimension: each estimate and the truth when known; ``errors``
     (label -> ``(low, high)`` per dimension) draws the spread of several noise draws as error bars."""
     names = list(names)
@@ -345,10 +216,11 @@ def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = 
         if errors and label in errors:
             low, high = (np.asarray(v, float) for v in errors[label])
             bars = {"type": "data", "symmetric": False, "array": np.maximum(high - values, 0),
-                    "arrayminus": np.maximum(values - low, 0), "color": "#444444"}
+                    "arrayminus": np.maximum(values - low, 0), "color": TRUTH_COLOR}
         fig.add_trace(go.Bar(x=names, y=values, name=label, marker_color=_color(label, n_label, colors),
                              error_y=bars))
-    fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension", yaxis_title="rate",
+    fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension",
+                      yaxis_title=f"rate (events / {time_unit})" if time_unit else "rate",
                       xaxis={"type": "category"}, height=320, margin={"t": 50, "b": 40})
     return fig
 

@@ -1,0 +1,54 @@
+"""What the Estimate page sets an estimate against: the non-private reference on the same counts and the private
+family without noise (σ² = 0, the same post-processing). Both are computed from the raw data and deterministic,
+so they sit in the process-wide caches and every session shares them."""
+
+from __future__ import annotations
+
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.estimators import FitConfig, get_family, is_sequence_unit
+from dphawkes_core.estimators.registry import reference_method
+
+from ..caches import config_items, fit_cached, stats_cached
+from .context import PageContext
+from .release import Shown
+
+
+def noiseless_label(config: FitConfig) -> str:
+    """The private family without noise (σ² = 0): the fair non-private comparison, with the same post-processing."""
+    return f"{config.family.label} with σ² = 0: {get_family(reference_method()).label} with the same post-processing"
+
+
+def reference_config(shown: Shown) -> FitConfig:
+    """The non-private reference's settings: the shown fit's Δ, p and the C its events were kept under."""
+    config = shown.config
+    return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
+                     count_cap=shown.data_info["count_cap"])
+
+
+def noiseless_config(shown: Shown) -> FitConfig:
+    """The shown private fit with σ² = 0 (no noise, so its statistics' public C) and the same post-processing:
+    an option left to a public rule that depends on σ (the ridge λ) keeps the value the private fit used, so
+    e.g. the smoothing across lags (in units of λ) is the same."""
+    config, result = shown.config, shown.result
+    kept = {setting.name: float(result.info[setting.name]) for setting in config.family.settings
+            if getattr(config, setting.name) is None and isinstance(result.info.get(setting.name), (int, float))}
+    return config.with_selection(count_cap=shown.data_info["count_cap"]).noiseless(**kept)
+
+
+def references(ctx: PageContext, shown: Shown):
+    """The non-private reference on the same counts (the unclipped sums for the sequence unit) and the private
+    family without noise, or ``None`` for each that does not apply (a non-private fit has neither; a family that
+    needs noise to run has no σ² = 0 line)."""
+    config, stats = shown.config, shown.stats
+    if not config.family.private:
+        return None, None
+    cls_config = reference_config(shown)
+    cls_stats = stats_cached(ctx.fingerprint, ctx.events, config_items(cls_config.statistics_key()))[0]  # unclipped
+    reference = fit_cached(ctx.fingerprint, cls_stats, config_items(cls_config))
+    noiseless = None
+    if not is_sequence_unit(config):
+        try:
+            noiseless = fit_cached(ctx.fingerprint, stats, config_items(noiseless_config(shown)))
+        except DPHawkesError:
+            noiseless = None
+    return reference, noiseless

@@ -1,0 +1,162 @@
+"""``dphawkes ledger show | public | migrate`` and the ``--ledger``/``--budget`` release of ``fit``: scripted
+releases on the same source share one budget."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dphawkes_core.release.ledger import DEFAULT_BUDGET_EPSILON
+
+from .inputs import OneLineParser, UsageError, add_window_options, load_events_file, positive_float, write_json
+from .stores import is_partitioned, partition_window
+
+if TYPE_CHECKING:
+    from dphawkes_core.estimators import FitConfig
+
+
+def add_ledger_options(fitp) -> None:
+    """``--ledger`` and ``--budget``: scripted releases on the same data share one budget."""
+    fitp.add_argument("--ledger", help="privacy ledger file (JSON, created if missing): the fit is recorded, an "
+                                       "identical earlier release is replayed, one past the budget is refused")
+    fitp.add_argument("--budget", type=positive_float,
+                      help=f"total ε of this data set's ledger (default {DEFAULT_BUDGET_EPSILON:g} for a new ledger; "
+                           "needs --ledger)")
+
+
+def add_ledger_parser(sub) -> None:
+    """``dphawkes ledger show PATH``: every data set's budget, composed ε and releases, as JSON."""
+    ledger = sub.add_parser("ledger", help="inspect a privacy ledger file")
+    actions = ledger.add_subparsers(dest="action", required=True, parser_class=OneLineParser)
+    show = actions.add_parser("show", help="budget, composed and naively summed ε, and releases per data set (JSON)")
+    show.add_argument("path", help="the ledger file (from fit --ledger)")
+    show.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    show.set_defaults(func=_cmd_ledger_show)
+    public = actions.add_parser("public", help="mark a data set public (already published: nothing metered, "
+                                               "nothing formal), or withdraw the mark with --undo")
+    public.add_argument("path", help="the ledger file")
+    public.add_argument("data", help="the data set: an event file or a partitioned store (its rows are its key)")
+    public.add_argument("--note", help="why the data are public (kept with the mark)")
+    public.add_argument("--undo", action="store_true", help="withdraw the mark: releases are metered again")
+    public.set_defaults(func=_cmd_ledger_public)
+    migrate = actions.add_parser("migrate", help="move a format-2 ledger's budgets of one data set into a format-3 "
+                                                 "file (once per data set and declaration its fits used)")
+    migrate.add_argument("old", help="the format-2 ledger file (only read)")
+    migrate.add_argument("new", help="the format-3 ledger file to write (created if missing)")
+    migrate.add_argument("data", help="the data set of those fits: an event file or a partitioned store")
+    add_window_options(migrate)
+    migrate.set_defaults(func=_cmd_ledger_migrate)
+
+
+def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: float | None = None) -> tuple:
+    """The fit as a release of the data set's privacy session ``session(book, key)`` on the ``--ledger`` file and
+    the key of the source's rows ``fingerprint``: replayed with its stored selections when already paid
+    for (nothing drawn), refused (exit 2) past the budget before anything is drawn; prints one line on what the
+    ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
+    ledger and the release's formal status (only a session's release can be formal)."""
+    from dphawkes_core.release.ledger import FILE_VERSION, Budget, LedgerBook, LedgerKey
+
+    book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
+    known = book.get(key)
+    delta = known.budget.delta if known is not None else args.dp_delta
+    budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
+    book.open(key, budget, label=Path(args.events_csv).name)
+    answer = (session(book, key).release(config) if scale_share is None
+              else session(book, key).release_scaled(config, scale_share))
+    ledger = answer.ledger
+    summary = {"path": str(book.path), "format": FILE_VERSION, "replayed": answer.replayed,
+               "metered": answer.entry.formal,
+               "privacy_unit": key.unit, "budget_epsilon": ledger.budget.epsilon, "delta": ledger.budget.delta,
+               "spent_epsilon": ledger.spent(), "remaining_epsilon": ledger.remaining(), "public": ledger.public,
+               "notes": list(answer.notes), "sequence_view": ledger.summary()["sequence_view"],
+               **({"time_scale": answer.time_scale.to_dict()} if answer.time_scale else {})}
+    what = (
+        "replayed from the ledger with its stored selections: nothing drawn, no new privacy spent"
+        if answer.replayed
+        else "recorded"
+        if answer.entry.formal
+        else "recorded, not metered (not a formal release)"
+    )
+    print(f"ledger: {what}; composed ε spent {summary['spent_epsilon']:.4g} of {ledger.budget.epsilon:.4g} "
+          f"(δ = {ledger.budget.delta:.0e}, {key.unit}-level view), remaining: one release of ε ≤ "
+          f"{summary['remaining_epsilon']:.4g}", file=sys.stderr)
+    for note in answer.notes:
+        print(f"ledger: {note}", file=sys.stderr)
+    return answer.result, answer.data_info, summary, answer.status
+
+
+def _cmd_ledger_show(args) -> int:
+    from dphawkes_core.release.ledger import FILE_VERSION, LedgerBook
+
+    if not Path(args.path).is_file():
+        raise UsageError(f"no ledger file at {args.path}")
+    ledgers = LedgerBook(args.path).ledgers()
+    write_json({"path": args.path, "format": FILE_VERSION, "data_sets": [ledger.summary() for ledger in ledgers]},
+                args.json)
+    return 0
+
+
+def _source_key(path: str) -> str:
+    """The ledger key of an event file or partitioned store: its rows, whatever is declared about them."""
+    if is_partitioned(path):
+        from dphawkes_core.statistics.partitioned import partition_paths, partitioned_rows_key
+
+        return partitioned_rows_key(partition_paths(path))
+    from dphawkes_core.data.io import source_key
+
+    return source_key(path)
+
+
+def _format2_key(args) -> str:
+    """The key a format-2 ledger gave the data as declared by the window and domain options."""
+    if is_partitioned(args.data):
+        from dphawkes_core.statistics.partitioned import partition_paths, partitioned_fingerprint
+
+        paths = partition_paths(args.data)
+        return partitioned_fingerprint(paths, partition_window(args, paths)[1])
+    from dphawkes_core.release.ledger import events_fingerprint
+
+    return events_fingerprint(load_events_file(args.data, end_time=args.end_time, start_time=args.start_time,
+                                               time_unit=args.time_unit, dimensions=args.dimensions,
+                                               sequences=args.sequences))
+
+
+def _cmd_ledger_migrate(args) -> int:
+    """``dphawkes ledger migrate OLD NEW DATA [declaration]``: the format-2 ledgers of DATA as declared join the
+    source's ledger in NEW (format 3); OLD is only read."""
+    from dphawkes_core.release.ledger import LedgerBook, migrate_format2
+
+    if Path(args.new).resolve() == Path(args.old).resolve():
+        raise UsageError("write the migrated ledger to a new file (NEW), not over the format-2 one")
+    book, key = LedgerBook(args.new), _ledger_key(args.data)
+    moved, left = migrate_format2(args.old, book, key.fingerprint, _format2_key(args), label=Path(args.data).name)
+    if not moved:
+        raise UsageError(f"no format-2 ledger in {args.old} is for {args.data} as declared: give the --dimensions, "
+                         "--sequences, --start-time, --end-time and --time-unit its fits used")
+    merged = book.get(key)
+    print(f"ledger: moved {len(moved)} format-2 ledger(s) of {args.data} into {args.new}: composed ε spent "
+          f"{merged.spent():.4g} of {merged.budget.epsilon:.4g}; {len(left)} format-2 ledger(s) of other data or "
+          "declarations are still to migrate" + "".join(f"\n  {item.label or item.key.fingerprint[:12]} ("
+                                                        f"{item.key.unit} unit, {len(item.metered)} formal release(s))"
+                                                        for item in left), file=sys.stderr)
+    return 0
+
+
+def _ledger_key(path: str):
+    from dphawkes_core.release.ledger import LedgerKey
+
+    return LedgerKey(_source_key(path))
+
+
+def _cmd_ledger_public(args) -> int:
+    """``dphawkes ledger public LEDGER DATA [--note TEXT] [--undo]``: mark a source public (already published),
+    or withdraw the mark."""
+    from dphawkes_core.release.ledger import LedgerBook
+
+    ledger = LedgerBook(args.path).open(_ledger_key(args.data), label=Path(args.data).name, public=not args.undo,
+                                        tool="cli", note=args.note or "")
+    print(f"ledger: {args.data}: " + (ledger.public_mark.sentence() + "; releases on these data are not metered "
+                                      "and not formal" if ledger.public else
+                                      "not marked public: every release on these data is metered"), file=sys.stderr)
+    return 0
