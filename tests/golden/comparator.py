@@ -18,7 +18,7 @@ between the outputs of all 55 cases under ten OpenBLAS kernels (``OPENBLAS_CORET
 Sandybridge, Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids, Bulldozer, Excavator) and the recorded
 outputs, and between every two of those kernels.
 
-A number in a table row about a fit that stops at a convergence tolerance (EM) is compared at a multiple of
+A number in a table row about a fit that stops at a convergence tolerance (maximum likelihood) is compared at a multiple of
 that tolerance, relative (:data:`CONVERGED_ROW_RULES`): another kernel stops it at another point near the optimum.
 
 NaN equals NaN; strings, booleans, None, int-vs-float, dict keys and list lengths compare exactly.
@@ -138,7 +138,8 @@ SCALE_RULES: tuple[ScaleRule, ...] = (
 class ConvergedRowRule:
     """The numbers of a table row about a fit that stops at a convergence tolerance, not at round-off.
 
-    An iterative fit (EM for maximum likelihood) stops when its largest relative change falls below ``tol``;
+    An iterative fit (projected Newton for maximum likelihood) stops when its largest relative change falls below
+    ``tol``;
     another BLAS kernel changes the path of its iterates, so it stops at another point within about ``tol``
     (relative) of the optimum, and every error computed from it moves by that much, far above 1e-12.
 
@@ -158,8 +159,9 @@ class ConvergedRowRule:
 
 
 #: A table row whose method name matches one of these is compared at its fit's convergence tolerance. The
-#: maximum-likelihood rows of the app's comparison moved by 9.7e-9 and 2.8e-8 relative (2.8 · tol) between
-#: OpenBLAS's Haswell and SkylakeX kernels → k = 64 (23×).
+#: maximum-likelihood rows of the app's comparison (then fitted by EM) moved by 9.7e-9 and 2.8e-8 relative
+#: (2.8 · tol) between OpenBLAS's Haswell and SkylakeX kernels → k = 64 (23×); the Newton fit that replaced EM
+#: stops at the same tolerance, and is re-checked under both kernels.
 CONVERGED_ROW_RULES: tuple[ConvergedRowRule, ...] = (
     ConvergedRowRule(r".*\(maximum likelihood\).*", 64, MLE_TOL),
 )
