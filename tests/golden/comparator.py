@@ -18,8 +18,9 @@ between the outputs of all 55 cases under ten OpenBLAS kernels (``OPENBLAS_CORET
 Sandybridge, Haswell, Zen, SkylakeX, Cooperlake, SapphireRapids, Bulldozer, Excavator) and the recorded
 outputs, and between every two of those kernels.
 
-A number in a table row about a fit that stops at a convergence tolerance (maximum likelihood) is compared at a multiple of
-that tolerance, relative (:data:`CONVERGED_ROW_RULES`): another kernel stops it at another point near the optimum.
+A number in a table row about a fit that stops at a convergence tolerance (maximum likelihood) is compared at a
+multiple of that tolerance, relative (:data:`CONVERGED_ROW_RULES`): another kernel stops it at another point near
+the optimum.
 
 NaN equals NaN; strings, booleans, None, int-vs-float, dict keys and list lengths compare exactly.
 """
