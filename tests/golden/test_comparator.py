@@ -136,8 +136,8 @@ def test_comparator_catches_small_changes_and_passes_identical_trees():
 
 
 def test_a_maximum_likelihood_row_is_compared_at_its_convergence_tolerance_and_no_other_row_is():
-    """An iterative fit stops within about its tolerance of the optimum, so the row of the app's comparison about it may move
-    by a few ``tol`` under another kernel (measured: 2.8e-8 at tol 1e-8); a change of 100× the tolerance
+    """An iterative fit stops within about its tolerance of the optimum, so the row of the app's comparison about it
+    may move by a few ``tol`` under another kernel (measured: 2.8e-8 at tol 1e-8); a change of 100× the tolerance
     allowed is still reported, and every other row keeps 1e-12."""
     recorded = load_output("app_estimate_seeded")
     mle_label = "(maximum likelihood) (non-private)"
