@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dphawkes_app.release import plan_release
+from dphawkes_app.estimate.release import plan_release
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv
 from dphawkes_core.estimators import FitConfig
