@@ -310,7 +310,7 @@ def test_an_automatic_cap_is_chosen_privately_composed_with_the_release_and_keep
     result, info = fit(events, auto)
     chosen = info["auto_count_cap"]["count_cap"]
     assert info["count_cap"] == chosen >= 1
-    assert result.privacy.budget_split["epsilon_total"] == pytest.approx(1.0, rel=1e-6)
+    assert result.privacy.budget_split.epsilon_total == pytest.approx(1.0, rel=1e-6)
     # The events are kept as under the public C it chose: the same statistics, to the last bit.
     public = FitConfig(**{**auto.to_dict(), "count_cap": chosen})
     stats_auto, _ = prepare_stats(events, auto)
