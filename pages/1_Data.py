@@ -23,7 +23,7 @@ from dphawkes_core.statistics.binning import bin_sparse
 
 MAX_HEATMAP_BINS = 1_000_000  # the heatmap's default Δ never makes more bins (they are summed for drawing anyway)
 
-st.set_page_config(page_title="Data · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Data · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Data")
 
 
@@ -72,11 +72,11 @@ def simulate_section(previous: Dataset) -> None:
     if explosive:
         st.error(f"Explosive: the spectral radius of the kernel-norm matrix is {rho:.3f} ≥ 1, so every event "
                  "triggers on average one or more new events and the count grows without bound. Lower the "
-                 "kernel norms (α, height × width, …) until it is below 1.", icon="⛔")
+                 "kernel norms (α, height × width, …) until it is below 1.", icon=":material/block:")
     else:
         rates = scenario.stationary_rate()
         st.success(f"Stationary: spectral radius {rho:.3f} < 1; mean event rates "
-                   + ", ".join(f"{r:.3g}" for r in rates) + " per unit time.", icon="✅")
+                   + ", ".join(f"{r:.3g}" for r in rates) + " per unit time.", icon=":material/check_circle:")
     with st.expander("Kernel formulas"):
         st.table({f"into {i + 1}": [scenario.kernels[i][j].describe() for j in range(scenario.dim)]
                   for i in range(scenario.dim)})
@@ -138,11 +138,12 @@ def upload_section(previous):
     limit_mb = st.get_option("server.maxUploadSize")
     st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting; the fit's memory "
                 "follows the number of events, about 10 million fit in under a GB). Bigger data go through the "
-                "command line, which reads CSV or Parquet files itself (up to "
-                f"{MAX_FILE_BYTES // 2**20} MiB per file; Parquet holds the same events in far fewer bytes) and "
-                "a folder or glob of Parquet partitions piece by piece, on this machine or a Dask cluster: "
-                "`dphawkes fit 'events/*.parquet' --bin-size 0.1 --support 5 --start-time … --end-time … "
-                "[--dask local]`.")
+                "command line, which reads CSV or Parquet files itself (for exploration up to "
+                f"{MAX_FILE_BYTES // 2**20} MiB per file, with no limit once the domain is declared; Parquet holds "
+                "the same events in far fewer bytes) and a folder or glob of Parquet partitions piece by piece, on "
+                "this machine or a Dask cluster, for instance:")
+    st.code("dphawkes fit 'events/*.parquet' --bin-size 0.1 --support 5 --start-time … --end-time … --dask local",
+            language="bash")
     st.markdown("**Observation window** — state it to make the window public (the formal guarantee needs "
                 "that); leave it blank to read it from the data.")
     start, end = window_inputs("upload")
@@ -169,7 +170,7 @@ def upload_section(previous):
     error = st.session_state.get("upload_error")
     if error:
         st.error(f"“{file.name}” was rejected: {error}. The previous data set ({previous.label}) is still loaded.",
-                 icon="⚠️")
+                 icon=":material/warning:")
         return
     st.success(f"Loaded “{file.name}”.")
     current, _ = current_dataset()
@@ -229,7 +230,7 @@ def window_section(events) -> None:
     if not events.window_stated:
         st.warning("Window read from the data — not a formal guarantee: where the window ends (or starts) "
                    "depends on the events themselves, so one more event would change it. State the window "
-                   "where you load the data.", icon="⚠️")
+                   "where you load the data.", icon=":material/warning:")
 
 
 def plots_section(dataset):

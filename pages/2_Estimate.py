@@ -80,7 +80,7 @@ def cost_allowed(ctx: PageContext, config: FitConfig):
         st.warning(ONE_SEQUENCE)
     cost = fit_cost(ctx.events, config)
     if cost.refused:
-        st.error(f"Not started: {cost.reason}.", icon="⛔")
+        st.error(f"Not started: {cost.reason}.", icon=":material/block:")
         return None
     if cost.level == "warn":
         st.warning(f"Heavy fit: {cost.reason}.")
@@ -143,6 +143,6 @@ def show_estimate(ctx: PageContext, shown: Shown, reference, noiseless, block, c
     show_export(ctx, shown, truth, averaged)
 
 
-st.set_page_config(page_title="Estimate · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Estimate · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Estimate")
 main(page_context())

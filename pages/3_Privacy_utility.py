@@ -93,7 +93,7 @@ def family_options(methods, **values) -> tuple:
     """``values`` (e.g. the clip G) as a sweep's options, each only when a chosen family reads it."""
     return tuple((name, value) for name, value in values.items() if any(get_family(m).reads(name) for m in methods))
 
-st.set_page_config(page_title="Privacy–utility · dphawkes", page_icon="🔒", layout="wide")
+st.set_page_config(page_title="Privacy–utility · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Privacy–utility trade-off")
 st.caption("How much accuracy each unit of privacy costs, per method and bin size Δ, and how much data a "
            "given ε needs. Every run of a simulated scenario is a fresh simulation with fresh noise, as in the "
@@ -294,12 +294,12 @@ def epsilon_curve(spec: SweepSpec, view: pd.DataFrame, metric: str) -> None:
                            format_func=lambda c: CALIBRATION_LABELS[c.removeprefix("epsilon_").replace("_", "-")])
     finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
     if eps_col and not eps_col.endswith("formal"):
-        st.caption("⚠️ This ε uses R computed from the private data: NOT a formal guarantee.")
+        st.caption(":material/warning: This ε uses R computed from the private data: NOT a formal guarantee.")
     private_rows = view[[get_family(m).private for m in view["method"]]]
     if eps_col and eps_col.endswith("formal") and not private_rows["formal_settings"].astype(bool).all():
         reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ")
                           if r and r != NOT_RELEASED})
-        st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon="⚠️")
+        st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon=":material/warning:")
     st.caption(f"Privacy unit: {UNIT_LABELS[dict(spec.options).get('privacy_unit', 'event')]}. Every run here uses "
                "seeded noise (an experiment, not a private release); `formal_settings` says whether the same "
                "settings, released with fresh noise through a ledger, would be one.")

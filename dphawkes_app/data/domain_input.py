@@ -136,7 +136,7 @@ def domain_section(source: str, name: str, dataset: Dataset, keys: tuple[str, ..
         try:
             names = parse_names(text)
         except DataError as exc:
-            st.error(f"Not declared: {exc}.", icon="⚠️")
+            st.error(f"Not declared: {exc}.", icon=":material/warning:")
             return
         _declare(source, name, names, tuple(keys) if declare_keys and keys is not None else None)
         st.rerun()

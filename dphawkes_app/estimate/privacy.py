@@ -73,6 +73,6 @@ def show_privacy(shown: Shown, budget: BudgetState) -> None:
         reasons = [r for r in status.reasons if shown.private_data or not r.startswith("not released")]
         advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."
         st.warning(f"**Not a formal guarantee:** {'; '.join(reasons)}.{advice}"
-                   + ("" if shown.private_data else public_mark_text(budget)), icon="⚠️")
+                   + ("" if shown.private_data else public_mark_text(budget)), icon=":material/warning:")
     if eps.get("formal") is None:
         st.caption("Set a count cap C ≥ 1 to see the formal ε for this σ².")

@@ -333,7 +333,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
                 state.book.open(session.key, label=ledger_label(dataset))  # the budget page names the data set
             answer = session.release(config)
         except BudgetExceeded as exc:
-            st.error(f"**Refused** — nothing was drawn and nothing spent: {exc}.", icon="⛔")
+            st.error(f"**Refused** — nothing was drawn and nothing spent: {exc}.", icon=":material/block:")
             return _last(session, dataset, fingerprint, config)
         except DPHawkesError as exc:
             friendly_error(exc)
@@ -359,7 +359,7 @@ def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
                 icon=":material/lock:")
         if plan.refusal:
             st.warning(f"**This release would be refused** (nothing is drawn): {plan.refusal}. Lower ε, or raise "
-                       "the budget on the *Privacy budget* page.", icon="⛔")
+                       "the budget on the *Privacy budget* page.", icon=":material/block:")
         label = f"Release (spends ε = {plan.epsilon:.3g})" if count == 1 else \
             f"Release the other methods (spends ε = {plan.epsilon:.3g})"
         return st.button(label, type="primary", key=key, disabled=bool(plan.refusal))

@@ -167,8 +167,7 @@ def read_averaging(bin_size: float) -> int | None:
     sb = st.sidebar
     if not sb.checkbox("average the kernel over lags of width w", value=False, key="avg", **URL,
                        help="post-processing of the estimate (no privacy cost): the kernel averaged over bins of m "
-                            "consecutive lags. Fit at a fine Δ (little bias), then average: less variance "
-                            "(docs/accuracy.md)"):
+                            "consecutive lags. Fit at a fine Δ (little bias), then average: less variance"):
         return None
     block = int(sb.number_input("lags per bin m", min_value=1, value=5, step=1, key="avgm", **URL))
     sb.caption(f"w = m × Δ = {block * bin_size:g}")

@@ -66,15 +66,8 @@ def render(page: str, how: str) -> AppTest:
     return at.run()
 
 
-# The Data and Estimate pages are being rewritten apart (their emoji icons, a flag in the upload note, a docs/ path
-# in a help text): strict, so that this marker must go when they pass.
-REWRITTEN_APART = pytest.mark.xfail(strict=True, reason="the Data and Estimate pages' words are fixed in their rewrite")
-CHECKED_PAGES = [pytest.param(p, marks=REWRITTEN_APART) if p in ("pages/1_Data.py", "pages/2_Estimate.py") else p
-                 for p in PAGES]
-
-
 @pytest.mark.parametrize("how", ["default", "link", "upload"])
-@pytest.mark.parametrize("page", CHECKED_PAGES)
+@pytest.mark.parametrize("page", PAGES)
 def test_no_repository_path_flag_or_emoji_on_screen(page, how):
     at = render(page, how)
     no_problems(at)
