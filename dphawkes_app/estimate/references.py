@@ -14,8 +14,14 @@ from .release import Shown
 
 
 def noiseless_label(config: FitConfig) -> str:
-    """The private family without noise (σ² = 0): the fair non-private comparison, with the same post-processing."""
-    return f"{config.family.label} with σ² = 0: {get_family(reference_method()).label} with the same post-processing"
+    """The private family without noise (σ² = 0): the fair non-private comparison, with the same post-processing,
+    named by the family's own noiseless limit (binned least squares is CLS; ctls's is its continuous-time least
+    squares, exp's its exponential least squares, DP-PGD's its projected gradient), not by the reference's name."""
+    family = config.family
+    limit = family.audit_hints.noiseless_limit
+    name = get_family(reference_method()).label if limit == "least squares" and not family.fits_event_times \
+        else limit
+    return f"{family.label} with σ² = 0: {name}, the same post-processing, no noise"
 
 
 def reference_config(shown: Shown) -> FitConfig:
