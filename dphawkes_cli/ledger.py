@@ -40,10 +40,11 @@ def add_ledger_parser(sub) -> None:
     public.add_argument("--note", help="why the data are public (kept with the mark)")
     public.add_argument("--undo", action="store_true", help="withdraw the mark: releases are metered again")
     public.set_defaults(func=_cmd_ledger_public)
-    migrate = actions.add_parser("migrate", help="move a format-2 ledger's budgets of one data set into a format-3 "
-                                                 "file (once per data set and declaration its fits used)")
+    migrate = actions.add_parser("migrate", help="move a format-2 ledger's budgets of one data set into a file of "
+                                                 "the current format (once per data set and declaration its fits "
+                                                 "used)")
     migrate.add_argument("old", help="the format-2 ledger file (only read)")
-    migrate.add_argument("new", help="the format-3 ledger file to write (created if missing)")
+    migrate.add_argument("new", help="the ledger file to write (current format, 4; created if missing)")
     migrate.add_argument("data", help="the data set of those fits: an event file or a partitioned store")
     add_window_options(migrate)
     migrate.set_defaults(func=_cmd_ledger_migrate)
@@ -124,7 +125,7 @@ def _format2_key(args) -> str:
 
 def _cmd_ledger_migrate(args) -> int:
     """``dphawkes ledger migrate OLD NEW DATA [declaration]``: the format-2 ledgers of DATA as declared join the
-    source's ledger in NEW (format 3); OLD is only read."""
+    source's ledger in NEW (the current format, 4); OLD is only read."""
     from dphawkes_core.release.ledger import LedgerBook, migrate_format2
 
     if Path(args.new).resolve() == Path(args.old).resolve():
