@@ -10,7 +10,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import BinnedStats
-from dphawkes_core.estimators.family import AuditHints, Family
+from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
@@ -110,13 +110,11 @@ class PGDClip(Family):
     name = "pgd-clip"
     label = "clipped DP-PGD"
     summary = "DP-PGD with each per-bin gradient clipped at a public G: formal from public bounds alone"
-    calibrations = ("formal",)
     settings = SETTINGS
     options_type = PGDClipOptions
-    constraint = "bound"
-    per_bin = True
-    iterative = True
-    cost_kind = "clipped"
+    privacy = PrivacyTags(calibrations=("formal",), constraint="bound")
+    inputs = InputTags(per_bin=True)
+    cost = CostTags(iterative=True, kind="clipped")
     audit_hints = AuditHints(
         noiseless_limit="clipped gradient", noiseless_options=dict(clip=1e12),
         sensitivity_fraction=0.40,  # at U_0 = 0 the per-bin terms only turn: 0.402 at d = 1, p = 1, C = 2

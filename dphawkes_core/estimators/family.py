@@ -71,6 +71,69 @@ class AuditHints:
     worst_case_dim: int | None = None
 
 
+@dataclass(frozen=True)
+class PrivacyTags:
+    """What a family's privacy claim rests on.
+
+    Attributes
+    ----------
+    private : bool
+        Whether it adds noise (``False``: a non-private reference such as CLS).
+    calibrations : tuple of str
+        Its calibrations (``("formal",)``: formal only).
+    units : tuple of str
+        The privacy units it supports (``event``, ``sequence``).
+    auto_count_cap : bool
+        Whether it can choose C privately (``count_cap="auto"``).
+    constraint : str or None
+        The option bounding the estimate's norm (``bound``, ``radius``), if any.
+    """
+
+    private: bool = True
+    calibrations: tuple[str, ...] = ()
+    units: tuple[str, ...] = ("event",)
+    auto_count_cap: bool = False
+    constraint: str | None = None
+
+
+@dataclass(frozen=True)
+class InputTags:
+    """What a family fits.
+
+    Attributes
+    ----------
+    statistics : Statistics
+        The binned moments or its own statistics of the exact event times.
+    per_bin : bool
+        Whether it needs the counts bin by bin (so it cannot fit partitioned data).
+    """
+
+    statistics: Statistics = Statistics.BINNED
+    per_bin: bool = False
+
+
+@dataclass(frozen=True)
+class CostTags:
+    """How the cost model (:mod:`~dphawkes_core.estimators.cost`) treats a family.
+
+    Attributes
+    ----------
+    iterative : bool
+        Whether it runs K noisy iterations (option ``iters``).
+    kind : str
+        ``solve``, ``gradient``, ``clipped``, ``pairs`` or ``likelihood``.
+    """
+
+    iterative: bool = False
+    kind: str = "solve"
+
+
+#: Class attributes a family no longer sets one by one, and the tags that now hold them.
+_MOVED_TO_TAGS = {"private": "privacy", "calibrations": "privacy", "units": "privacy", "auto_count_cap": "privacy",
+                  "constraint": "privacy", "statistics": "inputs", "per_bin": "inputs", "iterative": "cost",
+                  "cost_kind": "cost (as kind)"}
+
+
 class Family:
     """Base of every estimator family: a subclass sets the class attributes below and overrides
     :meth:`privacy_report`, :meth:`run` and :meth:`query_vector` (and :meth:`prepare_stats` when it fits other
@@ -83,14 +146,8 @@ class Family:
     settings, options_type
         Its options (one :class:`~dphawkes_core.estimators.settings.Setting` each) and their frozen dataclass
         (:func:`~dphawkes_core.estimators.settings.options_class`).
-    private, calibrations, units
-        Whether it adds noise, its calibrations (``("formal",)`` for formal only) and its privacy units.
-    statistics, per_bin, auto_count_cap, constraint
-        What it fits (:class:`Statistics`), whether it needs per-bin counts (so not partitioned data), whether it
-        can choose C privately (``count_cap="auto"``), and the option bounding the estimate's norm.
-    iterative, cost_kind
-        Whether it runs K noisy iterations (option ``iters``); how the cost model treats it (``solve``,
-        ``gradient``, ``clipped``, ``pairs``, ``likelihood``).
+    privacy, inputs, cost : PrivacyTags, InputTags, CostTags
+        What its privacy claim rests on, what it fits, how the cost model treats it.
     audit_hints : AuditHints
         For the contract suite and the worst-case audit.
     """
@@ -100,26 +157,28 @@ class Family:
     summary: ClassVar[str] = ""
     settings: ClassVar[tuple[Setting, ...]] = ()
     options_type: ClassVar[type]
-    private: ClassVar[bool] = True
-    calibrations: ClassVar[tuple[str, ...]] = ()
-    units: ClassVar[tuple[str, ...]] = ("event",)
-    statistics: ClassVar[Statistics] = Statistics.BINNED
-    per_bin: ClassVar[bool] = False
-    auto_count_cap: ClassVar[bool] = False
-    constraint: ClassVar[str | None] = None
-    iterative: ClassVar[bool] = False
-    cost_kind: ClassVar[str] = "solve"
+    privacy: ClassVar[PrivacyTags] = PrivacyTags()
+    inputs: ClassVar[InputTags] = InputTags()
+    cost: ClassVar[CostTags] = CostTags()
     audit_hints: ClassVar[AuditHints] = AuditHints()
+
+    def __init_subclass__(cls, **kwargs):
+        """Refuse a fact set on its own (``private = False``): it would be silently ignored; it belongs in a tag."""
+        super().__init_subclass__(**kwargs)
+        loose = sorted(set(vars(cls)) & _MOVED_TO_TAGS.keys())
+        if loose:
+            raise TypeError(f"{cls.__name__} sets {', '.join(loose)} directly; set them in its tags instead ("
+                            + ", ".join(f"{name} -> {_MOVED_TO_TAGS[name]}" for name in loose) + ")")
 
     @property
     def formal_only(self) -> bool:
         """Has only the formal calibration."""
-        return self.calibrations == ("formal",)
+        return self.privacy.calibrations == ("formal",)
 
     @property
     def fits_event_times(self) -> bool:
         """Fits its own statistics of the exact event times (its neighbours are built from events)."""
-        return self.statistics != Statistics.BINNED
+        return self.inputs.statistics != Statistics.BINNED
 
     def options(self, **values):
         """This family's options from keywords (unknown ones refused by the dataclass)."""
@@ -137,11 +196,11 @@ class Family:
     def check(self, config) -> None:
         """Rules that tie the family's options to the shared settings (ε, σ², C, the unit); raise
         :class:`ConfigError`. The base checks the calibration."""
-        if self.private and config.calibration not in self.calibrations:
+        if self.privacy.private and config.calibration not in self.privacy.calibrations:
             if self.formal_only:
                 raise ConfigError(f"method {self.name} has only the formal calibration; choose calibration 'formal'")
             raise ConfigError(f"{self.label} has no calibration {config.calibration!r}; choose one of "
-                              f"{', '.join(self.calibrations)}")
+                              f"{', '.join(self.privacy.calibrations)}")
 
     def prepare_stats(self, events, config) -> tuple[SufficientStats, dict]:
         """The statistics this family fits, from the events, with a data-info dict: by default the binned

@@ -12,7 +12,7 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.family import AuditHints, Family
+from dphawkes_core.estimators.family import AuditHints, CostTags, Family, PrivacyTags
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import (
@@ -207,9 +207,8 @@ GRADIENT_AUDIT = AuditHints(sensitivity_fraction=0.91, worst_case_dim=1, worst_c
 class _NoisyGradientFamily(Family):
     """What DP-PGD and DP-CG share: K noisy gradients, three calibrations, the formal gradient bound."""
 
-    calibrations = CALIBRATIONS
-    iterative = True
-    cost_kind = "gradient"
+    privacy = PrivacyTags(calibrations=CALIBRATIONS)
+    cost = CostTags(iterative=True, kind="gradient")
     theorem = THEOREM_1
 
     def fro_radius(self, config) -> float:
@@ -251,7 +250,7 @@ class PGD(_NoisyGradientFamily):
     summary = "the paper's Algorithm 1: K noisy projected gradient steps on ||H||_F <= B"
     settings = PGD_SETTINGS
     options_type = PGDOptions
-    constraint = "bound"
+    privacy = replace(_NoisyGradientFamily.privacy, constraint="bound")
     audit_hints = replace(GRADIENT_AUDIT, noiseless_limit="projected gradient",
                           worst_case_options=dict(bound=1e-3, iters=1, step="constant", step_size=1e-12))
 
@@ -294,7 +293,7 @@ class CG(_NoisyGradientFamily):
     summary = "the paper's Algorithm 2: K noisy Frank–Wolfe steps on ||U||_* <= r"
     settings = CG_SETTINGS
     options_type = CGOptions
-    constraint = "radius"
+    privacy = replace(_NoisyGradientFamily.privacy, constraint="radius")
     theorem = THEOREM_3
     audit_hints = replace(GRADIENT_AUDIT, noiseless_limit="frank-wolfe", worst_case_options=dict(radius=1e-3, iters=1))
 

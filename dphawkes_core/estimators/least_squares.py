@@ -3,7 +3,7 @@ shares with the other families are in :mod:`~dphawkes_core.estimators.solvers`."
 
 from __future__ import annotations
 
-from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.family import Family, PrivacyTags
 from dphawkes_core.estimators.settings import options_class
 from dphawkes_core.estimators.solvers import paper_loss, solve_cls
 
@@ -16,9 +16,8 @@ class CLS(Family):
     name = "cls"
     label = "CLS"
     summary = "non-private conditional least squares (Kirchner 2017): solves the normal equations exactly"
-    private = False
-    units = ("event", "sequence")
     options_type = CLSOptions
+    privacy = PrivacyTags(private=False, units=("event", "sequence"))
 
     def run(self, stats, config, report, rng, transcript=None):
         theta, info = solve_cls(stats)

@@ -40,7 +40,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import AuditHints, Family, Statistics
+from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls
 from dphawkes_core.statistics.binning import bins_in_window
@@ -234,12 +234,11 @@ class MLE(Family):
     label = "exact event times (maximum likelihood)"
     summary = ("non-private maximum likelihood on the exact event times with step kernels of width Δ over pΔ: "
                "Newton from the least-squares solution, positive baselines and non-negative kernels")
-    private = False
-    units = ("event", "sequence")
     settings = SETTINGS
     options_type = MLEOptions
-    statistics = Statistics.PAIRS
-    cost_kind = "likelihood"
+    privacy = PrivacyTags(private=False, units=("event", "sequence"))
+    inputs = InputTags(statistics=Statistics.PAIRS)
+    cost = CostTags(kind="likelihood")
     audit_hints = AuditHints(noiseless_limit="maximum likelihood")
 
     def prepare_stats(self, events, config):

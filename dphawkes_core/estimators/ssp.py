@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.family import AuditHints, Family
+from dphawkes_core.estimators.family import AuditHints, Family, PrivacyTags
 from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
@@ -261,11 +261,9 @@ class SSP(Family):
     name = "ssp"
     label = "DP-SSP"
     summary = "one noisy release of the least-squares statistics, then least squares: formal from public bounds"
-    calibrations = ("formal",)
-    units = ("event", "sequence")
     settings = SETTINGS
     options_type = SSPOptions
-    auto_count_cap = True
+    privacy = PrivacyTags(calibrations=("formal",), units=("event", "sequence"), auto_count_cap=True)
     audit_hints = AuditHints(noiseless_options=dict(ridge=0.0, ssp_smoothing=0.0, ssp_nonnegative=False),
                              sensitivity_fraction=1.0)
 

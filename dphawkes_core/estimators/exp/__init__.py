@@ -45,7 +45,7 @@ from dphawkes_core.estimators.exp.release import (
     worst_case_events,
 )
 from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
-from dphawkes_core.estimators.family import AuditHints, Family, Statistics
+from dphawkes_core.estimators.family import AuditHints, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import (
     newton_dimension,
@@ -126,12 +126,10 @@ class Exp(Family):
                "parameters, the most accurate formal fit where the kernels are smooth and decrease from t = 0; a "
                "delayed or flat effect is outside its model (use ctls there); one noisy release, formal from public "
                "bounds")
-    calibrations = ("formal",)
-    units = ("event",)
-    auto_count_cap = True
     settings = SETTINGS
     options_type = ExpOptions
-    statistics = Statistics.EVENTS
+    privacy = PrivacyTags(calibrations=("formal",), units=("event",), auto_count_cap=True)
+    inputs = InputTags(statistics=Statistics.EVENTS)
     audit_hints = AuditHints(
         noiseless_limit="exponential least squares", noiseless_options=dict(exp_ridge=0.0, exp_nonnegative=False),
         sensitivity_fraction=0.95,  # the adversarial events reach 0.99+ of the bound on the contract suite's grid

@@ -63,7 +63,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import AuditHints, Family, Statistics
+from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.grid_free.release import (
     Sensitivity,
     ctls_sensitivity,
@@ -160,14 +160,12 @@ class CTLS(Family):
     label = "exact event times (continuous-time least squares)"
     summary = ("least squares on the exact event times with step kernels of width Δ (no binning bias): one noisy "
                "release of its pair statistics, formal from public bounds")
-    calibrations = ("formal",)
-    units = ("event", "sequence")
     settings = SETTINGS
     options_type = CTLSOptions
-    auto_count_cap = True
+    privacy = PrivacyTags(calibrations=("formal",), units=("event", "sequence"), auto_count_cap=True)
     # its own statistics of exact times; neighbours built from events (worst_case_events)
-    statistics = Statistics.EVENTS
-    cost_kind = "pairs"  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
+    inputs = InputTags(statistics=Statistics.EVENTS)
+    cost = CostTags(kind="pairs")  # its statistics walk the pairs of events at most s apart, with no FFT shortcut
     audit_hints = AuditHints(
         noiseless_limit="continuous least squares",
         noiseless_options=dict(ctls_ridge=0.0, ctls_smoothing=0.0, ctls_nonnegative=False),

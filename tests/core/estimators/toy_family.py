@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dphawkes_core.estimators import AuditHints, Family, Setting
+from dphawkes_core.estimators import AuditHints, Family, PrivacyTags, Setting
 from dphawkes_core.estimators.settings import options_class
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
 
@@ -22,9 +22,9 @@ class ToyMeanRate(Family):
     name = "toy-rate"
     label = "toy mean rate"
     summary = "a test family: the noisy mean rate per dimension, no excitation"
-    calibrations = ("formal",)
     settings = SETTINGS
     options_type = ToyOptions
+    privacy = PrivacyTags(calibrations=("formal",))
     # "mean rate" is not among the contract suite's limits: test_toy_family checks it
     audit_hints = AuditHints(noiseless_limit="mean rate", sensitivity_fraction=1.0)
 
