@@ -128,9 +128,9 @@ st.caption(
     "bounds (a cap C on each bin count).")
 
 with st.expander("The methods"):
-    formal = [f.label for f in FAMILIES.values() if f.private and f.formal_only]
-    paper = [f.label for f in FAMILIES.values() if f.private and not f.formal_only]
-    reference = [f.label for f in FAMILIES.values() if not f.private]
+    formal = [f.label for f in FAMILIES.values() if f.privacy.private and f.formal_only]
+    paper = [f.label for f in FAMILIES.values() if f.privacy.private and not f.formal_only]
+    reference = [f.label for f in FAMILIES.values() if not f.privacy.private]
     st.markdown(
         "The events are counted in bins of width Δ and the kernels h(t) and baseline rates η fitted by least "
         f"squares, as in Zuo et al., *Differentially Private Estimation of Hawkes Process*: exactly "

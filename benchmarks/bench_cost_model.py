@@ -38,14 +38,14 @@ def _case_row(method: str, scenario: str, n_events: int, bin_size: float, suppor
     family = get_family(method)  # each family given the public settings it reads
     config = FitConfig(method=method, bin_size=bin_size, lags=lags, epsilon=1.0, calibration="formal", count_cap=5,
                        **family.own_options({"iters": iters, "bound": 0.5, "clip": 1.0}))
-    predicted = estimate_fit_cost(n_bins_for(events, bin_size), events.dim, lags, config.family.cost_kind, iters,
+    predicted = estimate_fit_cost(n_bins_for(events, bin_size), events.dim, lags, config.family.cost.kind, iters,
                                   n_events=events.n_events).seconds
     start = time.process_time()
     stats, _ = prepare_stats(events, config)
     fit_stats(stats, config)
     measured = time.process_time() - start
     ratio = predicted / measured
-    what = f"K={iters}" if config.family.iterative else "one solve"
+    what = f"K={iters}" if config.family.cost.iterative else "one solve"
     return {
         "benchmark": f"cost model, {config.family.label}: {scenario} {n_events:,} ev, Δ={bin_size:g}, p={lags}, {what}",
         "measured": f"predicted {predicted:.2f} s / measured {measured:.2f} s CPU = ×{ratio:.2f}",

@@ -79,16 +79,16 @@ def configs(s: float, w: float):
     lags = int(round(s / w))
     public = {**PUBLIC, "decays": public_decays(s, w)}
     for family in FAMILIES.values():
-        if not family.private:
+        if not family.privacy.private:
             yield f"{family.name} (non-private)", math.inf, [FitConfig(method=family.name, bin_size=w, lags=lags)]
     yield "ctls, σ² = 0", math.inf, [FitConfig(method="ctls", bin_size=w, lags=lags, sigma2=0.0,
                                               calibration="formal")]
     yield "exp, σ² = 0", math.inf, [FitConfig(method="exp", bin_size=w, lags=lags, sigma2=0.0, calibration="formal",
                                              exp_ridge=0.0, **{"decays": public["decays"]})]
     for family in FAMILIES.values():
-        if not family.private or "formal" not in family.calibrations:
+        if not family.privacy.private or "formal" not in family.privacy.calibrations:
             continue
-        cap = "auto" if family.auto_count_cap else FIXED_CAP
+        cap = "auto" if family.privacy.auto_count_cap else FIXED_CAP
         for epsilon in EPSILONS:
             yield family.name, epsilon, [
                 FitConfig(method=family.name, bin_size=w, lags=lags, epsilon=epsilon, calibration="formal",

@@ -130,7 +130,7 @@ def _option_control(target, setting: Setting, defaults: Mapping, key_prefix: str
 
 def sequence_families() -> str:
     """Labels of the private families that offer the sequence unit (e.g. "DP-SSP and exact event times (…)")."""
-    return " and ".join(f.label for f in FAMILIES.values() if f.private and "sequence" in f.units)
+    return " and ".join(f.label for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units)
 
 
 def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, url: Mapping | None = None,

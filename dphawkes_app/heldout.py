@@ -48,7 +48,7 @@ def holdout_controls(events, where=st, prefix: str = "") -> tuple[float | None, 
 
 def heldout_config(config: FitConfig) -> FitConfig:
     """``config`` with seeded noise (its own seed, else :data:`HELDOUT_SEED`): a reproducible diagnostic fit."""
-    if config.seed is not None or not config.family.private:
+    if config.seed is not None or not config.family.privacy.private:
         return config
     return config.with_changes(seed=HELDOUT_SEED)
 

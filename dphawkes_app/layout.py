@@ -40,7 +40,7 @@ def readable_number(x: float) -> str:
 def method_label(method: str) -> str:
     """A method's label for tables: the family's label, with "(non-private)" for a family that adds no noise."""
     family = get_family(method)
-    return family.label if family.private else f"{family.label} (non-private)"
+    return family.label if family.privacy.private else f"{family.label} (non-private)"
 
 
 def app_pages() -> list[tuple[str, str]]:

@@ -25,7 +25,7 @@ def add_audit_parser(sub) -> None:
     aud.add_argument("--support", type=positive_float,
                      help="kernel support s (p = ⌈s/Δ⌉); needed unless --worst-case (there: the family's "
                           "worst-case p, else 3)")
-    aud.add_argument("--method", choices=[name for name, f in FAMILIES.items() if f.private], default="pgd")
+    aud.add_argument("--method", choices=[name for name, f in FAMILIES.items() if f.privacy.private], default="pgd")
     aud.add_argument("--bound", type=positive_float, help="B (pgd, pgd-clip; default ||H_true||_F)")
     aud.add_argument("--radius", type=positive_float, help="r (cg; default ||ΔH_true||_*)")
     aud.add_argument("--clip", type=positive_float, help="G (pgd-clip; default 1)")

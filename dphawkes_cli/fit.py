@@ -127,7 +127,7 @@ def fit_config(args) -> FitConfig:
         raise UsageError("one of the arguments --support --lags is required")
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
     family = get_family(args.method)
-    if family.private and args.epsilon is None and args.sigma2 is None:
+    if family.privacy.private and args.epsilon is None and args.sigma2 is None:
         raise UsageError(f"method {args.method} needs --epsilon (with --dp-delta) or --sigma2 (0: no noise)")
     calibration = args.calibration or ("formal" if family.formal_only else "paper")
     return FitConfig(
@@ -140,7 +140,7 @@ def fit_config(args) -> FitConfig:
 
 def _claims_formal(config: FitConfig) -> bool:
     """The fit adds noise under the formal calibration (σ² = 0 adds none: the exact non-private fit, no claim)."""
-    return config.family.private and config.calibration == "formal" and config.sigma2 != 0
+    return config.family.privacy.private and config.calibration == "formal" and config.sigma2 != 0
 
 
 def _check_window(config: FitConfig, events: Events) -> None:
@@ -212,10 +212,10 @@ def cmd_fit(args) -> int:
     print(f"read: {events.describe()}", file=sys.stderr)
     for warning in events.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    if config.seed is not None and config.family.private:
+    if config.seed is not None and config.family.privacy.private:
         print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
               file=sys.stderr)
-    if config.family.private and not args.ledger:
+    if config.family.privacy.private and not args.ledger:
         status = FormalStatus(payload["formal_guarantee"], tuple(payload["formal_reasons"]))
         print(f"note: no --ledger: {would_be_sentence(status, 'cli')}. formal_settings "
               f"{str(payload['formal_settings']).lower()}", file=sys.stderr)

@@ -34,7 +34,7 @@ def add_select_parser(sub) -> None:
     """Register ``dphawkes select``."""
     sel = sub.add_parser("select", help="choose w, s (and exp's decays) by held-out likelihood, NOT private (JSON)")
     sel.add_argument("events_csv", help="CSV or .parquet with columns time,dimension (one sequence)")
-    sel.add_argument("--method", choices=[n for n in method_names() if not get_family(n).private or n == "exp"],
+    sel.add_argument("--method", choices=[n for n in method_names() if not get_family(n).privacy.private or n == "exp"],
                      default="cls", help="the non-private fit to tune (exp: σ² = 0)")
     sel.add_argument("--widths", type=_numbers, required=True, help="grid of widths w = Δ, e.g. 0.1,0.25,0.5")
     sel.add_argument("--supports", type=_numbers, required=True, help="grid of supports s, e.g. 2,5,10")
@@ -65,7 +65,7 @@ def cmd_select(args) -> int:
         if not validation < test_start:
             raise UsageError("--validation-start must come before --holdout-start (inside the training window)")
         events = heldout_split(events, test_start).train
-    private = get_family(args.method).private
+    private = get_family(args.method).privacy.private
     options = {k: v for k, v in given_options(args, [get_family("exp")]).items() if v is not None}
     base = FitConfig(method=args.method, bin_size=args.widths[0], lags=1, **(
         {"sigma2": 0.0, "calibration": "formal"} if private else {}), **options)

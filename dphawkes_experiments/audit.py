@@ -30,7 +30,7 @@ of DP-PGD/DP-CG is reached at d = 1 only) and a public state at which its releas
 (``worst_case_state``: clipped DP-PGD's per-bin terms reach its bound only where they flip sign, never
 from ``U = 0``).
 
-A family fitted to exact event times (``family.statistics == "events"``, ctls) computes its statistics from
+A family fitted to exact event times (``family.inputs.statistics == "events"``, ctls) computes its statistics from
 the events (``family.prepare_stats``), so its neighbours add an event, not a count
 (:func:`prepare_event_audit`): naturally, the added event (at the start or the middle of a candidate bin)
 that moves the release most; in the worst case, the family's own adversarial pair
@@ -172,7 +172,7 @@ def prepare_worst_case(config: AuditConfig, dim: int, n_bins: int) -> AuditSessi
         raise ConfigError("the worst-case neighbours are built from the public count cap C: give one")
     state = fit.family.worst_case_state(dim, fit.lags, fit.count_cap, fit)
     d, d_prime, (s, b, j) = worst_case_pair(dim, n_bins, fit.bin_size, fit.count_cap,
-                                            empty_bin=fit.family.per_bin and state is None)
+                                            empty_bin=fit.family.inputs.per_bin and state is None)
     stats_d, stats_n = binned_stats(d, fit.lags), binned_stats(d_prime, fit.lags)
     claimed = audited_report(stats_d, config)
     report_d, report_n = (_as_run(audited_report(st, config), config.broken_factor) for st in (stats_d, stats_n))

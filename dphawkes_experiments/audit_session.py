@@ -93,7 +93,7 @@ class AuditConfig:
     discrete: bool | None = None
 
     def __post_init__(self):
-        if not self.fit.family.private:
+        if not self.fit.family.privacy.private:
             raise ConfigError("the audit needs a private method (cls adds no noise)")
         if self.discrete is None:  # as released: read before the audit's seed is set
             object.__setattr__(self, "discrete", discrete_noise(self.fit))

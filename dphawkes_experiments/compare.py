@@ -1,7 +1,7 @@
 """The same fit with the other methods at the same ε: one row per method, for the app's comparison table.
 
 The chosen fit stays as it is; every other method is run on the same statistics when it fits the same kind
-(``Family.statistics``: the binned moments), else on its own statistics of the same events (the exact-time
+(``Family.inputs.statistics``: the binned moments), else on its own statistics of the same events (the exact-time
 family beside the binned ones) — same Δ, p, count cap C and data — at the same target ε and δ, with the same
 calibration when the method has it (the formal-only families get the formal one) and its public settings (B,
 r, G, K) from a reference config — the preset's. With an automatic count cap, the others are clipped at the C
@@ -131,7 +131,7 @@ def best_formal(rows) -> MethodRow | None:
     settings — nothing missing but a release through a session with fresh noise — and do better than the
     all-zero estimate on both errors (below :data:`ZERO_LIKE`); ``None`` without such rows or errors: what the
     comparison says is measured best here, never an estimate no better than zero."""
-    measured = [r for r in rows if r.ran and get_family(r.method).private and math.isfinite(r.function_error)
+    measured = [r for r in rows if r.ran and get_family(r.method).privacy.private and math.isfinite(r.function_error)
                 and set(r.status.reasons) <= {NOT_RELEASED, SEEDED_NOISE}
                 and r.function_error < ZERO_LIKE and r.relative_error < ZERO_LIKE]
     return min(measured, key=lambda r: r.function_error, default=None)
@@ -140,7 +140,7 @@ def best_formal(rows) -> MethodRow | None:
 def best_reference(rows) -> MethodRow | None:
     """The row of the non-private method with the lowest grid-free kernel error (``None`` without such rows or
     errors): the reference no private estimate on these data is expected to beat."""
-    measured = [r for r in rows if r.ran and not get_family(r.method).private and math.isfinite(r.function_error)]
+    measured = [r for r in rows if r.ran and not get_family(r.method).privacy.private and math.isfinite(r.function_error)]
     return min(measured, key=lambda r: r.function_error, default=None)
 
 
@@ -180,7 +180,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         ``fitter`` releases through a privacy session, so a row with formal settings is a formal release.
     events : Events, optional
         The events ``stats`` were computed from: a family fitting another kind of statistics than the chosen one
-        (``Family.statistics``) gets its own from them (without them its row says it was not run).
+        (``Family.inputs.statistics``) gets its own from them (without them its row says it was not run).
     scenario : Scenario, optional
         The process the events came from: each row then has its grid-free kernel error.
 
@@ -205,7 +205,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
         except DPHawkesError as exc:
             rows.append(_not_run(method, f"not run: {exc}"))
             continue
-        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, other.family.cost_kind,
+        cost = estimate_fit_cost(data_info["n_bins"], stats.dim, stats.lags, other.family.cost.kind,
                                  iterations(other), n_events=data_info["n_events"], sequences=sequences)
         if not include_slow and cost.seconds > COMPARISON_BUDGET_S:
             rows.append(_not_run(method, f"skipped: predicted to take {cost.seconds:.2g} s"))

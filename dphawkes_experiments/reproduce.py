@@ -109,7 +109,7 @@ class ClaimResult:
 
 def _constraint(method: str, bound, truth: np.ndarray, bin_size: float) -> dict:
     """The figure's constraint: its stated B for a family bounded by B, else the oracle r (the truth's ``||ΔH||_*``)."""
-    if get_family(method).constraint == "bound":
+    if get_family(method).privacy.constraint == "bound":
         return {"bound": bound}
     return {"radius": constraint_scale(truth, bin_size)[1]}
 
@@ -187,13 +187,13 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
               f"error {e10:.3f}, norm ratio {priv.loc[10.0, 'kernel_norm_ratio']:.2f}",
               bool(e10 < 1 and priv.loc[10.0, "kernel_norm_ratio"] >= 0.25)),
     )
-    if get_family(cfg["method"]).constraint == "bound":
+    if get_family(cfg["method"]).privacy.constraint == "bound":
         ratio = cfg["bound"] / float(np.linalg.norm(truth))
     else:
         ratio = 1.0
     setup = (f"{cfg['scenario']}, {cfg['n_events']} events (seed {seed}), Δ = {dt}, s = {SUPPORT:g} (p = {lags}), "
              f"{get_family(cfg['method']).label} K = {cfg['iters']}, "
-             + (f"B = {cfg['bound']}" if get_family(cfg["method"]).constraint == "bound"
+             + (f"B = {cfg['bound']}" if get_family(cfg["method"]).privacy.constraint == "bound"
                 else f"r = nuclear norm of the true ΔH = {constraint['radius']:.4f} (oracle)"))
     grid = np.linspace(0, SUPPORT, 401)
     data = {"lag_grid": dt * np.arange(1, lags + 1), "curves": curves, "kernel": name,
@@ -230,7 +230,7 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
     spec = figure_sweep_spec(figure, runs, seed)
     frame = table if table is not None else run_sweep(spec, executor)
     method = FIGURES[figure]["method"]
-    private = frame["method"].map(lambda m: get_family(m).private)  # the sweep runs the figure's method and CLS
+    private = frame["method"].map(lambda m: get_family(m).privacy.private)  # the sweep runs the figure's method and CLS
     priv = frame[private]
     med = priv.groupby(["bin_size", "level"])[["relative_error_paper", "relative_error", "epsilon_paper"]].median()
     cls = frame[~private].groupby("bin_size")[["relative_error_paper", "relative_error"]].median()
@@ -288,7 +288,7 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
     cfg = FIGURES[figure]
     constraint = (
         f"B = {cfg['bound']}"
-        if get_family(cfg["method"]).constraint == "bound"
+        if get_family(cfg["method"]).privacy.constraint == "bound"
         else "r = nuclear norm of the true ΔH per Δ (oracle)"
     )
     setup = (

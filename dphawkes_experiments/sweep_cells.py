@@ -167,7 +167,7 @@ def _constraint_columns(method, bound, radius, ref_fro, ref_nuc, spec, source) -
     or r/||ΔH_true||_* (CG). Below :data:`SHRINK_RATIO` the true model lies far outside the
     constraint set and every estimate is pulled toward zero (``shrunk``).
     """
-    constraint = get_family(method).constraint
+    constraint = get_family(method).privacy.constraint
     if constraint is None:
         return {"bound": math.nan, "radius": math.nan, "constraint_ratio": math.nan, "shrunk": False,
                 "constraint_source": ""}
@@ -190,7 +190,7 @@ def _privacy_columns(result: FitResult, config: FitConfig, public_info: dict, da
     formal (calibration, noise, window and domain declared, B and r not taken from the data), and
     ``formal_reasons`` lists what else is missing.
     """
-    used = {"bound": "B", "radius": "r"}.get(config.family.constraint)
+    used = {"bound": "B", "radius": "r"}.get(config.family.privacy.constraint)
     status = release_status(replace(config, seed=None), public_info,
                             tuple(name for name in data_derived if name == used))
     labels = {"formal_guarantee": status.formal, "formal_reasons": "; ".join(status.reasons),

@@ -201,7 +201,7 @@ class SweepSpec:
         out = []
         for dt in self.bin_sizes:
             for method in self.methods:
-                levels = self.levels if get_family(method).private else (math.nan,)
+                levels = self.levels if get_family(method).privacy.private else (math.nan,)
                 for level in levels:
                     for seed in self.seeds:
                         out.append({"method": method, "bin_size": dt, "level": level, "seed": seed})
@@ -210,7 +210,7 @@ class SweepSpec:
     @property
     def n_cells(self) -> int:
         """Number of cells of the grid."""
-        per_seed = sum(len(self.levels) if get_family(m).private else 1 for m in self.methods)
+        per_seed = sum(len(self.levels) if get_family(m).privacy.private else 1 for m in self.methods)
         return per_seed * len(self.bin_sizes) * int(self.runs)
 
     def to_dict(self) -> dict:
@@ -224,7 +224,7 @@ class SweepSpec:
 
 def cell_key(spec: SweepSpec, cell: Mapping) -> str:
     """Stable identifier of one cell: everything that determines its result."""
-    private = get_family(cell["method"]).private
+    private = get_family(cell["method"]).privacy.private
     params = {
         "data": spec.source.fingerprint, "support": spec.support, "iters": spec.iters,
         "bound": spec.bound, "radius": spec.radius, "count_cap": spec.count_cap,
@@ -246,7 +246,7 @@ def noise_seed(seed: int, bin_size: float, method: str, level: float) -> int:
 def cell_config(spec: SweepSpec, cell: Mapping, lags: int, bound: float, radius: float) -> FitConfig:
     """A cell's config: the sweep's settings, each given to the families that read it."""
     family = get_family(cell["method"])
-    private = family.private
+    private = family.privacy.private
     level = cell["level"]
     public = dict(bound=bound, radius=radius, iters=spec.iters, step=spec.step, fw_step=spec.fw_step)
     unit = {k: v for k, v in spec.options if k in UNIT_KEYWORDS}

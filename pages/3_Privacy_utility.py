@@ -61,7 +61,7 @@ def method_choice(container, key: str, help: str) -> list[str]:
 def check_calibration(methods, calibration: str) -> None:
     """Refuse a calibration some chosen private family does not have."""
     missing = [
-        get_family(m) for m in methods if get_family(m).private and calibration not in get_family(m).calibrations
+        get_family(m) for m in methods if get_family(m).privacy.private and calibration not in get_family(m).privacy.calibrations
     ]
     if missing:
         only = (
@@ -295,7 +295,7 @@ def epsilon_curve(spec: SweepSpec, view: pd.DataFrame, metric: str) -> None:
     finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
     if eps_col and not eps_col.endswith("formal"):
         st.caption(":material/warning: This ε uses R computed from the private data: NOT a formal guarantee.")
-    private_rows = view[[get_family(m).private for m in view["method"]]]
+    private_rows = view[[get_family(m).privacy.private for m in view["method"]]]
     if eps_col and eps_col.endswith("formal") and not private_rows["formal_settings"].astype(bool).all():
         reasons = sorted({r for text in private_rows["formal_reasons"] for r in str(text).split("; ")
                           if r and r != NOT_RELEASED})
@@ -305,7 +305,7 @@ def epsilon_curve(spec: SweepSpec, view: pd.DataFrame, metric: str) -> None:
                "settings, released with fresh noise through a ledger, would be one.")
     if finite:
         st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
-        reference = view.loc[[not get_family(m).private for m in view["method"]], metric].median()
+        reference = view.loc[[not get_family(m).privacy.private for m in view["method"]], metric].median()
         private_medians = private_rows.groupby(["method", "level"])[metric].median()
         if pd.notna(reference) and (private_medians < reference).any():
             st.caption("Some private medians lie below the non-private one: their post-processing (non-negativity, "

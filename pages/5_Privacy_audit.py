@@ -43,12 +43,12 @@ def read_controls(dataset: Dataset) -> AuditConfig:
     events = dataset.events
     checks = FieldChecks()
     c = st.columns(4)
-    private = [name for name in method_names() if get_family(name).private]  # the audit needs noise
+    private = [name for name in method_names() if get_family(name).privacy.private]  # the audit needs noise
     family = get_family(c[0].selectbox("method", private, key="au_method", format_func=lambda m: get_family(m).label))
     bin_size = checks.number(c[1], "bin size Δ", 1e-3, math.inf, 0.5, "au_dt", format="%.4g")
     support = checks.number(c[2], "support s", 1e-3, math.inf, 5.0, "au_s", format="%.4g")
     lags = lags_from_support(support, bin_size)
-    calibrations = list(family.calibrations)
+    calibrations = list(family.privacy.calibrations)
     calibration = c[3].selectbox("calibration", calibrations, key="au_calib",
                                  index=calibrations.index("formal") if "formal" in calibrations else 0,
                                  help="formal: the guarantee from public bounds (what a release claims); the paper's "

@@ -41,7 +41,7 @@ DELTA = 1e-5
 
 def formal_families() -> list[str]:
     """Every registered private family that has the formal calibration, in registry order."""
-    return [name for name in method_names() if get_family(name).private and "formal" in get_family(name).calibrations]
+    return [name for name in method_names() if get_family(name).privacy.private and "formal" in get_family(name).privacy.calibrations]
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def main() -> None:
         dataset = get_preset(DEFAULT_PRESET).dataset() if run == 0 else _simulation(preset, run)
         truth = dataset.scenario.true_H(base.bin_size, base.lags)
         shared = dict(bin_size=base.bin_size, lags=base.lags, count_cap=WORKS_COUNT_CAP)
-        reference = next(name for name in method_names() if not get_family(name).private)
+        reference = next(name for name in method_names() if not get_family(name).privacy.private)
         stats, _ = prepare_stats(dataset.events, FitConfig(method=reference, **shared))
         cls = fit_stats(stats, FitConfig(method=reference, **shared))
         rows.append({"method": reference, "epsilon": None, "run": run, **_errors(cls, truth, dataset.scenario)})

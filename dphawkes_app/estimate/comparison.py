@@ -78,7 +78,7 @@ def comparison_table(rows, has_truth: bool, reference_label: str, chosen, privat
     def verdict(r) -> str:
         if not r.ran or not math.isfinite(r.relative_error):
             return ""
-        if get_family(r.method).private and no_better_than_zero(r.relative_error):
+        if get_family(r.method).privacy.private and no_better_than_zero(r.relative_error):
             return f"no better than outputting zero: {zero_reason(get_family(r.method))}"
         return "better than zero" if r.relative_error < 1 else "no better than zero"
 

@@ -121,7 +121,7 @@ def show_shrinkage(ctx: PageContext, config, reference) -> None:
     """Warn when the constraint ball is far smaller than the truth (or the CLS fit, without a truth)."""
     if reference is None:
         return
-    constraint = config.family.constraint
+    constraint = config.family.privacy.constraint
     ratio = constraint_ratio(
         constraint, reference, config.bin_size, getattr(config, constraint) if constraint else None
     )

@@ -172,14 +172,14 @@ def sequence_unit_ready(defaults: Mapping) -> None:
     labels = method_labels()
     by_label = {label: name for name, label in labels.items()}
     method = FAMILIES.get(by_label.get(_effective("method", defaults["method"]), ""))
-    if method is not None and method.private and "sequence" not in method.units:
-        target = next((f for f in FAMILIES.values() if f.private and "sequence" in f.units), None)
+    if method is not None and method.privacy.private and "sequence" not in method.privacy.units:
+        target = next((f for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units), None)
         if target is not None:
             st.session_state["method"] = target.label
             notes.append(f"{method.label} has no sequence unit: the method was switched to {target.label}, which "
                          "has it")
             method = target
-    if method is not None and method.auto_count_cap and _effective("Cauto", bool(defaults["Cauto"])):
+    if method is not None and method.privacy.auto_count_cap and _effective("Cauto", bool(defaults["Cauto"])):
         cap = int(_effective("C", defaults["C"]) or WORKS_COUNT_CAP)
         st.session_state["Cauto"] = False
         st.session_state["C"] = cap

@@ -46,7 +46,7 @@ def references(ctx: PageContext, shown: Shown):
     family without noise, or ``None`` for each that does not apply (a non-private fit has neither; a family that
     needs noise to run has no σ² = 0 line)."""
     config, stats = shown.config, shown.stats
-    if not config.family.private:
+    if not config.family.privacy.private:
         return None, None
     cls_config = reference_config(shown)
     cls_stats = stats_cached(ctx.fingerprint, ctx.events, config_items(cls_config.statistics_key()))[0]  # unclipped

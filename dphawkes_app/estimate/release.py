@@ -126,7 +126,7 @@ def _kept(key, make):
 
 def fresh(config: FitConfig) -> bool:
     """An unseeded private fit: its noise (and any automatic selection's) is a fresh draw."""
-    return config.family.private and config.seed is None
+    return config.family.privacy.private and config.seed is None
 
 
 def public_stats(fingerprint: str, events, config: FitConfig, data_info: Mapping | None = None):
@@ -163,7 +163,7 @@ def noise_band(fingerprint: str, shown: Shown, draws: int) -> tuple[np.ndarray, 
     """``(low, high, kernels)`` over ``draws`` fresh noise draws of the shown settings on their statistics (the
     selection of C or G as shown): the 5–95 % band of every kernel value and baseline, and the draws' kernels
     stacked ``(draws, d, d, p)``. Kept in this session; a new draw number gives a new band."""
-    config = replace(shown.config, seed=None) if shown.config.family.private else shown.config
+    config = replace(shown.config, seed=None) if shown.config.family.privacy.private else shown.config
 
     def make():
         fits = [fit_stats(shown.stats, _public_selection(config, shown.data_info)) for _ in range(draws)]

@@ -85,7 +85,7 @@ def read_controls(ctx: PageContext) -> FitConfig:
     family = _method(sb, ctx.defaults)
     kwargs = family_controls(sb, family, ctx.defaults, url=URL)
     kwargs.update(_count_cap(sb, family, ctx.defaults))
-    if family.private:
+    if family.privacy.private:
         kwargs.update(_privacy(sb, family, ctx.defaults))
     return FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, **kwargs)
 
@@ -108,19 +108,19 @@ def _method(sb, defaults: Mapping):
     """The method selector (labels are also the URL values), with what each kind of method fits."""
     methods = {label: name for name, label in method_labels().items()}
     labels = list(methods)
-    by_kind = {kind: ", ".join(get_family(n).label for n in methods.values() if get_family(n).statistics == kind)
+    by_kind = {kind: ", ".join(get_family(n).label for n in methods.values() if get_family(n).inputs.statistics == kind)
                for kind in STATISTICS_LABELS}
     kinds = "; ".join(f"{by_kind[kind]}: {text}" for kind, text in STATISTICS_LABELS.items() if by_kind[kind])
     chosen = sb.selectbox("method", labels, index=labels.index(defaults["method"]) if defaults["method"] in labels
                           else 0, key="method", **URL, help=f"What each method fits — {kinds}.")
     family = get_family(methods[chosen])
-    sb.caption(f"Fits {STATISTICS_LABELS[family.statistics]}. {family.summary}")
+    sb.caption(f"Fits {STATISTICS_LABELS[family.inputs.statistics]}. {family.summary}")
     return family
 
 
 def _count_cap(sb, family, defaults: Mapping) -> dict:
     """The count cap C: public, or chosen privately (auto) by a family that offers it."""
-    auto_cap = family.auto_count_cap and sb.checkbox(
+    auto_cap = family.privacy.auto_count_cap and sb.checkbox(
         "choose C privately (auto)", value=defaults["Cauto"], key="Cauto", **URL,
         help=f"spend {AUTO_CAP_SHARE:.0%} of ε on a private choice of C (the cap that clips about 1 % of the "
              "events), the rest on the statistics; needs ε, not σ², and the event unit")
@@ -150,7 +150,7 @@ def _privacy(sb, family, defaults: Mapping) -> dict:
         kwargs["calibration"] = "formal"
         sb.caption("calibration: formal (the only one this method has)")
     else:
-        calibrations = list(family.calibrations)
+        calibrations = list(family.privacy.calibrations)
         kwargs["calibration"] = sb.selectbox(
             "calibration", calibrations, key="calib", **URL,
             index=calibrations.index(defaults["calib"]) if defaults["calib"] in calibrations else 0)

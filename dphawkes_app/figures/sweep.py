@@ -34,7 +34,7 @@ def _label(method: str) -> str:
 
 def _references() -> set[str]:
     """Names of the non-private families (no noise: the reference every private method is measured against)."""
-    return {name for name in method_names() if not get_family(name).private}
+    return {name for name in method_names() if not get_family(name).privacy.private}
 
 
 def _non_private(methods: pd.Series) -> pd.Series:

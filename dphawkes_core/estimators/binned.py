@@ -135,7 +135,7 @@ def prepare_partitioned(paths, config, window: Window, executor=None):
     ConfigError
         For a per-bin family (clipped DP-PGD): it needs every non-empty bin, which the reduce step does not gather.
     """
-    if config.family.per_bin:
+    if config.family.inputs.per_bin:
         raise ConfigError(f"{config.family.label} needs every non-empty bin, which a partitioned fit does not "
                           "gather; use a method on the summed statistics")
     check_bin_size(config.bin_size)

@@ -95,9 +95,9 @@ def events_from_counts(counts: np.ndarray) -> list[np.ndarray]:
 
 def config_for(family: Family, lags: int, **shared) -> FitConfig:
     """A formal config of ``family`` at its worst-case public options (C = 2, σ² = 1 unless given)."""
-    options = dict(family.audit_hints.worst_case_options) if family.private else {}
+    options = dict(family.audit_hints.worst_case_options) if family.privacy.private else {}
     private = dict(calibration="formal", count_cap=shared.pop("count_cap", 2), sigma2=shared.pop("sigma2", 1.0)) \
-        if family.private else {}
+        if family.privacy.private else {}
     return FitConfig(method=family.name, bin_size=1.0, lags=family.audit_hints.worst_case_lags or lags, **private,
                      **options, **shared)
 
@@ -292,7 +292,7 @@ def check_noiseless_limit(family: Family) -> None:
     reference, options = (EVENT_TIME_LIMITS[family.audit_hints.noiseless_limit],
                           EVENT_TIME_OPTIONS.get(family.audit_hints.noiseless_limit, {})) if family.fits_event_times \
         else LIMITS[family.audit_hints.noiseless_limit]
-    shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.private else {}
+    shared = dict(calibration="formal", count_cap=3, sigma2=0.0) if family.privacy.private else {}
     config = FitConfig(method=family.name, bin_size=1.0, lags=lags, seed=0, **shared,
                        **family.own_options({**options, **family.audit_hints.noiseless_options}))
     if family.fits_event_times:
@@ -317,7 +317,7 @@ def _neighbour_stats(family: Family, config: FitConfig, d: int, cap: int):
         return tuple(family.prepare_stats(events, config)[0] for events in family.worst_case_events(config, d))
     at_cap = np.full((40, d), cap, dtype=np.int64)
     fewer = at_cap.copy()
-    if family.per_bin:
+    if family.inputs.per_bin:
         at_cap[20, 0], fewer[20, 0] = 1, 0
     else:
         fewer[20, 0] = cap - 1
@@ -404,7 +404,7 @@ def skip_reason(family: Family, check: str) -> str:
     """Why ``check`` does not apply to ``family`` (empty when it does)."""
     if check == "noiseless limit" and not has_reference(family):
         return f"no independent reference here for the noiseless limit {family.audit_hints.noiseless_limit!r}"
-    if check in ("sensitivity", "only a session release is formal") and not family.private:
+    if check in ("sensitivity", "only a session release is formal") and not family.privacy.private:
         return "not private: nothing released"
     return ""
 

@@ -192,8 +192,8 @@ class FitConfig:
             return FitConfig(method=self.method, bin_size=self.bin_size, lags=self.lags, count_cap=self.count_cap,
                              calibration="formal", privacy_unit="sequence", max_events=self.max_events,
                              sequence_clip=self.sequence_clip, **chosen, **required)
-        if self.count_cap != AUTO and self.family.statistics != Statistics.BINNED:
-            return self.with_changes(epsilon=1.0 if self.family.private else None, sigma2=None, seed=None)
+        if self.count_cap != AUTO and self.family.inputs.statistics != Statistics.BINNED:
+            return self.with_changes(epsilon=1.0 if self.family.privacy.private else None, sigma2=None, seed=None)
         cap = {"max_events": self.max_events} if self.max_events is not None else {}  # the events kept
         if self.count_cap != AUTO:
             return FitConfig(method=reference_method(), bin_size=self.bin_size, lags=self.lags,
@@ -207,10 +207,10 @@ class FitConfig:
     def _check(self, family: Family) -> None:
         check_bin_size(self.bin_size)
         check_lags(self.lags)
-        if self.unit.name not in family.units:
+        if self.unit.name not in family.privacy.units:
             raise ConfigError(
                 f"the {self.unit.name} unit is available for "
-                f"{' and '.join(f.label for f in FAMILIES.values() if self.unit.name in f.units and f.private)}"
+                f"{' and '.join(f.label for f in FAMILIES.values() if self.unit.name in f.privacy.units and f.privacy.private)}"
                 f", not {family.label}"
             )
         self._check_count_cap(family)
@@ -218,7 +218,7 @@ class FitConfig:
 
     def _check_count_cap(self, family: Family) -> None:
         if self.count_cap != AUTO:
-            if family.auto_count_cap and not (
+            if family.privacy.auto_count_cap and not (
                 self.count_cap is None or is_whole(self.count_cap) and self.count_cap >= 1
             ):
                 raise ConfigError(f"the count cap C must be a positive integer or 'auto', got {self.count_cap!r}")
@@ -228,7 +228,7 @@ class FitConfig:
             return
         if isinstance(self.unit, SequenceUnit):
             raise ConfigError("the sequence unit needs a public count cap C or none, not 'auto'")
-        if not family.auto_count_cap or self.epsilon is None or self.sigma2 is not None:
+        if not family.privacy.auto_count_cap or self.epsilon is None or self.sigma2 is not None:
             raise ConfigError("an automatic count cap is available for DP-SSP with a target ε (it spends a "
                               "share of ε); give a public cap C otherwise")
         check_share(self.count_cap_share)

@@ -114,7 +114,7 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
     lags : int
         p.
     kind : {"solve", "gradient", "clipped", "pairs", "likelihood"}
-        The family's kind of work (:attr:`~dphawkes_core.estimators.family.Family.cost_kind`): one solve of the
+        The family's kind of work (:attr:`~dphawkes_core.estimators.family.CostTags.kind`): one solve of the
         normal equations (CLS, DP-SSP), K noisy gradients of the summed statistics (DP-PGD, DP-CG), K
         clipped per-bin gradients (clipped DP-PGD), or one solve on statistics of the pairs of events at most
         s apart (ctls: no FFT shortcut, however dense the counts; ``E·(1 + E(p+1)/n)`` pairs), or the same

@@ -68,12 +68,12 @@ def run_private(stats: SufficientStats, config: FitConfig, report: PrivacyReport
 
 def fit_stats(stats: SufficientStats, config: FitConfig) -> FitResult:
     """Run the estimator named in ``config`` on precomputed statistics (of the kind its family fits)."""
-    if stats.kind != config.family.statistics:
-        raise ConfigError(f"{config.family.label} fits {config.family.statistics} statistics, these are "
+    if stats.kind != config.family.inputs.statistics:
+        raise ConfigError(f"{config.family.label} fits {config.family.inputs.statistics} statistics, these are "
                           f"{stats.kind}: compute them with prepare_stats on its config")
     if stats.lags != config.lags:
         raise ConfigError(f"statistics were computed for p = {stats.lags}, config asks for {config.lags}")
-    if not config.family.private:
+    if not config.family.privacy.private:
         return run_private(stats, config, None)
     return fit_private(stats, config)
 
@@ -89,7 +89,7 @@ def release_status(config: FitConfig, data_info: dict, data_derived=(), released
     seed, the noise (σ² = 0 is none), the declared domain (window, dimensions and sequences stated, not read
     from the data), whether a privacy session released it (``released``: only :mod:`~dphawkes_core.release.session`
     passes True) and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""
-    calibration = config.calibration if config.family.private else None
+    calibration = config.calibration if config.family.privacy.private else None
     undeclared = tuple(name for name, key in (("d", "dimensions_declared"), ("S", "sequences_declared"))
                        if not data_info.get(key, False))
     return formal_status(calibration, seed=config.seed, window_stated=bool(data_info.get("window_stated", False)),
@@ -101,18 +101,18 @@ def fit_cost(events: Events, config: FitConfig) -> CostEstimate:
     """Predicted memory and time of fitting ``config`` on ``events`` (before anything is binned):
     :func:`~dphawkes_core.estimators.cost.estimate_fit_cost` for this family's kind of work, with the number of
     sequences, which decides how DP-PGD/DP-CG's gradient product runs."""
-    return estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.family.cost_kind,
+    return estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.family.cost.kind,
                              iterations(config), n_events=events.n_events, sequences=events.n_sequences)
 
 
 def iterations(config: FitConfig) -> int:
     """K of an iterative family, 1 for a one-shot one."""
-    return int(config.iters) if config.family.iterative else 1
+    return int(config.iters) if config.family.cost.iterative else 1
 
 
 def is_sequence_unit(config: FitConfig) -> bool:
     """True when ``config`` is a private fit with one sequence as the privacy unit."""
-    return config.privacy_unit == "sequence" and config.family.private
+    return config.privacy_unit == "sequence" and config.family.privacy.private
 
 
 def prepare_stats(events: Events, config: FitConfig) -> tuple[SufficientStats, dict]:

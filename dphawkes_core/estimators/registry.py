@@ -49,7 +49,7 @@ def method_names() -> tuple[str, ...]:
 def reference_method() -> str:
     """The non-private reference family's name (the first registered family that adds no noise): the fit every
     private estimate is shown beside when the data have no truth."""
-    return next(name for name, family in FAMILIES.items() if not family.private)
+    return next(name for name, family in FAMILIES.items() if not family.privacy.private)
 
 
 def method_labels() -> dict[str, str]:

@@ -7,7 +7,7 @@
   its clip norm G (a number, ``"auto"`` for a private choice, or ``None`` for the G that M guarantees) and
   the share of ε an automatic G spends (:mod:`~dphawkes_core.privacy.sequence`).
 
-A family lists the units it supports (:attr:`~dphawkes_core.estimators.family.Family.units`).
+A family lists the units it supports (:attr:`~dphawkes_core.estimators.family.PrivacyTags.units`).
 """
 
 from __future__ import annotations

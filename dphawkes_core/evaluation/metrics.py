@@ -107,7 +107,7 @@ def constraint_ratio(constraint: str | None, reference: np.ndarray, bin_size: fl
                      value: float | None) -> float | None:
     """How large the constraint set is compared with a reference estimate (truth, or the CLS fit).
 
-    ``constraint`` names the family's constraint (:attr:`~dphawkes_core.estimators.family.Family.constraint`):
+    ``constraint`` names the family's constraint (:attr:`~dphawkes_core.estimators.family.PrivacyTags.constraint`):
     ``B / ||H_ref||_F`` for ``bound`` (the ball ``||H||_F <= B``), ``r / ||Δ H_ref||_*`` for ``radius`` (the
     ball ``||U||_* <= r``); ``None`` for an unconstrained family. Well below 1 (see ``SHRINK_WARNING_RATIO``),
     every estimate is pulled toward zero, so private and non-private estimates look alike because both are

@@ -173,7 +173,7 @@ class PrivacySession:
         """
         self._check_unit(config)
         status = self.status(config, data_derived)
-        if not (config.family.private and status.formal):
+        if not (config.family.privacy.private and status.formal):
             return status, ()
         stats, _ = self._prepare(_placeholder_config(config))
         if config.sequence_clip == AUTO:
@@ -209,7 +209,7 @@ class PrivacySession:
         choice and estimate, drawing nothing; the ledger records the count's mechanism with the fit's."""
         if self._count is None:
             raise DPHawkesError("this data source cannot choose Δ and s inside the release; give them")
-        if not config.family.private or config.epsilon is None or config.sigma2 is not None:
+        if not config.family.privacy.private or config.epsilon is None or config.sigma2 is not None:
             raise DPHawkesError("an automatic Δ and s spend a share of ε: give a private method and a target ε")
         if config.privacy_unit != "event":
             raise DPHawkesError("an automatic Δ and s are available for the event unit only (one event moves the "
@@ -246,7 +246,7 @@ class PrivacySession:
         receives what it drew (after ``first``, a selection drawn before it) and is checked against the plan."""
         start = time.perf_counter()
         stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
-        report = privacy_report(stats, config) if config.family.private else None
+        report = privacy_report(stats, config) if config.family.privacy.private else None
         result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
         if planned:
             spent.extend(first + report.mechanisms())

@@ -66,7 +66,7 @@ class SufficientStats:
         The public cap C the counts were clipped at before the statistics were computed.
     kind : str
         What they are statistics of (class attribute): ``"binned"`` counts here; a family fits only its own kind
-        (:attr:`~dphawkes_core.estimators.family.Family.statistics`).
+        (:attr:`~dphawkes_core.estimators.family.InputTags.statistics`).
     """
 
     kind: ClassVar[str] = "binned"

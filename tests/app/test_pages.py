@@ -108,7 +108,7 @@ def test_estimate_opens_on_privacy_that_works_and_matches_independent_fits():
     assert "would not be one on private data either: the method adds no noise (not private)" in cls_cell
     assert "C = " not in cls_cell
     assert comparison.loc["all-zero reference Ĥ = 0", ERROR] == 1.0
-    rows = {name: label if get_family(name).private else f"{label} (non-private)"  # every family has a row
+    rows = {name: label if get_family(name).privacy.private else f"{label} (non-private)"  # every family has a row
             for name, label in METHOD_LABEL.items()} | {"ctls": f"{ctls_label} — chosen"}
     assert set(comparison.index) == set(rows.values()) | {"all-zero reference Ĥ = 0"}
     references = {row: grid_free[row] for row in comparison.index if row.endswith("(non-private)")}

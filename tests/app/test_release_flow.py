@@ -150,4 +150,4 @@ def test_the_other_methods_are_released_together_on_request(data):
 def test_the_family_used_is_not_the_default_presets_on_purpose():
     """The helpers choose a formal family from the registry, so these tests do not follow the default preset."""
     family = formal_family()
-    assert family.private and "formal" in family.calibrations
+    assert family.privacy.private and "formal" in family.privacy.calibrations

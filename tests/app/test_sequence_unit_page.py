@@ -27,11 +27,11 @@ def test_the_sequence_unit_from_every_preset(key):
     at = open_estimate(preset=key)
     no_problems(at)
     was_auto = any(c.key == "Cauto" and c.value for c in at.checkbox)
-    had_unit = "sequence" in get_family(BY_LABEL[at.selectbox(key="method").value]).units
+    had_unit = "sequence" in get_family(BY_LABEL[at.selectbox(key="method").value]).privacy.units
     at.radio(key="unit").set_value("sequence").run()
     no_problems(at)  # no dead end: no error replaces the page
     family = get_family(BY_LABEL[at.selectbox(key="method").value])
-    assert "sequence" in family.units
+    assert "sequence" in family.privacy.units
     assert not any(c.key == "Cauto" and c.value for c in at.checkbox)  # no automatic C with the sequence unit
     note = texts(at.info)
     if was_auto:
@@ -43,7 +43,7 @@ def test_the_sequence_unit_from_every_preset(key):
 
 
 def test_the_link_carries_the_unit_M_and_G():
-    sequence_family = next(f for f in FAMILIES.values() if f.private and "sequence" in f.units)
+    sequence_family = next(f for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units)
     at = open_estimate(preset="works", unit="sequence", seqM="30", seqG="2.5", method=sequence_family.label)
     no_problems(at)
     assert at.radio(key="unit").value == "sequence"
@@ -75,7 +75,7 @@ def test_both_units_charge_one_budget_and_the_sequence_view_closes_after_an_even
     says it protects events only, and is composed with the first in the event view); the sequence view then
     refuses a new release before anything is drawn."""
     data = several_sequences()
-    family = next(f for f in FAMILIES.values() if f.private and "sequence" in f.units)
+    family = next(f for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units)
     at = use_formal_method(open_estimate(data), family)
     at.radio(key="unit").set_value("sequence").run()
     at.number_input(key="seqM").set_value(300).run()

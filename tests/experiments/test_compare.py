@@ -64,7 +64,7 @@ def test_slow_methods_are_skipped_unless_asked_for(data):
     stats, info, truth = data
     chosen = FitConfig(method="ssp", bin_size=0.5, lags=8, count_cap=5, epsilon=1.0, calibration="formal", seed=0)
     public = {**PUBLIC, "iters": 10**5}
-    cost = estimate_fit_cost(info["n_bins"], stats.dim, stats.lags, get_family("pgd-clip").cost_kind, public["iters"])
+    cost = estimate_fit_cost(info["n_bins"], stats.dim, stats.lags, get_family("pgd-clip").cost.kind, public["iters"])
     assert cost.seconds > COMPARISON_BUDGET_S
     (row,) = compare_methods(stats, info, chosen, 1.0, truth, public, methods=("pgd-clip",))
     assert not row.ran and row.note.startswith("skipped")

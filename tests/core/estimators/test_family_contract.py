@@ -82,8 +82,8 @@ def _non_default(setting):
 def test_its_settings_build_a_cli_that_sets_every_option(name, tmp_path):
     family = get_family(name)
     argv = ["fit", "x.csv", "--bin-size", "1", "--lags", "2", "--method", name]
-    if family.private:
-        argv += ["--sigma2", "1", "--calibration", family.calibrations[0], "--count-cap", "2"]
+    if family.privacy.private:
+        argv += ["--sigma2", "1", "--calibration", family.privacy.calibrations[0], "--count-cap", "2"]
     expected = {}
     for setting in family.settings:
         value = _non_default(setting)

@@ -167,7 +167,7 @@ def test_invalid_configs_are_refused():
 def _family_keywords(family) -> dict:
     """A valid config of ``family``: shared settings, a formal target ε when private, its required public bounds."""
     keywords = dict(method=family.name, bin_size=0.5, lags=3, count_cap=3)
-    if family.private:
+    if family.privacy.private:
         keywords.update(epsilon=1.0, calibration="formal")
     return {**keywords, **family.audit_hints.worst_case_options}
 

@@ -43,7 +43,7 @@ def test_constraint_ratio_closed_forms():
     from dphawkes_core.evaluation.metrics import constraint_ratio
 
     H = np.array([[3.0, 0.0], [0.0, 4.0]])  # ||H||_F = 5, ||H||_* = 7
-    assert constraint_ratio(get_family("pgd").constraint, H, 0.1, 2.5) == pytest.approx(0.5)
-    assert constraint_ratio(get_family("cg").constraint, H, 0.1, 0.35) == pytest.approx(0.5)  # ||ΔH||_* = 0.7
-    assert constraint_ratio(get_family("cls").constraint, H, 0.1, 2.5) is None
+    assert constraint_ratio(get_family("pgd").privacy.constraint, H, 0.1, 2.5) == pytest.approx(0.5)
+    assert constraint_ratio(get_family("cg").privacy.constraint, H, 0.1, 0.35) == pytest.approx(0.5)  # ||ΔH||_* = 0.7
+    assert constraint_ratio(get_family("cls").privacy.constraint, H, 0.1, 2.5) is None
     assert constraint_ratio("bound", H, 0.1, None) is None

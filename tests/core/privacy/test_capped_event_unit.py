@@ -18,7 +18,7 @@ from dphawkes_core.estimators.checks import config_for
 from dphawkes_core.privacy.sequence import RAW_EVENT_GROUP, cap_events, capped_event_group
 
 M, T, SEQUENCES = 8, 40.0, 3
-PRIVATE = [name for name, family in FAMILIES.items() if family.private and "event" in family.units]
+PRIVATE = [name for name, family in FAMILIES.items() if family.privacy.private and "event" in family.privacy.units]
 SLACK = 1e-9
 
 

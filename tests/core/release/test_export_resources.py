@@ -142,8 +142,8 @@ def test_statistics_of_event_pairs_are_costed_without_the_fft_shortcut():
     # 2·10⁶ events in 10⁴ bins (200 a bin), p = 100: the binned moments take the FFT (cheap), but the grid-free
     # statistics walk ~4·10¹⁰ pairs of events within s — refused for ctls, allowed for DP-SSP on the same data
     from dphawkes_core.estimators import get_family
-    binned = estimate_fit_cost(10_000, 2, 100, get_family("ssp").cost_kind, n_events=2_000_000)
-    pairs = estimate_fit_cost(10_000, 2, 100, get_family("ctls").cost_kind, n_events=2_000_000)
+    binned = estimate_fit_cost(10_000, 2, 100, get_family("ssp").cost.kind, n_events=2_000_000)
+    pairs = estimate_fit_cost(10_000, 2, 100, get_family("ctls").cost.kind, n_events=2_000_000)
     assert not binned.refused and pairs.refused and pairs.seconds > 100 * binned.seconds
     # on sparse data (no FFT either way) both count the same pairs, the walk over event pairs at its own,
     # measured cost per pair (bench_cost_model checks both within 2×)

@@ -368,7 +368,7 @@ def test_every_setting_a_fit_reads_changes_its_release_identity(name):
     key = LedgerKey("rows-k")
     family = FAMILIES[name]
     base_settings = dict(method=name, bin_size=0.5, lags=4, count_cap=5, **BASE_OPTIONS.get(name, {}))
-    if family.private:
+    if family.privacy.private:
         base_settings.update(epsilon=1.0, calibration="formal")
     base = FitConfig(**base_settings)
     accepted = 0
