@@ -147,7 +147,8 @@ def zero_note(result, config, data_info, error: float, scale: float) -> str:
     if worst_case_gradient(family) and report is not None and report.calibration == "formal":
         n_bins = data_info.get("n_bins")
         cap = data_info.get("count_cap")
-        others = ", ".join(f.label for f in FAMILIES.values() if f.privacy.private and not f.cost.iterative and f.formal_only)
+        others = ", ".join(f.label for f in FAMILIES.values()
+                             if f.privacy.private and not f.cost.iterative and f.formal_only)
         return (head + "Why: the formal calibration bounds how far one event can move a noisy gradient in the worst "
                 "case — every bin count at the cap C — and for the paper's quadratic loss that bound grows as "
                 f"C³p²/N (`docs/privacy.md`): here S = {report.sensitivity:.3g} per step (C = {cap}, p = "

@@ -112,7 +112,8 @@ class Preset:
         public one (or back) is a change of "C".
         """
         family = config.family
-        shared = ["method", "bin_size", "lags", "count_cap", *(PRIVACY_FIELDS + UNIT_FIELDS if family.privacy.private else ())]
+        shared = ["method", "bin_size", "lags", "count_cap",
+                  *(PRIVACY_FIELDS + UNIT_FIELDS if family.privacy.private else ())]
         changed = [SHARED_LABELS[n] for n in shared if getattr(config, n) != getattr(self.config, n)]
         given = self.options_for(family)
         changed += [OPTION_LABELS.get(s.name, s.label_text()) for s in family.settings

@@ -140,7 +140,8 @@ def best_formal(rows) -> MethodRow | None:
 def best_reference(rows) -> MethodRow | None:
     """The row of the non-private method with the lowest grid-free kernel error (``None`` without such rows or
     errors): the reference no private estimate on these data is expected to beat."""
-    measured = [r for r in rows if r.ran and not get_family(r.method).privacy.private and math.isfinite(r.function_error)]
+    measured = [r for r in rows
+                if r.ran and not get_family(r.method).privacy.private and math.isfinite(r.function_error)]
     return min(measured, key=lambda r: r.function_error, default=None)
 
 

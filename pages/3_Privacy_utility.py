@@ -61,7 +61,8 @@ def method_choice(container, key: str, help: str) -> list[str]:
 def check_calibration(methods, calibration: str) -> None:
     """Refuse a calibration some chosen private family does not have."""
     missing = [
-        get_family(m) for m in methods if get_family(m).privacy.private and calibration not in get_family(m).privacy.calibrations
+        get_family(m) for m in methods
+        if get_family(m).privacy.private and calibration not in get_family(m).privacy.calibrations
     ]
     if missing:
         only = (

@@ -41,7 +41,8 @@ DELTA = 1e-5
 
 def formal_families() -> list[str]:
     """Every registered private family that has the formal calibration, in registry order."""
-    return [name for name in method_names() if get_family(name).privacy.private and "formal" in get_family(name).privacy.calibrations]
+    return [name for name in method_names()
+            if get_family(name).privacy.private and "formal" in get_family(name).privacy.calibrations]
 
 
 def main() -> None:

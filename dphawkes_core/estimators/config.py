@@ -208,11 +208,8 @@ class FitConfig:
         check_bin_size(self.bin_size)
         check_lags(self.lags)
         if self.unit.name not in family.privacy.units:
-            raise ConfigError(
-                f"the {self.unit.name} unit is available for "
-                f"{' and '.join(f.label for f in FAMILIES.values() if self.unit.name in f.privacy.units and f.privacy.private)}"
-                f", not {family.label}"
-            )
+            able = [f.label for f in FAMILIES.values() if self.unit.name in f.privacy.units and f.privacy.private]
+            raise ConfigError(f"the {self.unit.name} unit is available for {' and '.join(able)}, not {family.label}")
         self._check_count_cap(family)
         family.check(self)
 

@@ -52,7 +52,8 @@ def private_dataset(n_events: int = 20_000, seed: int = 5, declared: bool = True
 def formal_family():
     """The first registered private family with the formal calibration and the event unit (not the default
     preset's method on purpose: the tests set it)."""
-    return next(f for f in FAMILIES.values() if f.privacy.private and "formal" in f.privacy.calibrations and "event" in f.privacy.units
+    return next(f for f in FAMILIES.values()
+                if f.privacy.private and "formal" in f.privacy.calibrations and "event" in f.privacy.units
                 and not f.inputs.per_bin)
 
 

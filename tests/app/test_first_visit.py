@@ -181,7 +181,7 @@ def test_deploy_button_is_hidden():
 def test_audit_page_uses_method_names_and_has_no_empty_bar_at_zero():
     at = open_app_page("pages/5_Privacy_audit.py")
     method = at.selectbox(key="au_method")
-    private = [family.label for family in FAMILIES.values() if family.privacy.private]  # the registry's private families
+    private = [family.label for family in FAMILIES.values() if family.privacy.private]  # the registry's private ones
     assert method.options == private and private[:4] == ["DP-PGD", "DP-CG", "DP-SSP", "clipped DP-PGD"]  # labels
     assert all("_" not in w.label.replace("$", "").split("\\")[0] for w in at.number_input)
     at.number_input(key="au_trials").set_value(40).run()

@@ -92,7 +92,8 @@ def test_paper_figures_use_the_reproduction_settings(figure):
     truth = preset.dataset().scenario.true_H(0.05, 80)
     nuclear = np.linalg.svd(0.05 * truth, compute_uv=False).sum()
     assert preset.options_for("cg")["radius"] == pytest.approx(nuclear)  # the oracle r = ||ΔH_true||_*
-    assert getattr(config, config.family.privacy.constraint) == preset.options_for(config.method)[config.family.privacy.constraint]
+    constraint = config.family.privacy.constraint
+    assert getattr(config, constraint) == preset.options_for(config.method)[constraint]
 
 
 def test_every_preset_has_a_sentence_and_its_own_data():

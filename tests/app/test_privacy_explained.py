@@ -58,7 +58,8 @@ def test_one_colour_per_method_in_registry_order():
 
 
 def test_an_estimate_no_better_than_zero_says_so_and_why():
-    gradient = next((f for f in FAMILIES.values() if worst_case_gradient(f) and "formal" in f.privacy.calibrations), None)
+    gradient = next((f for f in FAMILIES.values() if worst_case_gradient(f) and "formal" in f.privacy.calibrations),
+                    None)
     if gradient is None:
         pytest.skip("no family adds noise to gradients of the paper's loss")
     at = with_comparison(open_estimate(preset="works"))

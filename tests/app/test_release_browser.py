@@ -74,7 +74,8 @@ def shot(page, tmp_path: Path, name: str, locator=None) -> None:
 
 def one_release_family():
     """A formal family that releases once (not the default preset's by assumption: the test chooses it)."""
-    return next(f for f in FAMILIES.values() if f.privacy.private and f.formal_only and not f.cost.iterative and not f.inputs.per_bin
+    return next(f for f in FAMILIES.values()
+                if f.privacy.private and f.formal_only and not f.cost.iterative and not f.inputs.per_bin
                 and "event" in f.privacy.units)
 
 
