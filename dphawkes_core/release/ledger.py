@@ -209,7 +209,7 @@ class Entry:
     Attributes
     ----------
     request : str
-        Identity of the release request (:func:`~dphawkes_core.release.session.release_request`): the same
+        Identity of the release request (:func:`~dphawkes_core.release.session.request_identity`): the same
         request is answered from here.
     label : str
         What was released, in words.
@@ -519,7 +519,7 @@ class LedgerBook:
         key : LedgerKey
             The source and the release's privacy unit (the view its budget is checked in).
         request : str
-            :func:`~dphawkes_core.release.session.release_request` of the data and settings.
+            :func:`~dphawkes_core.release.session.request_identity` of the data and settings.
         run : callable
             Draws the release and returns it as a JSON-able dict (called only when neither replayed nor refused).
         label, formal, reasons, mechanisms :

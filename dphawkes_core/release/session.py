@@ -144,8 +144,8 @@ class PrivacySession:
                    count=lambda: (events.n_events, float(sum(seq.end_time for seq in events.sequences))))
 
     def request(self, config: FitConfig) -> str:
-        """The identity of releasing ``config`` here (:func:`release_request`)."""
-        return release_request(self.key, config, self.view)
+        """The identity of releasing ``config`` here (:func:`request_identity`)."""
+        return request_identity(self.key, config, self.view)
 
     def ledger(self) -> DataLedger | None:
         """The data set's ledger, ``None`` before anything was recorded."""
@@ -321,7 +321,7 @@ def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=(), 
     return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived, view).result
 
 
-def release_request(key: LedgerKey, config: FitConfig, view: str = "") -> str:
+def request_identity(key: LedgerKey, config: FitConfig, view: str = "") -> str:
     """Identity of a release request: the source, what was declared about it (``view``: the loaded events'
     :func:`events_fingerprint` and what of their domain is public, so another window or declaration of the same
     rows is another release) and every setting the fit reads (so the noise distribution, the unit included):

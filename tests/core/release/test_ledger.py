@@ -27,7 +27,7 @@ from dphawkes_core.release.ledger import (
     events_fingerprint,
     gaussian_mechanism,
 )
-from dphawkes_core.release.session import PrivacySession, metered_fit, release_request
+from dphawkes_core.release.session import PrivacySession, metered_fit, request_identity
 
 DELTA = 1e-5
 
@@ -359,7 +359,7 @@ def test_a_config_rebuilt_from_its_dict_is_the_same_release(ssp_data, name):
         config = FitConfig(**{k: v for k, v in config.to_dict().items() if k not in ("epsilon", "calibration")})
     rebuilt = FitConfig(**config.to_dict())
     assert rebuilt == config and rebuilt.to_dict() == config.to_dict()
-    assert release_request(key, rebuilt) == release_request(key, config)
+    assert request_identity(key, rebuilt) == request_identity(key, config)
     session = PrivacySession(lambda _: (stats, info), book, key, dict(info))
     assert session.plan(rebuilt) == session.plan(config)  # the same status and mechanisms: the same charge
     first = metered_fit(book, key, stats, config, info)
@@ -378,7 +378,7 @@ def test_the_automatic_cap_and_the_sequence_unit_rebuild_to_the_same_release(tmp
         rebuilt = FitConfig(**config.to_dict())
         assert rebuilt == config
         unit_key = LedgerKey(key.fingerprint, unit)
-        assert release_request(unit_key, rebuilt) == release_request(unit_key, config)
+        assert request_identity(unit_key, rebuilt) == request_identity(unit_key, config)
         stats, info = prepare_stats(events, config)
         book = LedgerBook(tmp_path / f"{unit}.json")
         first = metered_fit(book, unit_key, stats, config, info)
@@ -391,11 +391,11 @@ def test_the_request_is_what_the_fit_reads():
     of it."""
     key = LedgerKey("0" * 64)
     pgd = dict(method="pgd", bin_size=0.5, lags=4, epsilon=1.0, bound=1.0)
-    assert release_request(key, FitConfig(**pgd)) == release_request(
+    assert request_identity(key, FitConfig(**pgd)) == request_identity(
         key, FitConfig(**pgd, iters=1000, step="theorem", step_size=None, radius=None, clip=None, ridge=None))
-    assert release_request(key, FitConfig(**pgd, iters=999)) != release_request(key, FitConfig(**pgd))
-    assert release_request(key, ssp_config(ridge=0.5)) != release_request(key, ssp_config())
-    assert release_request(key, ssp_config(bound=None)) == release_request(key, ssp_config())
+    assert request_identity(key, FitConfig(**pgd, iters=999)) != request_identity(key, FitConfig(**pgd))
+    assert request_identity(key, ssp_config(ridge=0.5)) != request_identity(key, ssp_config())
+    assert request_identity(key, ssp_config(bound=None)) == request_identity(key, ssp_config())
 
 
 def test_a_ledger_of_the_previous_format_is_refused_with_a_clear_message(tmp_path):

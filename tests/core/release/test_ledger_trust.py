@@ -29,7 +29,7 @@ from dphawkes_core.release.ledger import (
     data_fingerprint,
     events_fingerprint,
 )
-from dphawkes_core.release.session import PrivacySession, release_request
+from dphawkes_core.release.session import PrivacySession, request_identity
 from dphawkes_core.statistics.partitioned import partitioned_rows_key
 
 DELTA = 1e-5
@@ -380,8 +380,8 @@ def test_every_setting_a_fit_reads_changes_its_release_identity(name):
         if other == base:
             continue
         accepted += 1
-        assert release_request(key, other) != release_request(key, base), change
-        assert release_request(key, other, "view") != release_request(key, other), change
+        assert request_identity(key, other) != request_identity(key, base), change
+        assert request_identity(key, other, "view") != request_identity(key, other), change
     assert accepted >= 6
 
 
