@@ -190,7 +190,7 @@ class PrivacySession:
         status, planned = self.plan(config, data_derived)
         spent: list = []
         answer = self.book.release(self.key, self.request(config), lambda: self._run(config, planned, spent),
-                                   label=release_label(config), formal=status.formal, reasons=status.reasons,
+                                   label=entry_label(config), formal=status.formal, reasons=status.reasons,
                                    mechanisms=planned, recorded=lambda: tuple(spent) or planned,
                                    max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
@@ -236,7 +236,7 @@ class PrivacySession:
             record = self._run(chosen, fit_plan, spent, first=(count,) if fit_plan else ())
             return {**record, "time_scale": scale.to_dict()}
 
-        answer = self.book.release(self.key, request, run, label=f"{release_label(placeholder)} (auto Δ, s)",
+        answer = self.book.release(self.key, request, run, label=f"{entry_label(placeholder)} (auto Δ, s)",
                                    formal=status.formal, reasons=status.reasons, mechanisms=planned,
                                    recorded=lambda: tuple(spent) or planned, max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
@@ -331,7 +331,7 @@ def request_identity(key: LedgerKey, config: FitConfig, view: str = "") -> str:
     return hashlib.sha256(f"{key.fingerprint}\n{view}\n{settings}".encode()).hexdigest()
 
 
-def release_label(config: FitConfig) -> str:
+def entry_label(config: FitConfig) -> str:
     """One line naming a fit's release: method, privacy target, Δ, p."""
     privacy = (f"ε = {config.epsilon:g}" if config.sigma2 is None and config.epsilon is not None
                else f"σ² = {config.sigma2:g}" if config.sigma2 is not None else "no noise")
