@@ -73,7 +73,7 @@ __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.a
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
     "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint",
-    "default_ledger_path", "grouped", "release_group",
+    "default_ledger_path", "grouped", "group_factor",
     "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "read_format2",
 ]
 
@@ -246,15 +246,15 @@ class Entry:
 
     def group(self, view: str) -> float:
         """How many of the neighbours this release was calibrated for one neighbour of ``view`` moves at most
-        (:func:`release_group`)."""
-        return release_group(self.unit, self.max_events, view)
+        (:func:`group_factor`)."""
+        return group_factor(self.unit, self.max_events, view)
 
     def mechanisms_in(self, view: str) -> tuple[Mechanism, ...] | None:
         """Its mechanisms as seen by one neighbour of ``view`` (group privacy); ``None`` when nothing bounds them."""
         return grouped(self.mechanisms, self.group(view))
 
 
-def release_group(unit: str, max_events: int | None, view: str) -> float:
+def group_factor(unit: str, max_events: int | None, view: str) -> float:
     """The group-privacy factor of a release of ``unit`` (with an event-level cap ``max_events``) in ``view``: 1 when
     the view's neighbour is covered by the release's own (any sequence-level release; an uncapped event-level release
     in the event view); :func:`~dphawkes_core.privacy.sequence.capped_event_group` under a cap; ∞ for an uncapped
@@ -352,8 +352,8 @@ class DataLedger:
     def cost(self, mechanisms, unit: str | None = None, max_events: int | None = None) -> tuple[float, float]:
         """``(ε of these mechanisms alone, composed ε of the ledger with them)`` at the budget's δ, in this view, for
         a release of ``unit`` (default the view's) with an event-level cap ``max_events`` (its group in the view:
-        :func:`release_group`; ∞ when unbounded)."""
-        mechanisms = grouped(tuple(mechanisms), release_group(unit or self.key.unit, max_events, self.key.unit))
+        :func:`group_factor`; ∞ when unbounded)."""
+        mechanisms = grouped(tuple(mechanisms), group_factor(unit or self.key.unit, max_events, self.key.unit))
         if mechanisms is None:
             return math.inf, math.inf
         alone = compose_epsilon(mechanisms, self.budget.delta)
@@ -380,7 +380,7 @@ class DataLedger:
         unit = unit or self.key.unit
         for view in ("event", "sequence"):
             seen = self.view(view)
-            if release_group(unit, max_events, view) == math.inf:
+            if group_factor(unit, max_events, view) == math.inf:
                 continue  # an uncapped event-level release: the sequence view closes
             if seen.closed:
                 if view == self.key.unit or unit == "sequence":
@@ -529,7 +529,7 @@ class LedgerBook:
             release: :class:`~dphawkes_core.release.session.PrivacySession`); default ``mechanisms``.
         max_events : int, optional
             An event-level release's enforced cap M on events per sequence: both views charge it (its group in each,
-            :func:`release_group`); without one, an event-level release closes the sequence view.
+            :func:`group_factor`); without one, an event-level release closes the sequence view.
 
         Raises
         ------
