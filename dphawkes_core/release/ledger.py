@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.accounting` it records
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
-    "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "Release", "compose_epsilon",
+    "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
     "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint",
     "default_ledger_path", "grouped", "group_factor",
     "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "read_format2",
@@ -452,7 +452,7 @@ def is_metered(simulated: bool, ledger: DataLedger | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Release:
+class LedgerOutcome:
     """The answer to a release request: the stored entry, and whether it was replayed from the ledger."""
 
     entry: Entry
@@ -509,9 +509,9 @@ class LedgerBook:
             ledgers[key.fingerprint] = ledger.view("event")
         return ledger
 
-    def release(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
+    def record_spend(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
                 reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None,
-                max_events: int | None = None) -> Release:
+                max_events: int | None = None) -> LedgerOutcome:
         """Answer a release request: replay it if already paid for, refuse it if over budget, else run it.
 
         Parameters
@@ -543,7 +543,7 @@ class LedgerBook:
             ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
             earlier = ledger.find(request)
             if earlier is not None:
-                return Release(earlier, True, ledger)
+                return LedgerOutcome(earlier, True, ledger)
             if formal and ledger.public:
                 raise DPHawkesError(f"internal error: a formal release on data whose {PUBLIC_MARK_REASON[4:]}")
             cap = max_events if key.unit == "event" else None
@@ -554,7 +554,7 @@ class LedgerBook:
             entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now(), key.unit, cap)
             ledger = dataclasses.replace(ledger, entries=ledger.entries + (entry,))
             ledgers[key.fingerprint] = ledger.view("event")
-        return Release(entry, False, ledger)
+        return LedgerOutcome(entry, False, ledger)
 
     def merge(self, ledger: DataLedger) -> DataLedger:
         """Add ``ledger``'s entries and migrated names to the file's ledger of its source (created with its budget,

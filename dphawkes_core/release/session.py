@@ -189,7 +189,7 @@ class PrivacySession:
             return earlier
         status, planned = self.plan(config, data_derived)
         spent: list = []
-        answer = self.book.release(self.key, self.request(config), lambda: self._run(config, planned, spent),
+        answer = self.book.record_spend(self.key, self.request(config), lambda: self._run(config, planned, spent),
                                    label=entry_label(config), formal=status.formal, reasons=status.reasons,
                                    mechanisms=planned, recorded=lambda: tuple(spent) or planned,
                                    max_events=config.max_events)
@@ -236,7 +236,7 @@ class PrivacySession:
             record = self._run(chosen, fit_plan, spent, first=(count,) if fit_plan else ())
             return {**record, "time_scale": scale.to_dict()}
 
-        answer = self.book.release(self.key, request, run, label=f"{entry_label(placeholder)} (auto Δ, s)",
+        answer = self.book.record_spend(self.key, request, run, label=f"{entry_label(placeholder)} (auto Δ, s)",
                                    formal=status.formal, reasons=status.reasons, mechanisms=planned,
                                    recorded=lambda: tuple(spent) or planned, max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)

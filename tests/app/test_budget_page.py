@@ -55,8 +55,8 @@ def test_the_users_releases_are_listed_composed_against_naive_summation(private_
     book.open(key, Budget(4.0, 1e-5), public=False)
     noise = [Mechanism("gaussian", 4.0), Mechanism("gaussian", 6.0, 10), Mechanism("gaussian", 3.0)]
     for i, mechanism in enumerate(noise):
-        book.release(key, f"request {i}", dict, label=f"fit {i}", formal=True, mechanisms=(mechanism,))
-    book.release(key, "seeded", dict, label="seeded fit", formal=False, reasons=("the noise was seeded",))
+        book.record_spend(key, f"request {i}", dict, label=f"fit {i}", formal=True, mechanisms=(mechanism,))
+    book.record_spend(key, "seeded", dict, label="seeded fit", formal=False, reasons=("the noise was seeded",))
     at.run()
     no_problems(at)
     table = next(df.value for df in at.dataframe if "composed ε so far" in df.value.columns)
@@ -76,7 +76,7 @@ def test_the_budget_is_set_on_the_page_and_never_below_what_was_spent(private_le
     at = open_budget_page()
     at.toggle(key="meter_data").set_value(True).run()
     book, key = LedgerBook(private_ledger_file), key_of(at)
-    book.release(key, "r", dict, label="fit", formal=True, mechanisms=(Mechanism("gaussian", 2.0),))
+    book.record_spend(key, "r", dict, label="fit", formal=True, mechanisms=(Mechanism("gaussian", 2.0),))
     at.number_input(key="budget_epsilon").set_value(8.0)
     at.button[0].click().run()  # the form's submit button
     no_problems(at)
@@ -301,7 +301,7 @@ def test_a_capped_event_release_keeps_the_sequence_view_open_and_charges_it(priv
     at = open_budget_page()
     book, key = LedgerBook(private_ledger_file), key_of(at)
     book.open(key, Budget(50.0, 1e-5), public=False)
-    book.release(key, "capped", dict, label="capped fit", formal=True, mechanisms=(Mechanism("gaussian", 40.0),),
+    book.record_spend(key, "capped", dict, label="capped fit", formal=True, mechanisms=(Mechanism("gaussian", 40.0),),
                  max_events=5)
     at.run()
     no_problems(at)
@@ -311,7 +311,8 @@ def test_a_capped_event_release_keeps_the_sequence_view_open_and_charges_it(priv
     per_sequence = compose_epsilon([Mechanism("gaussian", 4.0)], 1e-5)  # 40 / (2·5)
     sets = next(df.value for df in at.dataframe if "sequence-level view" in df.value.columns)
     assert list(sets["sequence-level view"]) == [f"open, composed ε {per_sequence:.3g}"]
-    book.release(key, "uncapped", dict, label="uncapped fit", formal=True, mechanisms=(Mechanism("gaussian", 40.0),))
+    book.record_spend(key, "uncapped", dict, label="uncapped fit", formal=True,
+                      mechanisms=(Mechanism("gaussian", 40.0),))
     at.run()
     sets = next(df.value for df in at.dataframe if "sequence-level view" in df.value.columns)
     assert list(sets["sequence-level view"]) == ["closed"]

@@ -37,7 +37,7 @@ def gdp_epsilon(*scaled_multipliers) -> float:
 
 def release(book, unit, z, max_events=None, request=None):
     mechanisms = (Mechanism("gaussian", z),)
-    return book.release(LedgerKey(SOURCE, unit), request or f"{unit}-{z}-{max_events}", lambda: {"z": z},
+    return book.record_spend(LedgerKey(SOURCE, unit), request or f"{unit}-{z}-{max_events}", lambda: {"z": z},
                         label=f"{unit} z={z}", formal=True, mechanisms=mechanisms, max_events=max_events)
 
 
@@ -71,7 +71,7 @@ def test_a_capped_event_release_is_refused_when_the_sequence_view_would_go_over(
     assert gdp_epsilon(z / 2) < 1.0 < gdp_epsilon(z / (2 * M))
     before = path.read_text()
     with pytest.raises(BudgetExceeded, match="seen per sequence"):
-        book.release(LedgerKey(SOURCE, "event"), "r", lambda: pytest.fail("drawn"), label="x", formal=True,
+        book.record_spend(LedgerKey(SOURCE, "event"), "r", lambda: pytest.fail("drawn"), label="x", formal=True,
                      mechanisms=(Mechanism("gaussian", z),), max_events=M)
     assert path.read_text() == before
     release(book, "event", z)  # with no cap it is charged per event only, and closes the sequence view

@@ -121,10 +121,10 @@ def test_the_51st_release_past_the_budget_is_refused(tmp_path):
     book.open(key, Budget(gdp_epsilon(math.sqrt(50.5) / z, DELTA), DELTA))
     one = (Mechanism("gaussian", z),)
     for i in range(50):
-        book.release(key, f"request {i}", dict, label=f"release {i}", formal=True, mechanisms=one)
+        book.record_spend(key, f"request {i}", dict, label=f"release {i}", formal=True, mechanisms=one)
     before = (tmp_path / "ledger.json").read_text()
     with pytest.raises(BudgetExceeded) as refusal:
-        book.release(key, "request 50", dict, label="release 50", formal=True, mechanisms=one)
+        book.record_spend(key, "request 50", dict, label="release 50", formal=True, mechanisms=one)
     message = str(refusal.value)
     assert "\n" not in message and "remaining" in message and "refused" in message
     ledger = book.get(key)
@@ -138,7 +138,7 @@ def test_remaining_is_the_largest_release_that_still_fits(tmp_path):
                         entries=())
     book, key = LedgerBook(tmp_path / "l.json"), ledger.key
     book.open(key, ledger.budget)
-    book.release(key, "r0", dict, label="first", formal=True, mechanisms=(Mechanism("gaussian", 4.0, 3),))
+    book.record_spend(key, "r0", dict, label="first", formal=True, mechanisms=(Mechanism("gaussian", 4.0, 3),))
     ledger = book.get(key)
     limit = ledger.remaining()
     assert limit > ledger.budget.epsilon - ledger.spent()  # composition is sub-additive
@@ -159,7 +159,7 @@ def _release_slowly(path, request, z, outcomes):
         return {}
 
     try:
-        LedgerBook(path).release(LedgerKey("c" * 64), request, run, label=request, formal=True,
+        LedgerBook(path).record_spend(LedgerKey("c" * 64), request, run, label=request, formal=True,
                                  mechanisms=(Mechanism("gaussian", z),))
         outcomes.put("released")
     except BudgetExceeded:
@@ -185,7 +185,7 @@ def test_concurrent_scripts_cannot_both_slip_under_the_budget(tmp_path):
 
 def test_a_budget_below_what_was_spent_is_refused(tmp_path):
     book, key = LedgerBook(tmp_path / "l.json"), LedgerKey("b" * 64)
-    book.release(key, "r", dict, label="x", formal=True, mechanisms=(gaussian_mechanism(2.0, 1.0),))
+    book.record_spend(key, "r", dict, label="x", formal=True, mechanisms=(gaussian_mechanism(2.0, 1.0),))
     with pytest.raises(BudgetExceeded, match="below the ε already spent"):
         book.open(key, Budget(0.5, DELTA))
 
