@@ -453,7 +453,7 @@ def is_metered(simulated: bool, ledger: DataLedger | None) -> bool:
 
 @dataclass(frozen=True)
 class LedgerOutcome:
-    """The answer to a release request: the stored entry, and whether it was replayed from the ledger."""
+    """What the ledger did with a request: its entry (replayed from the file, or recorded now) and the ledger after."""
 
     entry: Entry
     replayed: bool
@@ -512,7 +512,8 @@ class LedgerBook:
     def record_spend(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
                 reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None,
                 max_events: int | None = None) -> LedgerOutcome:
-        """Answer a release request: replay it if already paid for, refuse it if over budget, else run it.
+        """Record a request once: replay its entry if already paid for, refuse it if over budget, else run it and
+        record it.
 
         Parameters
         ----------

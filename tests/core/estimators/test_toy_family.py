@@ -13,7 +13,15 @@ from toy_family import ToyMeanRate
 from dphawkes_cli.main import main
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, get_family, register, unregister
+from dphawkes_core.estimators import (
+    FitConfig,
+    PrivacyTags,
+    binned_stats,
+    fit_stats,
+    get_family,
+    register,
+    unregister,
+)
 from dphawkes_core.estimators.checks import binned, check_family, foreign_options, sample_counts
 from dphawkes_experiments.audit import AuditConfig, run_audit, worst_case_fit
 from dphawkes_experiments.compare import compare_methods
@@ -122,3 +130,12 @@ def test_with_no_noise_it_is_the_mean_rate():
     result = fit_stats(binned_stats(binned(counts, 3), 2), config)
     n_rows = len(counts) - 2
     assert np.allclose(result.baseline, counts.sum(axis=0) / n_rows / 0.5, rtol=1e-12)
+
+
+def test_a_fact_set_outside_its_tag_is_refused_when_the_family_is_defined():
+    """A plug-in written against the old flat attributes fails loudly, naming the tag, instead of silently keeping
+    the default (``private = False`` on a subclass would otherwise leave ``privacy.private`` True)."""
+    with pytest.raises(TypeError, match=r"private -> privacy.*statistics -> inputs"):
+        type("Flat", (ToyMeanRate,), {"private": False, "statistics": "events"})
+    tagged = type("Tagged", (ToyMeanRate,), {"privacy": PrivacyTags(private=False)})
+    assert not tagged.privacy.private and ToyMeanRate.privacy.private  # the tag replaces the parent's, alone
