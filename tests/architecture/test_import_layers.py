@@ -190,6 +190,51 @@ def test_the_core_layer_check_sees_an_upward_import():
     assert core_rank("dphawkes_core.errors") == -1 and core_rank("dphawkes_cli.main") is None
 
 
+#: Which sub-packages each core sub-package may import (besides itself and the base modules): the drawing of
+#: ``docs/architecture.md`` as data. A new edge is a design decision: add it here, downward only.
+ALLOWED_CORE_EDGES = {
+    "data": set(),
+    "statistics": {"data"},
+    "privacy": {"data", "statistics"},
+    "estimators": {"data", "statistics", "privacy"},
+    "evaluation": {"data", "estimators"},
+    "release": {"data", "statistics", "privacy", "estimators", "evaluation"},
+}
+
+
+def core_edges(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(importing sub-package, imported sub-package) -> the module imports that make the edge."""
+    edges = {}
+    for source, targets in graph.items():
+        for target in targets:
+            if core_rank(source) is None or core_rank(target) is None or min(core_rank(source), core_rank(target)) < 0:
+                continue
+            pair = (source.split(".")[1], target.split(".")[1])
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{source} -> {target}")
+    return edges
+
+
+def test_core_subpackages_import_only_along_the_listed_edges():
+    unlisted = {pair: sites for pair, sites in core_edges(import_graph()).items()
+                if pair[1] not in ALLOWED_CORE_EDGES[pair[0]]}
+    assert unlisted == {}
+
+
+def test_the_listed_edges_point_down_and_cover_every_subpackage():
+    assert set(ALLOWED_CORE_EDGES) == set(CORE_ORDER)
+    assert all(CORE_ORDER.index(target) < CORE_ORDER.index(source)
+               for source, targets in ALLOWED_CORE_EDGES.items() for target in targets)
+
+
+def test_the_edge_check_sees_an_unlisted_edge():
+    planted = {"dphawkes_core.statistics.moments": {"dphawkes_core.privacy.noise", "dphawkes_core.data.io",
+                                                    "dphawkes_core.errors"}}
+    moments = "dphawkes_core.statistics.moments -> "
+    assert core_edges(planted) == {("statistics", "privacy"): [moments + "dphawkes_core.privacy.noise"],
+                                   ("statistics", "data"): [moments + "dphawkes_core.data.io"]}
+
+
 def family_territories() -> dict[str, str]:
     """Family name -> the module (or, for a family in a folder, the package) that holds it."""
     from dphawkes_core.estimators.registry import FAMILIES
