@@ -1,4 +1,4 @@
-"""The held-out score, the Estimate page's headline measure on data without a known truth (issue 29).
+"""The held-out score, the Estimate page's headline measure on data without a known truth.
 
 Each estimate's settings are fitted on the training part — the events before a time for one sequence, the first
 share of the sequences for several (:func:`~dphawkes_experiments.prediction.heldout_split`, as ``fit

@@ -1,31 +1,14 @@
 """Grid-free estimation: continuous-time least squares with step kernels, non-private and formal.
 
-The model. ``λ_i(t) = μ_i + Σ_j Σ_b a_ijb N_j^b(t)`` with ``N_j^b(t) = #{u ∈ j : t − u ∈ (bw, (b+1)w]}``,
-b = 0 … B−1 (``w = config.bin_size``, ``B = config.lags``, support ``s = Bw``): the kernel ``h_ij`` is the step
-function ``a_ijb`` on ``(bw, (b+1)w]``. The least-squares contrast ``∫ λ_i² dt − 2 Σ_{t_k ∈ i} λ_i(t_k)`` over
-each sequence's fit window is minimised by ``θ_i = G⁻¹ c_i`` with ``φ(t) = (N_j^b(t), 1)``,
-``G = ∫ φ φᵀ dt`` and ``c_i = Σ_{t_k ∈ i} φ(t_k)``; it has an unbiased estimating equation whenever the
-kernels are such steps (Hansen, Reynaud-Bouret & Rivoirard 2015; Bacry et al. 2020), so it does not converge
-to the binned estimators' INAR limit (``docs/accuracy.md``).
-
-Boundaries. Events before a window's start are not observed, so **the first s of every window is history
-only**: the contrast integrates over ``[s, T]`` and counts targets ``t ≥ s``; events in ``[0, s)`` enter as
-regressors only (the binned families' convention: their first p bins are history only). A sequence with
-``T <= s`` contributes nothing (``skipped_sequences``). The terms at both ends are exact:
-
-* ``∫_ℝ N_j^b N_{j'}^{b'} dt = Σ_{u ∈ j, v ∈ j'} tri_w(u − v + (b − b')w)`` with ``tri_w(x) = max(0, w − |x|)``
-  depends on ``(j, j', b − b')`` only: ``R_{jj'}(m)``, m = 0 … B−1 (:attr:`GridFreePieces.lagged`), a
-  block-Toeplitz matrix like DP-SSP's lagged products;
-* ``∫_{−∞}^{s}`` of the same product involves only events in ``[0, s)`` (the *head*), ``∫_T^∞`` only events in
-  ``(T − s, T]`` (the *tail*): ``G = Toeplitz(R) − E_head − E_tail`` exactly, per sequence, summed over
-  sequences; the intercept column is ``w n_j`` minus the head's and tail's parts of ``∫ N_j^b``;
-* ``c_i[(j,b)] = P_ij(b) − (pairs whose target is in the head)``, ``P_ij(b) = #{(t ∈ i, u ∈ j) : t − u ∈
-  (bw, (b+1)w]}``; ``c_i[1] = n_i − (events of i in the head)``; ``G[1, 1] = Σ (T − s)``.
-
-The statistics are counted in :mod:`dphawkes_core.statistics.exact_times`. Everything is computed in units of w (times
-divided by w), on the events sorted by time, by walking the
-pairs at most s apart one offset at a time (``O(pairs)`` time, ``O(events)`` memory); head and tail pieces
-by the same walk on the few events within s of a window's ends.
+The claim. The kernel ``h_ij`` is a step function ``a_ijb`` on ``(bw, (b+1)w]``, b = 0 … B−1 (``w =
+config.bin_size``, ``B = config.lags``, support ``s = Bw``), fitted on the exact event times by the continuous-time
+least-squares contrast, ``θ_i = G⁻¹ c_i``, with the first s of every window as history only; G and c are exact
+sums of pair pieces over the events (``docs/privacy.md``, "Grid-free estimation": the model, the boundary terms and
+the pieces; ``docs/accuracy.md`` on why it does not converge to the binned estimators' INAR limit). The event unit's
+release (one Gaussian release of those pieces, events capped at a public C per (dimension, w-bin), or at a C chosen
+privately with a share of ε, ``count_cap="auto"``) is (ε, δ)-DP from public bounds alone; shrinking the noisy head
+and tail pieces, the ridge, the roughness penalty and non-negativity after it are post-processing. The sequence
+unit clips each sequence's release vector at G (:mod:`~dphawkes_core.estimators.grid_free.sequence`).
 
 Layout. θ's columns are lag-major as the binned families' (column ``b·d + j`` is the step b of source j,
 the last one the baseline), the statistics are reported as ``A = (G/w)/N``, ``b = c/N`` with
@@ -34,24 +17,11 @@ then θ itself, ``FitResult.kernels[i, j, b]`` is the height ``a_ijb`` on ``(bw,
 :func:`~dphawkes_core.evaluation.lag_average.fit_steps` reads it as exactly that step function, so
 :func:`~dphawkes_core.evaluation.metrics.kernel_function_error` measures the grid-free error of the estimate.
 
-Privacy (event unit, formal; derivation in ``docs/privacy.md``, "Grid-free estimation"). A public cap C on
-the events per (dimension, grid bin ``[kw, (k+1)w)``) is enforced on the data by keeping the first C
-(:func:`~dphawkes_core.statistics.binning.keep_first`). One release, once: the pieces ``R(0)`` (upper triangle),
-``R(1 … B−1)``, ``P``, the totals and the head and tail pieces, each divided by a public scale — ρ for the
-pieces of G, κ more for the head and tail ones — plus Gaussian noise of one std; the layout, the scales, the
-sensitivity and its adversarial neighbours are in :mod:`~dphawkes_core.estimators.grid_free.release`. Free
-post-processing: the noisy head and tail pieces are shrunk toward their stationary prediction (exact at σ = 0),
-then a ridge, a roughness penalty across the steps (both scaled by the released noise-to-signal ratio) and
-non-negativity as in DP-SSP. With a target ε, ``count_cap="auto"`` chooses C as DP-SSP does (tail counts of the
-w-bin counts; :mod:`~dphawkes_core.privacy.count_cap`).
-
-Sequence unit (``privacy_unit="sequence"``, formal): each sequence's own release vector clipped at G, summed, one
-Gaussian release of sensitivity √2·G, the same post-processing
-(:mod:`~dphawkes_core.estimators.grid_free.sequence`).
-
-The family is this module (its settings, options, fit and the family's methods) and its two siblings above; the
-statistics are counted in :mod:`dphawkes_core.statistics.exact_times`, over partitions in
-:mod:`dphawkes_core.estimators.grid_free.partitioned`.
+The family is this module (its settings, options, fit and the family's methods) and its siblings:
+:mod:`~dphawkes_core.estimators.grid_free.release` (the release layout, the scales, the sensitivity and its
+adversarial neighbours), :mod:`~dphawkes_core.estimators.grid_free.sequence` (the sequence unit) and
+:mod:`~dphawkes_core.estimators.grid_free.partitioned` (its statistics over partitions); the statistics are
+counted in :mod:`dphawkes_core.statistics.exact_times`.
 """
 
 from __future__ import annotations
