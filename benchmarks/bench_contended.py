@@ -1,4 +1,4 @@
-"""The heavy paths with another CPU-heavy process beside them, and the BLAS thread choice (issue 14).
+"""The heavy paths with another CPU-heavy process beside them, and the BLAS thread choice.
 
 A *burner* is a separate Python process spinning on one core (bounded: it exits by itself after
 :data:`BURNER_LIMIT_S` and is killed when the measurement ends). With it running:

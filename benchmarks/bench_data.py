@@ -1,4 +1,4 @@
-"""Data-loading speed targets (issue 14): typed, vectorised parsing.
+"""Data-loading speed targets: typed, vectorised parsing.
 
 * ``load_csv`` of 10⁶ events (``time,dimension``, times with 6 decimals, 2 dimensions) under 0.4 s.
 * The same events as Parquet (row groups of 10⁵) under 0.4 s.

@@ -1,4 +1,4 @@
-"""Grid-free estimation (issue 22): continuous-time least squares (``--method ctls``) against tick's
+"""Grid-free estimation: continuous-time least squares (``--method ctls``) against tick's
 HawkesEM and DP-SSP, on the grid-free kernel error of ``docs/accuracy.md``.
 
 Usage (the table of ``docs/accuracy.md``, "Grid-free estimation"; minutes to hours)::

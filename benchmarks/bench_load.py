@@ -1,4 +1,4 @@
-"""The app under load: 4 concurrent sessions against one ``streamlit run app.py`` (issue 14).
+"""The app under load: 4 concurrent sessions against one ``streamlit run app.py``.
 
 The server runs headless on 127.0.0.1 (a free port; only localhost traffic, ``app_server``). The
 sessions are websocket clients speaking Streamlit's own protocol (``benchmarks/st_client.py``): each

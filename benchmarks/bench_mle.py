@@ -14,7 +14,7 @@ The process (:func:`near_critical`): 2-d, exponential kernels ``α β e^{−βt}
 Times are CPU seconds of this process (``time.process_time``: both run single-threaded in it, so the ratio does
 not move with the load of a shared machine; wall seconds under load varied 4× from run to run). Errors are
 ``kernel_function_error`` over [0, s]; the rows report the median over simulations of each simulation's ratio to
-EM's. Targets (issue 30): error ≤ 1.02× EM's, time ≤ 1× EM's at 10⁴ events.
+EM's. Targets: error ≤ 1.02× EM's, time ≤ 1× EM's at 10⁴ events.
 
 Usage: ``nice .venv/bin/python -m benchmarks.bench_mle [--sims 3] [--events 10000]`` (prints the table).
 """

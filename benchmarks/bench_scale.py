@@ -1,4 +1,4 @@
-"""Data at real scale (issue 11): sparse counts keep memory with the events, not with T/Δ.
+"""Data at real scale: sparse counts keep memory with the events, not with T/Δ.
 
 * paper-2d, 10⁷ events in one sequence, Δ = 0.1, s = 5 (p = 50, about 1.5·10⁸ bins — a dense count
   table alone would take 2.3 GB): loading the event times, binning, statistics and CLS under 30 s for the

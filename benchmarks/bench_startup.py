@@ -1,4 +1,4 @@
-"""Whole-process start-up of the ``dphawkes`` command (issue 14): what a user waits for at the shell.
+"""Whole-process start-up of the ``dphawkes`` command: what a user waits for at the shell.
 
 Each command runs as its own process (interpreter start, imports, work, exit), five times; the
 minimum wall time is the figure (the machine is shared, and the minimum is the least disturbed run).

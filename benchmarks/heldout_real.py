@@ -1,4 +1,4 @@
-"""The real-data predictive table of ``docs/accuracy.md`` (issue 29): held-out gain over Poisson of every method.
+"""The real-data predictive table of ``docs/accuracy.md``: held-out gain over Poisson of every method.
 
 Each data set's stated window is cut at 70 %: every method is fitted on the events before the cut and scored on the
 rest by its log-likelihood per test event, conditioning on the whole history, minus the Poisson model's of the

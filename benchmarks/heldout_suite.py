@@ -1,4 +1,4 @@
-"""The held-out accuracy suite of ``docs/accuracy.md`` (issue 29, item 4a): data that no setting was tuned on.
+"""The held-out accuracy suite of ``docs/accuracy.md``: data that no setting was tuned on.
 
 Fixed before anything was measured on it, and never to be used for tuning: new seeds (:data:`SEEDS`; the tuning
 used simulations 1–2 and the tables seed 1) of the repository's processes and two processes not in the repository

@@ -1,8 +1,8 @@
 """Which formal estimator the app's presets use: ctls against DP-SSP at the presets' own settings.
 
 The app's default preset ("Privacy that works": 50,000 events of paper-2d, s = 4, formal ε = 1, δ = 1e-5,
-C chosen privately) and its small twin (1,000 events) fit the formal estimator measured better there
-(issue 22). This script is that measurement: per method and bin size, the grid-free kernel error
+C chosen privately) and its small twin (1,000 events) fit the formal estimator measured better there.
+This script is that measurement: per method and bin size, the grid-free kernel error
 (``kernel_function_error`` over [0, s], ``docs/accuracy.md``) over ``--sims`` simulations (seeds 1 … S) ×
 ``--draws`` seeded noise draws (experiments, not releases), median and quartiles.
 

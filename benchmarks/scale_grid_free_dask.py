@@ -1,5 +1,5 @@
 """Grid-free (``ctls``) and DP-SSP statistics of a 10⁸-event partitioned Parquet store on a 2-worker Dask
-LocalCluster (issue 22) — a measurement, not run in CI or by the tests (``docs/scale.md``, "Grid-free statistics on
+LocalCluster — a measurement, not run in CI or by the tests (``docs/scale.md``, "Grid-free statistics on
 partitions").
 
 Usage (minutes; the store is built once and kept)::

@@ -1,4 +1,4 @@
-"""Sequence-level DP-SSP against event-level DP-SSP, non-private CLS and the zero estimate (issue #13).
+"""Sequence-level DP-SSP against event-level DP-SSP, non-private CLS and the zero estimate.
 
 Usage: ``nice python -m benchmarks.sequence_privacy_table [--seeds 5] [--sequences 10000] [--only taxi sim]``
 

@@ -143,7 +143,7 @@ def test_kernel_grids_stay_readable(server, browser, tmp_path, link, picture):
     try:
         page.goto(f"{server}/Estimate?{link}", wait_until="domcontentloaded")
         wait_idle(page)
-        if REAL_5D in link:  # real data are private (issue 21): nothing is fitted until the user asks
+        if REAL_5D in link:  # real data are private: nothing is fitted until the user asks
             show = page.get_by_role("button", name="Show it (not a formal release — spends nothing)")
             show.wait_for(timeout=120_000)
             assert page.locator(CHART).count() == 0

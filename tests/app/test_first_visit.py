@@ -1,4 +1,4 @@
-"""AppTests of the first-visit fixes (issue 12): readable kernel grids, honest links, cost prediction,
+"""AppTests of the first-visit fixes: readable kernel grids, honest links, cost prediction,
 negative baselines, no meaningless loss chart, data-scaled defaults, consistent text, a quiet sweep."""
 
 import base64
@@ -268,7 +268,7 @@ def test_a_link_reproduces_a_real_data_set_with_defaults_not_read_from_it():
     assert (at.number_input(key="dt").value, at.number_input(key="s").value) != (scale.bin_size, scale.support)
     assert any(PRIVATE_SCALE_NOTE == c.value for c in at.caption)
     assert at.query_params["data"] == "sample" and at.query_params["name"] == info.name
-    # real data are private (issue 21): nothing is fitted until the user asks; CLS is shown, spending nothing
+    # real data are private: nothing is fitted until the user asks; CLS is shown, spending nothing
     assert not at.get("plotly_chart")
     at.button(key="release").click().run()
     no_problems(at)

@@ -1,4 +1,4 @@
-"""AppTests of settings that follow the data (issue 21, point 3), on the usual path Home → Estimate → Data →
+"""AppTests of settings that follow the data, on the usual path Home → Estimate → Data →
 Estimate: the Δ and s proposed for new public data are applied (and said so) unless the user set their own (kept,
 and said so) — never one claimed and another fitted; nothing is proposed from private data."""
 

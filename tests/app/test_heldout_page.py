@@ -1,4 +1,4 @@
-"""AppTests of the held-out score on the Estimate page (issue 29, item 2): on data without a known truth it is the
+"""AppTests of the held-out score on the Estimate page: on data without a known truth it is the
 headline of every estimate and a column of the comparison; on private data it is "for your eyes only" (that a
 download never holds it: ``tests/app/test_downloads.py``)."""
 

@@ -1,4 +1,4 @@
-"""A link loads what the Data page loads (issue 27, item 7): ``/Estimate?data=sample&name=…&start=…&end=…`` gives
+"""A link loads what the Data page loads: ``/Estimate?data=sample&name=…&start=…&end=…`` gives
 the same events *with the same declaration* (the data set's labels.csv) as the Data page's "Load this data set",
 so a formal release is possible from a shared link. Checked on a small copy (always) and on the real
 ``mat_quakes_magnitude`` data set of the data directory (skipped, saying why, where it is absent)."""

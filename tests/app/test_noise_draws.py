@@ -1,4 +1,4 @@
-"""AppTests of fresh noise on public simulated data (issue 21, point 7): no cache shared between sessions pins one
+"""AppTests of fresh noise on public simulated data: no cache shared between sessions pins one
 noise draw for everyone; "Draw the noise again" draws new noise; a band shows several draws at once; a seed
 still reproduces a fit."""
 

@@ -304,7 +304,7 @@ def test_rejected_upload_keeps_previous_data():
     assert at.session_state["dataset"].label == "good.csv"
     at.switch_page("pages/2_Estimate.py").run()
     assert at.session_state["dataset"].label == "good.csv"
-    # uploads are private (issue 21): nothing is fitted, so nothing refused, until the "Show it" click
+    # uploads are private: nothing is fitted, so nothing refused, until the "Show it" click
     assert not at.error and not at.get("plotly_chart")
     at.button(key="release").click().run()
     assert not at.exception

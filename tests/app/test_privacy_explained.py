@@ -1,4 +1,4 @@
-"""AppTests of the explanations (issue 21, points 5, 6, 8, 9, 10): ε in plain words with a picture and the
+"""AppTests of the explanations: ε in plain words with a picture and the
 precomputed "what privacy costs" curve on Home; an estimate no better than zero says so and why; a private fit
 beating the plain non-private one is explained by its post-processing; one colour per method everywhere; the
 audit on private data offers a simulation in one click."""

@@ -1,4 +1,4 @@
-"""AppTests of the Estimate page on private data (issue 21, points 1–2): opening the page or moving a widget
+"""AppTests of the Estimate page on private data: opening the page or moving a widget
 spends nothing; each click on "Release (spends ε = …)" is exactly one release and says what it spent; a replay
 is free and says so; a refused release draws nothing and leaves the last estimate on the page; the other methods
 of the comparison are released together on request."""

@@ -1,4 +1,4 @@
-"""AppTests of the sequence unit on the Estimate page (issue 21, point 4): it works from every preset (a method
+"""AppTests of the sequence unit on the Estimate page: it works from every preset (a method
 without the unit or an automatic C is switched to what the unit needs, saying so), and the unit, M and G are in
 the link and in the "you changed" note."""
 

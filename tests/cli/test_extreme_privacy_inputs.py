@@ -1,4 +1,4 @@
-"""Extreme ε and σ² through the CLI (issue 27, item 9): every private method and every calibration path (paper,
+"""Extreme ε and σ² through the CLI: every private method and every calibration path (paper,
 tight-paper, formal; continuous and discrete Gaussian; an automatic count cap or clip norm) either fits or exits 2
 with one line — never a solver's traceback (``ctls --sigma2 5e-324`` and ``--epsilon 1e308`` ended in brentq's).
 

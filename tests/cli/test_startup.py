@@ -1,4 +1,4 @@
-"""Start-up: the CLI imports heavy modules only where a command uses them (issue 14).
+"""Start-up: the CLI imports heavy modules only where a command uses them.
 
 Each case runs the real command in a fresh interpreter under ``python -X importtime`` and reads the
 modules it imported from that report, so the test checks behaviour, not timing (the timings are

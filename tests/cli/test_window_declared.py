@@ -1,4 +1,4 @@
-"""A window is public only when declared (issue 27, item 3), through the real CLI.
+"""A window is public only when declared, through the real CLI.
 
 ``start``/``end`` columns are private rows: they may set a window for exploration but never count as stated, and a
 row whose value differs never makes a fit fail. For a formal release the window comes from the window options or a

@@ -1,4 +1,4 @@
-"""Audits of the grid-free family (issue 22): ``dphawkes audit --method ctls`` builds its neighbours from events
+"""Audits of the grid-free family: ``dphawkes audit --method ctls`` builds its neighbours from events
 (``family.inputs.statistics == "events"``: one event added, the statistics by the family's ``prepare_stats``), not from
 bin counts. On the family's worst-case events (``worst_case_events``, B = 25: the release moves by 0.95 of the
 claimed sensitivity) at ε = 1, δ = 1e-5 and 2000 trials the audit catches a noise std cut 2× and does not refute

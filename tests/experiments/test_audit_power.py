@@ -1,4 +1,4 @@
-"""Power of the worst-case audit through the CLI (issue 20): ``dphawkes audit --worst-case`` at ε = 1,
+"""Power of the worst-case audit through the CLI: ``dphawkes audit --worst-case`` at ε = 1,
 δ = 1e-5 with 2000 trials catches a noise std cut 2× for every formal method and does not refute the
 correct mechanism (fixed seeds: deterministic). Measured over 10 seeds each in docs/privacy.md
 ("Empirical audit", ``benchmarks/bench_audit.py``); these runs guard the pair, the state, the family's

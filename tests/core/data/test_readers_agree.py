@@ -1,4 +1,4 @@
-"""Every reader drops what it cannot use, the same way (issue 27, item 2).
+"""Every reader drops what it cannot use, the same way.
 
 With a declared domain, a row whose time is NaN, infinite or missing, whose dimension is −1, 0.5, missing or
 undeclared, or whose sequence key is missing or undeclared, is dropped and counted — on a CSV, a Parquet file, a

@@ -108,7 +108,7 @@ def test_numbers_in_seconds_convert_to_the_time_unit():
 
 def test_per_sequence_windows_from_start_and_end_columns_are_for_exploration_only():
     """start/end columns set each sequence's window (events outside dropped and counted), but a window read from
-    private rows is never a stated one; rows that disagree never refuse the data (issue 27, item 3)."""
+    private rows is never a stated one; rows that disagree never refuse the data."""
     rows = [("a", 5, 0, 0, 10), ("a", 12, 1, 0, 10), ("b", 103, 0, 100, 104), ("b", 99, 0, 100, 104)]
     events = load_csv(_csv(rows, "sequence,time,dimension,start,end"))
     a, b = events.sequences

@@ -1,4 +1,4 @@
-"""The grid-free statistics (``ctls``) of a partitioned store equal the in-process ones (issue 22): partitions by
+"""The grid-free statistics (``ctls``) of a partitioned store equal the in-process ones: partitions by
 sequence, by time (cuts inside a w-bin where the cap bites, a partition inside one w-bin, cuts closer than s),
 both, with and without a cap, an automatic cap, events on bin edges; on a 2-worker Dask cluster and via the CLI."""
 

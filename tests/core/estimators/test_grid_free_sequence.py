@@ -1,4 +1,4 @@
-"""The grid-free family (``ctls``) with one sequence as the privacy unit (issue 22): per-sequence pieces summed
+"""The grid-free family (``ctls``) with one sequence as the privacy unit: per-sequence pieces summed
 against the event unit's pieces, non-negative release vectors, the public G that a cap of M events guarantees
 (never exceeded by random or adversarial sequences, reached to a good fraction by packed ones), the replace-one
 sensitivity √2·G measured through the code that runs, σ² = 0 equal to the event unit's non-private fit, the

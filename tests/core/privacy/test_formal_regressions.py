@@ -49,7 +49,7 @@ def test_noise_comes_from_os_entropy_and_no_seed_is_exported(events):
     payload = fit_payload(first, config, info, events.names)
     assert "seed" not in payload and "seed" not in payload["config"]
     assert "seed=" not in to_csv(first, config, events.names)
-    # formal settings; not itself a release: only a privacy session's release is labelled formal (issue 20)
+    # formal settings; not itself a release: only a privacy session's release is labelled formal
     for status in (payload, payload["privacy"]):
         assert status["formal_settings"] is True and status["formal_guarantee"] is False
         assert status["formal_reasons"] == [pv.NOT_RELEASED]

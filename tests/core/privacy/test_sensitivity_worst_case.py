@@ -1,5 +1,5 @@
 """Event-unit sensitivities on ALL-AT-CAP adversarial neighbours, through the code that runs, against an
-independent dense reference (issue 19).
+independent dense reference.
 
 For every release the formal calibration covers — DP-SSP's ``full`` release (upper triangle of A without the
 public corner, and b), DP-SSP's ``lagged`` release (C[0..p], totals, edge rows), the noisy gradient

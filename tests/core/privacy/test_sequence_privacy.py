@@ -419,7 +419,7 @@ def _estimate_page_on_taxi(sequences=300):
 
 
 def _release(at):
-    """Press "Release (spends ε = …)": the taxi data are private, nothing is fitted before the click (issue 21)."""
+    """Press "Release (spends ε = …)": the taxi data are private, nothing is fitted before the click."""
     button = next(b for b in at.button if b.key == "release")
     assert button.label.startswith("Release (spends ε = ") and not button.disabled
     button.click().run()
@@ -428,7 +428,7 @@ def _release(at):
 
 @pytest.mark.usefixtures("clear_streamlit_caches")
 def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
-    """One budget across units (issue 27, item 5): a sequence-level release first (it protects events too), then
+    """One budget across units: a sequence-level release first (it protects events too), then
     an event-level one; after it the sequence view is closed — no release enforces a cap on events per shift."""
     at = _estimate_page_on_taxi()
     at.sidebar.radio(key="unit").set_value("sequence")
