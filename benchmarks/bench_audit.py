@@ -1,4 +1,4 @@
-"""Power of the worst-case privacy audit through the CLI (issues 10, 20): for each formal method,
+"""Power of the worst-case privacy audit through the CLI: for each formal method,
 ``dphawkes audit --worst-case`` at ε = 1, δ = 1e-5 with 2000 trials per data set, run on the correct
 mechanism and on one whose noise std is cut 2× (``--broken --broken-factor 2``), with seeds 1…RUNS each.
 

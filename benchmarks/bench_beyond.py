@@ -1,4 +1,4 @@
-"""Benchmarks of issue 6: the 2000-trial audit of DP-PGD and the cost of one pgd-clip iteration.
+"""Benchmarks beyond the paper: the 2000-trial audit of DP-PGD and the cost of one pgd-clip iteration.
 
 The utility comparison of the formal estimators is ``benchmarks/compare_formal.py`` (minutes, not a
 target; its table is in ``docs/beyond_paper.md``).

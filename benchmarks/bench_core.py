@@ -1,4 +1,4 @@
-"""Foundation and private-estimator speed targets (issues 2 and 3).
+"""Foundation and private-estimator speed targets.
 
 * paper-2d, 100 000 events, Δ = 0.03, s = 5 (p = 167): statistics + CLS under 1 s and at least 50×
   faster than the dense ``Z Zᵀ`` reference computed in the same run (Z materialised in row chunks of

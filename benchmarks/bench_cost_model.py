@@ -1,7 +1,7 @@
 """Benchmark of the cost model: the predicted compute time within 2× of the measured one, for clipped DP-PGD
 and for the grid-free family (statistics of event pairs, no FFT shortcut).
 
-The app asks for a confirmation before a fit predicted to take more than ``WARN_SECONDS``; issue 12 saw
+The app asks for a confirmation before a fit predicted to take more than ``WARN_SECONDS``; a user saw
 a 36 s clipped DP-PGD fit predicted at 1.2 s, so the confirmation never came. Each case times what the
 Estimate page runs (statistics, then the fit, which builds the per-bin rows) in CPU seconds of this
 process, so that other work on the machine does not count; ``run_all`` runs it with one BLAS thread, as
@@ -21,7 +21,7 @@ from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.statistics.binning import lags_from_support, n_bins_for
 
 CASES = (  # method, scenario, events, Δ, support s, K
-    ("pgd-clip", "paper-2d", 1000, 0.1, 5.0, 1000),  # issue 12: the app's default data and settings
+    ("pgd-clip", "paper-2d", 1000, 0.1, 5.0, 1000),  # the app's default data and settings
     ("pgd-clip", "paper-4d", 4000, 0.1, 5.0, 1000),
     ("pgd-clip", "paper-4d", 20_000, 0.02, 2.0, 20),  # too many rows to lay out densely: the sparse layout
     ("pgd-clip", "paper-2d", 1000, 0.05, 4.0, 1000),  # Figure 1's data and Δ: the largest cost per cell measured

@@ -1,4 +1,4 @@
-"""Exponential kernels on public decays (issue 31, ``--method exp``) against tick's ``HawkesSumExpKern`` with the
+"""Exponential kernels on public decays (``--method exp``) against tick's ``HawkesSumExpKern`` with the
 same decays, and its formal fit against ``ctls`` and DP-SSP, on the grid-free kernel error of
 ``docs/accuracy.md``.
 

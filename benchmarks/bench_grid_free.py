@@ -58,7 +58,7 @@ FINE_BIN_SIZE = 0.01
 
 
 def exp_2d() -> Scenario:
-    """Exponential kernels whose decay rates do not line up with any grid (issue 22's "misaligned" process)."""
+    """Exponential kernels whose decay rates do not line up with any grid (the "misaligned" process)."""
     return Scenario(name="exp-2d", baseline=(0.2, 0.15), kernels=(
         (ExponentialKernel(0.3, 1.3), ExponentialKernel(0.2, 0.7)),
         (ExponentialKernel(0.25, 2.3), ZeroKernel()),

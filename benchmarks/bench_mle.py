@@ -1,4 +1,4 @@
-"""Maximum likelihood on exact event times (``--method mle``, issue 30) against tick's HawkesEM on a near-critical
+"""Maximum likelihood on exact event times (``--method mle``) against tick's HawkesEM on a near-critical
 process: the grid-free kernel error and the fit time at the same width.
 
 The process (:func:`near_critical`): 2-d, exponential kernels ``α β e^{−βt}`` with decay β = 1 from source 0 and
@@ -90,7 +90,7 @@ def measure(n_events: int, sims: int) -> list[dict]:
 
 
 def rows(n_events: int = 10_000, sims: int = 3) -> list[dict]:
-    """``make bench``: the median error ratio and time ratio of mle to HawkesEM (targets of issue 30)."""
+    """``make bench``: the median error ratio and time ratio of mle to HawkesEM (its targets)."""
     records = measure(n_events, sims)
     error_ratio = float(np.median([r["mle_error"] / r["em_error"] for r in records]))
     time_ratio = float(np.median([r["mle_seconds"] / r["em_seconds"] for r in records]))

@@ -4,7 +4,7 @@
   table alone would take 2.3 GB): loading the event times, binning, statistics and CLS under 30 s for the
   whole process (interpreter start and imports included) with peak RSS under 3 GB, measured in a fresh
   process (``resource.getrusage``).
-* The 2.9 M-event upload of issue 11 (a CSV of about 50 MB, refused before sparse counts at Δ = 0.1):
+* The 2.9 M-event upload a user reported (a CSV of about 50 MB, refused before sparse counts at Δ = 0.1):
   read with ``load_csv`` and fitted with ``prepare_stats`` + CLS at Δ = 0.1, the app's path.
 
 Simulating 10⁷ events with tick takes minutes, so the events are simulated once and cached under

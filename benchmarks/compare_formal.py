@@ -1,4 +1,4 @@
-"""Utility of the formally private estimators at equal (ε, δ), and the DP-SSP targets of issue #9.
+"""Utility of the formally private estimators at equal (ε, δ), and the DP-SSP targets.
 
 Usage: ``python -m benchmarks.compare_formal [--events 10000 100000 1000000] [--seeds 3]
 [--scenarios paper-2d exp-3d] [--methods ssp ssp-auto]``
@@ -12,7 +12,7 @@ relative error ``||Ĥ − H||_F / ||H||_F`` over noise seeds (the all-zero estim
 
 Methods: ``ssp`` (the default DP-SSP: lagged release, non-negative, smoothed), ``ssp-auto`` (the same
 with ``count_cap="auto"``: 5 % of ε chooses C — the only fully formal column, no setting from the data),
-``ssp-full`` (the DP-SSP before issue #9: full release, ridge 8σ√q, no constraint, no smoothing),
+``ssp-full`` (the DP-SSP before its redesign: full release, ridge 8σ√q, no constraint, no smoothing),
 ``pgd-clip``, ``pgd``, ``cg``. Choices, the same for every method but ``ssp-auto``: count cap C = the data's
 largest bin count (a data-dependent choice made for this comparison only), B = ``||H_true||_F``,
 r = ``||ΔH_true||_*`` (oracle constraint sizes, as the paper's experiments), K = 1000 (PGD, pgd-clip,
@@ -38,7 +38,7 @@ SUPPORT = 4.0
 EPSILON, DELTA = 1.0, 1e-5
 CACHE = Path("/tmp/dphawkes_compare_cache")
 METHODS = ("ssp", "ssp-auto", "ssp-full", "pgd-clip", "pgd", "cg")
-# issue #9's targets: ("abs", x) means error <= x; ("cls", f) means error <= f × the CLS error
+# the DP-SSP targets: ("abs", x) means error <= x; ("cls", f) means error <= f × the CLS error
 TARGETS = {("paper-2d", 10_000): ("abs", 0.45), ("paper-2d", 100_000): ("cls", 1.15),
            ("paper-4d", 100_000): ("abs", 0.50), ("paper-4d", 1_000_000): ("cls", 1.3),
            # the same kind of targets on processes that are not the paper's (small data: 1.5 × CLS, the

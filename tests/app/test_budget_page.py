@@ -101,7 +101,7 @@ def test_a_damaged_ledger_file_is_reported_and_left_alone(private_ledger_file):
 @pytest.fixture
 def uploaded():
     """An upload (private data) of 20,000 simulated events with a stated window and its dimensions declared as
-    public (as on the Data page: a formal release needs them, issue 21)."""
+    public (as on the Data page: a formal release needs them)."""
     import io
 
     from dphawkes_app.data.domain_input import upload_with_domain
@@ -135,7 +135,7 @@ def test_estimate_on_private_data_spends_once_per_release_and_shows_the_budget(p
     at = open_estimate_on(uploaded)
     no_problems(at)
     book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
-    assert book.get(key) is None  # issue 21: opening the page releases nothing; the release is on a click
+    assert book.get(key) is None  # opening the page releases nothing; the release is on a click
     release(at)
     no_problems(at)
     ledger = book.get(key)
@@ -146,7 +146,7 @@ def test_estimate_on_private_data_spends_once_per_release_and_shows_the_budget(p
     assert any("Released." in s.value and "spent ε = 1" in s.value for s in at.success)
     at.run()  # re-rendering the page costs nothing
     assert len(book.get(key).metered) == 1 and book.get(key).spent() == pytest.approx(spent)
-    # issue 21: the replay now says so in an info box (was the "already paid for" caption)
+    # the replay now says so in an info box (was the "already paid for" caption)
     assert any("Shown again from the ledger — free" in box.value for box in at.info)
     at.number_input(key="eps").set_value(0.5).run()  # new settings: nothing until the click …
     assert len(book.get(key).metered) == 1
@@ -161,7 +161,7 @@ def test_estimate_on_private_data_spends_once_per_release_and_shows_the_budget(p
     assert any("would be refused" in w.value and "remaining" in w.value for w in at.warning)
     assert next(b for b in at.button if b.key == "release").disabled
     assert len(book.get(key).metered) == 2
-    # issue 21: a refusal keeps the last estimate on the page (it used to remove it)
+    # a refusal keeps the last estimate on the page (it used to remove it)
     assert at.get("plotly_chart")[0].proto.spec == shown
     assert any("your last estimate on these data" in c.value for c in at.caption)
 
@@ -172,7 +172,7 @@ def test_an_audit_on_private_data_is_refused(private_ledger_file, uploaded):
     at.run()
     no_problems(at)
     assert any("refused" in box.value for box in at.info)
-    # nothing to run on the private data; issue 21 added the one-click way on: a public simulated copy
+    # nothing to run on the private data; the one-click way on: a public simulated copy
     assert [b.key for b in at.button] == ["au_simulate"] and "public, no budget" in at.button[0].label
     assert LedgerBook(private_ledger_file).get(LedgerKey(data_fingerprint(uploaded.events))) is None
     at.button(key="au_simulate").click().run()
@@ -208,13 +208,13 @@ def comparison_shown(at: AppTest) -> bool:
 def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(private_ledger_file, uploaded):
     at = open_estimate_on(uploaded)
     book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))
-    assert book.get(key) is None and not comparison_shown(at)  # issue 21: nothing before a click
+    assert book.get(key) is None and not comparison_shown(at)  # nothing before a click
     release(at)
     assert len(book.get(key).entries) == 1  # the chosen fit only: the other methods wait
     assert not comparison_shown(with_comparison(at))
     at.checkbox(key="cmp_slow").check().run()
     assert len(book.get(key).entries) == 1
-    go = next(b for b in at.button if b.key == "cmp_release_go")  # issue 21: a button (was the toggle cmp_release)
+    go = next(b for b in at.button if b.key == "cmp_release_go")  # a button (was the toggle cmp_release)
     assert "spends ε" in go.label
     go.click().run()
     no_problems(at)
@@ -237,7 +237,7 @@ def test_published_data_can_be_declared_public(private_ledger_file, uploaded):
 
 
 def test_the_public_mark_says_when_and_from_which_tool_and_can_be_undone(private_ledger_file, uploaded):
-    """Issue 27: the mark keeps its time, its tool and the user's note; undoing it really meters again."""
+    """The public mark keeps its time, its tool and the user's note; undoing it really meters again."""
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state["dataset"] = uploaded
     at.run()

@@ -1,4 +1,4 @@
-"""AppTests of the Data page's declared domain and polish (issue 21 with issue 20's declared domain): the
+"""AppTests of the Data page's declared domain and polish: the
 dimensions found in an upload are proposed, labelled "read from the data", and declared only on request; a real
 data set's labels.csv declares them; the source radio, the upload label and the simulation size follow the
 loaded data."""

@@ -223,7 +223,7 @@ def test_clipped_pgd_cost_follows_the_informative_rows():
 
 
 def test_slow_clipped_pgd_asks_for_confirmation():
-    """Issue 12: K = 1000 on the default data took seconds (36 s under load) but was predicted at 1.2 s."""
+    """K = 1000 on the default data took seconds (36 s under load) but was predicted at 1.2 s."""
     at = open_page("pages/2_Estimate.py", preset="fig1")  # paper-2d, 1000 events, Δ = 0.1, s = 5
     assert at.session_state["dataset"].events.n_events == 1000
     method = at.selectbox(key="method")

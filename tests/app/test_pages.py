@@ -279,7 +279,7 @@ def test_switching_pages_keeps_the_simulated_dataset():
     no_problems(at)
     assert at.session_state["dataset"].label == label  # the user's data are kept, not replaced by a preset's
     assert at.selectbox(key="preset").value == "custom"
-    assert len(figures(at)[0]["data"]) == 16 * 4  # truth, CLS, estimate and (new, issue 21) its σ² = 0 line
+    assert len(figures(at)[0]["data"]) == 16 * 4  # truth, CLS, estimate and its σ² = 0 line
     at.switch_page("app.py").run()
     at.switch_page("pages/1_Data.py").run()
     assert at.session_state["dataset"].label == label

@@ -1,4 +1,4 @@
-"""Real-browser tests of issue 21's widgets: `streamlit run` headless, driven by Playwright in Debian's Chromium.
+"""Real-browser tests of the release widgets: `streamlit run` headless, driven by Playwright in Debian's Chromium.
 
 1. The release flow on private data: upload a CSV on the Data page, declare its dimensions, open Estimate —
    nothing spent —, confirm Δ and s, press "Release (spends ε = …)" once (one release in the ledger, "Released."),

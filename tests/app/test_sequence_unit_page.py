@@ -71,7 +71,7 @@ def several_sequences() -> Dataset:
 
 
 def test_both_units_charge_one_budget_and_the_sequence_view_closes_after_an_event_release():
-    """Issue 27, item 5, in the app: a sequence-level release, then an event-level one on the same rows (which
+    """One budget across units, in the app: a sequence-level release, then an event-level one on the same rows (which
     says it protects events only, and is composed with the first in the event view); the sequence view then
     refuses a new release before anything is drawn."""
     data = several_sequences()

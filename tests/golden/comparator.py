@@ -11,7 +11,7 @@ A number passes when ``|actual − expected| ≤ max(RTOL · max(|expected|, |ac
 
 Why: which OpenBLAS kernel runs (chosen by the CPU, or ``OPENBLAS_CORETYPE``) changes the order of the sums of
 a matrix product, so a number changes by a few EPS of the terms it is computed from — far more than 1e-12 of
-itself when it is much smaller than those terms (issue 26: a CLS loss of 1e-33 … 1e-29 moved by 30 %).
+itself when it is much smaller than those terms (a CLS loss of 1e-33 … 1e-29 moved by 30 %).
 
 Each ``k`` (:data:`SCALE_RULES`) was set from the largest difference measured, in units of ``EPS · scale``,
 between the outputs of all 55 cases under ten OpenBLAS kernels (``OPENBLAS_CORETYPE`` = Prescott, Nehalem,

@@ -1,4 +1,4 @@
-"""The exponential-kernel family (``exp``, issue 31) against independent facts: its statistics against the double
+"""The exponential-kernel family (``exp``) against independent facts: its statistics against the double
 sums over event pairs written here, its fit against tick's ``HawkesSumExpKern`` and ``HawkesExpKern`` (and the
 contrast against tick's ``ModelHawkesSumExpKernLeastSq``) on the same data, the lag grid against the kernels' integrals,
 the sensitivity bound reached by the adversarial neighbours through the code that runs and never exceeded by

@@ -1,4 +1,4 @@
-"""The grid-free family (``ctls``, issue 22) against references written here, independent of the package:
+"""The grid-free family (``ctls``) against references written here, independent of the package:
 statistics by brute force (explicit loops over event pairs, ``∫ φφᵀ`` exactly between breakpoints and on a
 fine grid), boundary terms, sums over sequences, the keep-first-C cap, the sensitivity bound reached by
 adversarial neighbours through the code that runs, σ = 0 equal to the non-private fit, seeded fits not formal,

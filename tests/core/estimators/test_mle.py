@@ -1,4 +1,4 @@
-"""The maximum-likelihood family (``mle``, issue 30) against facts independent of its code: a log-likelihood
+"""The maximum-likelihood family (``mle``) against facts independent of its code: a log-likelihood
 written here from its definition with loops (targets ``t >= s``, the compensator over ``[s, T]`` piece by piece),
 its finite-difference gradient (the KKT conditions at the fit), perturbed parameters (never better) and tick's
 ``HawkesEM`` run to convergence on the same events and width.

@@ -1,4 +1,4 @@
-"""Regressions for the five findings of issue 10 (each test failed on the code before the fix):
+"""Regressions for five findings of a privacy review (each test failed on the code before the fix):
 
 1. the noise seed defaulted to 0 and was exported, so anyone could re-run both neighbours;
 2. DP-PGD/DP-CG ran the Hessian product in float32 at dp+1 >= 1024, and the rounding exceeded the sensitivity;
@@ -263,7 +263,7 @@ def test_estimate_page_says_when_the_window_was_read_from_the_data(stated):
     assert not at.exception
     said = any("the window was read from the data" in w.value for w in at.warning)
     assert said is not stated  # said already in the plan, before anything is computed
-    # issue 21: on private data the fit is shown only on a click
+    # on private data the fit is shown only on a click
     at.button(key="release").click().run()
     assert not at.exception
     said = any("the window was read from the data" in w.value for w in at.warning)

@@ -1,5 +1,5 @@
 """Tests written for the mutants that survived one mutmut run over dphawkes_core/privacy/calibration.py,
-sequence_privacy.py and count_cap.py (issue 19; /tmp/mutation_report.md lists every survivor and why each is
+sequence_privacy.py and count_cap.py (/tmp/mutation_report.md lists every survivor and why each is
 equivalent or which test here kills it).
 
 Each test checks a documented formula, a calibration report field that the ledger or the audit reads, or a

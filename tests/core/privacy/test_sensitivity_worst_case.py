@@ -45,7 +45,7 @@ CASES = [(1, 1, 1), (1, 3, 1), (1, 6, 2), (1, 2, 3), (2, 2, 1), (2, 3, 2), (3, 2
 REL = 1e-9  # measured <= bound·(1 + REL): float64 rounding only
 
 DOC_FULL_SSP_FRACTION = 0.91  # docs/privacy.md: "the worst ratio is 0.91" (full release)
-DOC_GRADIENT_FRACTION = 0.91  # docs/privacy.md / issue 19 (DP-PGD / DP-CG)
+DOC_GRADIENT_FRACTION = 0.91  # docs/privacy.md (DP-PGD / DP-CG)
 DOC_LAGGED_FRACTION = 1.0  # attained to 1e-9 by a middle bin with every count at C
 
 # Full DP-SSP release, best all-at-cap pair, measured / ssp_sensitivity (floored at 4 decimals).

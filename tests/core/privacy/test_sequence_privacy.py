@@ -516,7 +516,7 @@ def test_app_sequence_unit_with_g_chosen_privately():
     at.run()
     _release(at)
     assert not at.exception and not at.error
-    # issue 21 relabelled it "**Formal (ε, δ)-DP release** for one sequence …"
+    # relabelled "**Formal (ε, δ)-DP release** for one sequence …"
     assert any("Formal (ε, δ)-DP release** for one sequence" in s.value for s in at.success)
     shown = " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.success) for e in kind)
     assert "chosen privately" in shown

@@ -82,7 +82,7 @@ def test_cost_grows_with_size_and_refuses_over_limits():
     assert every_bin_full.refused and "would need" in every_bin_full.reason
     sparse = estimate_fit_cost(10**9, 2, 5, "solve", n_events=10**6)  # the sparse path: memory follows events
     assert not sparse.refused and sparse.memory_bytes < 2**30
-    upload = estimate_fit_cost(29_487_968, 2, 50, "solve", n_events=2_900_000)  # issue 11's 49 MB file, Δ = 0.1
+    upload = estimate_fit_cost(29_487_968, 2, 50, "solve", n_events=2_900_000)  # a user's 49 MB upload, Δ = 0.1
     assert not upload.refused
     slow = estimate_fit_cost(1_000_000, 6, 900, "gradient", 100_000)
     assert slow.refused and slow.seconds > REFUSE_SECONDS

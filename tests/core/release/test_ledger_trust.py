@@ -1,7 +1,7 @@
-"""Issue 27 at the ledger's edges, as an adversary would try them: one budget per source of rows whatever is
-declared about them (item 4), no formal label on data marked public and a withdrawal that really meters again
-(items 1, 10), one budget across privacy units (item 5), no formal request on an undeclared domain (item 6),
-format-2 ledgers migrated or refused (item 8), and every setting in a release's identity (item 10)."""
+"""The ledger at its edges, as an adversary would try them: one budget per source of rows whatever is
+declared about them, no formal label on data marked public and a withdrawal that really meters again, one budget
+across privacy units, no formal request on an undeclared domain, format-2 ledgers migrated or refused, and every
+setting in a release's identity."""
 
 import json
 from datetime import UTC, datetime, timedelta
