@@ -30,7 +30,7 @@ of DP-PGD/DP-CG is reached at d = 1 only) and a public state at which its releas
 (``worst_case_state``: clipped DP-PGD's per-bin terms reach its bound only where they flip sign, never
 from ``U = 0``).
 
-A family fitted to exact event times (``family.inputs.statistics == "events"``, ctls) computes its statistics from
+A family fitted to exact event times (``family.fits_event_times``: ctls, exp) computes its statistics from
 the events (``family.prepare_stats``), so its neighbours add an event, not a count
 (:func:`prepare_event_audit`): naturally, the added event (at the start or the middle of a candidate bin)
 that moves the release most; in the worst case, the family's own adversarial pair

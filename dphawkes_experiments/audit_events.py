@@ -1,4 +1,4 @@
-"""Audit neighbours for a family fitted to exact event times (``family.inputs.statistics == "events"``: ctls): its
+"""Audit neighbours for a family fitted to exact event times (``family.fits_event_times``: ctls, exp): its
 statistics come from the events (``family.prepare_stats``), so D' adds an event, not a count. Naturally, the
 added event (at the start or the middle of a candidate bin) that moves the release most; in the worst case,
 the family's own adversarial pair (``family.worst_case_events``, at the family's ``worst_case_lags`` unless the
