@@ -133,6 +133,8 @@ _MOVED_TO_TAGS = {"private": "privacy", "calibrations": "privacy", "units": "pri
                   "constraint": "privacy", "statistics": "inputs", "per_bin": "inputs", "iterative": "cost",
                   "cost_kind": "cost (as kind)"}
 
+_TAG_TYPES = {"privacy": PrivacyTags, "inputs": InputTags, "cost": CostTags, "audit_hints": AuditHints}
+
 
 class Family:
     """Base of every estimator family: a subclass sets the class attributes below and overrides
@@ -163,12 +165,16 @@ class Family:
     audit_hints: ClassVar[AuditHints] = AuditHints()
 
     def __init_subclass__(cls, **kwargs):
-        """Refuse a fact set on its own (``private = False``): it would be silently ignored; it belongs in a tag."""
+        """Refuse a fact set on its own (``private = False``: it would be silently ignored, it belongs in a tag) and
+        a tag of the wrong type."""
         super().__init_subclass__(**kwargs)
         loose = sorted(set(vars(cls)) & _MOVED_TO_TAGS.keys())
         if loose:
             raise TypeError(f"{cls.__name__} sets {', '.join(loose)} directly; set them in its tags instead ("
                             + ", ".join(f"{name} -> {_MOVED_TO_TAGS[name]}" for name in loose) + ")")
+        for name, kind in _TAG_TYPES.items():
+            if not isinstance(getattr(cls, name), kind):
+                raise TypeError(f"{cls.__name__}.{name} must be a {kind.__name__}")
 
     @property
     def formal_only(self) -> bool:

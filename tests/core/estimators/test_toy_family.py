@@ -132,10 +132,12 @@ def test_with_no_noise_it_is_the_mean_rate():
     assert np.allclose(result.baseline, counts.sum(axis=0) / n_rows / 0.5, rtol=1e-12)
 
 
-def test_a_fact_set_outside_its_tag_is_refused_when_the_family_is_defined():
+def test_a_fact_outside_its_tag_or_a_tag_of_the_wrong_type_is_refused_when_the_family_is_defined():
     """A plug-in written against the old flat attributes fails loudly, naming the tag, instead of silently keeping
     the default (``private = False`` on a subclass would otherwise leave ``privacy.private`` True)."""
     with pytest.raises(TypeError, match=r"private -> privacy.*statistics -> inputs"):
         type("Flat", (ToyMeanRate,), {"private": False, "statistics": "events"})
+    with pytest.raises(TypeError, match=r"Flat.privacy must be a PrivacyTags"):
+        type("Flat", (ToyMeanRate,), {"privacy": {"private": False}})
     tagged = type("Tagged", (ToyMeanRate,), {"privacy": PrivacyTags(private=False)})
     assert not tagged.privacy.private and ToyMeanRate.privacy.private  # the tag replaces the parent's, alone
