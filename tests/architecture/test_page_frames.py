@@ -29,7 +29,7 @@ MAX_FUNCTION_LINES = 50
 MAX_FRAME_LINES = 300
 FRAME_PAGES = ("2_Estimate.py", "3_Privacy_utility.py")
 MAX_CLI_MAIN_LINES = 250
-COMMAND_MODULES = ("fit", "ledger", "audit", "score", "sweep")
+COMMAND_MODULES = ("fit", "ledger", "audit", "score", "select", "sweep")
 HEX_COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
 
 
