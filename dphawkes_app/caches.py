@@ -5,7 +5,12 @@ deterministic fits are ``st.cache_data`` entries keyed on public inputs and the 
 (:func:`dphawkes_app.state.fingerprint`), never on a session: eight students opening the Estimate page compute
 them once. Statistics are cached apart from fits, keyed on
 :meth:`~dphawkes_core.estimators.FitConfig.statistics_key`, so changing only the method, K, ε or the seed reuses
-them. A fit with fresh noise is never shared: its key carries the session's noise nonce."""
+them. A fit with fresh noise is never shared: its key carries the session's noise nonce.
+
+An automatic C on public data (the default preset's) is a private selection: a fresh draw in the session that
+asks for it (:func:`selected_stats`), never cached, so no session sees another's draw or can reproduce it. Only
+what is deterministic around it is shared: the tail counts it is drawn from and the statistics at the C drawn
+(public settings once chosen, at most ``count_cap_max`` entries per Δ)."""
 
 from __future__ import annotations
 
@@ -15,6 +20,9 @@ import streamlit as st
 
 from dphawkes_core.data.datasets import Dataset, list_samples, load_sample, simulate_dataset
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+from dphawkes_core.estimators.binned import cap_noise
+from dphawkes_core.privacy.count_cap import AUTO, cap_from_tails
+from dphawkes_core.statistics.binning import bin_sparse, tail_counts
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.compare import compare_methods
 
@@ -49,6 +57,38 @@ def stats_cached(dataset_fp: str, _events, stats_items: tuple):
     """Sufficient statistics and binning diagnostics, cached on the dataset and
     :meth:`~dphawkes_core.estimators.config.FitConfig.statistics_key`."""
     return prepare_stats(_events, FitConfig(**dict(stats_items)))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def tails_cached(dataset_fp: str, _events, bin_size: float, max_cap: int):
+    """The tail counts ``T[c]``, ``c = 1 … max_cap``, of the unclipped Δ-bin counts: what an automatic C is drawn
+    from (:func:`~dphawkes_core.privacy.count_cap.dp_count_cap`), exact and deterministic — cached; the draw is
+    not."""
+    return tail_counts(bin_sparse(_events, bin_size), int(max_cap))
+
+
+def shares_selection(config: FitConfig) -> bool:
+    """True when the statistics of ``config`` are its automatic C's selection followed by the statistics at the C
+    chosen (the event unit, no cap M on events per sequence): :func:`selected_stats` can share the latter."""
+    return (config.count_cap == AUTO and config.privacy_unit == "event" and config.max_events is None
+            and config.sequence_clip != AUTO)
+
+
+def selected_stats(dataset_fp: str, events, config: FitConfig):
+    """``(stats, data_info)`` of ``config`` on public data, with its automatic C drawn here, afresh on every call.
+
+    The selection is what :func:`~dphawkes_core.estimators.prepare_stats` draws — the same tail counts, noise
+    source (the OS CSPRNG of an unseeded fit, the cap's own stream of a seeded one) and rule, so a seeded config
+    gives the same C, statistics and data info — but only the noise is drawn per call: the tail counts and the
+    statistics at the C chosen come from the shared caches. Configs whose selection is not separable
+    (:func:`shares_selection`) are prepared whole, per call."""
+    if not shares_selection(config):
+        return prepare_stats(events, config)
+    tails = tails_cached(dataset_fp, events, config.bin_size, config.count_cap_max)
+    auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share)
+    chosen = config.with_selection(count_cap=auto.count_cap)
+    stats, info = stats_cached(dataset_fp, events, config_items(chosen.statistics_key()))
+    return stats, info.updated(auto_count_cap=auto.to_dict())
 
 
 @st.cache_data(show_spinner="Fitting…", max_entries=32)

@@ -38,7 +38,7 @@ from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
 from ..budget import BudgetState, release_view
-from ..caches import config_items, fit_cached, stats_cached
+from ..caches import config_items, fit_cached, selected_stats, stats_cached
 from ..layout import friendly_error
 from ..ledger_rows import ledger_label
 
@@ -150,7 +150,7 @@ def live_fit(fingerprint: str, events, config: FitConfig) -> Shown:
     else:
         def make():
             if config.count_cap == AUTO or config.sequence_clip == AUTO:
-                stats, info = prepare_stats(events, config)  # a fresh selection, like a fresh release
+                stats, info = selected_stats(fingerprint, events, config)  # a fresh selection, like a release
             else:
                 stats, info = stats_cached(fingerprint, events, config_items(config.statistics_key()))
             return fit_stats(stats, config), stats, info

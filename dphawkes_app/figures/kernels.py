@@ -3,6 +3,8 @@ functions: data in, ``go.Figure`` out)."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import textwrap
 from dataclasses import dataclass
 
@@ -85,18 +87,29 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     d = len(names)
     if d > MAX_GRID_DIM:
         return kernel_mass_heatmaps(lag_grid, estimates, names, scenario)
+    fine = np.linspace(0.0, float(lag_grid[-1]), TRUTH_POINTS + 1)[1:]
+    truth = scenario.kernel_values(fine) if scenario is not None else None
+    series = _CellSeries(estimates, steps or {}, bands or {}, colors or {}, dashes or {})
+    traces = []
+    for i in range(d):
+        for j in range(d):
+            subplot = _axis_suffix(i * d + j + 1)  # cell (i, j) is subplot i·d + j + 1
+            traces += [{**trace, "xaxis": f"x{subplot}", "yaxis": f"y{subplot}"}
+                       for trace in _cell_traces(lag_grid, names, i, j, fine, truth, series)]
+    return go.Figure(data=traces, layout=copy.deepcopy(_grid_layout(tuple(names), title, time_unit)))
+
+
+@functools.lru_cache(maxsize=32)
+def _grid_layout(names: tuple, title: str | None, time_unit: str) -> dict:
+    """The layout of a d×d kernel grid (its subplots, headers, title, legend and axes), as a dict: it depends on
+    the dimension names, title and time unit only, so every session's estimate on the same data reuses it (built
+    once; Plotly's subplot set-up and layout updates are most of a grid's cost)."""
+    d = len(names)
     row_px = 200 if d <= 3 else 150
     height = d * row_px + 200
     fig = make_subplots(rows=d, cols=d, shared_xaxes=True, horizontal_spacing=min(0.08, 0.3 / max(d - 1, 1)),
                         vertical_spacing=24 / height)
-    fine = np.linspace(0.0, float(lag_grid[-1]), TRUTH_POINTS + 1)[1:]
-    truth = scenario.kernel_values(fine) if scenario is not None else None
-    for i in range(d):
-        for j in range(d):
-            series = _CellSeries(estimates, steps or {}, bands or {}, colors or {}, dashes or {})
-            for trace in _cell_traces(lag_grid, names, i, j, fine, truth, series):
-                fig.add_trace(trace, row=i + 1, col=j + 1)
-    _label_grid(fig, names)
+    _label_grid(fig, list(names))
     fig.update_layout(
         title={
             "text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected dimension i (to)",
@@ -112,7 +125,9 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     fig.update_xaxes(title_text=_lag_title(time_unit), row=d)
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
-    return fig
+    layout = fig.to_dict()["layout"]
+    del layout["template"]  # the default template: a new figure sets it from Plotly's own validated copy
+    return layout
 
 
 @dataclass(frozen=True)
@@ -127,29 +142,30 @@ class _CellSeries:
 
 
 def _cell_traces(lag_grid, names: list, i: int, j: int, fine, truth, series: _CellSeries) -> list:
-    """The traces of cell ``(i, j)``, in drawing order: the truth, the bands, the estimates, the step estimates (the
-    first cell's carry the legend)."""
+    """The traces of cell ``(i, j)`` as dicts (validated once, by the figure that holds them), in drawing order: the
+    truth, the bands, the estimates, the step estimates (the first cell's carry the legend)."""
     first = i == 0 and j == 0
     pair = f"from {names[j]} to {names[i]}<br>h(%{{x:.3g}}) = %{{y:.3g}}"
     traces = []
     if truth is not None:
-        traces.append(go.Scatter(x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
+        traces.append(dict(type="scatter", x=fine, y=truth[i, j], mode="lines", name="truth", legendgroup="truth",
                                  showlegend=first, line={"color": TRUTH_COLOR, "width": 2},
                                  hovertemplate=pair + "<extra>truth</extra>"))
     for label, (low, high, color) in series.bands.items():
-        traces.append(go.Scatter(x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
+        traces.append(dict(type="scatter", x=lag_grid, y=np.asarray(high)[i, j], mode="lines", line={"width": 0},
                                  legendgroup=label, showlegend=False, hoverinfo="skip"))
-        traces.append(go.Scatter(x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
+        traces.append(dict(type="scatter", x=lag_grid, y=np.asarray(low)[i, j], mode="lines", line={"width": 0},
                                  fill="tonexty", fillcolor=rgba(color, 0.22), name=label, legendgroup=label,
                                  showlegend=first, hoverinfo="skip"))
     for n_label, (label, values) in enumerate(series.estimates.items()):
-        traces.append(go.Scatter(x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
+        traces.append(dict(type="scatter", x=lag_grid, y=np.asarray(values)[i, j], mode="lines+markers", name=label,
                                  legendgroup=label, showlegend=first, marker={"size": 3},
                                  line={"color": _color(label, n_label, series.colors), "width": 1.5,
                                        "dash": series.dashes.get(label, "solid")},
                                  hovertemplate=pair + f"<extra>{label}</extra>"))
     for n_label, (label, step) in enumerate(series.steps.items(), start=len(series.estimates)):
-        traces.append(go.Scatter(x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]), mode="lines",
+        traces.append(dict(type="scatter", x=step.edges, y=np.append(step.values[i, j], step.values[i, j, -1]),
+                                 mode="lines",
                                  line={"shape": "hv", "color": _color(label, n_label, series.colors), "width": 2},
                                  name=label, legendgroup=label, showlegend=first,
                                  hovertemplate=f"from {names[j]} to {names[i]}<br>h = %{{y:.3g}} on the bin "
@@ -207,22 +223,23 @@ def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = 
     """Grouped bars of the baselines ``η`` per dimension: each estimate and the truth when known; ``errors``
     (label -> ``(low, high)`` per dimension) draws the spread of several noise draws as error bars."""
     names = list(names)
-    fig = go.Figure()
+    traces = []
     if truth is not None:
-        fig.add_trace(go.Bar(x=names, y=np.asarray(truth, float), name="truth", marker_color=TRUTH_COLOR))
+        traces.append({"type": "bar", "x": names, "y": np.asarray(truth, float), "name": "truth",
+                       "marker": {"color": TRUTH_COLOR}})
     for n_label, (label, values) in enumerate(estimates.items()):
         values = np.asarray(values, float)
-        bars = None
+        bar = {"type": "bar", "x": names, "y": values, "name": label,
+               "marker": {"color": _color(label, n_label, colors)}}
         if errors and label in errors:
             low, high = (np.asarray(v, float) for v in errors[label])
-            bars = {"type": "data", "symmetric": False, "array": np.maximum(high - values, 0),
-                    "arrayminus": np.maximum(values - low, 0), "color": TRUTH_COLOR}
-        fig.add_trace(go.Bar(x=names, y=values, name=label, marker_color=_color(label, n_label, colors),
-                             error_y=bars))
-    fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension",
-                      yaxis_title=f"rate (events / {time_unit})" if time_unit else "rate",
-                      xaxis={"type": "category"}, height=320, margin={"t": 50, "b": 40})
-    return fig
+            bar["error_y"] = {"type": "data", "symmetric": False, "array": np.maximum(high - values, 0),
+                              "arrayminus": np.maximum(values - low, 0), "color": TRUTH_COLOR}
+        traces.append(bar)
+    rate = f"rate (events / {time_unit})" if time_unit else "rate"
+    return go.Figure(data=traces, layout={  # built at once: Plotly validates each property once
+        "title": {"text": "Baselines η"}, "barmode": "group", "height": 320, "margin": {"t": 50, "b": 40},
+        "xaxis": {"title": {"text": "dimension"}, "type": "category"}, "yaxis": {"title": {"text": rate}}})
 
 
 def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
@@ -233,17 +250,16 @@ def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
     iterative methods have a curve (see :func:`dphawkes_app.guidance.loss_note` for the others); the
     x-axis spans iterations 0 … K.
     """
-    fig = go.Figure()
-    positive = True
-    longest = 1
+    traces, positive, longest = [], True, 1
     for n_label, (label, history) in enumerate(histories.items()):
         y = np.asarray(history, float)
         positive &= bool(np.all(y > 0))
         longest = max(longest, y.size)
-        fig.add_trace(go.Scatter(x=np.arange(y.size), y=y, mode="lines" if y.size > 1 else "markers", name=label,
-                                 line={"color": _color(label, n_label, colors)}))
-    fig.update_yaxes(exponentformat="power")  # 3·10⁻⁴, not "300μ" (μ is also μ-GDP on these pages)
-    fig.update_layout(title="Loss L(U<sub>k</sub>) = ‖U<sub>k</sub>A − b‖<sup>2</sup><sub>F</sub> / 2",
-                      xaxis={"title": "iteration k", "range": [0, max(longest - 1, 1)]}, yaxis_title="loss",
-                      yaxis_type="log" if positive else "linear", height=320, margin={"t": 50, "b": 40})
-    return fig
+        traces.append({"type": "scatter", "x": np.arange(y.size), "y": y, "name": label,
+                       "mode": "lines" if y.size > 1 else "markers", "line": {"color": _color(label, n_label, colors)}})
+    return go.Figure(data=traces, layout={  # built at once: Plotly validates each property once
+        "title": {"text": "Loss L(U<sub>k</sub>) = ‖U<sub>k</sub>A − b‖<sup>2</sup><sub>F</sub> / 2"},
+        "xaxis": {"title": {"text": "iteration k"}, "range": [0, max(longest - 1, 1)]},
+        "yaxis": {"title": {"text": "loss"}, "type": "log" if positive else "linear",
+                  "exponentformat": "power"},  # 3·10⁻⁴, not "300μ" (μ is also μ-GDP on these pages)
+        "height": 320, "margin": {"t": 50, "b": 40}})

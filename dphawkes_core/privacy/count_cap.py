@@ -22,6 +22,7 @@ with ``σ_cap = 1/√(2ρ(share·ε, δ))`` and both releases compose in zCDP.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,7 @@ class AutoCap:
                 "clipped_fraction": self.clipped_fraction}
 
 
+@functools.lru_cache(maxsize=256)  # public numbers only; each page render asks again (a root search)
 def cap_noise_sigma(epsilon: float, delta: float, share: float, discrete: bool = False) -> float:
     """Noise std of the tail counts: the Gaussian mechanism of sensitivity 1 at ``(share·ε, δ)`` (``discrete``:
     the discrete Gaussian whose ρ-zCDP converts to ``(share·ε, δ)``).

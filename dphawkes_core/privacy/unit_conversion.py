@@ -3,6 +3,7 @@ person's k events), and a sequence-level fit seen per event (it protects each ev
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -77,6 +78,7 @@ class UnitConversion:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
+@functools.lru_cache(maxsize=256)  # public numbers only; each page render asks again (a root search)
 def gdp_mu(epsilon: float, delta: float) -> float:
     """μ of the Gaussian mechanism whose exact (ε, δ) curve passes through ``(ε, δ)``."""
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian
@@ -84,6 +86,7 @@ def gdp_mu(epsilon: float, delta: float) -> float:
     return 1.0 / float(get_sigma_gaussian(epsilon, delta))
 
 
+@functools.lru_cache(maxsize=256)  # public numbers only; each page render asks again (a root search)
 def gdp_epsilon(mu: float, delta: float) -> float:
     """ε at δ of a μ-GDP mechanism (the analytic Gaussian mechanism, dp-accounting)."""
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian

@@ -1,0 +1,61 @@
+"""The app's shared caches and the automatic C on public data: the private selection is drawn afresh per call (never
+served from a cache), and around it the shared tail counts and statistics give exactly what the core's one-call
+path (:func:`~dphawkes_core.estimators.prepare_stats`) gives."""
+
+import numpy as np
+import pytest
+
+from dphawkes_app.caches import selected_stats, shares_selection, tails_cached
+from dphawkes_core.data.datasets import simulate_dataset
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
+
+pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
+
+FINGERPRINT = "paper-2d, 4000 events, seed 1"
+
+
+@pytest.fixture(scope="module")
+def events():
+    return simulate_dataset(get_scenario("paper-2d"), n_events=4000, seed=1).events
+
+
+def auto_config(method: str, **changes) -> FitConfig:
+    settings = {"bin_size": 0.5, "lags": 8, "count_cap": "auto", "epsilon": 1.0, "dp_delta": 1e-5,
+                "calibration": "formal"}
+    return FitConfig(method=method, **{**settings, **changes})
+
+
+@pytest.mark.parametrize("method", ["ctls", "ssp"])
+def test_a_seeded_selection_matches_the_core_one_call_path(events, method):
+    config = auto_config(method, seed=11)
+    stats, info = selected_stats(FINGERPRINT, events, config)
+    core_stats, core_info = prepare_stats(events, config)
+    assert info == core_info  # the same C chosen, with the same record of its selection
+    assert info.auto_count_cap["count_cap"] == info.count_cap
+    np.testing.assert_allclose(fit_stats(stats, config).H, fit_stats(core_stats, config).H, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("method", ["ctls", "ssp"])
+def test_an_unseeded_selection_is_drawn_on_every_call(events, method):
+    # at ε = 2 on these data a fresh draw chooses C = 3 about once in three (C = 2 otherwise): 30 draws all alike
+    # has a chance near 1e-6, while one draw shared or replayed repeats one C every time
+    config = auto_config(method, epsilon=2.0)
+    chosen = {selected_stats(FINGERPRINT, events, config)[1].count_cap for _ in range(30)}
+    assert len(chosen) > 1
+
+
+def test_the_tail_counts_shared_are_the_exact_ones(events):
+    sequence = events.sequences[0]
+    n_bins = int(np.floor((sequence.end_time - sequence.start_time) / 0.5))  # whole bins: a last partial one drops
+    bins = [np.floor((t - sequence.start_time) / 0.5) for t in sequence.times]
+    counts = np.concatenate([np.unique(b[b < n_bins], return_counts=True)[1] for b in bins])  # per (bin, dimension)
+    tails = tails_cached(FINGERPRINT, events, 0.5, 6)
+    np.testing.assert_array_equal(tails, [(counts >= c).sum() for c in range(1, 7)])
+
+
+def test_the_sequence_unit_and_a_cap_m_are_not_split():
+    assert shares_selection(auto_config("ctls"))
+    assert not shares_selection(auto_config("ctls", max_events=100))
+    assert not shares_selection(FitConfig(method="ctls", bin_size=0.5, lags=8, count_cap=None, epsilon=1.0,
+                                            calibration="formal"))
