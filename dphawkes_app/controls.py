@@ -160,9 +160,12 @@ def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, 
     return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": clip or None}
 
 
-def show_unit_conversion(report, default_k: int) -> None:
-    """The fit's guarantee in the other unit (:func:`~dphawkes_core.privacy.unit_conversion.unit_conversion`)."""
+def show_unit_conversion(report, default_k: int, max_events: int | None = None) -> None:
+    """The fit's guarantee in the other unit (:func:`~dphawkes_core.privacy.unit_conversion.unit_conversion`): per
+    person from the enforced cap M of an event-level fit (``max_events``: 2M·μ), else for an assumed k events."""
     st.markdown(f"**Privacy unit: {UNIT_LABELS[report.privacy_unit]}.** What it means for the other unit:")
-    k = int(st.number_input("events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
-                            help="a public number: how many events one person contributes"))
-    st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k).sentences()))
+    capped = max_events if report.privacy_unit == "event" else None
+    k = default_k if capped else int(st.number_input(
+        "events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
+        help="a public number: how many events one person contributes (an assumption, not enforced)"))
+    st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k, max_events=capped).sentences()))

@@ -60,7 +60,7 @@ def show_privacy(shown: Shown, budget: BudgetState) -> None:
         st.success(f"**Formal (ε, δ)-DP release** for {UNIT_LABELS[report.privacy_unit]}: the noise is calibrated "
                    f"from public bounds only ({bounds}), the domain and window were declared, the noise is fresh, and "
                    "the release is metered in this data set's ledger.")
-        show_unit_conversion(report, config.max_events or 50)
+        show_unit_conversion(report, config.max_events or 50, config.max_events)
     elif not shown.private_data and status.settings_formal:
         st.success(f"**Formal (ε, δ)-DP settings** for {UNIT_LABELS[report.privacy_unit]}: on private data this "
                    f"would be a formal (ε, δ)-DP release — noise from public bounds only ({bounds}), a stated window, "
@@ -68,7 +68,7 @@ def show_privacy(shown: Shown, budget: BudgetState) -> None:
                    "data marked published): everything re-runs live and nothing is a release."
                    + public_mark_text(budget),
                    icon=":material/verified:")
-        show_unit_conversion(report, config.max_events or 50)
+        show_unit_conversion(report, config.max_events or 50, config.max_events)
     else:
         reasons = [r for r in status.reasons if shown.private_data or not r.startswith("not released")]
         advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."
