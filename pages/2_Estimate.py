@@ -12,13 +12,14 @@ from types import MappingProxyType
 
 import streamlit as st
 
-from dphawkes_app.budget import budget_state, show_budget
+from dphawkes_app.budget import budget_state, rows_key, show_budget
 from dphawkes_app.controls import sequence_families
 from dphawkes_app.estimate.comparison import show_comparison
 from dphawkes_app.estimate.context import PageContext
 from dphawkes_app.estimate.downloads import show_export
 from dphawkes_app.estimate.errors import averaged_kernels, show_function_errors, show_metrics, show_shrinkage
 from dphawkes_app.estimate.follow import sequence_unit_ready, show_note, show_unit_note
+from dphawkes_app.estimate.person import ask_person, default_to_sequence_unit
 from dphawkes_app.estimate.privacy import show_privacy
 from dphawkes_app.estimate.references import references
 from dphawkes_app.estimate.release import Shown, live_fit, private_fit
@@ -43,9 +44,12 @@ def page_context() -> PageContext:
     defaults = widget_values(defaults_from)
     dataset, fingerprint = current_dataset()
     link = st.query_params.to_dict()  # before the widgets read (and drop) what they cannot use
+    rows = rows_key(dataset, fingerprint)
+    default_to_sequence_unit(rows)  # one sequence declared one person: the sequence unit, unless chosen
     sidebar_dataset(dataset)
     dataset_to_url(dataset, preset)
     st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
+    ask_person(rows, dataset.events.n_sequences)
     budget = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
     show_budget(budget)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
     scale = time_scale(dataset.events) if preset is None and dataset.scenario is None and not budget.private else None
