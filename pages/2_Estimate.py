@@ -57,7 +57,7 @@ def page_context() -> PageContext:
         defaults.update(dt=scale.bin_size, s=scale.support)
         st.caption(scale.describe())
     elif budget.private and preset is None:
-        st.caption(PRIVATE_SCALE_NOTE)
+        st.expander("Why Δ and s are not proposed from these data").caption(PRIVATE_SCALE_NOTE)
     show_note(fingerprint)
     sequence_unit_ready(defaults)  # the sequence unit never dead-ends: a method or C it cannot use is switched
     show_unit_note()
@@ -126,16 +126,16 @@ def show_estimate(ctx: PageContext, shown: Shown, reference, noiseless, block, c
     """Everything about the estimate shown: figures, errors, comparison, privacy and export."""
     result, config = shown.result, shown.config
     truth = ctx.scenario.true_H(config.bin_size, config.lags) if ctx.scenario is not None else None
-    st.caption(fit_caption(shown, cost))
+    st.expander("How this fit ran: bins, memory, time").caption(fit_caption(shown, cost))
     draws = band_controls(shown)
     averaged = averaged_kernels(result, block)
     baselines, colors, errors = show_kernels(ctx, shown, reference, noiseless, draws, averaged)
-    show_baselines_and_loss(ctx, shown, baselines, colors, errors)
     st.subheader("Errors")
     show_metrics(ctx, shown, reference, noiseless, truth)
     if averaged is not None and ctx.scenario is not None:
         show_function_errors(result, averaged, ctx.scenario)
     show_shrinkage(ctx, config, truth if truth is not None else (reference.H if reference is not None else None))
+    show_baselines_and_loss(ctx, shown, baselines, colors, errors)
     if config.privacy_unit == "event":
         show_comparison(ctx, shown, truth if truth is not None else (reference or result).H, truth is not None)
     else:
