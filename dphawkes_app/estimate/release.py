@@ -247,13 +247,14 @@ def plan_release(session: PrivacySession, configs) -> Plan:
     person = {"max_events": configs[0].max_events if configs else None, "sequences": session.sequences}
     if not mechanisms:
         return Plan(status, (), ledger, 0.0, ledger.spent(), ledger.remaining(), "", count, tuple(informal), **person)
-    alone, after = ledger.cost(mechanisms)
+    cap = person["max_events"] if session.key.unit == "event" else None  # an event-level cap: charged as its group
+    alone, after = ledger.cost(mechanisms, None, cap)
     refusal = ""
     try:
-        ledger.check(mechanisms)
+        ledger.check(mechanisms, None, cap)  # both views, as the release itself is checked
     except BudgetExceeded as exc:
         refusal = str(exc)
-    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms), unit=session.key.unit)
+    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms), unit=session.key.unit, max_events=cap)
     remaining_after = dataclasses.replace(ledger, entries=ledger.entries + (planned_entry,)).remaining()
     return Plan(status, tuple(mechanisms), ledger, alone, after, remaining_after if not refusal else 0.0, refusal,
                 count, tuple(informal), **person)

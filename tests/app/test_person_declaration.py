@@ -79,3 +79,37 @@ def test_person_epsilon_of_the_plan_is_the_ledgers_sequence_view_charge():
     view = ledger_of(data, "sequence")
     assert person_epsilon(view.metered[0].mechanisms, "sequence", 300, view.budget.delta) == \
         pytest.approx(view.spent(), rel=1e-12)
+
+
+def test_an_enforced_cap_at_the_event_unit_states_the_cost_the_sequence_view_then_charges():
+    """With a cap M at the event unit the plan's per-person figure is the 2M group the ledger charges per sequence
+    after the click, and the released estimate's unit conversion says the same (not the assumed k·μ)."""
+    data = several_sequences()
+    at = use_formal_method(open_estimate(data), SEQUENCE_FAMILY)
+    at.number_input(key="eps").set_value(0.05).run()
+    at.number_input(key="evM").set_value(10).run()
+    line = next(m.value for m in at.markdown if m.value.startswith("**Per person** (one whole sequence, enforced"))
+    release_button(at).click().run()
+    no_problems(at)
+    charged = ledger_of(data, "sequence").spent()
+    assert f"ε = **{charged:.3g}**" in line
+
+
+def test_the_unit_conversion_under_an_enforced_cap_is_2m_mu():
+    data = several_sequences()
+    at = use_formal_method(open_estimate(data), SEQUENCE_FAMILY)
+    at.number_input(key="eps").set_value(0.05).run()
+    at.number_input(key="evM").set_value(10).run()
+    release_button(at).click().run()
+    charged = ledger_of(data, "sequence").spent()
+    assert "Per person (one whole sequence, enforced cap M = 10: at most 10 kept events out and 10 in, " \
+        in markdown(at) and f"): ε = {charged:.3g} at δ" in markdown(at)
+
+
+def test_the_plan_refuses_a_capped_release_the_sequence_view_would_refuse():
+    """At ε = 1 a cap of M = 10 costs a person about ε = 34 (a group of 20): over the budget of 5 seen per sequence,
+    so the plan says so and the button is off before anything is drawn."""
+    data = several_sequences()
+    at = use_formal_method(open_estimate(data), SEQUENCE_FAMILY)
+    at.number_input(key="evM").set_value(10).run()
+    assert release_button(at).disabled and "seen per sequence" in texts(at.warning) and ledger_of(data) is None
