@@ -78,6 +78,11 @@ def _ledger_key(dataset_fp: str, _dataset: Dataset, unit: str = "event") -> Ledg
     return LedgerKey(data_fingerprint(_dataset.events), unit)
 
 
+def rows_key(dataset: Dataset, dataset_fp: str) -> str:
+    """The key of the data set's rows (its ledger's, whatever is declared about them)."""
+    return _ledger_key(dataset_fp, dataset).fingerprint
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
 def release_view(dataset_fp: str, _dataset: Dataset) -> str:
     """What was declared about the rows, as a release's identity holds it: the loaded events' fingerprint, as the
@@ -117,8 +122,22 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
             f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) over {len(ledger.metered)} release(s); "
             f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**."
             + (f" ({ledger.key.unit}-level view: {SEQUENCE_VIEW_TEXT})" if ledger.closed else "")
+            + both_views(ledger)
             + (" Details and the budget setting: *Privacy budget* page." if details else ""),
             icon=":material/account_balance_wallet:")
+
+
+def both_views(ledger: DataLedger) -> str:
+    """Every release on the rows, whatever its unit, and the budget as the other unit sees it (one sentence; empty
+    before the first release)."""
+    if not ledger.metered:
+        return ""
+    units = [e.unit for e in ledger.metered]
+    other = ledger.view("sequence" if ledger.key.unit == "event" else "event")
+    seen = "closed (an event-level release without a cap bounds nothing per sequence)" if other.closed else \
+        f"spent {other.spent():.3g} of {other.budget.epsilon:.3g}"
+    return (f" These rows' releases, counted in both views: {units.count('event')} event-level and "
+            f"{units.count('sequence')} sequence-level; seen per {other.key.unit}: {seen}.")
 
 
 def refuse_experiments(state: BudgetState) -> bool:

@@ -134,11 +134,12 @@ def sequence_families() -> str:
 
 
 def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, url: Mapping | None = None,
-                          on_change=None) -> dict:
+                          on_change=None, sequences: int = 1) -> dict:
     """The privacy unit, chosen beside ε, and the public bounds of the sequence unit (FitConfig keywords);
     ``key_prefix`` keeps one page's widgets apart from another's; ``private_clip`` offers G chosen privately
     (``sequence_clip="auto"``); ``url`` (e.g. ``{"bind": "query-params"}``) puts the unit, M and G in the page's
-    link; ``on_change`` is called when the unit changes (before the rerun)."""
+    link; ``on_change`` is called when the unit changes (before the rerun); on data with several ``sequences`` the
+    event unit offers an enforced cap M too (what a release then costs one person is bounded: 2M events)."""
     url = dict(url or {})
     unit = sb.radio("privacy unit", PRIVACY_UNITS, horizontal=True, key=f"{key_prefix}unit", format_func=str,
                     on_change=on_change, **url,
@@ -146,7 +147,14 @@ def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, 
                          f"one person — replaced ({sequence_families()} only; needs a public cap M and/or clip G, "
                          "and a public count cap C)")
     if unit == "event":
-        return {}
+        if sequences <= 1:
+            return {}
+        cap = int(sb.number_input("events kept per sequence M at the event unit (0 = no cap)", min_value=0, value=0,
+                                  step=5, key=f"{key_prefix}evM", **url,
+                                  help="public: each sequence keeps its first M events before the statistics; a "
+                                       "person (one sequence) then costs at most 2M events' worth of ε, and the "
+                                       "budget's per-sequence view stays open"))
+        return {"max_events": cap} if cap else {}
     cap = int(sb.number_input("events kept per sequence M (0 = no cap)", min_value=0, value=40, step=5,
                               key=f"{key_prefix}seqM", **url,
                               help="public: each sequence keeps its first M events, the later ones are dropped"))
@@ -160,9 +168,12 @@ def privacy_unit_controls(sb, key_prefix: str = "", private_clip: bool = False, 
     return {"privacy_unit": "sequence", "max_events": cap or None, "sequence_clip": clip or None}
 
 
-def show_unit_conversion(report, default_k: int) -> None:
-    """The fit's guarantee in the other unit (:func:`~dphawkes_core.privacy.unit_conversion.unit_conversion`)."""
+def show_unit_conversion(report, default_k: int, max_events: int | None = None) -> None:
+    """The fit's guarantee in the other unit (:func:`~dphawkes_core.privacy.unit_conversion.unit_conversion`): per
+    person from the enforced cap M of an event-level fit (``max_events``: 2M·μ), else for an assumed k events."""
     st.markdown(f"**Privacy unit: {UNIT_LABELS[report.privacy_unit]}.** What it means for the other unit:")
-    k = int(st.number_input("events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
-                            help="a public number: how many events one person contributes"))
-    st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k).sentences()))
+    capped = max_events if report.privacy_unit == "event" else None
+    k = default_k if capped else int(st.number_input(
+        "events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
+        help="a public number: how many events one person contributes (an assumption, not enforced)"))
+    st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k, max_events=capped).sentences()))

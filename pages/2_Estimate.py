@@ -12,13 +12,14 @@ from types import MappingProxyType
 
 import streamlit as st
 
-from dphawkes_app.budget import budget_state, show_budget
+from dphawkes_app.budget import budget_state, rows_key, show_budget
 from dphawkes_app.controls import sequence_families
 from dphawkes_app.estimate.comparison import show_comparison
 from dphawkes_app.estimate.context import PageContext
 from dphawkes_app.estimate.downloads import show_export
 from dphawkes_app.estimate.errors import averaged_kernels, show_function_errors, show_metrics, show_shrinkage
 from dphawkes_app.estimate.follow import sequence_unit_ready, show_note, show_unit_note
+from dphawkes_app.estimate.person import ask_person, default_to_sequence_unit
 from dphawkes_app.estimate.privacy import show_privacy
 from dphawkes_app.estimate.references import references
 from dphawkes_app.estimate.release import Shown, live_fit, private_fit
@@ -43,9 +44,12 @@ def page_context() -> PageContext:
     defaults = widget_values(defaults_from)
     dataset, fingerprint = current_dataset()
     link = st.query_params.to_dict()  # before the widgets read (and drop) what they cannot use
+    rows = rows_key(dataset, fingerprint)
+    default_to_sequence_unit(rows)  # one sequence declared one person: the sequence unit, unless chosen
     sidebar_dataset(dataset)
     dataset_to_url(dataset, preset)
     st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
+    ask_person(rows, dataset.events.n_sequences)
     budget = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
     show_budget(budget)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
     scale = time_scale(dataset.events) if preset is None and dataset.scenario is None and not budget.private else None
@@ -53,7 +57,7 @@ def page_context() -> PageContext:
         defaults.update(dt=scale.bin_size, s=scale.support)
         st.caption(scale.describe())
     elif budget.private and preset is None:
-        st.caption(PRIVATE_SCALE_NOTE)
+        st.expander("Why Δ and s are not proposed from these data").caption(PRIVATE_SCALE_NOTE)
     show_note(fingerprint)
     sequence_unit_ready(defaults)  # the sequence unit never dead-ends: a method or C it cannot use is switched
     show_unit_note()
@@ -122,16 +126,16 @@ def show_estimate(ctx: PageContext, shown: Shown, reference, noiseless, block, c
     """Everything about the estimate shown: figures, errors, comparison, privacy and export."""
     result, config = shown.result, shown.config
     truth = ctx.scenario.true_H(config.bin_size, config.lags) if ctx.scenario is not None else None
-    st.caption(fit_caption(shown, cost))
+    st.expander("How this fit ran: bins, memory, time").caption(fit_caption(shown, cost))
     draws = band_controls(shown)
     averaged = averaged_kernels(result, block)
     baselines, colors, errors = show_kernels(ctx, shown, reference, noiseless, draws, averaged)
-    show_baselines_and_loss(ctx, shown, baselines, colors, errors)
     st.subheader("Errors")
     show_metrics(ctx, shown, reference, noiseless, truth)
     if averaged is not None and ctx.scenario is not None:
         show_function_errors(result, averaged, ctx.scenario)
     show_shrinkage(ctx, config, truth if truth is not None else (reference.H if reference is not None else None))
+    show_baselines_and_loss(ctx, shown, baselines, colors, errors)
     if config.privacy_unit == "event":
         show_comparison(ctx, shown, truth if truth is not None else (reference or result).H, truth is not None)
     else:

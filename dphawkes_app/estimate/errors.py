@@ -81,12 +81,13 @@ def _without_truth(ctx: PageContext, shown: Shown, reference, noiseless) -> None
     """Real data: the held-out score first, then the distance to the non-private estimate."""
     reference_label = get_family(reference_method()).label
     show_heldout(ctx, shown, reference is not None, noiseless is not None)
-    st.info("No ground truth for this data set (it was not simulated): the held-out score above is the measure "
-            f"of prediction; the differences below only compare with the non-private {reference_label} estimate.")
     if reference is None:
         return
     diff = compare(shown.result.H, reference.H)
-    st.dataframe(pd.DataFrame([{
+    box = st.expander(f"Distance to the non-private {reference_label} estimate")
+    box.caption("No ground truth for this data set (it was not simulated): the held-out score above is the measure "
+                f"of prediction; these differences only compare with the non-private {reference_label} estimate.")
+    box.dataframe(pd.DataFrame([{
         f"relative difference from {reference_label}": diff.relative_error,
         "kernels": diff.kernel_relative_error, "baselines": diff.baseline_relative_error,
     }]), hide_index=True)

@@ -53,14 +53,16 @@ def show_privacy(shown: Shown, budget: BudgetState) -> None:
     cols[0].metric("noise variance σ²", f"{report.sigma2:.4g}")
     cols[1].metric(f"ε ({report.calibration})", f"{report.epsilon:.4g}", help=EPSILON_HELP)
     cols[2].metric("δ", f"{report.dp_delta:.1e}", help=DELTA_HELP)
-    st.dataframe(calibration_table(report), hide_index=True, key="privacy_table", placeholder="n/a")
+    details = st.expander("Details: ε under each calibration, and the guarantee in the other unit")
+    details.dataframe(calibration_table(report), hide_index=True, key="privacy_table", placeholder="n/a")
     bounds = ("the clip G or cap M per sequence, C, d, p, the windows, the number of sequences"
               if report.privacy_unit == "sequence" else "count cap C, B or r, d, p, n")
     if status.formal:
         st.success(f"**Formal (ε, δ)-DP release** for {UNIT_LABELS[report.privacy_unit]}: the noise is calibrated "
                    f"from public bounds only ({bounds}), the domain and window were declared, the noise is fresh, and "
                    "the release is metered in this data set's ledger.")
-        show_unit_conversion(report, config.max_events or 50)
+        with details:
+            show_unit_conversion(report, config.max_events or 50, config.max_events)
     elif not shown.private_data and status.settings_formal:
         st.success(f"**Formal (ε, δ)-DP settings** for {UNIT_LABELS[report.privacy_unit]}: on private data this "
                    f"would be a formal (ε, δ)-DP release — noise from public bounds only ({bounds}), a stated window, "
@@ -68,7 +70,8 @@ def show_privacy(shown: Shown, budget: BudgetState) -> None:
                    "data marked published): everything re-runs live and nothing is a release."
                    + public_mark_text(budget),
                    icon=":material/verified:")
-        show_unit_conversion(report, config.max_events or 50)
+        with details:
+            show_unit_conversion(report, config.max_events or 50, config.max_events)
     else:
         reasons = [r for r in status.reasons if shown.private_data or not r.startswith("not released")]
         advice = "" if report.formal else " Choose the *formal* calibration (with a count cap C) for a guarantee."

@@ -41,6 +41,7 @@ from ..budget import BudgetState, release_view
 from ..caches import config_items, fit_cached, selected_stats, stats_cached
 from ..layout import friendly_error
 from ..ledger_rows import ledger_label
+from .person import person_line
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
 LAST_KEY = "last_release"  # per data set and unit: the settings of the last estimate shown on private data
@@ -219,6 +220,8 @@ class Plan:
     refusal: str  # why the budget would refuse it ("" when it fits)
     formal_count: int = 0  # how many of the configs are formal releases (they spend ε)
     informal: tuple = ()  # the others' labels and reasons: shown, not metered
+    max_events: int | None = None  # the event-level cap M enforced on each sequence (None: no cap)
+    sequences: int = 1  # how many sequences the data hold (the per-person cost is stated on several)
 
     @property
     def formal(self) -> bool:
@@ -241,18 +244,20 @@ def plan_release(session: PrivacySession, configs) -> Plan:
     count = sum(s.formal for s in statuses)
     reasons = tuple(dict.fromkeys(r for s in statuses for r in s.reasons))
     status = FormalStatus(count == len(statuses), reasons)
+    person = {"max_events": configs[0].max_events if configs else None, "sequences": session.sequences}
     if not mechanisms:
-        return Plan(status, (), ledger, 0.0, ledger.spent(), ledger.remaining(), "", count, tuple(informal))
-    alone, after = ledger.cost(mechanisms)
+        return Plan(status, (), ledger, 0.0, ledger.spent(), ledger.remaining(), "", count, tuple(informal), **person)
+    cap = person["max_events"] if session.key.unit == "event" else None  # an event-level cap: charged as its group
+    alone, after = ledger.cost(mechanisms, None, cap)
     refusal = ""
     try:
-        ledger.check(mechanisms)
+        ledger.check(mechanisms, None, cap)  # both views, as the release itself is checked
     except BudgetExceeded as exc:
         refusal = str(exc)
-    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms), unit=session.key.unit)
+    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms), unit=session.key.unit, max_events=cap)
     remaining_after = dataclasses.replace(ledger, entries=ledger.entries + (planned_entry,)).remaining()
     return Plan(status, tuple(mechanisms), ledger, alone, after, remaining_after if not refusal else 0.0, refusal,
-                count, tuple(informal))
+                count, tuple(informal), **person)
 
 
 def released_message(answer: SessionAnswer, count: int = 1) -> str:
@@ -357,6 +362,10 @@ def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
                 f"to {plan.after:.3g} of its budget {ledger.budget.epsilon:.3g}; remaining after it: one more release "
                 f"of ε ≤ {plan.remaining_after:.3g}. Nothing is spent until you press the button.",
                 icon=":material/lock:")
+        per_person = person_line(plan.mechanisms, ledger.key.unit, plan.max_events, ledger.budget.delta,
+                                 plan.sequences)
+        if per_person:
+            st.markdown(per_person)
         if plan.refusal:
             st.warning(f"**This release would be refused** (nothing is drawn): {plan.refusal}. Lower ε, or raise "
                        "the budget on the *Privacy budget* page.", icon=":material/block:")

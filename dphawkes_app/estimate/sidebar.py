@@ -86,7 +86,7 @@ def read_controls(ctx: PageContext) -> FitConfig:
     kwargs = family_controls(sb, family, ctx.defaults, url=URL)
     kwargs.update(_count_cap(sb, family, ctx.defaults))
     if family.privacy.private:
-        kwargs.update(_privacy(sb, family, ctx.defaults))
+        kwargs.update(_privacy(sb, family, ctx.defaults, ctx.events.n_sequences))
     return FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, **kwargs)
 
 
@@ -131,7 +131,7 @@ def _count_cap(sb, family, defaults: Mapping) -> dict:
     return {"count_cap": cap or None}
 
 
-def _privacy(sb, family, defaults: Mapping) -> dict:
+def _privacy(sb, family, defaults: Mapping, sequences: int = 1) -> dict:
     """ε and δ (or σ²), the privacy unit, the calibration and the noise seed of a private family."""
     sb.subheader("Privacy")
     kwargs = {}
@@ -145,7 +145,7 @@ def _privacy(sb, family, defaults: Mapping) -> dict:
                                            format="%.4g", key="sigma2", **URL)
     kwargs["dp_delta"] = sb.number_input("δ", min_value=1e-12, max_value=0.5, value=defaults["delta"],
                                          format="%.1e", key="delta", help=DELTA_HELP, **URL)
-    kwargs.update(privacy_unit_controls(sb, private_clip=True, url=URL))
+    kwargs.update(privacy_unit_controls(sb, private_clip=True, url=URL, sequences=sequences))
     if family.formal_only:
         kwargs["calibration"] = "formal"
         sb.caption("calibration: formal (the only one this method has)")

@@ -86,8 +86,8 @@ def show_kernels(ctx: PageContext, shown: Shown, reference, noiseless, draws: in
 
 
 def show_baselines_and_loss(ctx: PageContext, shown: Shown, baselines: dict, colors: dict, errors) -> None:
-    """The baselines (with the truth's on simulated data) beside the loss curve, or a note for a one-shot
-    method."""
+    """The baselines (with the truth's on simulated data) beside the solver's notes — the loss curve, or a note
+    for a one-shot method — in a collapsed expander."""
     result = shown.result
     c = st.columns(2)
     with c[0]:
@@ -97,12 +97,12 @@ def show_baselines_and_loss(ctx: PageContext, shown: Shown, baselines: dict, col
                           key="baselines")
         if note := negative_baseline_note(result.baseline, ctx.events.names):
             c[0].warning(note)
-    with c[1]:
+    with c[1].expander("Solver notes: the loss curve"):
         one_shot = loss_note(result.method)
         if one_shot:
-            c[1].info(one_shot, icon=":material/info:")
+            st.info(one_shot, icon=":material/info:")
         else:
-            c[1].plotly_chart(loss_curve({"estimate": result.loss_history}, colors=colors), key="loss")
+            st.plotly_chart(loss_curve({"estimate": result.loss_history}, colors=colors), key="loss")
         if result.privacy is not None and not one_shot:
-            c[1].caption("The loss is the exact objective on the raw data: a diagnostic for you, not part of the "
+            st.caption("The loss is the exact objective on the raw data: a diagnostic for you, not part of the "
                          "private release (only the estimate is).")

@@ -1,5 +1,6 @@
 """A fit's guarantee for the other privacy unit: an event-level fit seen per person (group privacy over the
-person's k events), and a sequence-level fit seen per event (it protects each event too)."""
+person's k events, or over the 2M capped events one sequence moves under an enforced cap M), and a sequence-level
+fit seen per event (it protects each event too)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.accounting import zcdp_epsilon
 from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.privacy.sequence import capped_event_group
 from dphawkes_core.validation import check_positive_whole
 
 
@@ -22,21 +24,25 @@ class UnitConversion:
     fit_unit : str
         The unit the fit was calibrated for.
     events_per_person : int
-        k: how many events the person (sequence) has.
+        k: how many events the person (sequence) has (an assumption), or the enforced cap M of an event-level fit.
     mu : float
         The fit's GDP parameter (``μ`` with ``(ε, δ)`` its Gaussian profile).
     person_mu, person_epsilon : float
-        Guarantee for a person with k events: event unit ``k·μ`` (group privacy, exact for Gaussian
-        mechanisms in GDP) and its ε at δ; sequence unit ``μ`` itself.
+        Guarantee for a person: event unit ``k·μ`` for a person with k events (group privacy, exact for Gaussian
+        mechanisms in GDP), or ``2M·μ`` under an enforced cap M (one sequence replaced is at most M capped events
+        out and M in), and its ε at δ; sequence unit ``μ`` itself.
     event_mu, event_epsilon : float
-        Guarantee for one event: the fit's own for the event unit; for the sequence unit ``μ`` (an event
-        added or removed in one sequence is a replacement of that sequence).
+        Guarantee for one event: the fit's own for the event unit (``2μ`` per raw event under a cap: one raw event
+        can push a kept one out); for the sequence unit ``μ`` (an event added or removed in one sequence is a
+        replacement of that sequence).
     naive_epsilon, naive_delta : float
         Event unit only: the generic (ε, δ) group-privacy bound ``kε``, ``k e^{(k−1)ε} δ`` (looser).
     dp_delta : float
     accounting : str
         ``gdp`` (continuous Gaussian noise, exact), or ``zcdp`` for a discrete Gaussian fit: then every μ above is
         ``√(2ρ)`` of its ρ-zCDP (a group of k is ``k²ρ``-zCDP) and every ε is converted from zCDP.
+    capped : bool
+        Event unit: the person's figure comes from an enforced cap M (``events_per_person``), not an assumed k.
     """
 
     fit_unit: str
@@ -50,10 +56,17 @@ class UnitConversion:
     naive_delta: float | None
     dp_delta: float
     accounting: str = "gdp"
+    capped: bool = False
 
     def sentences(self) -> tuple[str, ...]:
         """Plain-words lines for display."""
         k, delta = self.events_per_person, self.dp_delta
+        if self.capped:
+            raw, person = ("2²ρ", f"({2 * k})²ρ") if self.accounting == "zcdp" else ("2μ", f"{2 * k}μ")
+            return (f"Per raw event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (one event added can push a kept "
+                    f"one out of the first M = {k}: two capped events, {raw}).",
+                    f"Per person (one whole sequence, enforced cap M = {k}: at most {k} kept events out and {k} in, "
+                    f"{person}): ε = {self.person_epsilon:.3g} at δ = {delta:g}.")
         if self.accounting == "zcdp" and self.fit_unit == "event":
             rho, person_rho = self.mu**2 / 2, self.person_mu**2 / 2
             return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (ρ = {rho:.3g} zCDP, discrete "
@@ -94,7 +107,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return math.inf if not math.isfinite(mu) else float(get_epsilon_gaussian(1.0 / mu, delta))
 
 
-def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConversion:
+def unit_conversion(report: PrivacyReport, events_per_person: int, max_events: int | None = None) -> UnitConversion:
     """Convert a formal fit's guarantee to the other unit.
 
     Both formal mechanisms here are Gaussian (one release, K releases or a release plus the automatic
@@ -103,26 +116,49 @@ def unit_conversion(report: PrivacyReport, events_per_person: int) -> UnitConver
     fit (``report.discrete``, event unit) is not μ-GDP: it is ρ-zCDP (:attr:`PrivacyReport.rho`), and a group of
     k events shifts its integer releases by at most k times the sensitivity, so ``k²ρ``-zCDP.
 
+    Under an enforced cap M (an event-level fit of the capped data, ``max_events``) the groups are the ledger's
+    (:func:`~dphawkes_core.privacy.sequence.capped_event_group`): 2 capped events per raw event and 2M per
+    sequence, whatever k — a person's ``k·μ`` would understate it (derivation in ``docs/privacy.md``, "Both
+    privacy units, one budget").
+
     Parameters
     ----------
     report : PrivacyReport
         A formal report (its ``privacy_unit`` says which unit it was calibrated for).
     events_per_person : int
-        k >= 1.
+        k >= 1: the events one person is assumed to have (ignored under a cap).
+    max_events : int, optional
+        The cap M enforced on each sequence before an event-level fit (``FitConfig.max_events``).
     """
     check_positive_whole(events_per_person, "the number of events per person k")
     if not report.formal:
         raise ConfigError("only a formal guarantee can be converted between units")
     unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
     eps = report.epsilon_by_calibration.get("formal") or report.epsilon
-    if getattr(report, "discrete", False):
+    discrete = getattr(report, "discrete", False)
+    if discrete:
         mu = math.sqrt(2 * report.rho)  # ρ = μ²/2
+    else:
+        mu = gdp_mu(eps, delta) if math.isfinite(eps) else math.inf
+    if unit == "event" and max_events is not None:
+        return _capped(mu, int(max_events), delta, discrete)
+    if discrete:
         person_mu = k * mu if unit == "event" else mu
         person_eps = zcdp_epsilon(person_mu**2 / 2, delta) if unit == "event" else eps
         return UnitConversion(unit, k, mu, person_mu, person_eps, mu, eps, None, None, delta, "zcdp")
-    mu = gdp_mu(eps, delta) if math.isfinite(eps) else math.inf
     if unit == "event":
         log_naive_delta = math.log(k) + (k - 1) * eps + math.log(delta)  # in logs: e^((k−1)ε) overflows
         return UnitConversion(unit, k, mu, k * mu, gdp_epsilon(k * mu, delta), mu, eps, k * eps,
                               math.exp(log_naive_delta) if log_naive_delta < 0 else None, delta)
     return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta)
+
+
+def _capped(mu: float, cap: int, delta: float, discrete: bool) -> UnitConversion:
+    """An event-level fit of data capped at M events per sequence, seen per raw event and per sequence."""
+    event_mu, person_mu = capped_event_group("event", cap) * mu, capped_event_group("sequence", cap) * mu
+
+    def epsilon(group_mu):
+        return zcdp_epsilon(group_mu**2 / 2, delta) if discrete else gdp_epsilon(group_mu, delta)
+
+    return UnitConversion("event", cap, mu, person_mu, epsilon(person_mu), event_mu, epsilon(event_mu), None, None,
+                          delta, "zcdp" if discrete else "gdp", capped=True)

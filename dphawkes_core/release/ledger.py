@@ -74,7 +74,7 @@ __all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.a
     "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
     "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint",
     "default_ledger_path", "grouped", "group_factor",
-    "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "read_format2",
+    "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "person_epsilon", "read_format2",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0
@@ -276,6 +276,21 @@ def grouped(mechanisms, factor: float) -> tuple[Mechanism, ...] | None:
         return tuple(mechanisms)
     return tuple(dataclasses.replace(m, parameter=m.parameter * factor if m.kind == "pure" else m.parameter / factor)
                  for m in mechanisms)
+
+
+def person_epsilon(mechanisms, unit: str, max_events: int | None, delta: float,
+                   assumed_events: int | None = None) -> float | None:
+    """ε at ``delta`` that a release of ``mechanisms`` (calibrated for ``unit``, with an event-level cap
+    ``max_events``) costs one person — one whole sequence —, as the ledger's sequence view charges it: its own ε at
+    the sequence unit, the group of 2M capped events under an enforced cap (:func:`group_factor`). An uncapped
+    event-level release bounds nothing per person: its cost for a person with at most ``assumed_events`` events (a
+    group of k; an assumption nothing enforces), or ``None`` without one."""
+    group = group_factor(unit, max_events, "sequence")
+    if not math.isfinite(group):
+        if assumed_events is None:
+            return None
+        group = int(assumed_events)
+    return compose_epsilon(grouped(tuple(mechanisms), group), delta)
 
 
 @dataclass(frozen=True)

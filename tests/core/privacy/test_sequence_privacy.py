@@ -325,6 +325,39 @@ def test_event_fit_person_guarantee_of_a_discrete_release_is_k_squared_rho_zcdp(
     assert conv.naive_delta is None
 
 
+@pytest.mark.parametrize("cap", [3, 30])
+def test_capped_event_fit_person_guarantee_is_2m_mu_gdp_whatever_k(cap):
+    """Under an enforced cap M an event-level fit costs a person 2M·μ (one sequence replaced: M kept events out, M
+    in) and a raw event 2μ (a swap), checked against the μ-GDP closed form δ(ε) — never the assumed k·μ."""
+    events = _events(n_seq=4, seed=5)
+    result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0,
+                                      count_cap=C, seed=0, max_events=cap))
+    report = result.privacy
+    delta = report.dp_delta
+    for k in (1, 50):
+        conv = unit_conversion(report, k, max_events=cap)
+        assert _gaussian_delta(1.0, conv.mu) == pytest.approx(delta, rel=1e-4)
+        assert conv.person_mu == pytest.approx(2 * cap * conv.mu, rel=1e-12)
+        assert _gaussian_delta(conv.person_epsilon, 2 * cap * conv.mu) == pytest.approx(delta, rel=1e-3)
+        assert _gaussian_delta(conv.event_epsilon, 2 * conv.mu) == pytest.approx(delta, rel=1e-3)
+        assert conv.capped and conv.events_per_person == cap
+        assert f"enforced cap M = {cap}" in conv.sentences()[1]
+    assert unit_conversion(report, 2 * cap).person_epsilon == pytest.approx(conv.person_epsilon, rel=1e-9)
+    assert unit_conversion(report, cap).person_epsilon < conv.person_epsilon  # k = M would understate it
+
+
+def test_capped_event_fit_of_a_discrete_release_is_4m_squared_rho_zcdp():
+    events = _events(n_seq=4, seed=5)
+    result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=1.0,
+                                      count_cap=C, max_events=7))
+    report = result.privacy
+    assert report.discrete
+    conv = unit_conversion(report, 50, max_events=7)
+    assert conv.person_epsilon == pytest.approx(zcdp_epsilon_reference(14 * 14 * report.rho, report.dp_delta),
+                                                rel=1e-5)
+    assert conv.event_epsilon == pytest.approx(zcdp_epsilon_reference(4 * report.rho, report.dp_delta), rel=1e-5)
+
+
 def test_sequence_fit_implies_the_same_event_guarantee():
     events = _events(n_seq=6, seed=6)
     result, _ = fit(events, FitConfig(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=0.5,

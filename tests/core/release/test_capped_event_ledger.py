@@ -206,3 +206,23 @@ def test_a_budget_below_what_the_open_sequence_view_spent_is_refused(tmp_path):
     release(book, "event", 400.0)  # closes the sequence view
     book.open(LedgerKey(SOURCE), Budget(1.0, DELTA))  # above the event view's spent
     assert views(book)[1].closed
+
+
+@pytest.mark.parametrize("z", [0.7, 3.0])
+def test_person_epsilon_before_a_release_is_the_sequence_view_cost(z, tmp_path):
+    """What the app states per person before the button: a sequence-level release its own ε, a capped event-level one
+    the GDP closed form at 2M·μ — the sequence view's charge after the release — and an uncapped one nothing unless a
+    k is assumed (then k·μ)."""
+    from dphawkes_core.release.ledger import person_epsilon
+
+    mechanisms = (Mechanism("gaussian", z),)
+    assert person_epsilon(mechanisms, "sequence", 40, DELTA) == pytest.approx(gdp_epsilon(z), rel=1e-9)
+    assert person_epsilon(mechanisms, "event", M, DELTA) == pytest.approx(gdp_epsilon(z / (2 * M)), rel=1e-9)
+    assert person_epsilon(mechanisms, "event", None, DELTA) is None
+    assert person_epsilon(mechanisms, "event", None, DELTA, assumed_events=7) == pytest.approx(gdp_epsilon(z / 7),
+                                                                                                  rel=1e-9)
+    book = LedgerBook(tmp_path / "ledger.json")
+    book.open(LedgerKey(SOURCE), Budget(1000.0, DELTA))
+    release(book, "event", z, max_events=M)
+    assert book.get(LedgerKey(SOURCE, "sequence")).spent() == pytest.approx(
+        person_epsilon(mechanisms, "event", M, DELTA), rel=1e-9)
