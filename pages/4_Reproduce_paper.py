@@ -1,5 +1,7 @@
 """Reproduce the paper: one click per experiment, the paper's claim beside what we measure."""
 
+import time
+
 import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
@@ -26,9 +28,32 @@ st.caption("Each experiment of the paper's §5 in one click, the paper's claim p
 sidebar_dataset(current_dataset()[0])
 
 
-@st.cache_data(show_spinner="Fitting…", max_entries=4)
-def kernels_cached(figure: str, seed: int):
-    return reproduce.figure_kernels(figure, seed)
+@st.cache_data(show_spinner=False, max_entries=4)
+def kernels_cached(figure: str, seed: int, _progress):
+    """Figures 1 and 3 (``_progress`` before every step; not part of the cache key)."""
+    return reproduce.figure_kernels(figure, seed, progress=_progress)
+
+
+def with_progress(title: str, run, unit: str = "steps"):
+    """``run(progress)`` under a status box with a progress bar of its ``unit``, left closed with the time it took
+    (a cached result fills the bar at once). ``progress(done, total, what)``: ``what`` is the next step's name."""
+    start = time.perf_counter()
+    with st.status(f"{title}: running…", expanded=True) as box:
+        bar = st.progress(0.0, text="starting")
+
+        def progress(done: int, total: int, what: str = "") -> None:
+            now = f": now {what}" if what and done < total else ""
+            bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} {unit} done{now}")
+
+        result = run(progress)
+        bar.progress(1.0, text="done")
+        box.update(label=f"{title}: done in {time.perf_counter() - start:.1f} s", state="complete", expanded=False)
+    return result
+
+
+def kernels_with_progress(figure: str, seed: int):
+    """:func:`kernels_cached` with a progress bar of its steps."""
+    return with_progress(f"Figure {figure}", lambda progress: kernels_cached(figure, seed, _progress=progress))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -40,20 +65,16 @@ def boxplots_cached(figure: str, runs: int, seed: int, _progress=None):
 
 
 def boxplots_with_progress(figure: str, runs: int, seed: int):
-    """:func:`boxplots_cached` with a progress bar of its fits (a cached result shows no bar)."""
-    bar = st.empty()
-
-    def progress(done: int, total: int, _rows) -> None:
-        bar.progress(done / max(total, 1), text=f"Figure {figure}: {done:,} of {total:,} fits")
-
-    result = boxplots_cached(figure, runs, seed, _progress=progress)
-    bar.empty()
-    return result
+    """:func:`boxplots_cached` with a progress bar of its fits."""
+    def run(progress):
+        return boxplots_cached(figure, runs, seed, _progress=lambda done, total, _rows: progress(done, total))
+    return with_progress(f"Figure {figure}", run, unit="fits")
 
 
-@st.cache_data(show_spinner="Fitting and predicting…", max_entries=8)
-def table1_cached(dataset: str, bin_size: float, support: float, fraction: float, runs: int):
-    return reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs)
+@st.cache_data(show_spinner=False, max_entries=8)
+def table1_cached(dataset: str, bin_size: float, support: float, fraction: float, runs: int, _progress):
+    """Table 1 (``_progress`` before every fit; not part of the cache key)."""
+    return reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs, progress=_progress)
 
 
 def show(result) -> None:
@@ -154,11 +175,11 @@ figures_runnable = refused_or_fine(figure_checks)
 st.caption("Figure 2 is 150 private fits plus 30 non-private ones with their simulations; Figure 4 likewise on "
            "4000-event simulations. Both run in parallel on this machine's cores.")
 section("fig1", "Figure 1: kernel h₁₂ under DP-PGD (paper-2d, B = 0.2, K = 1000)",
-        lambda: kernels_cached("1", int(seed)), draw_kernels, runnable=figures_runnable)
+        lambda: kernels_with_progress("1", int(seed)), draw_kernels, runnable=figures_runnable)
 section("fig2", "Figure 2: relative error vs σ² and Δ, DP-PGD",
         lambda: boxplots_with_progress("2", int(runs), int(seed)), draw_boxplots, runnable=figures_runnable)
 section("fig3", "Figure 3: kernel h₂₂ under DP-CG (paper-4d, K = 100)",
-        lambda: kernels_cached("3", int(seed)), draw_kernels, runnable=figures_runnable)
+        lambda: kernels_with_progress("3", int(seed)), draw_kernels, runnable=figures_runnable)
 section("fig4", "Figure 4: relative error vs σ² and Δ, DP-CG",
         lambda: boxplots_with_progress("4", int(runs), int(seed)), draw_boxplots, runnable=figures_runnable)
 
@@ -184,7 +205,8 @@ else:
                "when the data set is marked public — a published catalogue — as it would be refused on any other "
                "page.")
     section("table1", "Table 1: RMSE of CLS, DP-PGD and DP-CG at σ² = 0.1",
-            lambda: table1_cached(name, float(bin_size), float(support), float(fraction), int(t1_runs)),
+            lambda: with_progress("Table 1", lambda p: table1_cached(name, float(bin_size), float(support),
+                                                                     float(fraction), int(t1_runs), _progress=p)),
             lambda r: st.dataframe(reproduce.display_table(r.table), hide_index=True), header=False,
             runnable=table_runnable, allowed=lambda: table1_allowed(samples[name]))
     if st.session_state.get(REFUSED) == name:
