@@ -13,6 +13,7 @@ from plotly.subplots import make_subplots
 from dphawkes_core.data.kernels import Scenario
 
 from .palette import METHOD_PALETTE, TRUTH_COLOR, rgba
+from .text_fit import FULL_WIDTH, HALF_WIDTH, fit_titles
 
 COLORS = {"truth": TRUTH_COLOR}  # series whose colour does not depend on a method
 TRUTH_POINTS = 400
@@ -112,7 +113,7 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
     fig.update_xaxes(title_text=_lag_title(time_unit), row=d)
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 @dataclass(frozen=True)
@@ -199,7 +200,7 @@ def kernel_mass_heatmaps(lag_grid: np.ndarray, estimates: dict, names, scenario:
     fig.update_layout(title=f"Integrated kernels Σ h<sub>ij</sub>(kΔ)·Δ — {d} dimensions are too many for a grid "
                             "of curves", coloraxis={"colorscale": "RdBu", "cmid": 0, "colorbar": {"title": "∫h"}},
                       height=260 + 14 * d, margin={"t": 80})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = None,
@@ -222,7 +223,7 @@ def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = 
     fig.update_layout(title="Baselines η", barmode="group", xaxis_title="dimension",
                       yaxis_title=f"rate (events / {time_unit})" if time_unit else "rate",
                       xaxis={"type": "category"}, height=320, margin={"t": 50, "b": 40})
-    return fig
+    return fit_titles(fig, HALF_WIDTH)
 
 
 def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
@@ -246,4 +247,4 @@ def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
     fig.update_layout(title="Loss L(U<sub>k</sub>) = ‖U<sub>k</sub>A − b‖<sup>2</sup><sub>F</sub> / 2",
                       xaxis={"title": "iteration k", "range": [0, max(longest - 1, 1)]}, yaxis_title="loss",
                       yaxis_type="log" if positive else "linear", height=320, margin={"t": 50, "b": 40})
-    return fig
+    return fit_titles(fig, HALF_WIDTH)

@@ -14,6 +14,7 @@ from dphawkes_core.privacy.distinguishability import best_guess_accuracy, best_t
 
 from .palette import NEIGHBOUR_COLORS, TRUTH_COLOR, method_color, rgba
 from .sweep import log_ticks
+from .text_fit import FULL_WIDTH, HALF_WIDTH, fit_titles
 
 
 def normal_cdf(x: float) -> float:
@@ -94,7 +95,7 @@ def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figur
                       yaxis={"title": "density (log scale)", "type": "log",
                              "range": [math.log10(PICTURE_Y[0]), math.log10(PICTURE_Y[1])]},
                       legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40})
-    return fig
+    return fit_titles(fig, HALF_WIDTH)
 
 
 def _log_axis_point(fraction: float) -> float:
@@ -181,7 +182,7 @@ def privacy_cost_figure(rows, title: str = "", metric: str = "relative_error") -
     fig.update_yaxes(title_text=f"{COST_METRICS[metric]} (median, quartiles shaded)", rangemode="tozero")
     fig.update_layout(title=title or "What privacy costs", height=420, margin={"t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.2})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def _label(method: str) -> str:
