@@ -1,6 +1,7 @@
 """Reproduce the paper: one click per experiment, the paper's claim beside what we measure."""
 
 import time
+from collections import OrderedDict
 
 import streamlit as st
 
@@ -28,15 +29,34 @@ st.caption("Each experiment of the paper's §5 in one click, the paper's claim p
 sidebar_dataset(current_dataset()[0])
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
-def kernels_cached(figure: str, seed: int, _progress):
-    """Figures 1 and 3 (``_progress`` before every step; not part of the cache key)."""
-    return reproduce.figure_kernels(figure, seed, progress=_progress)
+KEPT_RUNS = 12  # finished runs kept for every session of this server
 
 
-def with_progress(title: str, run, unit: str = "steps"):
-    """``run(progress)`` under a status box with a progress bar of its ``unit``, left closed with the time it took
-    (a cached result fills the bar at once). ``progress(done, total, what)``: ``what`` is the next step's name."""
+@st.cache_resource
+def finished_runs() -> OrderedDict:
+    """The finished runs of this server by their settings (shared by its sessions, the oldest dropped first)."""
+    return OrderedDict()
+
+
+def run_once(key: tuple, compute, progress):
+    """``compute(progress)`` once per ``key`` on this server; a finished run is returned at once.
+
+    Not ``st.cache_data``: its replay of a cached result refuses the progress bar that ``compute`` fills, which is
+    drawn outside the cached function.
+    """
+    runs = finished_runs()
+    if key not in runs:
+        runs[key] = compute(progress)
+        while len(runs) > KEPT_RUNS:
+            runs.popitem(last=False)
+    runs.move_to_end(key)
+    return runs[key]
+
+
+def with_progress(title: str, key: tuple, compute, unit: str = "steps"):
+    """:func:`run_once` under a status box with a progress bar of its ``unit``, left closed with the time it took
+    (a finished run fills the bar at once). ``compute(progress)`` calls ``progress(done, total, what)``, ``what``
+    naming the next step."""
     start = time.perf_counter()
     with st.status(f"{title}: running…", expanded=True) as box:
         bar = st.progress(0.0, text="starting")
@@ -45,36 +65,33 @@ def with_progress(title: str, run, unit: str = "steps"):
             now = f": now {what}" if what and done < total else ""
             bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} {unit} done{now}")
 
-        result = run(progress)
+        result = run_once(key, compute, progress)
         bar.progress(1.0, text="done")
         box.update(label=f"{title}: done in {time.perf_counter() - start:.1f} s", state="complete", expanded=False)
     return result
 
 
 def kernels_with_progress(figure: str, seed: int):
-    """:func:`kernels_cached` with a progress bar of its steps."""
-    return with_progress(f"Figure {figure}", lambda progress: kernels_cached(figure, seed, _progress=progress))
-
-
-@st.cache_data(show_spinner=False, max_entries=8)
-def boxplots_cached(figure: str, runs: int, seed: int, _progress=None):
-    """Figures 2 and 4 (``_progress(done, total, rows)`` after every group of fits; not part of the cache key)."""
-    with default_executor() as pool:
-        table = run_sweep(reproduce.figure_sweep_spec(figure, runs, seed), pool, progress=_progress)
-    return reproduce.figure_boxplots(figure, runs, seed, table=table)
+    """Figures 1 and 3, with a progress bar of their steps (the simulation, every fit)."""
+    return with_progress(f"Figure {figure}", ("kernels", figure, seed),
+                         lambda progress: reproduce.figure_kernels(figure, seed, progress=progress))
 
 
 def boxplots_with_progress(figure: str, runs: int, seed: int):
-    """:func:`boxplots_cached` with a progress bar of its fits."""
-    def run(progress):
-        return boxplots_cached(figure, runs, seed, _progress=lambda done, total, _rows: progress(done, total))
-    return with_progress(f"Figure {figure}", run, unit="fits")
+    """Figures 2 and 4, with a progress bar of their fits."""
+    def compute(progress):
+        with default_executor() as pool:
+            table = run_sweep(reproduce.figure_sweep_spec(figure, runs, seed), pool,
+                              progress=lambda done, total, _rows: progress(done, total))
+        return reproduce.figure_boxplots(figure, runs, seed, table=table)
+    return with_progress(f"Figure {figure}", ("boxplots", figure, runs, seed), compute, unit="fits")
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def table1_cached(dataset: str, bin_size: float, support: float, fraction: float, runs: int, _progress):
-    """Table 1 (``_progress`` before every fit; not part of the cache key)."""
-    return reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs, progress=_progress)
+def table1_with_progress(dataset: str, bin_size: float, support: float, fraction: float, runs: int):
+    """Table 1, with a progress bar of its fits."""
+    return with_progress("Table 1", ("table1", dataset, bin_size, support, fraction, runs),
+                         lambda progress: reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs,
+                                                           progress=progress), unit="fits")
 
 
 def show(result) -> None:
@@ -205,8 +222,7 @@ else:
                "when the data set is marked public — a published catalogue — as it would be refused on any other "
                "page.")
     section("table1", "Table 1: RMSE of CLS, DP-PGD and DP-CG at σ² = 0.1",
-            lambda: with_progress("Table 1", lambda p: table1_cached(name, float(bin_size), float(support),
-                                                                     float(fraction), int(t1_runs), _progress=p)),
+            lambda: table1_with_progress(name, float(bin_size), float(support), float(fraction), int(t1_runs)),
             lambda r: st.dataframe(reproduce.display_table(r.table), hide_index=True), header=False,
             runnable=table_runnable, allowed=lambda: table1_allowed(samples[name]))
     if st.session_state.get(REFUSED) == name:

@@ -99,13 +99,7 @@ def kernel_grid(lag_grid: np.ndarray, estimates: dict, names, scenario: Scenario
                 fig.add_trace(trace, row=i + 1, col=j + 1)
     _label_grid(fig, names)
     fig.update_layout(
-        title={
-            "text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected dimension i (to)",
-            "y": 1,
-            "yanchor": "top",
-            "yref": "container",
-            "pad": {"t": 10},
-        },
+        title={"text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected dimension i (to)"},
         height=height,
         margin={"t": 110, "b": 90, "r": 70, "l": 60},
         legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container", "x": 0.5, "xanchor": "center"},

@@ -45,7 +45,7 @@ PICTURE_X = (-4.0, 5.0)  # the released number's axis, in units of what one even
 # factor 60 no linear axis shows at once; on a log scale the vertical gap between the curves is their ratio, the
 # factor ε bounds.
 PICTURE_Y = (10**-2.5, 1.0)
-PICTURE_HEIGHT = 380
+PICTURE_HEIGHT = 420
 GUESS_LEVEL = 0.05  # the false-alarm rate of the test named in the caption
 
 
@@ -90,11 +90,12 @@ def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figur
                                text=f"{band}:<br>{'beyond' if side == 'high' else 'below'} {cut:.3g}, off the chart",
                                font={"color": color, "size": 11})
     fig.update_layout(title="What ε bounds: one release, two neighbouring data sets", height=PICTURE_HEIGHT,
-                      xaxis={"title": f"released number (one event moves it by ≤ 1; noise σ = {sigma:.3g})",
-                             "range": list(PICTURE_X)},
-                      yaxis={"title": "density (log scale)", "type": "log",
+                      xaxis={"title": f"released number (noise σ = {sigma:.3g})", "range": list(PICTURE_X)},
+                      yaxis={"title": "density (log scale)", "type": "log", "tickvals": [0.01, 0.1, 1],
+                             "ticktext": ["0.01", "0.1", "1"],
                              "range": [math.log10(PICTURE_Y[0]), math.log10(PICTURE_Y[1])]},
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40})
+                      legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+                      margin={"t": 50, "b": 110, "l": 60, "r": 20})
     return fit_titles(fig, HALF_WIDTH)
 
 

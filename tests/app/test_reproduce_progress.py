@@ -38,6 +38,17 @@ def test_a_kernel_figure_runs_under_a_progress_bar(figure):
     assert f"fig{figure}" in at.session_state["repro_results"]
 
 
+def test_a_finished_run_is_shown_again_in_a_new_session_with_a_full_bar():
+    first = page()
+    first.button(key="run_fig3").click().run()
+    result = first.session_state["repro_results"]["fig3"]
+    second = page()  # another visitor with the same settings: the finished run, not a second one
+    second.button(key="run_fig3").click().run()
+    no_problems(second)
+    finished_status(second, "Figure 3")
+    assert second.session_state["repro_results"]["fig3"] is result
+
+
 def test_table1_runs_under_a_progress_bar():
     if "email_dyad" not in {s.name for s in list_samples()}:
         pytest.skip("real data directory not available")
