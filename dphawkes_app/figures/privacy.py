@@ -75,12 +75,15 @@ def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figur
                                   ("output on D′ (one event more)", NEIGHBOUR_COLORS[1])), dens):
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line={"color": color, "width": 2.5}))
     band = "where the guarantee can fail (δ)"
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"shaded or pointed at: {band}",  # a key
+                             marker={"symbol": "square", "size": 12, "color": rgba(NEIGHBOUR_COLORS[1], 0.35)}))
     for side, start, stop, color in (("high", cut_high, PICTURE_X[1], NEIGHBOUR_COLORS[1]),
                                      ("low", PICTURE_X[0], cut_low, NEIGHBOUR_COLORS[0])):
         if start < stop:  # the band reaches into the chart: shade it over the full height
             fig.add_vrect(x0=start, x1=stop, fillcolor=rgba(color, 0.22), line_width=0, layer="below")
-            fig.add_trace(go.Scatter(x=[(start + stop) / 2], y=[PICTURE_Y[1] * 0.7], mode="text", text=[band],
-                                     showlegend=False, hoverinfo="skip", textfont={"color": color, "size": 11}))
+            fig.add_trace(go.Scatter(x=[(start + stop) / 2], y=[PICTURE_Y[1] * 0.6], mode="text", text=["δ"],
+                                     showlegend=False, hoverinfo="skip", textfont={"color": color, "size": 15}))
+
         else:  # beyond the chart: an arrow from the edge says where it starts
             edge = PICTURE_X[1] if side == "high" else PICTURE_X[0]
             cut = cut_high if side == "high" else cut_low

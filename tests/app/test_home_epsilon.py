@@ -73,6 +73,10 @@ def test_the_curves_read_at_every_epsilon_on_the_fixed_axes(epsilon):
         peak = (math.log10(max(curve.y)) - low) / (high - low)
         assert 0.2 <= peak < 1.0, (epsilon, peak)
         assert peak * plot_px >= 50  # at least 50 px above the bottom of the plot
+    # the bands' key is in the legend at every ε (the same legend, so the same plot height); inside a band only "δ"
+    key = "shaded or pointed at: where the guarantee can fail (δ)"
+    assert [t.name for t in fig.data if t.mode == "markers"] == [key]
+    assert all(list(t.text) == ["δ"] for t in fig.data if t.mode == "text")
     x = np.asarray(curves[0].x)
     gap = np.log10(np.asarray(curves[1].y)) - np.log10(np.asarray(curves[0].y))  # decades on the axis
     sigma = gaussian_multiplier(epsilon, 1e-5)
