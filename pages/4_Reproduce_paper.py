@@ -99,8 +99,8 @@ def show(result) -> None:
     icon = VERDICT_ICONS[result.verdict]
     st.markdown(f"**We ran:** {result.setup}.")
     st.markdown(f"**Verdict: {icon} {result.verdict}**")
-    st.dataframe([{"check": c.statement, "measured": c.measured, "supports the claim": "yes" if c.supported else "no"}
-                  for c in result.checks], hide_index=True)
+    st.table([{"check": c.statement, "measured": c.measured, "supports the claim": "yes" if c.supported else "no"}
+              for c in result.checks], hide_index=True)  # a table wraps the long checks a data frame would cut
     for warning in result.warnings:
         st.warning(warning)
 

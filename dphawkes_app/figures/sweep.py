@@ -108,8 +108,9 @@ def tradeoff_figure(
         color = method_color(method)
         name = f"{_label(method)}, Δ={dt:g}"
         fig.add_trace(go.Scatter(x=np.concatenate([stats.eps, stats.eps[::-1]]),
-                                 y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", line=dict(width=0),
-                                 fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False, legendgroup=name))
+                                 y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", mode="lines",
+                                 line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False,
+                                 legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
                                  line=dict(color=color, dash=_DASHES[bins.index(dt) % len(_DASHES)])))
     for dt, sub in frame[_non_private(frame["method"])].groupby("bin_size"):
@@ -136,7 +137,7 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
         private = method not in _references()
         name = _label(method) + ("" if private else " (non-private)")
         fig.add_trace(go.Scatter(x=np.concatenate([stats.index, stats.index[::-1]]),
-                                 y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself",
+                                 y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself", mode="lines",
                                  line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip",
                                  showlegend=False, legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.index, y=stats[0.5], mode="lines+markers", name=name, legendgroup=name,

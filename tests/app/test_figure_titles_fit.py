@@ -132,3 +132,12 @@ def test_the_margin_grows_with_the_lines_added():
                                title=ESTIMATE_TITLE)
     lines = long.layout.title.text.count("<br>")
     assert lines >= 1 and long.layout.margin.t > plain.layout.margin.t
+
+
+def test_a_quartile_band_draws_no_markers():
+    """The shaded quartile bands are areas: Plotly's default mode would also mark their corners in its default
+    colour, stray dots that belong to no method."""
+    frame = sweep_frame()
+    for fig in (sweep.tradeoff_figure(frame, "relative_error"), sweep.data_size_figure(frame, "relative_error")):
+        bands = [t for t in fig.data if t.fill == "toself"]
+        assert bands and all(t.mode in ("lines", "none") for t in bands)
