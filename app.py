@@ -84,7 +84,8 @@ with picture:
         z = float(table["multipliers"][f"{epsilon:g}"])
         st.plotly_chart(epsilon_picture(epsilon, z, float(table["delta"])), key="epsilon_picture")
         st.markdown(f"<small>One release of a number that one event moves by at most 1, with Gaussian noise σ = "
-                    f"{z:.3g} (what ε = {epsilon:g}, δ = 10⁻⁵ needs); the axes stay the same at every ε. "
+                    f"{z:.3g} (what ε = {epsilon:g}, δ = 10⁻⁵ needs); the axes stay the same at every ε, the density "
+                    "on a log scale, where the vertical gap between the curves is their ratio. "
                     f"{epsilon_caption(epsilon, z, float(table['delta']))}</small>", unsafe_allow_html=True)
 
 st.subheader("What privacy costs")

@@ -12,6 +12,7 @@ import numpy as np
 
 from dphawkes_core.data.io import Events
 from dphawkes_core.estimators import FAMILIES, get_family
+from dphawkes_core.estimators.family import Statistics
 from dphawkes_core.privacy.selection import time_scale_from_count
 from dphawkes_core.statistics.binning import lags_from_support
 
@@ -89,6 +90,26 @@ def negative_baseline_note(baseline, names) -> str | None:
     return (f"Negative baseline rate ({', '.join(bad)}): a rate of events cannot be below zero. Least squares "
             "does not enforce positivity, so noise (or too little data) pushed it below zero; read it as "
             "“about zero”, and do not use this estimate to simulate or predict without fixing that.")
+
+
+#: What a family reads from the data, by its statistics (the method help's first sentence).
+READS = {Statistics.BINNED: "the counts of events in bins of width Δ", Statistics.EVENTS: "the exact event times",
+         Statistics.PAIRS: "the exact event times"}
+
+
+def method_help(family) -> str:
+    """The help shown under the method choice: what ``family`` reads and how it fits, in words that explain it
+    without its own name."""
+    return f"Fits {READS[family.inputs.statistics]}. {family.summary[:1].upper()}{family.summary[1:]}."
+
+
+def methods_help(families) -> str:
+    """The method choice's help: which of ``families`` read which data (the methods named by their labels only)."""
+    by_reading: dict[str, list[str]] = {}
+    for family in families:
+        by_reading.setdefault(READS[family.inputs.statistics], []).append(family.label)
+    return "What each method reads — " + "; ".join(f"{reads}: {', '.join(labels)}"
+                                                   for reads, labels in by_reading.items()) + "."
 
 
 def loss_note(method: str) -> str | None:

@@ -17,6 +17,7 @@ a public data set (MIMIC-II is not available) with B and r taken from the non-pr
 from __future__ import annotations
 
 import concurrent.futures as cf
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -139,7 +140,15 @@ def _shrink_warning(ratio: float, label: str) -> list[str]:
             "because both are shrunk, not because noise is harmless."]
 
 
-def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
+#: ``progress(steps_done, steps, what_is_next)``: called before the first step and after every step of a run.
+Progress = Callable[[int, int, str], None]
+
+
+def _no_progress(done: int, total: int, what: str) -> None:
+    """The default :data:`Progress`: report nothing."""
+
+
+def figure_kernels(figure: str = "1", seed: int = 1, progress: Progress = _no_progress) -> ClaimResult:
     """Figures 1 (h₁₂, DP-PGD, paper-2d) and 3 (h₂₂, DP-CG, paper-4d) at σ² = 0, 0.01, 10.
 
     Parameters
@@ -147,6 +156,8 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
     figure : {"1", "3"}
     seed : int
         Simulation seed (noise seeds are 0, 1, 2 for the three levels).
+    progress : callable, optional
+        :data:`Progress` over the steps: the simulation and its statistics, then each fit.
     """
     if figure not in ("1", "3"):
         raise ConfigError("kernel figures are 1 and 3")
@@ -154,14 +165,16 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
     scenario = get_scenario(cfg["scenario"])
     dt, (i, j) = KERNEL_BIN_SIZE, cfg["kernel"]
     lags = lags_from_support(SUPPORT, dt)
+    fits = [("cls", None)] + [(cfg["method"], s2) for s2 in KERNEL_SIGMA2]
+    progress(0, len(fits) + 1, f"simulating {cfg['n_events']:,} events")
     events = simulate(scenario, n_events=cfg["n_events"], seed=seed)
     stats, _ = prepare_stats(events, FitConfig(bin_size=dt, lags=lags))
     truth = scenario.true_H(dt, lags)
     constraint = _constraint(cfg["method"], cfg["bound"], truth, dt)
     true_h = truth[i, j:-1:scenario.dim]
     rows, curves = [], {}
-    fits = [("cls", None)] + [(cfg["method"], s2) for s2 in KERNEL_SIGMA2]
     for n, (method, s2) in enumerate(fits):
+        progress(n + 1, len(fits) + 1, _fit_step(method, s2))
         config = FitConfig(method=method, bin_size=dt, lags=lags, sigma2=s2, seed=n,
                            **get_family(method).own_options(dict(iters=cfg["iters"], **constraint)))
         result = fit_stats(stats, config)
@@ -174,6 +187,7 @@ def figure_kernels(figure: str = "1", seed: int = 1) -> ClaimResult:
             "kernel_norm_ratio": float(np.linalg.norm(h) / np.linalg.norm(true_h)),
             "relative_error_paper": err.relative_error_paper, "relative_error": err.relative_error,
         })
+    progress(len(fits) + 1, len(fits) + 1, "done")
     table = pd.DataFrame(rows)
     priv = table[table.fit == cfg["method"]].set_index("sigma2")
     e0, e1, e10 = (priv.loc[s, "kernel_relative_error"] for s in KERNEL_SIGMA2)
@@ -301,19 +315,28 @@ def figure_boxplots(figure: str = "2", runs: int = 10, seed: int = 0, executor: 
                        {"sweep": frame, "method": method})
 
 
+def _fit_step(method: str, sigma2: float | None) -> str:
+    """What a kernel figure's next fit is, for its progress."""
+    return "the non-private fit" if sigma2 is None else f"{get_family(method).label} at σ² = {sigma2:g}"
+
+
 def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"],
            support: float = TABLE1["support"], train_fraction: float = TABLE1["train_fraction"],
-           sigma2: float = TABLE1["sigma2"], runs: int = 5, data_dir=None) -> ClaimResult:
+           sigma2: float = TABLE1["sigma2"], runs: int = 5, data_dir=None,
+           progress: Progress = _no_progress) -> ClaimResult:
     """Table 1 analogue: next-event-time RMSE of CLS, DP-PGD and DP-CG (σ² = 0.1) on real data.
 
     Trained on the first ``train_fraction`` of the timeline (or of the sequences), evaluated on the
     rest (see :mod:`dphawkes_experiments.prediction`). B and r are the non-private fit's ``||H||_F`` and
     ``||ΔH||_*`` (data-dependent; the paper does not state them). Private rows are means over
-    ``runs`` noise seeds.
+    ``runs`` noise seeds. ``progress`` (:data:`Progress`) counts the steps: the non-private fit, then every
+    private one.
     """
     samples = {s.name: s for s in list_samples(data_dir)}
     if dataset not in samples:
         raise ConfigError(f"data set {dataset!r} not found in the data directory ({', '.join(samples) or 'empty'})")
+    total = 1 + 2 * runs
+    progress(0, total, "the non-private fit")
     events = load_sample(samples[dataset]).events
     split = split_events(events, train_fraction)
     lags = lags_from_support(support, bin_size)
@@ -322,10 +345,11 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
     bound, radius = constraint_scale(cls.H, bin_size)
     base = evaluate_prediction(cls.kernels, cls.baseline, bin_size, split)
     rows = [{"method": "CLS (non-private)", "rmse": base.rmse, "rmse_sd": 0.0, "epsilon_paper": np.inf}]
-    for method, iters in (("pgd", 1000), ("cg", 100)):
+    for m, (method, iters) in enumerate((("pgd", 1000), ("cg", 100))):
         label = f"{get_family(method).label} (the paper's DP-Hawkes-{method.upper()})"
         scores, eps = [], []
         for seed in range(runs):
+            progress(1 + m * runs + seed, total, f"{get_family(method).label}, noise seed {seed + 1} of {runs}")
             config = FitConfig(method=method, bin_size=bin_size, lags=lags, sigma2=sigma2, seed=seed,
                                **get_family(method).own_options(dict(bound=bound, radius=radius, iters=iters)))
             result = fit_stats(stats, config)
@@ -333,6 +357,7 @@ def table1(dataset: str = TABLE1["dataset"], bin_size: float = TABLE1["bin_size"
             eps.append(result.privacy.epsilon_by_calibration["paper"])
         rows.append({"method": label, "rmse": float(np.mean(scores)), "rmse_sd": float(np.std(scores)),
                      "epsilon_paper": float(np.median(eps))})
+    progress(total, total, "done")
     rows.append({"method": "Poisson reference (constant rate)", "rmse": base.poisson_rmse, "rmse_sd": 0.0,
                  "epsilon_paper": np.nan})
     table = pd.DataFrame(rows)

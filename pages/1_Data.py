@@ -263,7 +263,7 @@ def plots_section(dataset):
     except DPHawkesError as exc:
         friendly_error(exc)
         return
-    st.plotly_chart(bin_heatmap(binned, bin_size, one.names), key="heatmap")
+    st.plotly_chart(bin_heatmap(binned, bin_size, one.names, time_unit=one.time_unit), key="heatmap")
 
 
 SOURCES = {"Simulate": "Simulate", "Upload a CSV": "Upload a file (CSV or Parquet)", "Sample data": "Real data sets"}

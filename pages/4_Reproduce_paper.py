@@ -1,5 +1,8 @@
 """Reproduce the paper: one click per experiment, the paper's claim beside what we measure."""
 
+import time
+from collections import OrderedDict
+
 import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
@@ -26,34 +29,69 @@ st.caption("Each experiment of the paper's §5 in one click, the paper's claim p
 sidebar_dataset(current_dataset()[0])
 
 
-@st.cache_data(show_spinner="Fitting…", max_entries=4)
-def kernels_cached(figure: str, seed: int):
-    return reproduce.figure_kernels(figure, seed)
+KEPT_RUNS = 12  # finished runs kept for every session of this server
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def boxplots_cached(figure: str, runs: int, seed: int, _progress=None):
-    """Figures 2 and 4 (``_progress(done, total, rows)`` after every group of fits; not part of the cache key)."""
-    with default_executor() as pool:
-        table = run_sweep(reproduce.figure_sweep_spec(figure, runs, seed), pool, progress=_progress)
-    return reproduce.figure_boxplots(figure, runs, seed, table=table)
+@st.cache_resource
+def finished_runs() -> OrderedDict:
+    """The finished runs of this server by their settings (shared by its sessions, the oldest dropped first)."""
+    return OrderedDict()
 
 
-def boxplots_with_progress(figure: str, runs: int, seed: int):
-    """:func:`boxplots_cached` with a progress bar of its fits (a cached result shows no bar)."""
-    bar = st.empty()
+def run_once(key: tuple, compute, progress):
+    """``compute(progress)`` once per ``key`` on this server; a finished run is returned at once.
 
-    def progress(done: int, total: int, _rows) -> None:
-        bar.progress(done / max(total, 1), text=f"Figure {figure}: {done:,} of {total:,} fits")
+    Not ``st.cache_data``: its replay of a cached result refuses the progress bar that ``compute`` fills, which is
+    drawn outside the cached function.
+    """
+    runs = finished_runs()
+    if key not in runs:
+        runs[key] = compute(progress)
+        while len(runs) > KEPT_RUNS:
+            runs.popitem(last=False)
+    runs.move_to_end(key)
+    return runs[key]
 
-    result = boxplots_cached(figure, runs, seed, _progress=progress)
-    bar.empty()
+
+def with_progress(title: str, key: tuple, compute, unit: str = "steps"):
+    """:func:`run_once` under a status box with a progress bar of its ``unit``, left closed with the time it took
+    (a finished run fills the bar at once). ``compute(progress)`` calls ``progress(done, total, what)``, ``what``
+    naming the next step."""
+    start = time.perf_counter()
+    with st.status(f"{title}: running…", expanded=True) as box:
+        bar = st.progress(0.0, text="starting")
+
+        def progress(done: int, total: int, what: str = "") -> None:
+            now = f": now {what}" if what and done < total else ""
+            bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} {unit} done{now}")
+
+        result = run_once(key, compute, progress)
+        bar.progress(1.0, text="done")
+        box.update(label=f"{title}: done in {time.perf_counter() - start:.1f} s", state="complete", expanded=False)
     return result
 
 
-@st.cache_data(show_spinner="Fitting and predicting…", max_entries=8)
-def table1_cached(dataset: str, bin_size: float, support: float, fraction: float, runs: int):
-    return reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs)
+def kernels_with_progress(figure: str, seed: int):
+    """Figures 1 and 3, with a progress bar of their steps (the simulation, every fit)."""
+    return with_progress(f"Figure {figure}", ("kernels", figure, seed),
+                         lambda progress: reproduce.figure_kernels(figure, seed, progress=progress))
+
+
+def boxplots_with_progress(figure: str, runs: int, seed: int):
+    """Figures 2 and 4, with a progress bar of their fits."""
+    def compute(progress):
+        with default_executor() as pool:
+            table = run_sweep(reproduce.figure_sweep_spec(figure, runs, seed), pool,
+                              progress=lambda done, total, _rows: progress(done, total))
+        return reproduce.figure_boxplots(figure, runs, seed, table=table)
+    return with_progress(f"Figure {figure}", ("boxplots", figure, runs, seed), compute, unit="fits")
+
+
+def table1_with_progress(dataset: str, bin_size: float, support: float, fraction: float, runs: int):
+    """Table 1, with a progress bar of its fits."""
+    return with_progress("Table 1", ("table1", dataset, bin_size, support, fraction, runs),
+                         lambda progress: reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs,
+                                                           progress=progress), unit="fits")
 
 
 def show(result) -> None:
@@ -61,8 +99,8 @@ def show(result) -> None:
     icon = VERDICT_ICONS[result.verdict]
     st.markdown(f"**We ran:** {result.setup}.")
     st.markdown(f"**Verdict: {icon} {result.verdict}**")
-    st.dataframe([{"check": c.statement, "measured": c.measured, "supports the claim": "yes" if c.supported else "no"}
-                  for c in result.checks], hide_index=True)
+    st.table([{"check": c.statement, "measured": c.measured, "supports the claim": "yes" if c.supported else "no"}
+              for c in result.checks], hide_index=True)  # a table wraps the long checks a data frame would cut
     for warning in result.warnings:
         st.warning(warning)
 
@@ -154,11 +192,11 @@ figures_runnable = refused_or_fine(figure_checks)
 st.caption("Figure 2 is 150 private fits plus 30 non-private ones with their simulations; Figure 4 likewise on "
            "4000-event simulations. Both run in parallel on this machine's cores.")
 section("fig1", "Figure 1: kernel h₁₂ under DP-PGD (paper-2d, B = 0.2, K = 1000)",
-        lambda: kernels_cached("1", int(seed)), draw_kernels, runnable=figures_runnable)
+        lambda: kernels_with_progress("1", int(seed)), draw_kernels, runnable=figures_runnable)
 section("fig2", "Figure 2: relative error vs σ² and Δ, DP-PGD",
         lambda: boxplots_with_progress("2", int(runs), int(seed)), draw_boxplots, runnable=figures_runnable)
 section("fig3", "Figure 3: kernel h₂₂ under DP-CG (paper-4d, K = 100)",
-        lambda: kernels_cached("3", int(seed)), draw_kernels, runnable=figures_runnable)
+        lambda: kernels_with_progress("3", int(seed)), draw_kernels, runnable=figures_runnable)
 section("fig4", "Figure 4: relative error vs σ² and Δ, DP-CG",
         lambda: boxplots_with_progress("4", int(runs), int(seed)), draw_boxplots, runnable=figures_runnable)
 
@@ -184,7 +222,7 @@ else:
                "when the data set is marked public — a published catalogue — as it would be refused on any other "
                "page.")
     section("table1", "Table 1: RMSE of CLS, DP-PGD and DP-CG at σ² = 0.1",
-            lambda: table1_cached(name, float(bin_size), float(support), float(fraction), int(t1_runs)),
+            lambda: table1_with_progress(name, float(bin_size), float(support), float(fraction), int(t1_runs)),
             lambda r: st.dataframe(reproduce.display_table(r.table), hide_index=True), header=False,
             runnable=table_runnable, allowed=lambda: table1_allowed(samples[name]))
     if st.session_state.get(REFUSED) == name:

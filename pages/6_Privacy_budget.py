@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_app.bounded_input import bounded_number
-from dphawkes_app.budget import EXPERIMENTS_REFUSED, BudgetState, budget_state, show_budget
+from dphawkes_app.budget import BudgetState, budget_state, show_budget
 from dphawkes_app.figures.budget import budget_figure
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
 from dphawkes_app.ledger_rows import ledger_label, ledger_table
@@ -170,7 +170,10 @@ def main() -> None:
         "* **Not metered, but listed:** fits that are not formal releases — seeded noise (reproducible by anyone "
         "with the seed), the paper's calibrations (R from the data), a window or setting read from the data, the "
         "non-private CLS. They carry no guarantee to compose; the ledger shows them apart.\n"
-        "* **Refused on private data:** " + EXPERIMENTS_REFUSED + "\n"
+        "* **Refused on private data:** sweeps (*Privacy utility*), audits (*Privacy audit*) and the paper's Table 1 "
+        "(*Reproduce paper*) are experiments: their results (errors against the raw data, thousands of seeded runs) "
+        "are not private releases, and settings tuned on them would be taken from the data. Run them on a "
+        "simulation, or, if these data are published, turn metering off above.\n"
         "* **Public data:** simulations are public by default — no budget, nothing metered; other data only when "
         "you turn metering off above, stating that they are published.")
     all_data_sets(state)

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 import streamlit as st
 
 from dphawkes_core.estimators import FitConfig, get_family, method_labels, method_names
-from dphawkes_core.estimators.family import STATISTICS_LABELS
 from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
 from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.statistics.binning import lags_from_support
@@ -16,6 +15,7 @@ from dphawkes_core.statistics.binning import lags_from_support
 from ..budget import budget_state
 from ..caches import preset_dataset
 from ..controls import family_controls, option_widget_values, privacy_unit_controls
+from ..guidance import method_help, methods_help
 from ..presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from ..state import current_dataset, set_dataset
 from .context import PageContext
@@ -108,13 +108,10 @@ def _method(sb, defaults: Mapping):
     """The method selector (labels are also the URL values), with what each kind of method fits."""
     methods = {label: name for name, label in method_labels().items()}
     labels = list(methods)
-    by_kind = {kind: ", ".join(get_family(n).label for n in methods.values() if get_family(n).inputs.statistics == kind)
-               for kind in STATISTICS_LABELS}
-    kinds = "; ".join(f"{by_kind[kind]}: {text}" for kind, text in STATISTICS_LABELS.items() if by_kind[kind])
     chosen = sb.selectbox("method", labels, index=labels.index(defaults["method"]) if defaults["method"] in labels
-                          else 0, key="method", **URL, help=f"What each method fits — {kinds}.")
+                          else 0, key="method", **URL, help=methods_help(get_family(n) for n in methods.values()))
     family = get_family(methods[chosen])
-    sb.caption(f"Fits {STATISTICS_LABELS[family.inputs.statistics]}. {family.summary}")
+    sb.caption(method_help(family))
     return family
 
 

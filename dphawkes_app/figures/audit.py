@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from dphawkes_experiments.audit import AuditResult
 
 from .palette import NEIGHBOUR_COLORS, TRUTH_COLOR, VERDICT_COLORS
+from .text_fit import HALF_WIDTH, fit_titles
 
 _D, _D_PRIME = NEIGHBOUR_COLORS
 
@@ -32,7 +33,7 @@ def audit_distributions(result: AuditResult, bins: int = 60) -> go.Figure:
         xaxis_title="projected output", yaxis_title="runs", legend={"orientation": "h", "y": -0.2},
         margin={"t": 80},
     )
-    return fig
+    return fit_titles(fig, HALF_WIDTH)
 
 
 def audit_epsilons(result: AuditResult) -> go.Figure:
@@ -60,4 +61,4 @@ def audit_epsilons(result: AuditResult) -> go.Figure:
                            showarrow=False)
     fig.update_layout(title="ε: claims vs the audited lower bound", xaxis_title="ε",
                       margin={"l": 10, "b": 130})
-    return fig
+    return fit_titles(fig, HALF_WIDTH)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from .palette import BUDGET_COLORS
+from .text_fit import FULL_WIDTH, fit_titles
 
 
 def budget_figure(composed, naive, budget: float) -> go.Figure:
@@ -28,4 +29,4 @@ def budget_figure(composed, naive, budget: float) -> go.Figure:
     fig.update_xaxes(title_text="release", tickmode="linear", dtick=max(1, len(releases) // 10))
     fig.update_yaxes(title_text="ε spent on this data set", rangemode="tozero")
     fig.update_layout(height=360, margin=dict(t=30, b=40), legend=dict(orientation="h", y=1.12))
-    return fig
+    return fit_titles(fig, FULL_WIDTH)

@@ -15,11 +15,12 @@ from dphawkes_core.data.io import Events
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 
 from .palette import DIMENSION_PALETTE
+from .text_fit import FULL_WIDTH, fit_titles
 
 
-def _time_title(events: Events) -> str:
-    """The time axis' title, in the data's time unit when they have one ("time (days)")."""
-    return f"time ({events.time_unit})" if events.time_unit else "time"
+def _time_title(time_unit: str, what: str = "time") -> str:
+    """A time axis' title, in the data's time unit when they have one ("time (d)")."""
+    return f"{what} ({time_unit})" if time_unit else what
 
 
 def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> go.Figure:
@@ -56,10 +57,10 @@ def event_raster(events: Events, sequence: int = 0, max_points: int = 5000) -> g
     title = "Event raster"
     if total > max_points:
         title += f" (first {max_points:,} of {total:,} events, t ≤ {cut:.4g})"
-    fig.update_layout(title=title, xaxis_title=_time_title(events), yaxis_title="dimension",
+    fig.update_layout(title=title, xaxis_title=_time_title(events.time_unit), yaxis_title="dimension",
                       yaxis={"type": "category", "categoryorder": "array", "categoryarray": list(events.names)},
                       height=120 + 40 * events.dim, margin={"t": 50, "b": 40})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) -> go.Figure:
@@ -89,12 +90,12 @@ def counting_process(events: Events, sequence: int = 0, max_points: int = 2000) 
             )
         )
     title = "Counting process N(t) per dimension" + (" (sampled jump points)" if reduced else "")
-    fig.update_layout(title=title, xaxis_title=_time_title(events), yaxis_title="number of events", height=340,
-                      margin={"t": 50, "b": 40}, legend_title="dimension")
-    return fig
+    fig.update_layout(title=title, xaxis_title=_time_title(events.time_unit), yaxis_title="number of events",
+                      height=340, margin={"t": 50, "b": 40}, legend_title="dimension")
+    return fit_titles(fig, FULL_WIDTH)
 
 
-def bin_heatmap(counts, bin_size: float, names, max_columns: int = 1500) -> go.Figure:
+def bin_heatmap(counts, bin_size: float, names, max_columns: int = 1500, time_unit: str = "") -> go.Figure:
     """Heatmap of bin counts ``X_k[j]`` (dimensions × bins) of one sequence.
 
     Parameters
@@ -107,6 +108,8 @@ def bin_heatmap(counts, bin_size: float, names, max_columns: int = 1500) -> go.F
         Dimension names.
     max_columns : int
         When ``n`` exceeds it, consecutive bins are summed in groups of ``g = ⌈n / max_columns⌉``.
+    time_unit : str
+        The data's time unit, for the time axis.
     """
     if not isinstance(counts, SparseCounts):
         counts = SparseCounts.from_binned(BinnedCounts((np.asarray(counts),), bin_size, 0, 0, None))
@@ -121,6 +124,6 @@ def bin_heatmap(counts, bin_size: float, names, max_columns: int = 1500) -> go.F
     title = f"Bin counts, Δ = {bin_size:g} ({n:,} bins)"
     if group > 1:
         title += f", summed over groups of {group} bins"
-    fig.update_layout(title=title, xaxis_title="bin start time", yaxis_title="dimension",
+    fig.update_layout(title=title, xaxis_title=_time_title(time_unit, "bin start time"), yaxis_title="dimension",
                       yaxis={"type": "category"}, height=120 + 40 * len(names), margin={"t": 50, "b": 40})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)

@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 from dphawkes_core.data.kernels import Scenario
 
 from .palette import METHOD_PALETTE, TRUTH_COLOR, rgba
+from .text_fit import FULL_WIDTH, HALF_WIDTH, fit_titles
 
 COLORS = {"truth": TRUTH_COLOR}  # series whose colour does not depend on a method
 TRUTH_POINTS = 400
@@ -111,13 +112,7 @@ def _grid_layout(names: tuple, title: str | None, time_unit: str) -> dict:
                         vertical_spacing=24 / height)
     _label_grid(fig, list(names))
     fig.update_layout(
-        title={
-            "text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected dimension i (to)",
-            "y": 1,
-            "yanchor": "top",
-            "yref": "container",
-            "pad": {"t": 10},
-        },
+        title={"text": title or "Kernels h<sub>ij</sub>(t): column = source j (from), row = affected dimension i (to)"},
         height=height,
         margin={"t": 110, "b": 90, "r": 70, "l": 60},
         legend={"orientation": "h", "y": 0, "yanchor": "bottom", "yref": "container", "x": 0.5, "xanchor": "center"},
@@ -125,6 +120,7 @@ def _grid_layout(names: tuple, title: str | None, time_unit: str) -> dict:
     fig.update_xaxes(title_text=_lag_title(time_unit), row=d)
     fig.update_xaxes(nticks=6 if d <= 3 else 4, tickfont={"size": 11})
     fig.update_yaxes(nticks=5 if d <= 3 else 4, tickfont={"size": 10})
+    fig = fit_titles(fig, FULL_WIDTH)
     layout = fig.to_dict()["layout"]
     del layout["template"]  # the default template: a new figure sets it from Plotly's own validated copy
     return layout
@@ -215,7 +211,7 @@ def kernel_mass_heatmaps(lag_grid: np.ndarray, estimates: dict, names, scenario:
     fig.update_layout(title=f"Integrated kernels Σ h<sub>ij</sub>(kΔ)·Δ — {d} dimensions are too many for a grid "
                             "of curves", coloraxis={"colorscale": "RdBu", "cmid": 0, "colorbar": {"title": "∫h"}},
                       height=260 + 14 * d, margin={"t": 80})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = None,
@@ -237,9 +233,10 @@ def baseline_chart(names, estimates: dict, truth=None, *, colors: dict | None = 
                               "arrayminus": np.maximum(values - low, 0), "color": TRUTH_COLOR}
         traces.append(bar)
     rate = f"rate (events / {time_unit})" if time_unit else "rate"
-    return go.Figure(data=traces, layout={  # built at once: Plotly validates each property once
+    return fit_titles(go.Figure(data=traces, layout={  # built at once: Plotly validates each property once
         "title": {"text": "Baselines η"}, "barmode": "group", "height": 320, "margin": {"t": 50, "b": 40},
-        "xaxis": {"title": {"text": "dimension"}, "type": "category"}, "yaxis": {"title": {"text": rate}}})
+        "xaxis": {"title": {"text": "dimension"}, "type": "category"}, "yaxis": {"title": {"text": rate}}}),
+        HALF_WIDTH)
 
 
 def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
@@ -257,9 +254,9 @@ def loss_curve(histories: dict, colors: dict | None = None) -> go.Figure:
         longest = max(longest, y.size)
         traces.append({"type": "scatter", "x": np.arange(y.size), "y": y, "name": label,
                        "mode": "lines" if y.size > 1 else "markers", "line": {"color": _color(label, n_label, colors)}})
-    return go.Figure(data=traces, layout={  # built at once: Plotly validates each property once
+    return fit_titles(go.Figure(data=traces, layout={  # built at once: Plotly validates each property once
         "title": {"text": "Loss L(U<sub>k</sub>) = ‖U<sub>k</sub>A − b‖<sup>2</sup><sub>F</sub> / 2"},
         "xaxis": {"title": {"text": "iteration k"}, "range": [0, max(longest - 1, 1)]},
         "yaxis": {"title": {"text": "loss"}, "type": "log" if positive else "linear",
                   "exponentformat": "power"},  # 3·10⁻⁴, not "300μ" (μ is also μ-GDP on these pages)
-        "height": 320, "margin": {"t": 50, "b": 40}})
+        "height": 320, "margin": {"t": 50, "b": 40}}), HALF_WIDTH)

@@ -14,6 +14,7 @@ from dphawkes_core.privacy.distinguishability import best_guess_accuracy, best_t
 
 from .palette import NEIGHBOUR_COLORS, TRUTH_COLOR, method_color, rgba
 from .sweep import log_ticks
+from .text_fit import FULL_WIDTH, HALF_WIDTH, fit_titles
 
 
 def normal_cdf(x: float) -> float:
@@ -40,7 +41,11 @@ def gaussian_delta(epsilon: float, multiplier: float) -> float:
 
 
 PICTURE_X = (-4.0, 5.0)  # the released number's axis, in units of what one event moves it: the same at every ε
-PICTURE_Y = (0.0, 0.85)  # the densities' axis, the same at every ε (the tallest curve, at ε = 10, peaks at 0.8)
+# The densities' axis, on a log scale, the same at every ε: the peaks run from 0.013 (ε = 0.1) to 0.8 (ε = 10), a
+# factor 60 no linear axis shows at once; on a log scale the vertical gap between the curves is their ratio, the
+# factor ε bounds.
+PICTURE_Y = (10**-2.5, 1.0)
+PICTURE_HEIGHT = 420
 GUESS_LEVEL = 0.05  # the false-alarm rate of the test named in the caption
 
 
@@ -55,7 +60,8 @@ def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figur
 
     Two densities: the released number on data D (without the event), centred at 0, and on the neighbour D′
     (with it), centred at 1, both with noise σ = ``multiplier`` (calibrated for (ε, δ)), on axes that stay the
-    same at every ε (:data:`PICTURE_X`, :data:`PICTURE_Y`). An observer sees one output and must guess D or D′:
+    same at every ε (:data:`PICTURE_X`, :data:`PICTURE_Y`; the densities on a log scale, where the vertical gap
+    between the curves is their ratio). An observer sees one output and must guess D or D′:
     at every output y the ratio of the two densities is the factor by which the observer's odds move. It stays
     within e^±ε except in the bands shaded across the chart (or, when they lie beyond it, pointed at from its
     edge): the outputs where the guarantee can fail, whose excess probability is δ.
@@ -69,26 +75,37 @@ def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figur
                                   ("output on D′ (one event more)", NEIGHBOUR_COLORS[1])), dens):
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=label, line={"color": color, "width": 2.5}))
     band = "where the guarantee can fail (δ)"
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"shaded or pointed at: {band}",  # a key
+                             marker={"symbol": "square", "size": 12, "color": rgba(NEIGHBOUR_COLORS[1], 0.35)}))
     for side, start, stop, color in (("high", cut_high, PICTURE_X[1], NEIGHBOUR_COLORS[1]),
                                      ("low", PICTURE_X[0], cut_low, NEIGHBOUR_COLORS[0])):
         if start < stop:  # the band reaches into the chart: shade it over the full height
             fig.add_vrect(x0=start, x1=stop, fillcolor=rgba(color, 0.22), line_width=0, layer="below")
-            fig.add_trace(go.Scatter(x=[(start + stop) / 2], y=[PICTURE_Y[1] * 0.9], mode="text", text=[band],
-                                     showlegend=False, hoverinfo="skip", textfont={"color": color, "size": 11}))
+            fig.add_trace(go.Scatter(x=[(start + stop) / 2], y=[PICTURE_Y[1] * 0.6], mode="text", text=["δ"],
+                                     showlegend=False, hoverinfo="skip", textfont={"color": color, "size": 15}))
+
         else:  # beyond the chart: an arrow from the edge says where it starts
             edge = PICTURE_X[1] if side == "high" else PICTURE_X[0]
             cut = cut_high if side == "high" else cut_low
-            fig.add_annotation(x=edge, y=PICTURE_Y[1] * (0.55 if side == "high" else 0.4), ax=-70 if side == "high"
+            fig.add_annotation(x=edge, y=_log_axis_point(0.3 if side == "high" else 0.15), ax=-70 if side == "high"
                                else 70, ay=0, showarrow=True, arrowhead=2, arrowcolor=color,
                                xanchor="right" if side == "high" else "left",
                                text=f"{band}:<br>{'beyond' if side == 'high' else 'below'} {cut:.3g}, off the chart",
                                font={"color": color, "size": 11})
-    fig.update_layout(title="What ε bounds: one release, two neighbouring data sets", height=420,
-                      xaxis={"title": "released number (one event moves it by at most 1; noise σ = "
-                                      f"{sigma:.3g})", "range": list(PICTURE_X)},
-                      yaxis={"title": "probability density", "range": list(PICTURE_Y), "showticklabels": False},
-                      legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40})
-    return fig
+    fig.update_layout(title="What ε bounds: one release, two neighbouring data sets", height=PICTURE_HEIGHT,
+                      xaxis={"title": f"released number (noise σ = {sigma:.3g})", "range": list(PICTURE_X)},
+                      yaxis={"title": "density (log scale)", "type": "log", "tickvals": [0.01, 0.1, 1],
+                             "ticktext": ["0.01", "0.1", "1"],
+                             "range": [math.log10(PICTURE_Y[0]), math.log10(PICTURE_Y[1])]},
+                      legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+                      margin={"t": 50, "b": 110, "l": 60, "r": 20})
+    return fit_titles(fig, HALF_WIDTH)
+
+
+def _log_axis_point(fraction: float) -> float:
+    """An annotation's y at ``fraction`` of the picture's log axis (annotations on a log axis take log10 values)."""
+    low, high = (math.log10(v) for v in PICTURE_Y)
+    return low + fraction * (high - low)
 
 
 def percent(probability: float) -> str:
@@ -169,7 +186,7 @@ def privacy_cost_figure(rows, title: str = "", metric: str = "relative_error") -
     fig.update_yaxes(title_text=f"{COST_METRICS[metric]} (median, quartiles shaded)", rangemode="tozero")
     fig.update_layout(title=title or "What privacy costs", height=420, margin={"t": 50, "b": 40},
                       legend={"orientation": "h", "y": -0.2})
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def _label(method: str) -> str:

@@ -12,6 +12,7 @@ from plotly.subplots import make_subplots
 from dphawkes_core.estimators import get_family, method_labels, method_names
 
 from .palette import LEVEL_PALETTE, NEUTRAL_COLOR, TRUTH_COLOR, method_color
+from .text_fit import FULL_WIDTH, fit_titles
 
 METRIC_LABELS = {
     "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
@@ -85,7 +86,7 @@ def boxplot_figure(frame: pd.DataFrame, metric: str = "relative_error_paper") ->
                               annotation_text=label, annotation_position="top left", annotation_font_size=10)
     fig.update_layout(boxmode="group", height=420, margin=dict(t=60, b=40), legend_title_text="method")
     fig.update_yaxes(title_text=METRIC_LABELS.get(metric, metric), row=1, col=1)
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def tradeoff_figure(
@@ -107,8 +108,9 @@ def tradeoff_figure(
         color = method_color(method)
         name = f"{_label(method)}, Δ={dt:g}"
         fig.add_trace(go.Scatter(x=np.concatenate([stats.eps, stats.eps[::-1]]),
-                                 y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", line=dict(width=0),
-                                 fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False, legendgroup=name))
+                                 y=np.concatenate([stats.q3, stats.q1[::-1]]), fill="toself", mode="lines",
+                                 line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip", showlegend=False,
+                                 legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
                                  line=dict(color=color, dash=_DASHES[bins.index(dt) % len(_DASHES)])))
     for dt, sub in frame[_non_private(frame["method"])].groupby("bin_size"):
@@ -119,7 +121,7 @@ def tradeoff_figure(
                      title_text=f"ε ({epsilon_column.removeprefix('epsilon_').replace('_', '-')} calibration)")
     fig.update_yaxes(title_text=f"median {METRIC_LABELS.get(metric, metric)}")
     fig.update_layout(height=420, margin=dict(t=30, b=40))
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.Figure:
@@ -135,7 +137,7 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
         private = method not in _references()
         name = _label(method) + ("" if private else " (non-private)")
         fig.add_trace(go.Scatter(x=np.concatenate([stats.index, stats.index[::-1]]),
-                                 y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself",
+                                 y=np.concatenate([stats[0.75], stats[0.25][::-1]]), fill="toself", mode="lines",
                                  line=dict(width=0), fillcolor=color, opacity=0.2, hoverinfo="skip",
                                  showlegend=False, legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.index, y=stats[0.5], mode="lines+markers", name=name, legendgroup=name,
@@ -148,7 +150,7 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
     fig.update_xaxes(type="log", title_text="number of events", tickvals=sizes, ticktext=[f"{n:,.0f}" for n in sizes])
     fig.update_yaxes(title_text=f"median {METRIC_LABELS.get(metric, metric)}", rangemode="tozero")
     fig.update_layout(height=420, margin=dict(t=30, b=40), legend_title_text="method")
-    return fig
+    return fit_titles(fig, FULL_WIDTH)
 
 
 def log_ticks(values) -> list[float]:
@@ -177,4 +179,4 @@ def kernel_figure(data: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=data["lag_grid"], y=values, name=label, mode="lines",
                                  line=dict(color=LEVEL_PALETTE[idx % len(LEVEL_PALETTE)], shape="hv")))
     fig.update_layout(height=380, margin=dict(t=30, b=40), xaxis_title="lag t", yaxis_title=data["kernel"] + "(t)")
-    return fig
+    return fit_titles(fig, FULL_WIDTH)

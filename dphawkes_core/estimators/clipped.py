@@ -109,7 +109,8 @@ class PGDClip(Family):
 
     name = "pgd-clip"
     label = "clipped DP-PGD"
-    summary = "DP-PGD with each per-bin gradient clipped at a public G: formal from public bounds alone"
+    summary = ("the paper's Algorithm 1 with each bin's share of the gradient clipped at a public G: formal from "
+               "public bounds alone")
     settings = SETTINGS
     options_type = PGDClipOptions
     privacy = PrivacyTags(calibrations=("formal",), constraint="bound")

@@ -247,7 +247,8 @@ class PGD(_NoisyGradientFamily):
 
     name = "pgd"
     label = "DP-PGD"
-    summary = "the paper's Algorithm 1: K noisy projected gradient steps on ||H||_F <= B"
+    summary = ("the paper's Algorithm 1: K noisy steps down the least-squares loss, each pulled back inside the "
+               "ball ‖H‖_F ≤ B")
     settings = PGD_SETTINGS
     options_type = PGDOptions
     privacy = replace(_NoisyGradientFamily.privacy, constraint="bound")
@@ -290,7 +291,8 @@ class CG(_NoisyGradientFamily):
 
     name = "cg"
     label = "DP-CG"
-    summary = "the paper's Algorithm 2: K noisy Frank–Wolfe steps on ||U||_* <= r"
+    summary = ("the paper's Algorithm 2: K noisy Frank–Wolfe steps, each towards the best point of the ball "
+               "‖U‖_* ≤ r (nuclear norm: favours few independent patterns)")
     settings = CG_SETTINGS
     options_type = CGOptions
     privacy = replace(_NoisyGradientFamily.privacy, constraint="radius")

@@ -15,7 +15,8 @@ class CLS(Family):
 
     name = "cls"
     label = "CLS"
-    summary = "non-private conditional least squares (Kirchner 2017): solves the normal equations exactly"
+    summary = ("non-private: the baselines and kernels that best predict each bin's count from the counts before it "
+               "(Kirchner 2017), solved exactly")
     options_type = CLSOptions
     privacy = PrivacyTags(private=False, units=("event", "sequence"))
 

@@ -232,8 +232,9 @@ class MLE(Family):
 
     name = "mle"
     label = "exact event times (maximum likelihood)"
-    summary = ("non-private maximum likelihood on the exact event times with step kernels of width Δ over pΔ: "
-               "Newton from the least-squares solution, positive baselines and non-negative kernels")
+    summary = ("non-private: the baselines and step kernels (width Δ, over pΔ) under which the observed times are "
+               "the most probable, by Newton's method from the least-squares solution; positive baselines and "
+               "non-negative kernels")
     settings = SETTINGS
     options_type = MLEOptions
     privacy = PrivacyTags(private=False, units=("event", "sequence"))

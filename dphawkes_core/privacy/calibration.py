@@ -361,8 +361,7 @@ class PrivacyReport:
 DISCRETE_NOISE = "discrete Gaussian (exact sampler, OpenDP), composed in zCDP"
 
 DATA_SETTINGS = {"B": "the bound B", "r": "the radius r", "C": "the count cap C", "T": "the observation window",
-                 "ridge": "the ridge λ", "d": "the number of dimensions d (declare it: --dimensions)",
-                 "S": "the set of sequences (declare it: --sequences)"}
+                 "ridge": "the ridge λ", "d": "the number of dimensions d", "S": "the set of sequences"}
 NO_NOISE = "σ² = 0: no noise, so ε is infinite"
 NOT_RELEASED = "not released through a privacy session: nothing meters repeated releases (use a ledger)"
 
@@ -398,6 +397,13 @@ class FormalStatus:
         """``formal_guarantee``, ``formal_reasons`` and ``formal_settings`` for JSON export and tables."""
         return {"formal_guarantee": self.formal, "formal_reasons": list(self.reasons),
                 "formal_settings": self.settings_formal}
+
+
+def data_reason(name: str) -> str:
+    """The reason for the setting ``name`` (a key of :data:`DATA_SETTINGS`) taken from the data, in words that hold
+    on every surface (what to declare instead is each surface's advice:
+    :class:`~dphawkes_core.privacy.formal_words.Reason`)."""
+    return f"{DATA_SETTINGS[name]} was taken from the data"
 
 
 SEEDED_NOISE = "the noise was seeded: reproducible noise, not a private release"
@@ -448,8 +454,7 @@ def formal_status(calibration: str | None, *, seed: int | None, window_stated: b
         reasons.append(SEEDED_NOISE)
     if not window_stated or "T" in data_derived:
         reasons.append(WINDOW_FROM_DATA)
-    reasons.extend(f"{DATA_SETTINGS[name]} was taken from the data" for name in dict.fromkeys(data_derived)
-                   if name != "T")
+    reasons.extend(data_reason(name) for name in dict.fromkeys(data_derived) if name != "T")
     return FormalStatus(formal=not reasons, reasons=tuple(reasons))
 
 

@@ -14,13 +14,16 @@ from dataclasses import dataclass
 
 from dphawkes_core.errors import ConfigError
 
-from .calibration import NOT_RELEASED, FormalStatus
+from .calibration import NOT_RELEASED, FormalStatus, data_reason
 
 SURFACES = ("cli", "app")
-# what a missing declaration asks for, per surface (the reasons of calibration.DATA_SETTINGS name the CLI's flag)
+# what a missing declaration asks for, per surface: the flag in the command line, the page in the app
 DECLARE = {"dimensions": {"cli": "declare it: --dimensions", "app": "declare it on the Data page"},
            "sequences": {"cli": "declare it: --sequences", "app": "declare it on the Data page"}}
-_ADVICE = re.compile(r"\s*\(declare it: --(?P<what>[a-z]+)\)")
+# the reasons a declaration lifts, by their words (calibration.DATA_SETTINGS keys d and S)
+_DECLARED_BY = {data_reason("d"): "dimensions", data_reason("S"): "sequences"}
+# the CLI's advice inside a reason written before reasons were structured (ledgers and fit files of older versions)
+_LEGACY_ADVICE = re.compile(r"\s*\(declare it: --(?P<what>[a-z]+)\)")
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,12 @@ class Reason:
 
     @classmethod
     def parse(cls, reason: str) -> Reason:
-        """The structured form of a reason string of :func:`~dphawkes_core.privacy.calibration.formal_status`."""
-        match = _ADVICE.search(reason)
-        if match is None or match["what"] not in DECLARE:
-            return cls(reason)
-        return cls(_ADVICE.sub("", reason), match["what"])
+        """The structured form of a reason string of :func:`~dphawkes_core.privacy.calibration.formal_status` (also
+        of one stored by an older version with the CLI's advice in its words)."""
+        match = _LEGACY_ADVICE.search(reason)
+        if match is not None and match["what"] in DECLARE:
+            return cls(_LEGACY_ADVICE.sub("", reason), match["what"])
+        return cls(reason, _DECLARED_BY.get(reason))
 
     def render(self, surface: str) -> str:
         """The reason with the advice of ``surface`` (``"cli"`` or ``"app"``)."""

@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from scipy.stats import norm
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_app.figures.privacy import PICTURE_X, epsilon_caption, epsilon_picture, percent
+from dphawkes_app.figures.privacy import PICTURE_X, PICTURE_Y, epsilon_caption, epsilon_picture, percent
 from dphawkes_app.glossary import GLOSSARY
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
@@ -56,6 +56,31 @@ def test_the_axes_stay_the_same_and_the_bands_show_or_are_pointed_at():
         else:  # beyond the chart: each pointed at from its edge, with where it starts
             assert not bands and len(arrows) == 2 and all("off the chart" in a["text"] for a in arrows)
     assert len(set(ranges)) == 1
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.2, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0])
+def test_the_curves_read_at_every_epsilon_on_the_fixed_axes(epsilon):
+    """Both curves stand clear of the bottom (their peak in the upper four fifths of the plot) and inside the
+    top, at every ε of the Home slider, on one log axis whose vertical gap between the curves is their ratio."""
+    fig = epsilon_picture(epsilon, gaussian_multiplier(epsilon, 1e-5), 1e-5)
+    axis = fig.layout.yaxis
+    assert axis.type == "log" and list(axis.range) == [math.log10(PICTURE_Y[0]), math.log10(PICTURE_Y[1])]
+    low, high = axis.range
+    curves = [t for t in fig.data if t.mode == "lines" and (t.name or "").startswith("output on")]
+    assert len(curves) == 2
+    plot_px = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    for curve in curves:
+        peak = (math.log10(max(curve.y)) - low) / (high - low)
+        assert 0.2 <= peak < 1.0, (epsilon, peak)
+        assert peak * plot_px >= 50  # at least 50 px above the bottom of the plot
+    # the bands' key is in the legend at every ε (the same legend, so the same plot height); inside a band only "δ"
+    key = "shaded or pointed at: where the guarantee can fail (δ)"
+    assert [t.name for t in fig.data if t.mode == "markers"] == [key]
+    assert all(list(t.text) == ["δ"] for t in fig.data if t.mode == "text")
+    x = np.asarray(curves[0].x)
+    gap = np.log10(np.asarray(curves[1].y)) - np.log10(np.asarray(curves[0].y))  # decades on the axis
+    sigma = gaussian_multiplier(epsilon, 1e-5)
+    np.testing.assert_allclose(gap, (x - 0.5) / sigma**2 / math.log(10), rtol=1e-6, atol=1e-12)
 
 
 def test_home_at_epsilon_ten_does_not_say_nobody_can_tell():

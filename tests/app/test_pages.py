@@ -8,6 +8,7 @@ from app_tools import decode, figures, with_comparison
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
+from dphawkes_app.guidance import method_help, methods_help
 from dphawkes_app.presets import get_preset
 from dphawkes_core.estimators import FitConfig, fit, get_family, method_labels
 from dphawkes_core.evaluation.lag_average import fit_steps
@@ -410,13 +411,15 @@ def test_ssp_stabiliser_and_ridge_reach_the_fit():
 
 
 def test_each_method_says_what_it_fits():
-    # the issue's presentation: "exact event times (continuous-time least squares)" beside "binned counts (the
-    # paper's INAR)", from the family's declared statistics
+    # what each method reads, from the family's declared statistics, and how it fits, without its own name
     at = open_page("pages/2_Estimate.py")
     no_problems(at)
-    assert any(c.value.startswith("Fits exact event times (continuous-time least squares).") for c in at.caption)
+    assert method_help(get_family("ctls")) in [c.value for c in at.caption]
+    assert method_help(get_family("ctls")).startswith("Fits the exact event times. ")
     method = at.selectbox(key="method")
-    assert "DP-SSP" in method.help and "binned counts (the paper's INAR)" in method.help
+    assert method.help == methods_help(get_family(name) for name in method_labels())
+    assert "the counts of events in bins of width Δ: CLS, DP-PGD" in method.help
     method.set_value("DP-SSP").run()
     no_problems(at)
-    assert any(c.value.startswith("Fits binned counts (the paper's INAR).") for c in at.caption)
+    assert method_help(get_family("ssp")) in [c.value for c in at.caption]
+    assert method_help(get_family("ssp")).startswith("Fits the counts of events in bins of width Δ. ")

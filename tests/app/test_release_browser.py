@@ -98,7 +98,7 @@ def test_release_flow_on_private_data(server, browser, tmp_path):
     content, end = private_csv()
     upload = tmp_path / "mine.csv"
     upload.write_bytes(content)
-    page = browser.new_page(viewport={"width": 1400, "height": 2200})
+    page = browser.new_page(viewport={"width": 1280, "height": 2200})
     try:
         page.goto(f"{url}/Data", wait_until="domcontentloaded")
         wait_idle(page)
@@ -153,7 +153,7 @@ def test_release_flow_on_private_data(server, browser, tmp_path):
 
 def test_noise_band_and_the_unit_in_the_url(server, browser, tmp_path):
     url, _ = server
-    page = browser.new_page(viewport={"width": 1400, "height": 2000})
+    page = browser.new_page(viewport={"width": 1280, "height": 2000})
     try:
         page.goto(f"{url}/Estimate?preset=works", wait_until="domcontentloaded")
         wait_idle(page)
@@ -203,7 +203,7 @@ def test_noise_band_and_the_unit_in_the_url(server, browser, tmp_path):
 
 def test_home_explains_epsilon(server, browser, tmp_path):
     url, _ = server
-    page = browser.new_page(viewport={"width": 1400, "height": 1900})
+    page = browser.new_page(viewport={"width": 1280, "height": 1900})
     try:
         page.goto(url, wait_until="domcontentloaded")
         wait_idle(page)

@@ -40,7 +40,7 @@ def shown_words(at: AppTest) -> list[str]:
             words += [str(o) for o in getattr(widget, "options", []) or []]
     for expander in at.get("expandable"):
         words.append(str(expander.label))
-    for frame in at.dataframe:
+    for frame in [*at.dataframe, *at.table]:
         words += [str(v) for v in frame.value.astype(str).to_numpy().ravel()]
         words += [str(c) for c in frame.value.columns]
     return [w for w in words if w]

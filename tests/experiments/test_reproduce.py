@@ -22,8 +22,19 @@ def test_verdict_follows_the_checks():
     assert result(True, False).verdict == "partly supported"
 
 
+def recorder():
+    """A progress callback that keeps its calls."""
+    calls = []
+    return calls, lambda done, total, what: calls.append((done, total, what))
+
+
 def test_figure1_kernel_curves_and_shrinkage_warning():
-    res = figure_kernels("1", seed=1)
+    calls, progress = recorder()
+    res = figure_kernels("1", seed=1, progress=progress)
+    # progress before every step (the simulation, then the four fits) and once at the end
+    assert [(done, total) for done, total, _ in calls] == [(k, 5) for k in range(6)]
+    assert [what for *_, what in calls[1:]] == ["the non-private fit", "DP-PGD at σ² = 0", "DP-PGD at σ² = 0.01",
+                                                "DP-PGD at σ² = 10", "done"]
     truth = get_scenario("paper-2d")
     lags = int(np.ceil(reproduce.SUPPORT / reproduce.KERNEL_BIN_SIZE))
     # The truth curve is h12 itself; estimates live on the lag grid.
@@ -84,7 +95,10 @@ def test_figure4_small_run_end_to_end():
 def test_table1_on_a_small_real_data_set():
     if "email_dyad" not in {s.name for s in list_samples()}:
         pytest.skip("real data directory not available")
-    res = reproduce.table1("email_dyad", bin_size=24.0, support=240.0, runs=2)
+    calls, progress = recorder()
+    res = reproduce.table1("email_dyad", bin_size=24.0, support=240.0, runs=2, progress=progress)
+    assert [(done, total) for done, total, _ in calls] == [(k, 5) for k in range(6)]  # CLS, then 2 × (PGD, CG)
+    assert calls[3][2] == "DP-CG, noise seed 1 of 2"
     t = res.table
     assert list(t.method) == ["CLS (non-private)", "DP-PGD (the paper's DP-Hawkes-PGD)",
                               "DP-CG (the paper's DP-Hawkes-CG)", "Poisson reference (constant rate)"]

@@ -128,8 +128,8 @@ class CTLS(Family):
 
     name = "ctls"
     label = "exact event times (continuous-time least squares)"
-    summary = ("least squares on the exact event times with step kernels of width Δ (no binning bias): one noisy "
-               "release of its pair statistics, formal from public bounds")
+    summary = ("step kernels of width Δ fitted to the times themselves, not to counts in bins (no binning bias): "
+               "one noisy release of the pair statistics, formal from public bounds")
     settings = SETTINGS
     options_type = CTLSOptions
     privacy = PrivacyTags(calibrations=("formal",), units=("event", "sequence"), auto_count_cap=True)

@@ -40,13 +40,33 @@ def test_settings_that_would_not_be_formal_say_why_in_each_surface_words(derived
         if key in derived:
             assert "declare it on the Data page" in app and f"declare it: {flag}" in cli
 
-def test_a_reason_with_a_flag_renders_per_surface():
+def test_a_reason_with_a_declaration_renders_per_surface():
     reason = formal_status("formal", seed=None, window_stated=True, data_derived=("d",)).reasons[-1]
-    assert "--dimensions" in reason  # as the core writes it today
+    assert reason == "the number of dimensions d was taken from the data"  # the core's words carry no advice
     parsed = Reason.parse(reason)
-    assert parsed.declare == "dimensions" and "--" not in parsed.text
-    assert parsed.render("cli") == parsed.text + " (declare it: --dimensions)"  # the CLI keeps its flag
-    assert parsed.render("app").endswith("(declare it on the Data page)")
+    assert parsed == Reason(reason, "dimensions")
+    assert parsed.render("cli") == reason + " (declare it: --dimensions)"  # the CLI names its flag
+    assert parsed.render("app") == reason + " (declare it on the Data page)"
+    sequences = Reason.parse(formal_status("formal", seed=None, window_stated=True, data_derived=("S",)).reasons[-1])
+    assert sequences.declare == "sequences" and sequences.render("cli").endswith("(declare it: --sequences)")
     assert render_reasons(["plain words"], "app") == ("plain words",)
     with pytest.raises(ConfigError):
         parsed.render("email")
+
+
+def test_a_reason_stored_with_the_cli_advice_in_its_words_renders_per_surface():
+    stored = "the number of dimensions d (declare it: --dimensions) was taken from the data"  # an older ledger's
+    parsed = Reason.parse(stored)
+    assert parsed.declare == "dimensions" and "--" not in parsed.text
+    assert "--" not in parsed.render("app") and parsed.render("cli").endswith("(declare it: --dimensions)")
+
+
+@pytest.mark.parametrize("derived", DERIVED)
+def test_no_core_reason_carries_a_flag_and_only_a_declaration_brings_advice(derived):
+    status = formal_status("paper", seed=1, window_stated=False, data_derived=derived, noise=False)
+    for reason in status.reasons:
+        assert "--" not in reason
+        parsed = Reason.parse(reason)
+        assert (parsed.declare is not None) == reason.startswith(("the number of dimensions", "the set of sequences"))
+        assert "--" not in parsed.render("app")
+        assert ("--" in parsed.render("cli")) == (parsed.declare is not None)
