@@ -123,9 +123,12 @@ class Exp(Family):
     name = "exp"
     label = "exponential kernels (least squares on exact times)"
     summary = ("least squares with kernels Σ_u a β_u exp(−β_u t) on public decays, on the exact event times: few "
-               "parameters, the most accurate formal fit where the kernels are smooth and decrease from t = 0; a "
-               "delayed or flat effect is outside its model (use ctls there); one noisy release, formal from public "
-               "bounds")
+               "parameters; one noisy release, formal from public bounds. Better where the kernels are smooth and "
+               "decrease from t = 0: on a 5-d network of exponential kernels at ε = 1 its kernel error was 0.221 at "
+               "10⁵ events against ctls's 0.332 and DP-SSP's 0.456, and 0.057 against 0.259 and 0.366 at 10⁶ (at "
+               "10⁴ all three are poor: 0.738, 0.856, 0.760). Worse where an effect is delayed or flat (a box "
+               "kernel): no sum of exponentials fits it, so its error stays near 0.7 however many events (0.713 at "
+               "10⁵, where ctls reaches 0.110); use ctls there")
     calibrations = ("formal",)
     units = ("event",)
     auto_count_cap = True
