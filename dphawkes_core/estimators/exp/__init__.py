@@ -164,8 +164,11 @@ class Exp(Family):
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
-        """Not available: the exponential family reads one events file."""
-        raise ConfigError(f"{self.label} does not read partitioned stores; fit it on one events file")
+        """The statistics of :meth:`prepare_stats` reduced over Parquet partitions in ``window`` (map steps over
+        ``executor``): :func:`~dphawkes_core.estimators.exp.partitioned.prepare_exp_partitioned`."""
+        from dphawkes_core.estimators.exp.partitioned import prepare_exp_partitioned
+
+        return prepare_exp_partitioned(paths, config, window, executor)
 
     def _stats(self, stats, config) -> ExpStats:
         if not isinstance(stats, ExpStats) or stats.exp_pieces is None:
