@@ -93,7 +93,9 @@ def _add_unit_options(fitp) -> None:
         choices=PRIVACY_UNITS,
         default="event",
         help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
-        "whole sequence = one person, replaced; ssp and ctls, with --sequence-clip and/or --max-events)",
+        "whole sequence = one person, replaced; "
+        + ", ".join(f.name for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units)
+        + ", with --sequence-clip and/or --max-events)",
     )
     fitp.add_argument("--sequence-clip", type=clip_or_auto,
                       help="public G for --privacy-unit sequence: each sequence's statistics scaled to norm <= G "

@@ -21,6 +21,7 @@ from .inputs import UsageError, add_window_options, load_events_file, open_unit_
 
 if TYPE_CHECKING:
     from dphawkes_core.data.io import Events
+    from dphawkes_core.evaluation.exp_kernels import ExponentialKernels
     from dphawkes_core.evaluation.step_kernels import StepKernels
     from dphawkes_experiments.prediction import TrainTestSplit
 
@@ -51,20 +52,23 @@ def add_score_parser(sub) -> None:
 
 def cmd_score(args) -> int:
     """Score the fit of ``args.fit_json`` on the test part of ``args.events_csv``; write JSON (``--json``)."""
-    steps = _fit_steps(args.fit_json)
+    kernels = _fit_kernels(args.fit_json)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
-    if steps.values.shape[0] != events.dim:
-        raise UsageError(f"the fit has {steps.values.shape[0]} dimensions, the data {events.dim}")
+    if kernels.baseline.size != events.dim:
+        raise UsageError(f"the fit has {kernels.baseline.size} dimensions, the data {events.dim}")
     if events.n_sequences == 1 and args.holdout_start is None:
         raise UsageError("give --holdout-start X: the test part of one sequence starts at a time")
     split = holdout_split(args, events)
-    write_json(heldout_report(steps, split, args), args.json)
+    write_json(heldout_report(kernels, split, args), args.json)
     return 0
 
 
-def _fit_steps(path: str) -> StepKernels:
-    """The kernels of a fit's JSON as step functions (``kernels`` on ``lag_grid``, ``baseline``)."""
+def _fit_kernels(path: str) -> StepKernels | ExponentialKernels:
+    """The kernels of a fit's JSON as ``fit --holdout-start`` scores them: the exponential sums of a fit that
+    reports its decays and their coefficients (``solver_info``), else its step functions (``kernels`` on
+    ``lag_grid``, ``baseline``)."""
+    from dphawkes_core.evaluation.exp_kernels import ExponentialKernels
     from dphawkes_core.evaluation.lag_average import average_lags
 
     try:
@@ -80,7 +84,18 @@ def _fit_steps(path: str) -> StepKernels:
                                                                     and np.all(np.isfinite(baseline))):
         raise DataError(f"{path}: kernels of shape {kernels.shape} do not match {d} dimensions and "
                         f"{grid.size} lags, or the estimate is not finite")
-    return average_lags(kernels, baseline, float(grid[0]), 1)
+    info = payload.get("solver_info") or {}
+    if "decays" not in info or "adjacency" not in info:
+        return average_lags(kernels, baseline, float(grid[0]), 1)
+    try:
+        adjacency, decays = np.asarray(info["adjacency"], dtype=float), np.asarray(info["decays"], dtype=float)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"{path}: the exponential kernels' decays and adjacency are not arrays of numbers "
+                        f"({type(exc).__name__}: {exc})") from None
+    if adjacency.shape != (d, d, decays.size) or not (np.all(decays > 0) and np.all(np.isfinite(adjacency))):
+        raise DataError(f"{path}: the exponential kernels' adjacency of shape {adjacency.shape} does not match "
+                        f"{d} dimensions and {decays.size} decays, or is not finite")
+    return ExponentialKernels(adjacency=adjacency, decays=decays, baseline=baseline, window=float(grid[-1]))
 
 
 def holdout_split(args, events: Events) -> TrainTestSplit:
@@ -101,11 +116,11 @@ def wants_holdout(args) -> bool:
     return args.holdout_start is not None or args.train_fraction is not None
 
 
-def heldout_report(steps: StepKernels, split: TrainTestSplit, args) -> dict:
+def heldout_report(kernels: StepKernels | ExponentialKernels, split: TrainTestSplit, args) -> dict:
     """The score as a JSON-ready dict, with how the data were split and the note that it is not private."""
     from dphawkes_experiments.prediction import score_heldout
 
-    score = score_heldout(steps, steps.baseline, split)
+    score = score_heldout(kernels, kernels.baseline, split)
     where = ({"holdout_start": args.holdout_start} if split.mode == "timeline"
              else {"train_fraction": split.train_fraction, "test_sequences": len(split.test)})
     return {**score.to_dict(), **where, "n_train_events": split.train.n_events, "note": SCORE_NOTE}

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dphawkes_core.data.io import from_arrays
+from dphawkes_core.data.io import Events, EventSequence, from_arrays
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import binned_stats
 from dphawkes_core.estimators.config import FitConfig
 from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.pipeline import fit_stats, privacy_report, release_status
+from dphawkes_core.estimators.pipeline import fit_stats, prepare_stats, privacy_report, release_status
 from dphawkes_core.estimators.registry import FAMILIES
 from dphawkes_core.statistics.binning import BinnedCounts
 
@@ -344,6 +344,34 @@ def check_sensitivity(family: Family) -> None:
                                f"than the documented {family.audit_hints.sensitivity_fraction}")
 
 
+def sequence_neighbours(rng: np.random.Generator) -> tuple[Events, Events]:
+    """Replace-one neighbours of the sequence unit at which √2·G binds: six 2-d sequences on [0, 60], the last a
+    burst of 20 events in dimension 0, replaced by the same burst in dimension 1. Every released number names
+    its dimensions, so the two bursts' vectors have disjoint supports: clipped at a G below both norms, they are
+    √2·G apart."""
+    def burst(dim: int) -> EventSequence:
+        return EventSequence(tuple(1.0 + 0.05 * np.arange(20) if j == dim else np.empty(0) for j in range(2)), 60.0)
+
+    others = tuple(EventSequence(tuple(np.sort(rng.uniform(0, 60, rng.integers(2, 12))) for _ in range(2)), 60.0)
+                   for _ in range(5))
+    return (Events(others + (burst(0),), ("0", "1"), window_stated=True),
+            Events(others + (burst(1),), ("0", "1"), window_stated=True))
+
+
+def check_sequence_sensitivity(family: Family) -> None:
+    """The sequence unit (replace one sequence): the release vector of :func:`sequence_neighbours` moves at most
+    the stated sensitivity (the same on both sides) and at least 0.99 of it, at a G that clips the bursts."""
+    config = config_for(family, 2, count_cap=None, privacy_unit="sequence", sequence_clip=1e-3)
+    stats_d, stats_n = (prepare_stats(events, config)[0] for events in sequence_neighbours(np.random.default_rng(0)))
+    bound = privacy_report(stats_d, config).sensitivity
+    if not np.isclose(privacy_report(stats_n, config).sensitivity, bound, rtol=1e-12, atol=0.0):
+        raise FamilyCheckError(f"{family.name}: the sequence unit's sensitivity differs between neighbours")
+    moved = float(np.linalg.norm(family.query_vector(stats_n, config) - family.query_vector(stats_d, config)))
+    if not 0.99 * bound <= moved <= bound * (1 + BOUND_SLACK):
+        raise FamilyCheckError(f"{family.name}: replacing a sequence moves the release {moved:.6g}, its bound is "
+                               f"{bound:.6g} (expected 0.99 to 1 of it)")
+
+
 def check_only_a_session_release_is_formal(family: Family) -> None:
     """Formal settings are formal only when released by a session, and never with a seed."""
     config = config_for(family, 2, count_cap=2)
@@ -394,6 +422,7 @@ def check_options_round_trip(family: Family) -> None:
 CHECKS: dict[str, Callable[[Family], None]] = {
     "noiseless limit": check_noiseless_limit,
     "sensitivity": check_sensitivity,
+    "sequence-unit sensitivity": check_sequence_sensitivity,
     "only a session release is formal": check_only_a_session_release_is_formal,
     "foreign options refused": check_foreign_options_refused,
     "options round trip": check_options_round_trip,
@@ -404,8 +433,11 @@ def skip_reason(family: Family, check: str) -> str:
     """Why ``check`` does not apply to ``family`` (empty when it does)."""
     if check == "noiseless limit" and not has_reference(family):
         return f"no independent reference here for the noiseless limit {family.audit_hints.noiseless_limit!r}"
-    if check in ("sensitivity", "only a session release is formal") and not family.privacy.private:
+    if check in ("sensitivity", "sequence-unit sensitivity", "only a session release is formal") \
+            and not family.privacy.private:
         return "not private: nothing released"
+    if check == "sequence-unit sensitivity" and "sequence" not in family.privacy.units:
+        return "no sequence unit"
     return ""
 
 

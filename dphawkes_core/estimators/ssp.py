@@ -35,7 +35,7 @@ from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
-from dphawkes_core.privacy.sequence import release_pieces_vector
+from dphawkes_core.privacy.sequence import pieces_vector, release_pieces_vector
 from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 
 SSP_RIDGE_FACTOR = {"lagged": 4.0, "full": 8.0}
@@ -309,6 +309,9 @@ class SSP(Family):
         if config.ssp_release == "full":
             upper = stats.A[np.triu_indices_from(stats.A)][:-1]
             return np.concatenate([upper, stats.b.ravel()])
+        summed = getattr(stats, "summed_pieces", None)
+        if summed is not None:  # the sequence unit: the per-sequence pieces clipped and summed
+            return pieces_vector(summed) / stats.n_rows
         return _pieces_vector(stats.pieces) / stats.n_rows
 
     def run(self, stats, config, report, rng, transcript=None):

@@ -3,6 +3,9 @@ from its settings (comma-separated), a fit drawn with them, and a bad list refus
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from app_tools import open_estimate, use_formal_method
 from conftest import no_problems
 
@@ -20,3 +23,19 @@ def test_the_estimate_page_fits_it_with_the_decays_typed_in(clear_streamlit_cach
     assert at.get("plotly_chart"), "the fit is drawn"
     at.text_input(key="decays").set_value("1, -4").run()
     assert any("decays" in e.value for e in at.error) and not at.exception
+
+
+def test_choosing_it_shows_where_it_is_better_and_where_not_from_the_measured_figures(clear_streamlit_caches):
+    """The guidance is the family's summary (the registry's, as ``fit --help`` prints it), on the page once exp is
+    chosen, and every figure it quotes is in docs/accuracy.md's exponential-kernel section."""
+    family = get_family("exp")
+    at = open_estimate()
+    at.selectbox(key="method").set_value(family.label).run()
+    no_problems(at)
+    shown = " ".join(c.value for c in at.sidebar.caption)
+    assert family.summary in shown
+    assert "Better where the kernels are smooth" in shown and "Worse where an effect is delayed or flat" in shown
+    docs = (Path(__file__).parents[2] / "docs" / "accuracy.md").read_text()
+    section = docs.split("## Exponential kernels on public decays")[1].split("\n## ")[0]
+    figures = re.findall(r"\d\.\d{3}", family.summary)
+    assert len(figures) >= 8 and all(f in section for f in figures), [f for f in figures if f not in section]

@@ -6,8 +6,13 @@ import json
 import numpy as np
 import pytest
 
+from dphawkes_cli.inputs import load_events_file
 from dphawkes_cli.main import main
+from dphawkes_cli.score import _fit_kernels
 from dphawkes_core.data.datasets import default_data_dir
+from dphawkes_core.evaluation.exp_kernels import ExponentialKernels
+from dphawkes_core.evaluation.lag_average import average_lags
+from dphawkes_experiments.prediction import heldout_split, score_heldout
 
 JAPAN = default_data_dir() / "japan_quakes_zones" / "events.csv"
 
@@ -196,3 +201,26 @@ def test_real_data_zero_intensities_are_counted_not_floored(tmp_path, capsys):
     heldout = payload["heldout"]
     assert heldout["nonpositive_intensity_events"] == zero > 0
     assert heldout["loglik_per_event"] == "-inf" and heldout["gain_standard_error"] is None
+
+
+def test_score_reads_an_exp_fit_as_its_exponential_sums_like_fit_holdout(simulated, tmp_path, capsys):
+    """An exp fit's JSON is scored on its exponential sums (``solver_info``), as ``fit --holdout-start`` scores
+    the fit in process; its step kernels on the lag grid would give another score."""
+    cut = 1500.0
+    argv = ["--method", "exp", "--decays", "0.7,2", "--bin-size", "0.5", "--support", "4", "--sigma2", "0"]
+    code, _, err = run(["fit", simulated, *argv, "--holdout-start", cut, "--json", tmp_path / "fit.json"], capsys)
+    assert code == 0, err
+    heldout = json.loads((tmp_path / "fit.json").read_text())["heldout"]
+    code, out, err = run(["score", tmp_path / "fit.json", simulated, "--holdout-start", cut], capsys)
+    assert code == 0, err
+    scored = json.loads(out)
+    for key in ("loglik_per_event", "gain_over_poisson", "gain_standard_error", "n_test_events",
+                "nonpositive_intensity_events"):
+        assert scored[key] == pytest.approx(heldout[key], rel=1e-12)
+    kernels = _fit_kernels(tmp_path / "fit.json")
+    assert isinstance(kernels, ExponentialKernels)
+    payload = json.loads((tmp_path / "fit.json").read_text())
+    steps = average_lags(np.asarray(payload["kernels"]), np.asarray(payload["baseline"]), 0.5, 1)
+    split = heldout_split(load_events_file(str(simulated)), cut)
+    as_steps = score_heldout(steps, steps.baseline, split).loglik_per_event
+    assert abs(as_steps - scored["loglik_per_event"]) > 1e-6 * abs(scored["loglik_per_event"])

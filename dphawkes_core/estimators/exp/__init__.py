@@ -44,8 +44,15 @@ from dphawkes_core.estimators.exp.release import (
     raw_release,
     worst_case_events,
 )
+from dphawkes_core.estimators.exp.sequence import (
+    SEQUENCE_NOTE,
+    ExpSequenceStats,
+    expected_sequence_clip,
+    prepare_exp_sequence_stats,
+)
 from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
 from dphawkes_core.estimators.family import AuditHints, Family, InputTags, PrivacyTags, Statistics
+from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import (
     newton_dimension,
@@ -123,22 +130,35 @@ class Exp(Family):
     name = "exp"
     label = "exponential kernels (least squares on exact times)"
     summary = ("least squares with kernels Σ_u a β_u exp(−β_u t) on public decays, on the exact event times: few "
-               "parameters, the most accurate formal fit where the kernels are smooth and decrease from t = 0; a "
-               "delayed or flat effect is outside its model (use ctls there); one noisy release, formal from public "
-               "bounds")
+                "parameters; one noisy release, formal from public bounds. Better where the kernels are smooth and "
+                "decrease from t = 0: on a 5-d network of exponential kernels at ε = 1 its kernel error was 0.221 at "
+                "10⁵ events against ctls's 0.332 and DP-SSP's 0.456, and 0.057 against 0.259 and 0.366 at 10⁶ (at "
+                "10⁴ all three are poor: 0.738, 0.856, 0.760). Worse where an effect is delayed or flat (a box "
+                "kernel): no sum of exponentials fits it, so its error stays near 0.7 however many events (0.713 at "
+                "10⁵, where ctls reaches 0.110); use ctls there")
     settings = SETTINGS
     options_type = ExpOptions
-    privacy = PrivacyTags(calibrations=("formal",), units=("event",), auto_count_cap=True)
+    privacy = PrivacyTags(calibrations=("formal",), units=("event", "sequence"), auto_count_cap=True)
     inputs = InputTags(statistics=Statistics.EVENTS)
     audit_hints = AuditHints(
         noiseless_limit="exponential least squares", noiseless_options=dict(exp_ridge=0.0, exp_nonnegative=False),
         sensitivity_fraction=0.95,  # the adversarial events reach 0.99+ of the bound on the contract suite's grid
     )
 
+    def check(self, config) -> None:
+        super().check(config)
+        if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
+                config.epsilon is None or config.sigma2 is not None):
+            raise ConfigError(f"an automatic clip norm G is available for {self.label} with a target ε (it spends a "
+                              "share of ε) and a public cap M on events per sequence (the top of its grid)")
+
     def prepare_stats(self, events, config):
         """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C (``"auto"``: C
         chosen first, as ctls and DP-SSP choose it, from the w-bin counts); the data info counts the kept events as
-        ``binned_events`` and those the cap removed as ``clipped_events``."""
+        ``binned_events`` and those the cap removed as ``clipped_events``. The sequence unit:
+        :func:`~dphawkes_core.estimators.exp.sequence.prepare_exp_sequence_stats`."""
+        if config.unit.name == "sequence":
+            return prepare_exp_sequence_stats(events, config)
         auto = None
         cap = config.count_cap
         if cap == AUTO:
@@ -159,8 +179,11 @@ class Exp(Family):
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
-        """Not available: the exponential family reads one events file."""
-        raise ConfigError(f"{self.label} does not read partitioned stores; fit it on one events file")
+        """The statistics of :meth:`prepare_stats` reduced over Parquet partitions in ``window`` (map steps over
+        ``executor``): :func:`~dphawkes_core.estimators.exp.partitioned.prepare_exp_partitioned`."""
+        from dphawkes_core.estimators.exp.partitioned import prepare_exp_partitioned
+
+        return prepare_exp_partitioned(paths, config, window, executor)
 
     def _stats(self, stats, config) -> ExpStats:
         if not isinstance(stats, ExpStats) or stats.exp_pieces is None:
@@ -181,6 +204,11 @@ class Exp(Family):
         if config.exp_likelihood and config.sigma2 != 0:  # refused before any noise is drawn
             raise ConfigError(f"{self.label}: maximum likelihood reads the events themselves, so it is non-private "
                               "only: give σ² = 0")
+        if config.unit.name == "sequence":
+            return self._sequence_report(stats, config)
+        if isinstance(stats, ExpSequenceStats):
+            raise ConfigError(f"{self.label}: these statistics are clipped sums of the sequence unit; the event unit's "
+                              "sensitivity does not hold for them")
         auto = config.count_cap == AUTO
         if stats.event_cap is None and config.sigma2 == 0:  # the non-private fit: no cap, no noise
             sens = math.inf
@@ -192,6 +220,18 @@ class Exp(Family):
                                             epsilon=None if config.sigma2 is not None else config.epsilon,
                                             sigma2=config.sigma2,
                                             auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
+
+    def _sequence_report(self, stats, config):
+        """One Gaussian release of the clipped sums: sensitivity √2·G/N (N = Σ T, public), composed with the private
+        choice of G (:func:`~dphawkes_core.estimators.sequence_unit.calibrate_sequence_release`)."""
+        clip, auto = expected_sequence_clip(stats, config) if isinstance(stats, ExpSequenceStats) else (None, None)
+        if (not isinstance(stats, ExpSequenceStats) or stats.sequence_clip != clip
+                or stats.event_cap != config.count_cap or stats.rho != float(config.exp_gram_scale)
+                or config.sequence_clip == AUTO and (auto is None or auto.share != config.sequence_clip_share)):
+            raise ConfigError("the sequence unit needs statistics clipped per sequence at the config's G and C, for "
+                              "its release: compute them with prepare_stats on the sequence-unit config")
+        return calibrate_sequence_release(stats, config, clip, auto, SEQUENCE_NOTE,
+                                          normaliser=stats.exp_pieces.duration)
 
     def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of A (divided by ``N = Σ T``)."""

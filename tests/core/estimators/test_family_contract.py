@@ -36,7 +36,8 @@ def test_every_registered_family_has_a_reference_for_its_noiseless_limit():
 def test_check_family_reports_each_check():
     outcomes = check_family(get_family("cls"))
     assert [o.check for o in outcomes] == list(CHECKS)
-    assert [o.check for o in outcomes if o.skipped] == ["sensitivity", "only a session release is formal"]
+    assert [o.check for o in outcomes if o.skipped] == ["sensitivity", "sequence-unit sensitivity",
+                                                         "only a session release is formal"]
 
 
 def test_the_sensitivity_check_catches_a_family_that_understates_its_bound(monkeypatch):
@@ -46,6 +47,16 @@ def test_the_sensitivity_check_catches_a_family_that_understates_its_bound(monke
                         lambda self, stats, config: _scaled(real(self, stats, config), 0.9))
     with pytest.raises(FamilyCheckError, match="over its bound"):
         CHECKS["sensitivity"](family)
+
+
+@pytest.mark.parametrize("factor", [0.9, 1.2])
+def test_the_sequence_unit_check_catches_a_bound_too_low_or_too_loose(monkeypatch, factor):
+    family = get_family("exp")
+    real = type(family).privacy_report
+    monkeypatch.setattr(type(family), "privacy_report",
+                        lambda self, stats, config: _scaled(real(self, stats, config), factor))
+    with pytest.raises(FamilyCheckError, match="replacing a sequence moves the release"):
+        CHECKS["sequence-unit sensitivity"](family)
 
 
 def _scaled(report, factor):

@@ -118,9 +118,10 @@ def test_an_audit_of_it_holds_and_catches_a_broken_copy():
 
 def test_it_passes_the_contract_checks():
     """What a plug-in author runs: every check but the noiseless limit (no reference for a mean rate here:
-    the next test checks it), and the foreign options include the other families' bound, radius, clip, K."""
+    the next test checks it) and the sequence unit's (it has none), and the foreign options include the other
+    families' bound, radius, clip, K."""
     outcomes = check_family(get_family(NAME))
-    assert [o.check for o in outcomes if not o.passed] == ["noiseless limit"]
+    assert [o.check for o in outcomes if not o.passed] == ["noiseless limit", "sequence-unit sensitivity"]
     assert {"bound", "radius", "clip", "iters"} <= set(foreign_options(get_family(NAME)))
 
 
