@@ -10,7 +10,7 @@ import sys
 
 from dphawkes_core.estimators import FitConfig
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, time_scale_from_count
+from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, AutoScale, time_scale_from_count
 
 from .inputs import UsageError
 
@@ -38,6 +38,6 @@ def auto_time_scale(args, config: FitConfig, events, formal: bool) -> tuple[FitC
 
 
 def chosen_config(config: FitConfig, time_scale: dict) -> FitConfig:
-    """The config the release fitted: the chosen Δ and p, and the ε left to the fit."""
-    return config.with_changes(bin_size=time_scale["bin_size"], lags=time_scale["lags"],
-                               epsilon=time_scale["fit_epsilon"])
+    """The config the release fitted (:meth:`~dphawkes_core.privacy.selection.AutoScale.config_changes`): what was
+    chosen, and the ε left to the fit."""
+    return config.with_changes(**AutoScale(**time_scale).config_changes())
