@@ -19,8 +19,8 @@ from dphawkes_core.statistics.binning import lags_from_support
 PRIVATE_SCALE_NOTE = (
     "Δ and s are not proposed from these private data: a value read from them would be as private as they are, "
     "and confirming it would not make it public. Set Δ and s from what you know of the process (e.g. the "
-    "resolution of the times and how long an event's effect lasts), or let a release choose them privately: the "
-    "command line's automatic bin size spends a small share of ε on a noisy count of the events, inside the "
+    "resolution of the times and how long an event's effect lasts), or let the release choose them privately "
+    "(\"choose Δ and s privately\" in the sidebar): a small share of ε buys a noisy count of the events, inside the "
     "recorded release.")
 
 

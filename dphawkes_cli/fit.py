@@ -35,7 +35,16 @@ from .inputs import (
 from .ledger import add_ledger_options, ledger_fit
 from .score import add_heldout, add_holdout_options, holdout_split, wants_holdout
 from .stores import is_partitioned, partition_window, window_number
-from .time_scale import AUTO, AUTO_SCALE_SHARE, auto_time_scale, chosen_config, observed_time
+from .time_scale import (
+    AUTO,
+    AUTO_SCALE_SHARE,
+    DECAY_MULTIPLES,
+    DECAYS_AUTO_HELP,
+    auto_choices,
+    auto_time_scale,
+    chosen_config,
+    observed_time,
+)
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
     from dphawkes_core.data.io import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
@@ -52,7 +61,8 @@ def add_fit_parser(sub) -> None:
                       help="bin size Δ, or 'auto': Δ and s from the count of events (a formal fit: a noisy count "
                            "bought with --time-scale-share of ε inside the --ledger release)")
     fitp.add_argument("--time-scale-share", type=open_unit_fraction, default=AUTO_SCALE_SHARE,
-                      help=f"share of ε spent by --bin-size auto (default {AUTO_SCALE_SHARE:g})")
+                      help=f"share of ε spent by --bin-size auto and --decays auto together: one noisy count serves "
+                           f"both (default {AUTO_SCALE_SHARE:g})")
     lag = fitp.add_mutually_exclusive_group()
     lag.add_argument("--support", type=positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
     lag.add_argument("--lags", type=positive_int, help="number of lags p")
@@ -79,7 +89,7 @@ def add_fit_parser(sub) -> None:
                       help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
                            "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
     add_holdout_options(fitp)
-    add_family_options(fitp, FAMILIES.values())
+    add_family_options(fitp, FAMILIES.values(), auto={"decays": DECAYS_AUTO_HELP})
     _add_unit_options(fitp)
     add_ledger_options(fitp)
     fitp.set_defaults(func=cmd_fit)
@@ -125,6 +135,8 @@ def result_payload(result: FitResult, config: FitConfig, data_info: dict, names,
 def fit_config(args) -> FitConfig:
     if args.bin_size == AUTO:  # Δ and p are chosen later (time_scale.py): a placeholder until then
         return fit_config(argparse.Namespace(**{**vars(args), "bin_size": 1.0, "lags": 1}))
+    if getattr(args, "decays", None) == AUTO:  # the decays likewise: their public multiples until then
+        return fit_config(argparse.Namespace(**{**vars(args), "decays": DECAY_MULTIPLES}))
     if args.lags is None and args.support is None:
         raise UsageError("one of the arguments --support --lags is required")
     lags = args.lags if args.lags is not None else lags_from_support(args.support, args.bin_size)
@@ -175,8 +187,9 @@ def cmd_fit(args) -> int:
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
     if args.dask or is_partitioned(args.events_csv):
-        if args.bin_size == AUTO:
-            raise UsageError("--bin-size auto reads the events in this process: not for a partitioned fit")
+        if auto_choices(args):
+            raise UsageError("--bin-size auto and --decays auto read the events in this process: not for a "
+                             "partitioned fit")
         return _cmd_fit_partitioned(args, config)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
@@ -189,9 +202,9 @@ def cmd_fit(args) -> int:
     public_info = {"window_stated": events.window_stated, **domain_info(events)}
     _check_declared(config, args, public_info)
     set_blas_threads()  # one BLAS thread: see dphawkes_core/threads.py
-    scale_share = None
-    if args.bin_size == AUTO:
-        config, scale_share = auto_time_scale(args, config, events, _claims_formal(config))
+    scale_share, choices = None, auto_choices(args)
+    if choices:
+        config, scale_share = auto_time_scale(args, config, events, _claims_formal(config), choices)
     if args.ledger:
         from dphawkes_core.estimators import prepare_stats
         from dphawkes_core.estimators.binned import domain_info
@@ -201,7 +214,7 @@ def cmd_fit(args) -> int:
         result, info, ledger, status = ledger_fit(
             args, data_fingerprint(events), config, lambda book, key: PrivacySession(
                 lambda c: prepare_stats(events, c), book, key, public_info, events_fingerprint(events),
-                events.n_sequences, count=lambda: (events.n_events, observed_time(events))), scale_share)
+                events.n_sequences, count=lambda: (events.n_events, observed_time(events))), scale_share, choices)
         if scale_share is not None:
             config = chosen_config(config, ledger["time_scale"])
     else:

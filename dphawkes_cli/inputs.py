@@ -156,10 +156,12 @@ def setting_type(setting):
     return parse
 
 
-def add_family_options(parser, families) -> None:
+def add_family_options(parser, families, auto=None) -> None:
     """One flag per option of the registered families, built from their settings metadata (an option several
     families read, such as K, once); unset flags stay out of the namespace, so a family's defaults apply and an
-    option given to a family that does not read it is refused by the config, in one line."""
+    option given to a family that does not read it is refused by the config, in one line. ``auto``: ``{option:
+    help}`` of the options that also take the word ``auto`` (a choice made by the command, said in ``help``)."""
+    auto = auto or {}
     readers: dict[str, list] = {}
     for family in families:
         for setting in family.settings:
@@ -174,14 +176,24 @@ def add_family_options(parser, families) -> None:
         if setting.default is None and not setting.optional:
             default = "required"
         help_text = f"turn off: {setting.label} ({setting.help})" if setting.cli_negates else setting.help
-        text = f"{help_text} [{who}; {setting.none_means or default}]".replace("%", "%%")
+        also = f"; or 'auto': {auto[name]}" if name in auto else ""
+        text = f"{help_text} [{who}; {setting.none_means or default}{also}]".replace("%", "%%")
         if setting.kind == "bool":
             parser_kwargs = dict(action="store_const", const=not setting.default if setting.cli_negates else True)
         elif setting.kind == "choice":
             parser_kwargs = dict(choices=setting.choices)
         else:
-            parser_kwargs = dict(type=setting_type(setting))
+            parser_kwargs = dict(type=setting_type(setting) if name not in auto else _or_auto(setting_type(setting)))
         group.add_argument(setting.flag, dest=name, default=argparse.SUPPRESS, help=text, **parser_kwargs)
+
+
+def _or_auto(parse):
+    """argparse type: the word ``auto`` (any case), or what ``parse`` reads."""
+    def parse_or_auto(text: str):
+        return "auto" if text.strip().lower() == "auto" else parse(text)
+
+    parse_or_auto.__name__ = parse.__name__
+    return parse_or_auto
 
 
 def given_options(args, families) -> dict:

@@ -50,12 +50,14 @@ def add_ledger_parser(sub) -> None:
     migrate.set_defaults(func=_cmd_ledger_migrate)
 
 
-def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: float | None = None) -> tuple:
+def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: float | None = None,
+               choices=()) -> tuple:
     """The fit as a release of the data set's privacy session ``session(book, key)`` on the ``--ledger`` file and
     the key of the source's rows ``fingerprint``: replayed with its stored selections when already paid
     for (nothing drawn), refused (exit 2) past the budget before anything is drawn; prints one line on what the
     ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
+    from dphawkes_core.privacy.selection import TIME_SCALE
     from dphawkes_core.release.ledger import FILE_VERSION, Budget, LedgerBook, LedgerKey
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
@@ -64,7 +66,7 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
     budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
     book.open(key, budget, label=Path(args.events_csv).name)
     answer = (session(book, key).release(config) if scale_share is None
-              else session(book, key).release_scaled(config, scale_share))
+              else session(book, key).release_scaled(config, scale_share, choices=choices or (TIME_SCALE,)))
     ledger = answer.ledger
     summary = {"path": str(book.path), "format": FILE_VERSION, "replayed": answer.replayed,
                "metered": answer.entry.formal,

@@ -23,7 +23,13 @@ from dphawkes_app.estimate.person import ask_person, default_to_sequence_unit
 from dphawkes_app.estimate.privacy import show_privacy
 from dphawkes_app.estimate.references import references
 from dphawkes_app.estimate.release import Shown, live_fit, private_fit
-from dphawkes_app.estimate.sidebar import choose_preset, read_averaging, read_controls, widget_values
+from dphawkes_app.estimate.sidebar import (
+    choose_preset,
+    private_scale_share,
+    read_averaging,
+    read_controls,
+    widget_values,
+)
 from dphawkes_app.estimate.view import band_controls, fit_caption, show_baselines_and_loss, show_kernels
 from dphawkes_app.guidance import PRIVATE_SCALE_NOTE, support_note, time_scale
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
@@ -111,8 +117,8 @@ def main(ctx: PageContext) -> None:
     if cost is None:
         return
     try:
-        shown = private_fit(ctx.budget, ctx.dataset, ctx.fingerprint, config) if ctx.private else \
-            live_fit(ctx.fingerprint, ctx.events, config)
+        shown = private_fit(ctx.budget, ctx.dataset, ctx.fingerprint, config, private_scale_share(ctx)) if ctx.private \
+            else live_fit(ctx.fingerprint, ctx.events, config)
         if shown is None:
             return
         reference, noiseless = references(ctx, shown)

@@ -204,7 +204,33 @@ def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: st
 
     return PrivacySession(prepare, state.book, replace(state.key, unit=unit),
                           {"window_stated": events.window_stated, **domain_info(events)},
-                          release_view(fingerprint, dataset), events.n_sequences)
+                          release_view(fingerprint, dataset), events.n_sequences,
+                          count=lambda: (events.n_events, float(sum(seq.end_time for seq in events.sequences))))
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the sidebar asks to release: ``config``, with Δ and s as set (``scale_share`` None) or chosen inside
+    the release with that share of ε (:meth:`~dphawkes_core.release.session.PrivacySession.release_scaled`, the
+    command line's ``--bin-size auto``)."""
+
+    config: FitConfig
+    scale_share: float | None = None
+
+    def replay(self, session: PrivacySession) -> SessionAnswer | None:
+        if self.scale_share is None:
+            return session.replay(self.config)
+        return session.replay_scaled(self.config, self.scale_share)
+
+    def release(self, session: PrivacySession) -> SessionAnswer:
+        if self.scale_share is None:
+            return session.release(self.config)
+        return session.release_scaled(self.config, self.scale_share)
+
+    def request(self, session: PrivacySession) -> str:
+        if self.scale_share is None:
+            return session.request(self.config)
+        return session.scaled_request(self.config, self.scale_share)
 
 
 @dataclass(frozen=True)
@@ -229,13 +255,19 @@ class Plan:
         return self.formal_count > 0
 
 
-def plan_release(session: PrivacySession, configs) -> Plan:
+def plan_release(session: PrivacySession, configs, scale_share: float | None = None) -> Plan:
     """The plan of releasing every config of ``configs`` together (one for the chosen fit; the comparison's
-    methods at once): their status (formal only when all are), their mechanisms and what remains after."""
+    methods at once): their status (formal only when all are), their mechanisms and what remains after.
+    ``scale_share``: Δ and s chosen inside the release with that share of ε (the count's mechanism is planned
+    with the fit's)."""
     ledger = session.ledger() or DataLedger(session.key)
     statuses, mechanisms, informal = [], (), []
     for config in configs:
-        status, planned = session.plan(config)
+        if scale_share is None:
+            status, planned = session.plan(config)
+        else:
+            scaled = session.plan_scaled(config, scale_share)
+            status, planned = scaled.status, scaled.mechanisms
         statuses.append(status)
         if status.formal:
             mechanisms += tuple(planned)
@@ -302,51 +334,66 @@ def _last_key(fingerprint: str, unit: str) -> tuple:
     return (fingerprint, unit)
 
 
-def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: FitConfig) -> Shown | None:
+def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: FitConfig,
+                scale_share: float | None = None) -> Shown | None:
     """The estimate to show on private data for the sidebar's ``config``, or ``None`` (nothing released yet).
 
     An earlier release of ``config`` is shown from the ledger (free); otherwise the plan and the Release button,
-    and below them the last estimate shown on these data, if any.
+    and below them the last estimate shown on these data, if any. ``scale_share``: Δ and s are chosen inside the
+    release with that share of ε (the plan says so before the button; nothing read from the data is shown first).
     """
     if state.error:
         return None
+    asked = Asked(config, scale_share)
     session = app_session(state, dataset, fingerprint, config.privacy_unit)
     try:
-        answer = session.replay(config)
+        answer = asked.replay(session)
     except DPHawkesError as exc:
         friendly_error(exc)
         return None
     lasts = st.session_state.setdefault(LAST_KEY, {})
     if answer is not None:
-        request = session.request(config)
-        text = _take_flash(request)
+        text = _take_flash(asked.request(session))
         if text is not None:
             (st.success if answer.entry.formal else st.info)(text, icon=":material/task_alt:")
         else:
             st.info(replayed_message(answer.entry, answer.ledger), icon=":material/replay:")
-        lasts[_last_key(fingerprint, config.privacy_unit)] = config
+        lasts[_last_key(fingerprint, config.privacy_unit)] = asked
         return _shown(answer, config, dataset, fingerprint, "released" if text else "replayed")
     try:
-        plan = plan_release(session, [config])
+        plan = plan_release(session, [config], scale_share)
     except DPHawkesError as exc:
         friendly_error(exc)
-        return _last(session, dataset, fingerprint, config)
+        return _last(session, dataset, fingerprint, asked)
+    if scale_share is not None:
+        st.caption(scale_plan_sentence(config, scale_share, plan))
     clicked = _release_controls(plan, key="release", what="this estimate")
     if clicked:
         try:
             if not plan.ledger.label:
                 state.book.open(session.key, label=ledger_label(dataset))  # the budget page names the data set
-            answer = session.release(config)
+            answer = asked.release(session)
         except BudgetExceeded as exc:
             st.error(f"**Refused** — nothing was drawn and nothing spent: {exc}.", icon=":material/block:")
-            return _last(session, dataset, fingerprint, config)
+            return _last(session, dataset, fingerprint, asked)
         except DPHawkesError as exc:
             friendly_error(exc)
-            return _last(session, dataset, fingerprint, config)
-        lasts[_last_key(fingerprint, config.privacy_unit)] = config
-        _flash(released_message(answer), (session.request(config),))
+            return _last(session, dataset, fingerprint, asked)
+        lasts[_last_key(fingerprint, config.privacy_unit)] = asked
+        _flash(released_message(answer), (asked.request(session),))
         st.rerun()  # draw the page again: the budget box is current and the release is shown from the ledger
-    return _last(session, dataset, fingerprint, config)
+    return _last(session, dataset, fingerprint, asked)
+
+
+def scale_plan_sentence(config: FitConfig, share: float, plan: Plan) -> str:
+    """What a private choice of Δ and s spends, said before the Release button: its share of ε, the count's noise
+    and the ε left to the fit (from public numbers: nothing is read from the data)."""
+    count = plan.mechanisms[0] if plan.mechanisms else None
+    noise = f" (noise std {count.parameter:.3g} events)" if count is not None else ""
+    return (f"**Δ and s chosen inside this release:** {share:.0%} of ε = {config.epsilon:.3g} buys a noisy count of "
+            f"the events{noise}; Δ and s are read from it (about ¼ and 10× the mean time between events) and the "
+            "fit gets the rest of ε. The total is the ε above. The chosen Δ and s are shown with the estimate, "
+            "after the release; the sidebar's Δ and s are not used.")
 
 
 def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
@@ -380,23 +427,25 @@ def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
 
 
 def _shown(answer: SessionAnswer, config: FitConfig, dataset: Dataset, fingerprint: str, origin: str) -> Shown:
+    if answer.time_scale is not None:  # the settings the release fitted: Δ and s chosen inside it (public now)
+        config = config.with_changes(**answer.time_scale.config_changes())
     info = answer.data_info
     stats, public_info = public_stats(fingerprint, dataset.events, config, info)
     return Shown(answer.result, config, info if info is not None else public_info, stats, answer.status, origin,
                  answer.entry)
 
 
-def _last(session: PrivacySession, dataset: Dataset, fingerprint: str, config: FitConfig) -> Shown | None:
+def _last(session: PrivacySession, dataset: Dataset, fingerprint: str, asked: Asked) -> Shown | None:
     """The last estimate shown on these data (another release's settings), replayed from the ledger — free."""
-    earlier = st.session_state.get(LAST_KEY, {}).get(_last_key(fingerprint, config.privacy_unit))
-    if earlier is None or earlier == config:
+    earlier = st.session_state.get(LAST_KEY, {}).get(_last_key(fingerprint, asked.config.privacy_unit))
+    if earlier is None or earlier == asked:
         return None
-    answer = session.replay(earlier)
+    answer = earlier.replay(session)
     if answer is None:
         return None
     st.caption(f":material/history: **Below: your last estimate on these data** — {answer.entry.label} "
                f"(shown again from the ledger, free). It is not the sidebar's settings, which are not released yet.")
-    return _shown(answer, earlier, dataset, fingerprint, "last")
+    return _shown(answer, earlier.config, dataset, fingerprint, "last")
 
 
 # --- the comparison's other methods on private data ----------------------------------------------------------

@@ -10,6 +10,7 @@ import streamlit as st
 from dphawkes_core.estimators import FitConfig, get_family, method_labels, method_names
 from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
 from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
+from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, BINS_PER_GAP, GAPS_PER_SUPPORT
 from dphawkes_core.statistics.binning import lags_from_support
 
 from ..budget import budget_state
@@ -81,7 +82,7 @@ def read_controls(ctx: PageContext) -> FitConfig:
     """Sidebar widgets -> FitConfig (raises ConfigError on inconsistent values)."""
     sb = st.sidebar
     sb.header("Fit settings")
-    bin_size, lags = _binning(sb, ctx.defaults)
+    bin_size, lags = _binning(sb, ctx.defaults, ctx.private)
     family = _method(sb, ctx.defaults)
     kwargs = family_controls(sb, family, ctx.defaults, url=URL)
     kwargs.update(_count_cap(sb, family, ctx.defaults))
@@ -90,18 +91,37 @@ def read_controls(ctx: PageContext) -> FitConfig:
     return FitConfig(method=family.name, bin_size=float(bin_size), lags=lags, **kwargs)
 
 
-def _binning(sb, defaults: Mapping) -> tuple[float, int]:
-    """Δ and the memory, as a support s (p = ⌈s/Δ⌉) or a number of lags p."""
+AUTO_SCALE_HELP = (f"spend {AUTO_SCALE_SHARE:.0%} of ε, inside the release, on a noisy count of the events; Δ ≈ "
+                   f"1/{BINS_PER_GAP} and s ≈ {GAPS_PER_SUPPORT}× the mean time between events read from it (the "
+                   "rest of ε goes to the fit). Needs a private method with ε, and the event unit. Nothing read from "
+                   "the data is shown to you to confirm.")
+
+
+def private_scale_share(ctx: PageContext) -> float | None:
+    """The share of ε a private choice of Δ and s spends inside the release (``None``: Δ and s as set), from the
+    sidebar's "choose Δ and s privately" box (drawn on private data only)."""
+    return AUTO_SCALE_SHARE if ctx.private and st.session_state.get("dtauto") else None
+
+
+def _binning(sb, defaults: Mapping, private: bool = False) -> tuple[float, int]:
+    """Δ and the memory, as a support s (p = ⌈s/Δ⌉) or a number of lags p; on private data, the choice of both
+    inside the release (their inputs are then unused and disabled)."""
+    auto = private and sb.checkbox("choose Δ and s privately (automatic)", value=False, key="dtauto",
+                                   help=AUTO_SCALE_HELP)
+    if auto:
+        sb.caption(f"Δ and s will be chosen inside the release ({AUTO_SCALE_SHARE:.0%} of ε); the values below are "
+                   "not used.")
     bin_size = sb.number_input("bin size Δ", min_value=1e-4, value=defaults["dt"], step=0.05, format="%.4g",
-                               key="dt", **URL)
+                               key="dt", disabled=auto, **URL)
     lag_mode = sb.radio("memory", LAG_MODES, index=LAG_MODES.index(defaults["lagmode"]), horizontal=True,
                         key="lagmode", **URL,
                         help="how far back an event can excite: s in time units, or p = ⌈s/Δ⌉ bins")
     if lag_mode == "support s":
         support = sb.number_input("support s", min_value=1e-4, value=defaults["s"], step=0.5, format="%.4g", key="s",
-                                  **URL)
+                                  disabled=auto, **URL)
         return bin_size, lags_from_support(support, bin_size)
-    return bin_size, int(sb.number_input("lags p", min_value=1, value=defaults["p"], step=5, key="p", **URL))
+    return bin_size, int(sb.number_input("lags p", min_value=1, value=defaults["p"], step=5, key="p", disabled=auto,
+                                         **URL))
 
 
 def _method(sb, defaults: Mapping):

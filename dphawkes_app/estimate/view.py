@@ -22,12 +22,17 @@ def fit_caption(shown: Shown, cost) -> str:
     """One line on what the fit read and how long it took (and the clip norm G, when chosen privately)."""
     result, config, data_info = shown.result, shown.config, shown.data_info
     auto = data_info.get("auto_sequence_clip")
-    clip = "" if auto is None else (f" Clip norm G = {auto['sequence_clip']:.4g} chosen privately with "
-                                    f"{auto['share']:.0%} of ε (a noisy histogram of the sequences' norms).")
+    chosen_privately = "" if auto is None else (
+        f" Clip norm G = {auto['sequence_clip']:.4g} chosen privately with {auto['share']:.0%} of ε (a noisy "
+        "histogram of the sequences' norms).")
+    scale = (shown.entry.result.get("time_scale") if shown.entry is not None else None) or {}
+    if scale:
+        chosen_privately += (f" Δ and s chosen privately inside the release with {scale['share']:.0%} of ε (from a "
+                             f"noisy count of {scale['noisy_count']:,.0f} events).")
     return (f"{data_info['n_bins']:,} bins of Δ = {config.bin_size:g}, p = {config.lags} lags "
             f"(support {config.bin_size * config.lags:.4g}); {count_noun(data_info['dropped_events'], 'event')} "
             f"after the last full bin dropped, {data_info['clipped_events']:,} removed by the count cap; "
-            f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).{clip}")
+            f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).{chosen_privately}")
 
 
 def band_controls(shown: Shown) -> int | None:

@@ -17,6 +17,10 @@ The session (:meth:`~dphawkes_core.release.session.PrivacySession.release_scaled
 recorded release and stores it with the estimate; a replay reads it and draws nothing. The same rule on the exact
 N is the non-private proposal (:func:`time_scale_from_count` with ``N``); the app shows it only on data that are
 not private.
+
+The same ``N̂`` can also set the exponential family's decays (``--decays auto``): ``β_u = m_u / ḡ`` on the public
+multiples :data:`DECAY_MULTIPLES` (:func:`decays_from_count`), post-processing of the same release at the same share.
+What a request chooses is a subset of :data:`CHOICES`; one count serves all of them.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ from dphawkes_core.validation import check_epsilon_delta, check_share
 AUTO_SCALE_SHARE = 0.05  # share of ε spent on the time scale
 BINS_PER_GAP = 4  # Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event
 GAPS_PER_SUPPORT = 10  # s ≈ 10 mean inter-event times: p ≈ 40 lags
+DECAY_MULTIPLES = (0.7, 1.5, 3.0)  # β_u = m_u / ḡ: the public default decays on a process whose mean gap is 1
+TIME_SCALE, DECAYS = "time scale", "decays"
+CHOICES = (TIME_SCALE, DECAYS)  # what one noisy count can set: Δ and p, and (exp) the decays
 _SEED_STREAM = 0x5CA1E  # the count's noise is drawn from its own stream of a seeded fit
 _LEFT_OVER = 1e-9  # the fit's share of the total μ² (or ρ) below which a split is rounding, not a budget
 
@@ -86,6 +93,30 @@ def time_scale_from_count(observed_time: float, count: float) -> TimeScale:
     return TimeScale(gap, bin_size, support, lags_from_support(support, bin_size))
 
 
+def decays_from_count(observed_time: float, count: float, multiples=DECAY_MULTIPLES) -> tuple[float, ...]:
+    """The decays ``β_u = m_u / ḡ`` with ``ḡ = T / max(count, 1)`` (post-processing of ``N̂``, or the exact N).
+
+    Parameters
+    ----------
+    observed_time : float
+        T, public when the window is declared.
+    count : float
+        N or ``N̂``; below 1 read as 1.
+    multiples : sequence of float
+        The public multiples ``m_u`` (:data:`DECAY_MULTIPLES`).
+    """
+    gap = time_scale_from_count(observed_time, count).mean_gap
+    return tuple(float(m) / gap for m in multiples)
+
+
+def check_choices(choices) -> tuple[str, ...]:
+    """``choices`` as a tuple in :data:`CHOICES` order; a ``ConfigError`` for an empty or unknown one."""
+    chosen = tuple(c for c in CHOICES if c in set(choices))
+    if not chosen or len(chosen) != len(set(choices)):
+        raise ConfigError(f"a private choice sets one or more of {', '.join(CHOICES)}, got {tuple(choices)!r}")
+    return chosen
+
+
 @dataclass(frozen=True)
 class AutoScale:
     """The privately chosen time scale and what it cost (stored with the release).
@@ -106,6 +137,10 @@ class AutoScale:
         Noise std of ``N̂`` (sensitivity 1): the selection's noise multiplier.
     fit_epsilon : float
         The ε left for the fit.
+    decays : tuple of float
+        The decays read from ``N̂`` (:func:`decays_from_count`).
+    applied : tuple of str
+        What the release set from it (:data:`CHOICES`): Δ and p, the decays, or both.
     """
 
     bin_size: float
@@ -116,10 +151,26 @@ class AutoScale:
     share: float
     sigma: float
     fit_epsilon: float
+    decays: tuple[float, ...] = ()
+    applied: tuple[str, ...] = (TIME_SCALE,)
+
+    def __post_init__(self):  # read back from JSON, the tuples come as lists
+        object.__setattr__(self, "decays", tuple(float(b) for b in self.decays))
+        object.__setattr__(self, "applied", tuple(self.applied))
 
     def to_dict(self) -> dict:
         """Plain dict for the ledger and the JSON export."""
         return asdict(self)
+
+    def config_changes(self) -> dict:
+        """The settings the release fitted with (``FitConfig.with_changes`` keywords): what was chosen (Δ and p,
+        the decays) and the ε left to the fit."""
+        changes = {"epsilon": self.fit_epsilon}
+        if TIME_SCALE in self.applied:
+            changes.update(bin_size=self.bin_size, lags=self.lags)
+        if DECAYS in self.applied:
+            changes.update(decays=self.decays)
+        return changes
 
 
 @dataclass(frozen=True)
@@ -170,7 +221,7 @@ def scale_rng(seed: int | None, discrete: bool = False) -> NoiseSource:
 
 
 def dp_time_scale(n_events: int, observed_time: float, split: BudgetSplit, share: float,
-                  rng: NoiseSource | np.random.Generator) -> AutoScale:
+                  rng: NoiseSource | np.random.Generator, applied=(TIME_SCALE,)) -> AutoScale:
     """Release ``N̂`` with noise std ``split.sigma`` (sensitivity 1) and read Δ and s from it.
 
     Parameters
@@ -185,9 +236,12 @@ def dp_time_scale(n_events: int, observed_time: float, split: BudgetSplit, share
         The share of ε it stands for (recorded).
     rng : NoiseSource or numpy.random.Generator
         :func:`scale_rng`; a discrete source draws the discrete Gaussian.
+    applied : sequence of str
+        What the release sets from ``N̂`` (:data:`CHOICES`); every choice is read from the one count.
     """
     noisy = float(noisy_tails(np.array([int(n_events)]), split.sigma, rng)[0])
     scale = time_scale_from_count(observed_time, noisy)
     return AutoScale(scale.bin_size, scale.support, scale.lags, noisy, float(observed_time), float(share),
-                     float(split.sigma), float(split.fit_epsilon))
+                     float(split.sigma), float(split.fit_epsilon), decays_from_count(observed_time, noisy),
+                     check_choices(applied))
 

@@ -38,7 +38,18 @@ from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.privacy.accounting import Mechanism, compose_epsilon
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, AutoScale, dp_time_scale, scale_rng, split_budget
+from dphawkes_core.privacy.selection import (
+    AUTO_SCALE_SHARE,
+    DECAY_MULTIPLES,
+    DECAYS,
+    TIME_SCALE,
+    AutoScale,
+    BudgetSplit,
+    check_choices,
+    dp_time_scale,
+    scale_rng,
+    split_budget,
+)
 from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
     CAPPED_EVENT_NOTE,
@@ -195,18 +206,21 @@ class PrivacySession:
                                    max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
-    def scaled_request(self, config: FitConfig, share: float = AUTO_SCALE_SHARE) -> str:
-        """The identity of releasing ``config`` with Δ and s chosen inside the release (its own Δ and p are not
-        read: the request is keyed on a placeholder, the total ε and the share)."""
-        placeholder = _scale_placeholder(config)
-        return hashlib.sha256(f"{self.request(placeholder)}\nauto time scale, share {float(share)!r}".encode()
+    def scaled_request(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, choices=(TIME_SCALE,)) -> str:
+        """The identity of releasing ``config`` with ``choices`` made inside the release (its own values of what is
+        chosen are not read: the request is keyed on a placeholder, the total ε, the share and the choices)."""
+        choices = check_choices(choices)
+        placeholder = _scale_placeholder(config, choices)
+        what = "" if choices == (TIME_SCALE,) else f", choosing {' and '.join(choices)}"
+        return hashlib.sha256(f"{self.request(placeholder)}\nauto time scale, share {float(share)!r}{what}".encode()
                               ).hexdigest()
 
-    def release_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=()) -> SessionAnswer:
-        """Answer ``config`` with Δ and s chosen privately inside the recorded release
-        (:mod:`~dphawkes_core.privacy.selection`): ``share`` of ``config.epsilon`` buys a noisy count of the events,
-        the fit gets the rest. ``config``'s own Δ and p are replaced by the chosen ones. A replay returns the stored
-        choice and estimate, drawing nothing; the ledger records the count's mechanism with the fit's."""
+    def plan_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=(),
+                    choices=(TIME_SCALE,)) -> ScaledPlan:
+        """What releasing ``config`` with ``choices`` (:data:`~dphawkes_core.privacy.selection.CHOICES`) made inside
+        the release would do, from public numbers only (nothing drawn): the count ``N̂``'s mechanism, the fit's at the
+        ε left, and the split. Refused (``DPHawkesError``) where a private choice is not available."""
+        choices = check_choices(choices)
         if self._count is None:
             raise DPHawkesError("this data source cannot choose Δ and s inside the release; give them")
         if not config.family.privacy.private or config.epsilon is None or config.sigma2 is not None:
@@ -214,31 +228,51 @@ class PrivacySession:
         if config.privacy_unit != "event":
             raise DPHawkesError("an automatic Δ and s are available for the event unit only (one event moves the "
                                 "count of events by one)")
-        request = self.scaled_request(config, share)
-        ledger = self.book.get(self.key)
-        entry = ledger.find(request) if ledger is not None else None
-        if entry is not None:
-            return self._answer(entry, True, ledger)
-        placeholder = _scale_placeholder(config)
+        if DECAYS in choices and not any(s.name == "decays" for s in config.family.settings):
+            raise DPHawkesError(f"{config.family.label} has no decays to choose: automatic decays are for the "
+                                "exponential kernels")
+        placeholder = _scale_placeholder(config, choices)
         _, full = self.plan(placeholder, data_derived)
         discrete = any(m.kind == "discrete-gaussian" for m in full)
         split = split_budget(config.epsilon, config.dp_delta, share, discrete)
         status, fit_plan = self.plan(placeholder.with_changes(epsilon=split.fit_epsilon), data_derived)
-        count = Mechanism("discrete-gaussian" if discrete else "gaussian", split.sigma, 1,
-                          "event count N (time scale Δ, s)")
-        planned = (count, *fit_plan) if fit_plan else ()
+        count = Mechanism("discrete-gaussian" if discrete else "gaussian", split.sigma, 1, _count_label(choices))
+        return ScaledPlan(status, (count, *fit_plan) if fit_plan else (), split, discrete, placeholder, choices)
+
+    def replay_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE,
+                      choices=(TIME_SCALE,)) -> SessionAnswer | None:
+        """The stored answer to :meth:`release_scaled` of the same request, or ``None``: reads the ledger only."""
+        ledger = self.book.get(self.key)
+        entry = ledger.find(self.scaled_request(config, share, choices)) if ledger is not None else None
+        return None if entry is None else self._answer(entry, True, ledger)
+
+    def release_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=(),
+                       choices=(TIME_SCALE,)) -> SessionAnswer:
+        """Answer ``config`` with Δ and s (and, for exp, the decays: ``choices``) chosen privately inside the
+        recorded release (:mod:`~dphawkes_core.privacy.selection`): ``share`` of ``config.epsilon`` buys a noisy
+        count of the events, the fit gets the rest. ``config``'s own values of what is chosen are replaced. A replay
+        returns the stored choice and estimate, drawing nothing; the ledger records the count's mechanism with the
+        fit's."""
+        earlier = self.replay_scaled(config, share, choices)
+        if earlier is not None:
+            return earlier
+        plan = self.plan_scaled(config, share, data_derived, choices)
+        count_first = plan.mechanisms[:1]
+        fit_plan = plan.mechanisms[1:]
         spent: list = []
 
         def run() -> dict:
             n_events, observed = self._count()
-            scale = dp_time_scale(n_events, observed, split, share, scale_rng(config.seed, discrete))
-            chosen = config.with_changes(bin_size=scale.bin_size, lags=scale.lags, epsilon=split.fit_epsilon)
-            record = self._run(chosen, fit_plan, spent, first=(count,) if fit_plan else ())
+            scale = dp_time_scale(n_events, observed, plan.split, share, scale_rng(config.seed, plan.discrete),
+                                  plan.choices)
+            record = self._run(config.with_changes(**scale.config_changes()), fit_plan, spent, first=count_first)
             return {**record, "time_scale": scale.to_dict()}
 
-        answer = self.book.record_spend(self.key, request, run, label=f"{entry_label(placeholder)} (auto Δ, s)",
-                                   formal=status.formal, reasons=status.reasons, mechanisms=planned,
-                                   recorded=lambda: tuple(spent) or planned, max_events=config.max_events)
+        label = f"{entry_label(plan.placeholder)} (auto {', '.join(_CHOICE_WORDS[c] for c in plan.choices)})"
+        answer = self.book.record_spend(self.key, self.scaled_request(config, share, plan.choices), run, label=label,
+                                        formal=plan.status.formal, reasons=plan.status.reasons,
+                                        mechanisms=plan.mechanisms, recorded=lambda: tuple(spent) or plan.mechanisms,
+                                        max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
     def _run(self, config: FitConfig, planned: tuple, spent: list, first: tuple = ()) -> dict:
@@ -288,9 +322,50 @@ def _placeholder_config(config: FitConfig) -> FitConfig:
     return config.with_selection(count_cap=config.count_cap_max, clip_removed=True)
 
 
-def _scale_placeholder(config: FitConfig) -> FitConfig:
-    """``config`` at a public placeholder Δ = 1, p = 1 (what a release spends does not depend on them)."""
-    return config.with_changes(bin_size=1.0, lags=1)
+def _scale_placeholder(config: FitConfig, choices=(TIME_SCALE,)) -> FitConfig:
+    """``config`` at public placeholders of what is chosen: Δ = 1, p = 1; the decays at their public multiples
+    (what a release spends does not depend on them: the fit is calibrated to its ε)."""
+    changes = {}
+    if TIME_SCALE in choices:
+        changes.update(bin_size=1.0, lags=1)
+    if DECAYS in choices:
+        changes.update(decays=DECAY_MULTIPLES)
+    return config.with_changes(**changes)
+
+
+_CHOICE_WORDS = {TIME_SCALE: "Δ, s", DECAYS: "decays"}
+
+
+def _count_label(choices: tuple) -> str:
+    """The count's mechanism label: what it chooses (the time scale's label unchanged, for older ledgers)."""
+    return f"event count N ({'; '.join('time scale Δ, s' if c == TIME_SCALE else c for c in choices)})"
+
+
+@dataclass(frozen=True)
+class ScaledPlan:
+    """What a release with a private choice of Δ and s (and the decays) would do (nothing drawn).
+
+    Attributes
+    ----------
+    status : FormalStatus
+    mechanisms : tuple of Mechanism
+        The count ``N̂``'s first, then the fit's at the ε left (empty when not formal).
+    split : BudgetSplit
+        The count's noise and the fit's ε.
+    discrete : bool
+        The count draws the discrete Gaussian (as the fit does).
+    placeholder : FitConfig
+        The config at the public placeholders of what is chosen.
+    choices : tuple of str
+        What is chosen (:data:`~dphawkes_core.privacy.selection.CHOICES`).
+    """
+
+    status: FormalStatus
+    mechanisms: tuple
+    split: BudgetSplit
+    discrete: bool
+    placeholder: FitConfig
+    choices: tuple
 
 
 def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None:
