@@ -92,6 +92,35 @@ def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:
     return bin_sparse(events, config.bin_size, auto.count_cap), auto
 
 
+def chosen_count_cap(events: Events, config) -> tuple[int | None, AutoCap | None]:
+    """C of ``config`` on in-process events and, with ``count_cap="auto"``, the private choice that set it
+    (:func:`~dphawkes_core.privacy.count_cap.dp_count_cap` on the unclipped w-bin counts, a share of ε, its own
+    noise: :func:`cap_noise`); ``None`` for no cap. A stated C is checked."""
+    if config.count_cap != AUTO:
+        if config.count_cap is not None:
+            check_count_cap(config.count_cap)
+        return config.count_cap, None
+    auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_noise(config),
+                        config.count_cap_share, config.count_cap_max)
+    return auto.count_cap, auto
+
+
+def partitioned_count_cap(paths, window: Window, config, executor=None) -> tuple[int | None, AutoCap | None]:
+    """:func:`chosen_count_cap` over Parquet partitions: an automatic C is chosen from the partitioned w-bin count
+    tails (:func:`~dphawkes_core.statistics.partitioned.partitioned_tails`) with the in-process rule and noise
+    stream, so the same events and seed give the same C (one pass over the partitions before the statistics')."""
+    if config.count_cap != AUTO:
+        if config.count_cap is not None:
+            check_count_cap(config.count_cap)
+        return config.count_cap, None
+    max_cap = config.count_cap_max
+    if int(max_cap) != max_cap or max_cap < 1:
+        raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
+    tails = partitioned_tails(paths, window, config.bin_size, int(max_cap), executor)
+    auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share)
+    return auto.count_cap, auto
+
+
 def cap_noise(config) -> NoiseSource:
     """The automatic cap's noise: its own stream of a seeded fit, else the OS CSPRNG — the discrete Gaussian when the
     fit is drawn from it (:func:`~dphawkes_core.privacy.noise.discrete_noise`)."""
@@ -140,11 +169,7 @@ def prepare_partitioned(paths, config, window: Window, executor=None):
                           "gather; use a method on the summed statistics")
     check_bin_size(config.bin_size)
     check_design_size(window.dim, config.lags)
-    auto = None
-    if config.count_cap == AUTO:
-        tails = partitioned_tails(paths, window, config.bin_size, config.count_cap_max, executor)
-        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share)
-    count_cap = config.count_cap if auto is None else auto.count_cap
+    count_cap, auto = partitioned_count_cap(paths, window, config, executor)
     check_count_cap(count_cap)
     pieces, info = window_pieces(paths, window, config.bin_size, config.lags, count_cap, executor)
     return pieces_stats(pieces), info.updated(count_cap=count_cap,

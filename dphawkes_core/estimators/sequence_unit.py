@@ -34,6 +34,15 @@ if TYPE_CHECKING:
     from dphawkes_core.data.io import Events
 
 
+def check_auto_clip(config) -> None:
+    """Refuse an automatic G (``sequence_clip="auto"``) without a target ε: its choice spends a share of ε, and
+    its grid's top is the G that the public cap M on events per sequence guarantees."""
+    if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
+            config.epsilon is None or config.sigma2 is not None):
+        raise ConfigError(f"an automatic clip norm G is available for {config.family.label} with a target ε (it "
+                          "spends a share of ε) and a public cap M on events per sequence (the top of its grid)")
+
+
 def effective_clip(config) -> float:
     """G of a sequence-level config: the stated one, or :func:`max_events_clip` from the public M (and C);
     with ``"auto"``, that ``G_M`` is the top of the grid G is chosen on (:func:`dp_sequence_clip`)."""

@@ -29,7 +29,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.family import AuditHints, Family, PrivacyTags
-from dphawkes_core.estimators.sequence_unit import prepare_sequence_stats, sequence_privacy_report
+from dphawkes_core.estimators.sequence_unit import check_auto_clip, prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
@@ -269,10 +269,7 @@ class SSP(Family):
 
     def check(self, config) -> None:
         super().check(config)
-        if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
-                config.epsilon is None or config.sigma2 is not None):
-            raise ConfigError("an automatic clip norm G is available for DP-SSP with a target ε (it spends a share "
-                              "of ε) and a public cap M on events per sequence (the top of its grid)")
+        check_auto_clip(config)
 
     def prepare_stats(self, events, config):
         if config.unit.name == "sequence":

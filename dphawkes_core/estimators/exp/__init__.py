@@ -36,7 +36,7 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
 from dphawkes_core.estimators.exp.release import (
     ExpSensitivity,
     exp_sensitivity,
@@ -52,7 +52,7 @@ from dphawkes_core.estimators.exp.sequence import (
 )
 from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
 from dphawkes_core.estimators.family import AuditHints, Family, InputTags, PrivacyTags, Statistics
-from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
+from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import (
     newton_dimension,
@@ -62,10 +62,9 @@ from dphawkes_core.estimators.solvers import (
     stabilise,
 )
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
-from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
-from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.info import DataInfo
-from dphawkes_core.validation import check_count_cap
 
 LIKELIHOOD_START_FLOOR = 1e-3  # the likelihood's start lifts each parameter to at least this share of its scale
 LIKELIHOOD_TOL, LIKELIHOOD_MAX_ITER = 1e-10, 500  # Newton stops when no parameter moves by 1e-10 of the largest
@@ -147,10 +146,7 @@ class Exp(Family):
 
     def check(self, config) -> None:
         super().check(config)
-        if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
-                config.epsilon is None or config.sigma2 is not None):
-            raise ConfigError(f"an automatic clip norm G is available for {self.label} with a target ε (it spends a "
-                              "share of ε) and a public cap M on events per sequence (the top of its grid)")
+        check_auto_clip(config)
 
     def prepare_stats(self, events, config):
         """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C (``"auto"``: C
@@ -159,14 +155,7 @@ class Exp(Family):
         :func:`~dphawkes_core.estimators.exp.sequence.prepare_exp_sequence_stats`."""
         if config.unit.name == "sequence":
             return prepare_exp_sequence_stats(events, config)
-        auto = None
-        cap = config.count_cap
-        if cap == AUTO:
-            auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta,
-                                cap_rng(config.seed), config.count_cap_share, config.count_cap_max)
-            cap = auto.count_cap
-        if cap is not None:
-            check_count_cap(cap)
+        cap, auto = chosen_count_cap(events, config)
         pieces, counts = exp_pieces(events, config.decays, config.bin_size, cap)
         info = DataInfo(
             n_bins=sum(bins_in_window(s.end_time, config.bin_size) for s in events.sequences),

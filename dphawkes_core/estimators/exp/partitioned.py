@@ -36,18 +36,17 @@ from functools import partial
 import numpy as np
 
 from dphawkes_core.errors import ConfigError, DataError
+from dphawkes_core.estimators.binned import partitioned_count_cap
 from dphawkes_core.estimators.exp.statistics import ExpPieces, sequence_pieces, stats_from_pieces
-from dphawkes_core.privacy.count_cap import AUTO, cap_from_tails, cap_rng
 from dphawkes_core.statistics.binning import bin_index, bins_in_window, keep_first
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.partitioned import (
     Window,
     map_partitions,
     outside_domain,
-    partitioned_tails,
     window_sequences,
 )
-from dphawkes_core.validation import check_bin_size, check_count_cap
+from dphawkes_core.validation import check_bin_size
 
 
 @dataclass(frozen=True)
@@ -367,16 +366,7 @@ def prepare_exp_partitioned(paths, config, window: Window, executor=None):
         raise ConfigError(f"{label}: maximum likelihood reads every event's intensity, so it runs on one events "
                           "file, not on partitions")
     check_bin_size(config.bin_size)
-    auto, cap = None, config.count_cap
-    if cap == AUTO:
-        max_cap = config.count_cap_max
-        if int(max_cap) != max_cap or max_cap < 1:
-            raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
-        tails = partitioned_tails(paths, window, config.bin_size, int(max_cap), executor)
-        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_rng(config.seed), config.count_cap_share)
-        cap = auto.count_cap
-    if cap is not None:
-        check_count_cap(cap)
+    cap, auto = partitioned_count_cap(paths, window, config, executor)
     pieces, info = window_exp_pieces(paths, window, config.decays, config.bin_size, cap, executor)
     return stats_from_pieces(pieces, config.bin_size, config.lags), info.updated(
         count_cap=cap, auto_count_cap=auto.to_dict() if auto is not None else None)

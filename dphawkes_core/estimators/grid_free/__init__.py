@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.grid_free.release import (
     Sensitivity,
@@ -50,12 +50,12 @@ from dphawkes_core.estimators.grid_free.sequence import (
     expected_sequence_clip,
     prepare_sequence_stats,
 )
-from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release
+from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
-from dphawkes_core.privacy.count_cap import AUTO, cap_rng, dp_count_cap
-from dphawkes_core.statistics.binning import bin_sparse, bins_in_window
+from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
@@ -158,10 +158,7 @@ class CTLS(Family):
 
     def check(self, config) -> None:
         super().check(config)
-        if config.unit.name == "sequence" and config.sequence_clip == AUTO and (
-                config.epsilon is None or config.sigma2 is not None):
-            raise ConfigError(f"an automatic clip norm G is available for {self.label} with a target ε (it spends a "
-                              "share of ε) and a public cap M on events per sequence (the top of its grid)")
+        check_auto_clip(config)
 
     def prepare_stats(self, events, config):
         """The grid-free pieces (:func:`grid_free_pieces`) of the events kept under C (``"auto"``: C chosen first,
@@ -171,12 +168,7 @@ class CTLS(Family):
         if config.unit.name == "sequence":
             return prepare_sequence_stats(events, config)
         check_design_size(events.dim, config.lags)
-        auto = None
-        cap = config.count_cap
-        if cap == AUTO:
-            auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta,
-                                cap_rng(config.seed), config.count_cap_share, config.count_cap_max)
-            cap = auto.count_cap
+        cap, auto = chosen_count_cap(events, config)
         check_count_cap(cap)
         pieces, counts = grid_free_pieces(events, config.bin_size, config.lags, cap)
         stats = stats_from_pieces(pieces, config.bin_size)

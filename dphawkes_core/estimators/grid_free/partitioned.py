@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 
 from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.privacy.count_cap import AUTO, cap_from_tails, cap_rng
+from dphawkes_core.estimators.binned import partitioned_count_cap
 from dphawkes_core.statistics.binning import bin_index, bins_in_window, keep_first
 from dphawkes_core.statistics.exact_times import GridFreePieces, PieceSums, stats_from_pieces, toeplitz_pieces
 from dphawkes_core.statistics.info import DataInfo
@@ -42,7 +42,6 @@ from dphawkes_core.statistics.partitioned import (
     Window,
     map_partitions,
     outside_domain,
-    partitioned_tails,
     window_sequences,
 )
 from dphawkes_core.validation import check_bin_size, check_count_cap
@@ -328,14 +327,7 @@ def prepare_grid_free_partitioned(paths, config, window: Window, executor=None):
                           f"{config.unit.name} unit on the events loaded into one process")
     check_bin_size(config.bin_size)
     check_design_size(window.dim, config.lags)
-    auto, cap = None, config.count_cap
-    if cap == AUTO:
-        max_cap = config.count_cap_max
-        if int(max_cap) != max_cap or max_cap < 1:
-            raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
-        tails = partitioned_tails(paths, window, config.bin_size, int(max_cap), executor)
-        auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_rng(config.seed), config.count_cap_share)
-        cap = auto.count_cap
+    cap, auto = partitioned_count_cap(paths, window, config, executor)
     check_count_cap(cap)
     pieces, info = window_grid_free_pieces(paths, window, config.bin_size, config.lags, cap, executor)
     return stats_from_pieces(pieces, config.bin_size), info.updated(
