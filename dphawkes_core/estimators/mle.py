@@ -21,7 +21,7 @@ kernels non-negative; a step with no exposure has no pairs and stays 0. It start
 solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (the Newton iterations — of the slowest dimension —, the final relative change and ℓ are
 reported in the result's ``info``). One iteration builds ``H`` from the ``nnz(X)`` non-zero (target, source-step)
-cells (a sparse product ``Wᵀ W``, ``W = diag(1/λ) X``) and solves a ``(q+1)``-square system; it converges in
+cells (one compiled pass, :mod:`~dphawkes_core.statistics.compiled_passes`) and solves a ``(q+1)``-square system; it converges in
 5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated, took 60–2,000 cycles
 (Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the same maximum:
 the tests compare the two.
@@ -90,33 +90,6 @@ class PairDesign:
         return int(sum(X.nnz for X in self.matrices))
 
 
-def target_cells(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, first_target: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """The keys ``target·q + (b·d + j)`` of every pair (earlier source of j, later target) with
-    ``δ = x_target − x_source ∈ (b, b+1]``, b < B (``x`` one sequence's times in units of w, sorted; targets
-    are the events with ``x >= first_target``, numbered from 0 in time order), and the targets' dimensions.
-
-    Pairs are walked offset by offset (the times are sorted, so a pair beyond B ends its row): ``O(pairs)``."""
-    q = dim * lags
-    is_target = x >= first_target
-    target_index = np.cumsum(is_target) - 1
-    keys = []
-    active = np.flatnonzero(is_target)
-    offset = 1
-    while active.size:
-        active = active[active - offset >= 0]
-        source = active - offset
-        delta = x[active] - x[source]
-        near = delta <= lags
-        active, source, delta = active[near], source[near], delta[near]
-        step = np.ceil(delta).astype(np.int64) - 1
-        real = step >= 0  # δ = 0 (simultaneous events) is no pair
-        keys.append(target_index[active[real]] * q + step[real] * dim + dims[source[real]])
-        offset += 1
-    flat = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
-    return flat, dims[is_target]
-
-
 def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.ndarray, baseline_time: float,
                 history: bool = True) -> PairDesign:
     """:class:`PairDesign` of ``events`` (kept under ``cap``, as ctls keeps them) for steps of ``width``, with the
@@ -124,27 +97,26 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
     it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
     from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
 
+    from dphawkes_core.statistics.compiled_passes import target_rows  # numba: loaded when a design is built
+
     d, q = events.dim, events.dim * int(lags)
-    keys, target_dims, n_targets = [], [], 0
+    pointers, columns, counts, target_dims, n_cells = [np.zeros(1, dtype=np.int64)], [], [], [], 0
     first = float(lags) if history else -math.inf
     for seq in events.sequences:
         if history and float(seq.end_time) / width <= lags:
             continue
         x, dims, _ = sequence_arrays(seq.times, width, cap)
-        flat, tdims = target_cells(x, dims, d, lags, first)
-        keys.append(flat + n_targets * q)
+        indptr, indices, cells, tdims = target_rows(x, dims, d, int(lags), first)
+        pointers.append(indptr[1:] + n_cells)
+        columns.append(indices)
+        counts.append(cells)
         target_dims.append(tdims)
-        n_targets += tdims.size
-    cells, counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), return_counts=True)
+        n_cells += indices.size
     tdims = np.concatenate(target_dims) if target_dims else np.zeros(0, dtype=np.int64)
-    local = np.zeros(tdims.size, dtype=np.int64)  # each target's number among its dimension's targets
-    matrices = []
-    for i in range(d):
-        mine = tdims == i
-        local[mine] = np.arange(np.count_nonzero(mine))
-        cell = mine[cells // q]
-        matrices.append(csr_matrix((counts[cell].astype(np.float64), (local[cells[cell] // q], cells[cell] % q)),
-                                   shape=(int(np.count_nonzero(mine)), q)))
+    rows = csr_matrix((np.concatenate(counts) if counts else np.zeros(0),
+                       np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64),
+                       np.concatenate(pointers)), shape=(tdims.size, q))
+    matrices = [rows[np.flatnonzero(tdims == i)] for i in range(d)]
     return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
 
 

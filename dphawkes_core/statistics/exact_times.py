@@ -208,22 +208,29 @@ def edge_pieces(x: np.ndarray, dims: np.ndarray, seq: np.ndarray, bound: np.ndar
     return gram.reshape(q, q), integral, head_pairs.reshape(d, q)
 
 
-def sequence_arrays(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
-    """One sequence's kept events merged over dimensions and sorted by time: ``x`` (units of w), ``dims``, and
-    the number of events the cap removed."""
-    xs, ds, clipped = [], [], 0
+def merged_events(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """One sequence's events kept under ``cap`` (the first C per dimension and w-bin), merged over dimensions and
+    sorted by time (stable): ``(t, dims, removed)``, ``t`` in time units; shared by every family that fits exact
+    times."""
+    ts, ds, removed = [], [], 0
     for j, t in enumerate(times):
         t = np.asarray(t, dtype=np.float64)
         if t.size > 1 and np.any(t[1:] < t[:-1]):
-            t = np.sort(t)
+            t = np.sort(t, kind="stable")
         keep = keep_first(t, width, cap)
-        clipped += int(t.size - np.count_nonzero(keep))
-        xs.append(t[keep])
+        removed += int(t.size - np.count_nonzero(keep))
+        ts.append(t[keep])
         ds.append(np.full(int(np.count_nonzero(keep)), j, dtype=np.int64))
-    t = np.concatenate(xs) if xs else np.zeros(0)
+    t = np.concatenate(ts) if ts else np.zeros(0)
     dims = np.concatenate(ds) if ds else np.zeros(0, dtype=np.int64)
     order = np.argsort(t, kind="stable")
-    return t[order] / width, dims[order], clipped
+    return t[order], dims[order], removed
+
+
+def sequence_arrays(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`merged_events` with the times in units of w: ``(x, dims, removed)``."""
+    t, dims, removed = merged_events(times, width, cap)
+    return t / width, dims, removed
 
 
 class PieceSums:
