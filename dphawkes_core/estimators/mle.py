@@ -21,10 +21,10 @@ kernels non-negative; a step with no exposure has no pairs and stays 0. It start
 solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (the Newton iterations — of the slowest dimension —, the final relative change and ℓ are
 reported in the result's ``info``). One iteration builds ``H`` from the ``nnz(X)`` non-zero (target, source-step)
-cells (one compiled pass, :mod:`~dphawkes_core.statistics.compiled_passes`) and solves a ``(q+1)``-square system; it converges in
-5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated, took 60–2,000 cycles
-(Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the same maximum:
-the tests compare the two.
+cells (one compiled pass, :mod:`~dphawkes_core.statistics.compiled_passes`) and solves a ``(q+1)``-square
+system; it converges in 5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated,
+took 60–2,000 cycles (Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the
+same maximum: the tests compare the two.
 
 Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
 applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
