@@ -92,3 +92,61 @@ def weighted_gram(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, col
         for b in range(a):
             H[a, b] = H[b, a]
     return H
+
+
+@numba.njit(cache=True)
+def offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of :func:`~dphawkes_core.statistics.exact_times.toeplitz_pieces`: every pair (earlier e, later l)
+    with ``δ = x_l − x_e <= B`` (``x`` sorted, in units of w) counted in its cell ``⌊δ⌋·d² + codes_e + dims_l``,
+    plainly (``counts``), weighted by ``f = δ − ⌊δ⌋`` (``weighted``), when f = 0 (``whole``), and ``1 − f`` for
+    ``δ < 1`` (``near``, by ``codes_e + dims_l``).
+
+    The pairs are visited in the order of the offset-by-offset NumPy pass (events in chunks of ``chunk``; within a
+    chunk, offset by offset; within an offset, by earlier event) and each offset's weights summed apart before they
+    are added, so the floating-point sums are that pass's, bit for bit."""
+    dd = dim * dim
+    size = (lags + 2) * dd
+    counts = np.zeros(size)
+    weighted = np.zeros(size)
+    whole = np.zeros(size)
+    near = np.zeros(dd)
+    step_weighted = np.zeros(size)
+    step_near = np.zeros(dd)
+    n = x.size
+    active = np.empty(min(chunk, max(n - 1, 0)), dtype=np.int64)
+    for start in range(0, n - 1, chunk):
+        m = 0
+        for e in range(start, min(start + chunk, n - 1)):
+            active[m] = e
+            m += 1
+        offset = 1
+        while m > 0:
+            step_weighted[:] = 0.0
+            step_near[:] = 0.0
+            kept = 0
+            for a in range(m):
+                e = active[a]
+                delta = x[e + offset] - x[e]
+                if delta > lags:
+                    continue
+                active[kept] = e
+                kept += 1
+                floor = math.floor(delta)
+                frac = delta - floor
+                cell = int(floor) * dd + codes[e] + dims[e + offset]
+                counts[cell] += 1.0
+                step_weighted[cell] += frac
+                if frac == 0.0:
+                    whole[cell] += 1.0
+                if floor == 0.0:
+                    step_near[cell] += 1.0 - frac
+            weighted += step_weighted
+            near += step_near
+            offset += 1
+            m = 0
+            for a in range(kept):
+                if active[a] + offset < n:
+                    active[m] = active[a]
+                    m += 1
+    return counts, weighted, whole, near

@@ -93,43 +93,13 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
     plainly and once weighted by ``f = δ − ⌊δ⌋``. Then ``R[m] = counts[m] − F[m] + F[m−1]`` (a pair adds
     ``1 − f`` to ``R[⌊δ⌋, j_e, j_l]`` and f to the next lag), plus ``1 − δ`` to ``R[0, j_l, j_e]`` for ``δ < 1``
     (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
-    ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). Two
-    counting passes per offset, the few whole and near pairs apart.
+    ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). The pairs are
+    counted by one compiled pass (:func:`~dphawkes_core.statistics.compiled_passes.offset_cells`).
     """
+    from dphawkes_core.statistics.compiled_passes import offset_cells  # numba: loaded when pieces are counted
+
     d, B = int(dim), int(lags)
-    dd = d * d
-    size = (B + 2) * dd  # ⌊δ⌋ = 0 … B + 1
-    counts = np.zeros(size)
-    weighted = np.zeros(size)
-    whole = np.zeros(size)  # pairs at a whole δ
-    near = np.zeros(dd)  # Σ (1 − δ) over pairs with δ < 1, by (j_e, j_l)
-    codes = dims * d
-    n = x.size
-    for start in range(0, n - 1, _PAIR_CHUNK):
-        active = np.arange(start, min(start + _PAIR_CHUNK, n - 1))
-        offset = 1
-        while active.size:
-            later = active + offset
-            delta = x[later] - x[active]
-            ok = delta <= B
-            if not ok.all():
-                active, later, delta = active[ok], later[ok], delta[ok]
-                if not active.size:
-                    break
-            floor = np.floor(delta)
-            frac = delta - floor
-            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
-            counts += np.bincount(cell, minlength=size)
-            weighted += np.bincount(cell, weights=frac, minlength=size)
-            exact = frac == 0.0
-            if exact.any():
-                whole += np.bincount(cell[exact], minlength=size)
-            small = floor == 0.0
-            if small.any():
-                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
-            offset += 1
-            if active[-1] + offset >= n:
-                active = active[active + offset < n]
+    counts, weighted, whole, near = offset_cells(x, dims * d, dims, d, B, _PAIR_CHUNK)
     counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
     lagged = counts[:B] - weighted[:B]
     lagged[1:] += weighted[:B - 1]

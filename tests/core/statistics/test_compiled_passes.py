@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 
-from dphawkes_core.statistics.compiled_passes import target_rows, weighted_gram
+from dphawkes_core.statistics.compiled_passes import offset_cells, target_rows, weighted_gram
 
 
 def numpy_target_cells(x, dims, dim, lags, first_target):
@@ -128,3 +128,72 @@ def test_numba_is_loaded_by_a_pass_not_by_importing_the_packages():
             "dphawkes_app.estimate.references, dphawkes_cli.main; print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def numpy_offset_cells(x, dims, dim, lags, chunk):
+    """The NumPy pass :func:`offset_cells` replaced: two bincounts per offset (its sums, in its order)."""
+    d, B = int(dim), int(lags)
+    dd = d * d
+    size = (B + 2) * dd
+    counts, weighted, whole, near = np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(dd)
+    codes = dims * d
+    n = x.size
+    for start in range(0, n - 1, chunk):
+        active = np.arange(start, min(start + chunk, n - 1))
+        offset = 1
+        while active.size:
+            later = active + offset
+            delta = x[later] - x[active]
+            ok = delta <= B
+            if not ok.all():
+                active, later, delta = active[ok], later[ok], delta[ok]
+                if not active.size:
+                    break
+            floor = np.floor(delta)
+            frac = delta - floor
+            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
+            counts += np.bincount(cell, minlength=size)
+            weighted += np.bincount(cell, weights=frac, minlength=size)
+            exact = frac == 0.0
+            if exact.any():
+                whole += np.bincount(cell[exact], minlength=size)
+            small = floor == 0.0
+            if small.any():
+                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
+            offset += 1
+            if active[-1] + offset >= n:
+                active = active[active + offset < n]
+    return counts, weighted, whole, near
+
+
+def brute_offset_cells(x, dims, dim, lags):
+    """The same four arrays by a loop over every pair (integer counts; sums in any order)."""
+    dd = dim * dim
+    size = (lags + 2) * dd
+    counts, weighted, whole, near = np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(dd)
+    for e in range(x.size):
+        for later in range(e + 1, x.size):
+            delta = x[later] - x[e]
+            if delta > lags:
+                continue
+            cell = int(np.floor(delta)) * dd + dims[e] * dim + dims[later]
+            counts[cell] += 1
+            weighted[cell] += delta - np.floor(delta)
+            whole[cell] += delta == np.floor(delta)
+            if delta < 1:
+                near[cell] += 1 - delta
+    return counts, weighted, whole, near
+
+
+@pytest.mark.parametrize("seed,n,dim,lags,span,grid,first", CASES)
+@pytest.mark.parametrize("chunk", [1 << 20, 7])
+def test_the_compiled_offset_cells_are_the_numpy_pass_bit_for_bit_and_the_brute_force(seed, n, dim, lags, span, grid,
+                                                                                       first, chunk):
+    x, dims = random_sequence(np.random.default_rng(seed), n, dim, span, grid)
+    ours = offset_cells(x, dims * dim, dims, dim, lags, chunk)
+    for got, expected in zip(ours, numpy_offset_cells(x, dims, dim, lags, chunk)):
+        assert np.array_equal(got, expected)  # counts exactly; the weighted sums in the same order, so equal too
+    counts, weighted, whole, near = brute_offset_cells(x, dims, dim, lags)
+    assert np.array_equal(ours[0], counts) and np.array_equal(ours[2], whole)
+    assert np.allclose(ours[1], weighted, rtol=1e-12, atol=1e-12 * max(weighted.max(), 1.0))
+    assert np.allclose(ours[3], near, rtol=1e-12, atol=1e-12 * max(near.max(), 1.0))
