@@ -97,7 +97,7 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
     it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
     from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
 
-    from dphawkes_core.statistics.compiled_passes import target_rows  # numba: loaded when a design is built
+    from dphawkes_core.statistics.compiled_passes import group_rows, target_rows  # numba: loaded here
 
     d, q = events.dim, events.dim * int(lags)
     pointers, columns, counts, target_dims, n_cells = [np.zeros(1, dtype=np.int64)], [], [], [], 0
@@ -112,12 +112,22 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
         counts.append(cells)
         target_dims.append(tdims)
         n_cells += indices.size
-    tdims = np.concatenate(target_dims) if target_dims else np.zeros(0, dtype=np.int64)
-    rows = csr_matrix((np.concatenate(counts) if counts else np.zeros(0),
-                       np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64),
-                       np.concatenate(pointers)), shape=(tdims.size, q))
-    matrices = [rows[np.flatnonzero(tdims == i)] for i in range(d)]
+    indptr, indices, cells, starts = group_rows(_joined(pointers, np.int64), _joined(columns, np.int64),
+                                                _joined(counts, np.float64), _joined(target_dims, np.int64), d)
+    matrices = []
+    for i in range(d):
+        r0, r1 = starts[i], starts[i + 1]
+        c0, c1 = indptr[r0], indptr[r1]
+        rows = (indptr[r0:r1 + 1] - c0).astype(np.int32 if c1 - c0 < 2**31 else np.int64)
+        matrices.append(csr_matrix((cells[c0:c1], indices[c0:c1], rows), shape=(int(r1 - r0), q), copy=False))
     return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
+
+
+def _joined(parts: list, dtype) -> np.ndarray:
+    """The arrays of ``parts`` end to end (the one array itself when there is one)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 # --- the likelihood and EM ------------------------------------------------------------------------------------

@@ -150,3 +150,36 @@ def offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, l
                     active[m] = active[a]
                     m += 1
     return counts, weighted, whole, near
+
+
+@numba.njit(cache=True)
+def group_rows(indptr: np.ndarray, indices: np.ndarray, counts: np.ndarray, groups: np.ndarray, n_groups: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR rows reordered so that each group's rows are consecutive (``groups[k]`` the group of row k; the order
+    within a group kept): ``(indptr, indices as int32, counts, first row of each group and the end)``."""
+    rows = groups.size
+    first = np.zeros(n_groups + 1, dtype=np.int64)
+    for k in range(rows):
+        first[groups[k] + 1] += 1
+    for g in range(n_groups):
+        first[g + 1] += first[g]
+    cells_before = np.zeros(n_groups + 1, dtype=np.int64)
+    for k in range(rows):
+        cells_before[groups[k] + 1] += indptr[k + 1] - indptr[k]
+    for g in range(n_groups):
+        cells_before[g + 1] += cells_before[g]
+    new_indptr = np.zeros(rows + 1, dtype=np.int64)
+    new_indices = np.empty(indices.size, dtype=np.int32)
+    new_counts = np.empty(counts.size, dtype=np.float64)
+    next_row = first[:-1].copy()
+    next_cell = cells_before[:-1].copy()
+    for k in range(rows):
+        g = groups[k]
+        r, c = next_row[g], next_cell[g]
+        for a in range(indptr[k], indptr[k + 1]):
+            new_indices[c] = indices[a]
+            new_counts[c] = counts[a]
+            c += 1
+        new_indptr[r + 1] = c
+        next_row[g], next_cell[g] = r + 1, c
+    return new_indptr, new_indices, new_counts, first

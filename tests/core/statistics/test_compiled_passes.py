@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.sparse import csr_matrix
 
-from dphawkes_core.statistics.compiled_passes import offset_cells, target_rows, weighted_gram
+from dphawkes_core.statistics.compiled_passes import group_rows, offset_cells, target_rows, weighted_gram
 
 
 def numpy_target_cells(x, dims, dim, lags, first_target):
@@ -197,3 +197,14 @@ def test_the_compiled_offset_cells_are_the_numpy_pass_bit_for_bit_and_the_brute_
     assert np.array_equal(ours[0], counts) and np.array_equal(ours[2], whole)
     assert np.allclose(ours[1], weighted, rtol=1e-12, atol=1e-12 * max(weighted.max(), 1.0))
     assert np.allclose(ours[3], near, rtol=1e-12, atol=1e-12 * max(near.max(), 1.0))
+
+
+def test_grouped_rows_are_each_groups_rows_in_their_order():
+    x, dims = random_sequence(np.random.default_rng(11), 300, 3, 40.0, 0.5)
+    X, indptr, indices, counts, tdims = compiled_rows(x, dims, 3, 4, 4.0)
+    new_indptr, new_indices, new_counts, starts = group_rows(indptr, indices, counts, tdims, 3)
+    grouped = csr_matrix((new_counts, new_indices, new_indptr), shape=X.shape)
+    for i in range(3):
+        mine = np.flatnonzero(tdims == i)
+        assert starts[i + 1] - starts[i] == mine.size
+        assert np.array_equal(grouped[starts[i]:starts[i + 1]].toarray(), X[mine].toarray())
