@@ -1,9 +1,9 @@
-"""Compiled passes over the pairs of exact event times (numba): the maximum-likelihood design's rows and the
-curvature of a likelihood linear in its parameters.
+"""Compiled passes over the pairs of exact event times (numba): ctls's Toeplitz pair cells, the maximum-likelihood
+design's rows and their grouping by target dimension, and the curvature of a likelihood linear in its parameters.
 
 Each pass visits every pair of events at most s apart once, in compiled loops instead of one NumPy pass per offset;
 the counts they produce are integers, equal to the pure-NumPy passes' (the tests compare them cell for cell). This
-module imports numba (about 0.3 s, and a first-call compilation cached on disk): import it only where a pass runs,
+module imports numba (about 0.25 s, and a first-call compilation cached on disk): import it only where a pass runs,
 never at a package's import.
 """
 
