@@ -1,5 +1,5 @@
-"""Benchmark of the cost model: the predicted compute time within 2× of the measured one, for clipped DP-PGD
-and for the grid-free family (statistics of event pairs, no FFT shortcut).
+"""Benchmark of the cost model: the predicted compute time within 2× of the measured one, for clipped DP-PGD,
+for the grid-free family (statistics of event pairs, no FFT shortcut) and for the maximum likelihood on exact times.
 
 The app asks for a confirmation before a fit predicted to take more than ``WARN_SECONDS``; a user saw
 a 36 s clipped DP-PGD fit predicted at 1.2 s, so the confirmation never came. Each case times what the
@@ -28,6 +28,8 @@ CASES = (  # method, scenario, events, Δ, support s, K
     ("pgd-clip", "paper-2d", 50_000, 0.5, 4.0, 200),  # the default data: short rows, the per-row work dominates
     ("ctls", "paper-2d", 200_000, 0.5, 20.0, 1),  # ~30 pairs per event within s: the pair walk dominates
     ("ctls", "paper-4d", 100_000, 1.0, 30.0, 1),
+    ("mle", "paper-2d", 200_000, 0.5, 20.0, 1),  # ~15 cells per target row: the per-event work dominates
+    ("mle", "paper-4d", 20_000, 0.1, 5.0, 1),  # ~70 cells per row: the Newton passes, quadratic in them, dominate
 )
 TOLERANCE = 2.0
 

@@ -116,7 +116,8 @@ def show_comparison(ctx: PageContext, shown: Shown, reference, has_truth: bool) 
                                     noise_key(config), ctx.events, ctx.scenario)
     rows = (method_row(shown.result, config, reference, shown.data_info, released=shown.private_data,
                        scenario=ctx.scenario),) + other_rows
-    table = comparison_table(rows, has_truth, get_family(reference_method()).label, rows[0], shown.private_data)
+    table = comparison_table(rows, has_truth, get_family(reference_method(config.family)).label, rows[0],
+                             shown.private_data)
     if not has_truth:
         table.insert(1, GAIN, comparison_gains(ctx, shown, rows, epsilon, include_slow))
     st.dataframe(table, hide_index=True, key="comparison", placeholder="—")

@@ -25,9 +25,10 @@ def noiseless_label(config: FitConfig) -> str:
 
 
 def reference_config(shown: Shown) -> FitConfig:
-    """The non-private reference's settings: the shown fit's Δ, p and the C its events were kept under."""
+    """The non-private reference's settings (maximum likelihood beside a fit on exact event times, CLS beside a binned
+    one): the shown fit's Δ, p and the C its events were kept under."""
     config = shown.config
-    return FitConfig(method=reference_method(), bin_size=config.bin_size, lags=config.lags,
+    return FitConfig(method=reference_method(config.family), bin_size=config.bin_size, lags=config.lags,
                      count_cap=shown.data_info["count_cap"])
 
 
@@ -42,15 +43,16 @@ def noiseless_config(shown: Shown) -> FitConfig:
 
 
 def references(ctx: PageContext, shown: Shown):
-    """The non-private reference on the same counts (the unclipped sums for the sequence unit) and the private
+    """The non-private reference on the same events (the unclipped sums for the sequence unit) and the private
     family without noise, or ``None`` for each that does not apply (a non-private fit has neither; a family that
     needs noise to run has no σ² = 0 line)."""
     config, stats = shown.config, shown.stats
     if not config.family.privacy.private:
         return None, None
-    cls_config = reference_config(shown)
-    cls_stats = stats_cached(ctx.fingerprint, ctx.events, config_items(cls_config.statistics_key()))[0]  # unclipped
-    reference = fit_cached(ctx.fingerprint, cls_stats, config_items(cls_config))
+    reference_settings = reference_config(shown)
+    reference_stats = stats_cached(ctx.fingerprint, ctx.events,
+                                   config_items(reference_settings.statistics_key()))[0]  # unclipped
+    reference = fit_cached(ctx.fingerprint, reference_stats, config_items(reference_settings))
     noiseless = None
     if not is_sequence_unit(config):
         try:

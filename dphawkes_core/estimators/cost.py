@@ -90,15 +90,16 @@ def _fmt_seconds(s: float) -> str:
 
 
 COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
-# maximum likelihood on exact times (mle): its pair design built once, then the solver over its cells, measured
-# when it was EM (SQUAREM) at 10-30 ns per cell and cycle (one BLAS thread, 2 shared cores) and 40-145 cycles on the
-# paper's process and the near-critical one of benchmarks/bench_mle.py; the design built at 10-15 µs per event at
-# 10⁴-5·10⁴ events. Since the fit is Newton's method this over-predicts the fit (near-critical 2-d, 10⁵ events:
-# 0.8 s), a bound that keeps the app from running it unasked where EM was slow
-_SECONDS_PER_DESIGN_PAIR = 4e-7
-_SECONDS_PER_CELL_CYCLE = 2e-8
-_LIKELIHOOD_CYCLES = 150
-_BYTES_PER_DESIGN_PAIR = 48  # the keys, their sort and the cells' rows, parameters and counts
+# maximum likelihood on exact times (mle): its pair design built once by a compiled walk, then 5-15 Newton iterations,
+# each a compiled pass over every target's row of (source, step) cells, quadratic in the row's cells. Calibrated on CPU
+# time with one BLAS thread on five processes and sizes (benchmarks/bench_cost_model.py checks it within 2x): the
+# constants that make the largest error smallest (0.7-1.4x of the measured), per pair, per event and per event times
+# the square of its row's cells (the pairs per event, at most d*p; clustered processes have more pairs than the
+# model's E(p+1)/n per event, which the per-event term absorbs)
+_SECONDS_PER_DESIGN_PAIR = 3.7e-10
+_SECONDS_PER_LIKELIHOOD_EVENT = 2.0e-6
+_SECONDS_PER_ROW_CELL_SQUARED = 6.0e-9
+_BYTES_PER_DESIGN_PAIR = 48  # the rows' cells (column and count), their growth and the copies per dimension
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
@@ -118,7 +119,7 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         normal equations (CLS, DP-SSP), K noisy gradients of the summed statistics (DP-PGD, DP-CG), K
         clipped per-bin gradients (clipped DP-PGD), or one solve on statistics of the pairs of events at most
         s apart (ctls: no FFT shortcut, however dense the counts; ``E·(1 + E(p+1)/n)`` pairs), or the same
-        statistics and a likelihood maximised by EM over those pairs (mle: about 150 EM cycles over them).
+        statistics and a likelihood maximised by Newton's method over the rows of their pairs (mle).
     iters : int
         K (ignored for ``solve``).
     n_events : int, optional
@@ -144,9 +145,12 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
     else:
         seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
     if kind == "likelihood" and n_events is not None:
-        pairs = float(n_events) * (1.0 + float(n_events) * (p + 1) / n)
+        events = float(n_events)
+        pairs = events * (1.0 + events * (p + 1) / n)
+        row_cells = min(pairs / max(events, 1.0), float(d * p))
         memory += pairs * _BYTES_PER_DESIGN_PAIR
-        seconds += pairs * (_SECONDS_PER_DESIGN_PAIR + _LIKELIHOOD_CYCLES * _SECONDS_PER_CELL_CYCLE)
+        seconds += (pairs * _SECONDS_PER_DESIGN_PAIR + events * _SECONDS_PER_LIKELIHOOD_EVENT
+                    + events * row_cells**2 * _SECONDS_PER_ROW_CELL_SQUARED)
     if kind == "clipped":
         clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
         memory += clip_memory

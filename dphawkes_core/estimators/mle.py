@@ -21,10 +21,10 @@ kernels non-negative; a step with no exposure has no pairs and stays 0. It start
 solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (the Newton iterations — of the slowest dimension —, the final relative change and ℓ are
 reported in the result's ``info``). One iteration builds ``H`` from the ``nnz(X)`` non-zero (target, source-step)
-cells (a sparse product ``Wᵀ W``, ``W = diag(1/λ) X``) and solves a ``(q+1)``-square system; it converges in
-5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated, took 60–2,000 cycles
-(Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the same maximum:
-the tests compare the two.
+cells (one compiled pass, :mod:`~dphawkes_core.statistics.compiled_passes`) and solves a ``(q+1)``-square
+system; it converges in 5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated,
+took 60–2,000 cycles (Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the
+same maximum: the tests compare the two.
 
 Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
 applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
@@ -90,33 +90,6 @@ class PairDesign:
         return int(sum(X.nnz for X in self.matrices))
 
 
-def target_cells(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, first_target: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """The keys ``target·q + (b·d + j)`` of every pair (earlier source of j, later target) with
-    ``δ = x_target − x_source ∈ (b, b+1]``, b < B (``x`` one sequence's times in units of w, sorted; targets
-    are the events with ``x >= first_target``, numbered from 0 in time order), and the targets' dimensions.
-
-    Pairs are walked offset by offset (the times are sorted, so a pair beyond B ends its row): ``O(pairs)``."""
-    q = dim * lags
-    is_target = x >= first_target
-    target_index = np.cumsum(is_target) - 1
-    keys = []
-    active = np.flatnonzero(is_target)
-    offset = 1
-    while active.size:
-        active = active[active - offset >= 0]
-        source = active - offset
-        delta = x[active] - x[source]
-        near = delta <= lags
-        active, source, delta = active[near], source[near], delta[near]
-        step = np.ceil(delta).astype(np.int64) - 1
-        real = step >= 0  # δ = 0 (simultaneous events) is no pair
-        keys.append(target_index[active[real]] * q + step[real] * dim + dims[source[real]])
-        offset += 1
-    flat = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
-    return flat, dims[is_target]
-
-
 def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.ndarray, baseline_time: float,
                 history: bool = True) -> PairDesign:
     """:class:`PairDesign` of ``events`` (kept under ``cap``, as ctls keeps them) for steps of ``width``, with the
@@ -124,28 +97,37 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
     it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
     from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
 
+    from dphawkes_core.statistics.compiled_passes import group_rows, target_rows  # numba: loaded here
+
     d, q = events.dim, events.dim * int(lags)
-    keys, target_dims, n_targets = [], [], 0
+    pointers, columns, counts, target_dims, n_cells = [np.zeros(1, dtype=np.int64)], [], [], [], 0
     first = float(lags) if history else -math.inf
     for seq in events.sequences:
         if history and float(seq.end_time) / width <= lags:
             continue
         x, dims, _ = sequence_arrays(seq.times, width, cap)
-        flat, tdims = target_cells(x, dims, d, lags, first)
-        keys.append(flat + n_targets * q)
+        indptr, indices, cells, tdims = target_rows(x, dims, d, int(lags), first)
+        pointers.append(indptr[1:] + n_cells)
+        columns.append(indices)
+        counts.append(cells)
         target_dims.append(tdims)
-        n_targets += tdims.size
-    cells, counts = np.unique(np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64), return_counts=True)
-    tdims = np.concatenate(target_dims) if target_dims else np.zeros(0, dtype=np.int64)
-    local = np.zeros(tdims.size, dtype=np.int64)  # each target's number among its dimension's targets
+        n_cells += indices.size
+    indptr, indices, cells, starts = group_rows(_joined(pointers, np.int64), _joined(columns, np.int64),
+                                                _joined(counts, np.float64), _joined(target_dims, np.int64), d)
     matrices = []
     for i in range(d):
-        mine = tdims == i
-        local[mine] = np.arange(np.count_nonzero(mine))
-        cell = mine[cells // q]
-        matrices.append(csr_matrix((counts[cell].astype(np.float64), (local[cells[cell] // q], cells[cell] % q)),
-                                   shape=(int(np.count_nonzero(mine)), q)))
+        r0, r1 = starts[i], starts[i + 1]
+        c0, c1 = indptr[r0], indptr[r1]
+        rows = (indptr[r0:r1 + 1] - c0).astype(np.int32 if c1 - c0 < 2**31 else np.int64)
+        matrices.append(csr_matrix((cells[c0:c1], indices[c0:c1], rows), shape=(int(r1 - r0), q), copy=False))
     return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
+
+
+def _joined(parts: list, dtype) -> np.ndarray:
+    """The arrays of ``parts`` end to end (the one array itself when there is one)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
 
 
 # --- the likelihood and EM ------------------------------------------------------------------------------------

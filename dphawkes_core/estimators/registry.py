@@ -46,10 +46,17 @@ def method_names() -> tuple[str, ...]:
     return tuple(FAMILIES)
 
 
-def reference_method() -> str:
-    """The non-private reference family's name (the first registered family that adds no noise): the fit every
-    private estimate is shown beside when the data have no truth."""
-    return next(name for name, family in FAMILIES.items() if not family.privacy.private)
+def reference_method(family: Family | None = None) -> str:
+    """The non-private reference family's name: the fit a private estimate is shown beside when the data have no
+    truth. For a family that fits exact event times, the first registered non-private family that fits them too
+    (the maximum likelihood on exact times: the best non-private fit there, on the same events); otherwise, and
+    without a family, the first registered family that adds no noise (CLS), which also keys the binned families'
+    shared statistics."""
+    if family is not None and family.fits_event_times:
+        exact = next((name for name, f in FAMILIES.items() if not f.privacy.private and f.fits_event_times), None)
+        if exact is not None:
+            return exact
+    return next(name for name, f in FAMILIES.items() if not f.privacy.private)
 
 
 def method_labels() -> dict[str, str]:

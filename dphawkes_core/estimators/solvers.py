@@ -117,14 +117,10 @@ def _dimension_value(X, exposure: np.ndarray, theta_i: np.ndarray) -> tuple[floa
 
 
 def _curvature(X, inverse: np.ndarray) -> np.ndarray:
-    """``X̃ᵀ diag(1/λ²) X̃`` with ``X̃ = [X, 1]`` (``inverse`` = 1/λ)."""
-    W = X.multiply(inverse[:, None]).tocsr()
-    q = X.shape[1]
-    H = np.empty((q + 1, q + 1))
-    H[:q, :q] = (W.T @ W).toarray()
-    H[:q, q] = H[q, :q] = W.T @ inverse
-    H[q, q] = inverse @ inverse
-    return H
+    """``X̃ᵀ diag(1/λ²) X̃`` with ``X̃ = [X, 1]`` (``inverse`` = 1/λ; ``X`` CSR), one compiled pass over its cells."""
+    from dphawkes_core.statistics.compiled_passes import weighted_gram  # numba: loaded when a likelihood is fitted
+
+    return weighted_gram(X.indptr, X.indices, X.data, X.shape[1], inverse)
 
 
 def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, max_iter: int

@@ -93,43 +93,13 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
     plainly and once weighted by ``f = δ − ⌊δ⌋``. Then ``R[m] = counts[m] − F[m] + F[m−1]`` (a pair adds
     ``1 − f`` to ``R[⌊δ⌋, j_e, j_l]`` and f to the next lag), plus ``1 − δ`` to ``R[0, j_l, j_e]`` for ``δ < 1``
     (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
-    ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). Two
-    counting passes per offset, the few whole and near pairs apart.
+    ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). The pairs are
+    counted by one compiled pass (:func:`~dphawkes_core.statistics.compiled_passes.offset_cells`).
     """
+    from dphawkes_core.statistics.compiled_passes import offset_cells  # numba: loaded when pieces are counted
+
     d, B = int(dim), int(lags)
-    dd = d * d
-    size = (B + 2) * dd  # ⌊δ⌋ = 0 … B + 1
-    counts = np.zeros(size)
-    weighted = np.zeros(size)
-    whole = np.zeros(size)  # pairs at a whole δ
-    near = np.zeros(dd)  # Σ (1 − δ) over pairs with δ < 1, by (j_e, j_l)
-    codes = dims * d
-    n = x.size
-    for start in range(0, n - 1, _PAIR_CHUNK):
-        active = np.arange(start, min(start + _PAIR_CHUNK, n - 1))
-        offset = 1
-        while active.size:
-            later = active + offset
-            delta = x[later] - x[active]
-            ok = delta <= B
-            if not ok.all():
-                active, later, delta = active[ok], later[ok], delta[ok]
-                if not active.size:
-                    break
-            floor = np.floor(delta)
-            frac = delta - floor
-            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
-            counts += np.bincount(cell, minlength=size)
-            weighted += np.bincount(cell, weights=frac, minlength=size)
-            exact = frac == 0.0
-            if exact.any():
-                whole += np.bincount(cell[exact], minlength=size)
-            small = floor == 0.0
-            if small.any():
-                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
-            offset += 1
-            if active[-1] + offset >= n:
-                active = active[active + offset < n]
+    counts, weighted, whole, near = offset_cells(x, dims * d, dims, d, B, _PAIR_CHUNK)
     counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
     lagged = counts[:B] - weighted[:B]
     lagged[1:] += weighted[:B - 1]
@@ -208,22 +178,29 @@ def edge_pieces(x: np.ndarray, dims: np.ndarray, seq: np.ndarray, bound: np.ndar
     return gram.reshape(q, q), integral, head_pairs.reshape(d, q)
 
 
-def sequence_arrays(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
-    """One sequence's kept events merged over dimensions and sorted by time: ``x`` (units of w), ``dims``, and
-    the number of events the cap removed."""
-    xs, ds, clipped = [], [], 0
+def merged_events(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """One sequence's events kept under ``cap`` (the first C per dimension and w-bin), merged over dimensions and
+    sorted by time (stable): ``(t, dims, removed)``, ``t`` in time units; shared by every family that fits exact
+    times."""
+    ts, ds, removed = [], [], 0
     for j, t in enumerate(times):
         t = np.asarray(t, dtype=np.float64)
         if t.size > 1 and np.any(t[1:] < t[:-1]):
-            t = np.sort(t)
+            t = np.sort(t, kind="stable")
         keep = keep_first(t, width, cap)
-        clipped += int(t.size - np.count_nonzero(keep))
-        xs.append(t[keep])
+        removed += int(t.size - np.count_nonzero(keep))
+        ts.append(t[keep])
         ds.append(np.full(int(np.count_nonzero(keep)), j, dtype=np.int64))
-    t = np.concatenate(xs) if xs else np.zeros(0)
+    t = np.concatenate(ts) if ts else np.zeros(0)
     dims = np.concatenate(ds) if ds else np.zeros(0, dtype=np.int64)
     order = np.argsort(t, kind="stable")
-    return t[order] / width, dims[order], clipped
+    return t[order], dims[order], removed
+
+
+def sequence_arrays(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`merged_events` with the times in units of w: ``(x, dims, removed)``."""
+    t, dims, removed = merged_events(times, width, cap)
+    return t / width, dims, removed
 
 
 class PieceSums:

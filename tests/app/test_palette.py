@@ -13,7 +13,8 @@ from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_app.figures.palette import METHOD_PALETTE, method_color
-from dphawkes_core.estimators import method_labels, method_names
+from dphawkes_core.estimators import get_family, method_labels, method_names
+from dphawkes_core.estimators.registry import reference_method
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 # the Estimate page's series named by role, not by method: the estimate (and its σ² = 0 line) and the reference
@@ -63,7 +64,7 @@ def pages_colours() -> list[tuple[str, dict]]:
     home = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     estimate = open_estimate(preset="works")
     chosen = {label: name for name, label in method_labels().items()}[estimate.selectbox(key="method").value]
-    roles = {role: chosen for role in ESTIMATE_ROLES} | {REFERENCE_ROLE: method_names()[0]}
+    roles = {role: chosen for role in ESTIMATE_ROLES} | {REFERENCE_ROLE: reference_method(get_family(chosen))}
     sweep = AppTest.from_file(str(ROOT / "pages" / "3_Privacy_utility.py"), default_timeout=TIMEOUT).run()
     for kind, key, value in SWEEP:
         getattr(sweep, kind)(key=key).set_value(value).run()

@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 from dphawkes_app.figures.palette import METHOD_PALETTE, method_color
 from dphawkes_app.figures.privacy import gaussian_delta
 from dphawkes_app.guidance import worst_case_gradient
-from dphawkes_core.estimators import FAMILIES, method_labels, method_names
+from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
+from dphawkes_core.estimators.registry import reference_method
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 ERROR = "relative error ‖Ĥ−H‖/‖H‖"
@@ -53,7 +54,7 @@ def test_one_colour_per_method_in_registry_order():
     estimate = next(t for t in kernels["data"] if t.get("name") == "estimate")
     reference = next(t for t in kernels["data"] if t.get("name") == "non-private")
     assert estimate["line"]["color"] == method_color(method)
-    assert reference["line"]["color"] == method_color(names[0])  # the non-private reference, registered first
+    assert reference["line"]["color"] == method_color(reference_method(get_family(method)))  # mle beside ctls
     assert next(t for t in baselines["data"] if t["name"] == "estimate")["marker"]["color"] == method_color(method)
 
 

@@ -141,8 +141,9 @@ def test_a_maximum_likelihood_row_is_compared_at_its_convergence_tolerance_and_n
     allowed is still reported, and every other row keeps 1e-12."""
     recorded = load_output("app_estimate_seeded")
     mle_label = "(maximum likelihood) (non-private)"
-    table = next(k for k, element in enumerate(recorded["elements"]) if "frame" in element  # the comparison
-                 and any(str(row[0]).endswith(mle_label) for row in element["frame"]["cells"]))
+    table = next(k for k, element in enumerate(recorded["elements"]) if "frame" in element  # the comparison: the
+                 and any(str(row[0]).endswith(mle_label) for row in element["frame"]["cells"])  # error table above
+                 and any(row[0] == "CLS (non-private)" for row in element["frame"]["cells"]))  # has mle, not CLS
     rows = recorded["elements"][table]["frame"]["cells"]
     mle = next(i for i, row in enumerate(rows) if row[0].endswith(mle_label))
     cls = next(i for i, row in enumerate(rows) if row[0] == "CLS (non-private)")

@@ -24,7 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.statistics.binning import keep_first
+from dphawkes_core.statistics.exact_times import merged_events
 from dphawkes_core.statistics.moments import SufficientStats
 
 SPAN_LIMIT = 500.0  # β·(τ_last − τ_first) within one block of the recursion: e^{±500} stays a finite double
@@ -68,22 +68,6 @@ class ExpPieces:
     def dim(self) -> int:
         """d."""
         return int(self.totals.shape[0])
-
-
-def merged_events(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:
-    """One sequence's events kept under ``cap`` (the first C per dimension and w-bin), merged over dimensions
-    and sorted by time (stable): ``(t, dims, removed)``."""
-    ts, ds, removed = [], [], 0
-    for j, t in enumerate(times):
-        t = np.sort(np.asarray(t, dtype=np.float64), kind="stable")
-        keep = keep_first(t, width, cap)
-        removed += int(t.size - np.count_nonzero(keep))
-        ts.append(t[keep])
-        ds.append(np.full(int(np.count_nonzero(keep)), j, dtype=np.int64))
-    t = np.concatenate(ts) if ts else np.zeros(0)
-    dims = np.concatenate(ds) if ds else np.zeros(0, dtype=np.int64)
-    order = np.argsort(t, kind="stable")
-    return t[order], dims[order], removed
 
 
 def _blocks(t: np.ndarray, beta_max: float):

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from dphawkes_cli.main import main
+from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
@@ -90,6 +91,16 @@ def test_its_log_likelihood_is_the_brute_force_one():
     theta = np.random.default_rng(0).uniform(0.01, 0.3, size=(2, 2 * LAGS + 1))
     assert log_likelihood(theta, stats.pair_design) == pytest.approx(
         brute_log_likelihood(theta, events, float(data.end_time), WIDTH, LAGS), rel=1e-12)
+
+
+def test_over_several_sequences_its_log_likelihood_is_the_sum_of_each_sequences_brute_force_one():
+    parts = [simulate(get_scenario("paper-2d"), n_events=n, seed=seed) for n, seed in ((60, 4), (20, 5), (70, 6))]
+    data = Events(tuple(p.sequences[0] for p in parts), parts[0].names, window_stated=True)
+    stats, _ = prepare_stats(data, FitConfig(method="mle", bin_size=WIDTH, lags=LAGS))
+    theta = np.random.default_rng(2).uniform(0.01, 0.3, size=(2, 2 * LAGS + 1))
+    expected = sum(brute_log_likelihood(theta, [(float(t), j) for j, ts in enumerate(seq.times) for t in ts],
+                                        float(seq.end_time), WIDTH, LAGS) for seq in data.sequences)
+    assert log_likelihood(theta, stats.pair_design) == pytest.approx(expected, rel=1e-12)
 
 
 def test_no_perturbation_of_the_fit_has_a_higher_brute_force_likelihood():
