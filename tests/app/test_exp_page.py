@@ -9,6 +9,7 @@ from pathlib import Path
 from app_tools import open_estimate, use_formal_method
 from conftest import no_problems
 
+from dphawkes_app.guidance import method_help
 from dphawkes_core.estimators import get_family
 
 
@@ -33,7 +34,7 @@ def test_choosing_it_shows_where_it_is_better_and_where_not_from_the_measured_fi
     at.selectbox(key="method").set_value(family.label).run()
     no_problems(at)
     shown = " ".join(c.value for c in at.sidebar.caption)
-    assert family.summary in shown
+    assert method_help(family) in shown  # the summary, capitalised after what the method reads
     assert "Better where the kernels are smooth" in shown and "Worse where an effect is delayed or flat" in shown
     docs = (Path(__file__).parents[2] / "docs" / "accuracy.md").read_text()
     section = docs.split("## Exponential kernels on public decays")[1].split("\n## ")[0]

@@ -13,7 +13,7 @@ from dphawkes_core.estimators.registry import FAMILIES, reference_method
 def test_the_reference_fits_the_same_kind_of_data_and_adds_no_noise(name):
     family = get_family(name)
     reference = get_family(reference_method(family))
-    assert not reference.private
+    assert not reference.privacy.private
     assert reference.fits_event_times == family.fits_event_times
     assert reference_method(family) == ("mle" if family.fits_event_times else "cls")
 
