@@ -167,19 +167,60 @@ CONVERGED_ROW_RULES: tuple[ConvergedRowRule, ...] = (
     ConvergedRowRule(r".*\(maximum likelihood\).*", 64, MLE_TOL),
 )
 
+#: When the comparison's non-private reference is such a fit (its row ends with this), the figures' curves named
+#: :data:`REFERENCE_TRACE` are that fit too, and are compared at the same multiple of its tolerance, of their extent
+#: (measured: 1.5e-12 of the extent between the Sandybridge and SkylakeX kernels; a CLS reference keeps 1e-12).
+REFERENCE_ROW_SUFFIX = "(non-private)"
+REFERENCE_TRACE = "non-private"
+
 
 def tolerances(tree) -> dict[str, float]:
     """The absolute tolerance of every number of ``tree`` under a rule, by JSON path: ``k · EPS · scale``
-    under a :data:`SCALE_RULES` rule, ``k · tol · |x|`` in a row of a :data:`CONVERGED_ROW_RULES` rule."""
+    under a :data:`SCALE_RULES` rule, ``k · tol · |x|`` in a row of a :data:`CONVERGED_ROW_RULES` rule, and
+    ``k · tol`` of the extent on the reference's curves when that row is the non-private reference."""
     found = {}
     for path, value, owner, rule in _ruled_fields(tree, "$"):
         numbers = [leaf for leaf, x in _leaves(value, path) if isinstance(x, float) and math.isfinite(x)]
         if numbers:  # (a field may hold none: a masked loss history is a string)
             found.update(dict.fromkeys(numbers, rule.k * EPS * rule.scale(value, owner)))
+    reference_rule = None
     for path, row, rule in _converged_rows(tree, "$"):
         found.update({f"{path}[{j}]": rule.k * rule.tol * abs(x) for j, x in enumerate(row)
                       if isinstance(x, float) and math.isfinite(x)})
+        if row[0].endswith(REFERENCE_ROW_SUFFIX):
+            reference_rule = rule
+    if reference_rule is not None:
+        found.update(_converged_reference_traces(tree, reference_rule))
     return found
+
+
+def _converged_reference_traces(tree, rule: ConvergedRowRule) -> dict[str, float]:
+    """The tolerances of the figures' :data:`REFERENCE_TRACE` curves in an output whose comparison names its
+    non-private reference a converged fit: ``k · tol`` of the curve's extent for a minimum or maximum, times the
+    number of finite values for a sum (the fit moves by about ``tol`` relative, every plotted value with it)."""
+    found = {}
+    for path, trace in _traces(tree, "$"):
+        if trace.get("name") != REFERENCE_TRACE:
+            continue
+        for axis, summary in trace.items():
+            if isinstance(summary, dict) and {"min", "max", "sum", "n_finite"} <= summary.keys():
+                extent = curve_extent(None, summary)
+                found[f"{path}.{axis}.min"] = found[f"{path}.{axis}.max"] = rule.k * rule.tol * extent
+                found[f"{path}.{axis}.sum"] = rule.k * rule.tol * summary["n_finite"] * extent
+    return found
+
+
+def _traces(tree, path: str):
+    """``(path, trace)`` of every figure trace (a dict in a list under ``traces``)."""
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            if key == "traces" and isinstance(value, list):
+                yield from ((f"{path}.traces[{i}]", t) for i, t in enumerate(value) if isinstance(t, dict))
+            else:
+                yield from _traces(value, f"{path}.{key}")
+    elif isinstance(tree, list):
+        for i, value in enumerate(tree):
+            yield from _traces(value, f"{path}[{i}]")
 
 
 def _converged_rows(tree, path: str):

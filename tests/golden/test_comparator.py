@@ -152,3 +152,25 @@ def test_a_maximum_likelihood_row_is_compared_at_its_convergence_tolerance_and_n
         changed = json.loads(json.dumps(recorded))
         changed["elements"][table]["frame"]["cells"][i][1] *= 1 + relative
         assert bool(compare(recorded, changed)) is reported, (rows[i][0], relative)
+
+
+def test_the_reference_curves_follow_a_converged_reference_row_and_only_then():
+    """Where the comparison's non-private reference is the maximum likelihood, its plotted curves are that fit and
+    move with it (measured 1.5e-12 of the extent under another kernel): a 1e-9 change of the extent passes, a change
+    of 100× the allowed tolerance is reported; with a CLS reference row the same 1e-9 change is reported."""
+    rule = CONVERGED_ROW_RULES[0]
+    curve = {"n": 8, "n_finite": 8, "sum": 0.5, "min": 0.0, "max": 0.2}
+
+    def output(reference: str, maximum: float) -> dict:
+        return {"elements": [{"traces": [{"name": "non-private", "y": {**curve, "max": maximum}},
+                                         {"name": "estimate", "y": dict(curve)}]},
+                             {"frame": {"cells": [[f"{reference} (non-private)", 0.3]]}}]}
+
+    mle = output("exact event times (maximum likelihood)", 0.2)
+    assert compare(mle, output("exact event times (maximum likelihood)", 0.2 * (1 + 1e-9))) == []
+    assert compare(mle, output("exact event times (maximum likelihood)", 0.2 * (1 + 100 * rule.k * rule.tol)))
+    cls = output("CLS", 0.2)
+    assert compare(cls, output("CLS", 0.2 * (1 + 1e-9)))[0].startswith("$.elements[0].traces[0].y.max:")
+    moved_estimate = json.loads(json.dumps(mle))
+    moved_estimate["elements"][0]["traces"][1]["y"]["max"] *= 1 + 1e-9  # another curve of the same figure
+    assert compare(mle, moved_estimate)[0].startswith("$.elements[0].traces[1].y.max:")
