@@ -56,8 +56,20 @@ def _case_row(method: str, scenario: str, n_events: int, bin_size: float, suppor
     }
 
 
+def _warm_up(method: str) -> None:
+    """One small fit of ``method`` first: start-up (imports, the compiled passes loaded from numba's cache or
+    compiled on a fresh checkout) is not the fit's cost, and is measured apart (``bench_startup``)."""
+    events = simulate(get_scenario("paper-2d"), n_events=300, seed=2)
+    family = get_family(method)
+    config = FitConfig(method=method, bin_size=0.5, lags=4, epsilon=1.0, calibration="formal", count_cap=5,
+                       **family.own_options({"iters": 2, "bound": 0.5, "clip": 1.0}))
+    fit_stats(prepare_stats(events, config)[0], config)
+
+
 def rows() -> list[dict]:
     """Benchmark rows for ``benchmarks/run_all.py``."""
+    for method in dict.fromkeys(case[0] for case in CASES):
+        _warm_up(method)
     return [_case_row(*case) for case in CASES]
 
 

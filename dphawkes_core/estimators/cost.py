@@ -42,8 +42,8 @@ _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, p
 _BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
 _SECONDS_PER_EVENT = 2e-7  # exact bin index, run-length encoding and sort of the entries
 _SECONDS_PER_PAIR = 5e-8  # one pair of non-empty bins at most p apart (vectorised bincount)
-_SECONDS_PER_EVENT_PAIR = 1e-8  # one pair of events at most s apart in the grid-free walk (measured 9.4 ns: two
-# bincounts per offset; benchmarks/bench_cost_model.py checks it within 2×)
+_SECONDS_PER_EVENT_PAIR = 4.5e-9  # one pair of events at most s apart in the grid-free walk (its compiled pass: 0.99×
+# and 1.8× of the measured on bench_cost_model's two ctls cases, warmed up; it checks it within 2×)
 _BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
 
 
@@ -92,13 +92,13 @@ def _fmt_seconds(s: float) -> str:
 COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
 # maximum likelihood on exact times (mle): its pair design built once by a compiled walk, then 5-15 Newton iterations,
 # each a compiled pass over every target's row of (source, step) cells, quadratic in the row's cells. Calibrated on CPU
-# time with one BLAS thread on five processes and sizes (benchmarks/bench_cost_model.py checks it within 2x): the
-# constants that make the largest error smallest (0.7-1.4x of the measured), per pair, per event and per event times
+# time with one BLAS thread, warmed up (benchmarks/bench_cost_model.py checks it within 2x; 0.99x and 1.6x of the
+# measured on its two cases), per pair, per event and per event times
 # the square of its row's cells (the pairs per event, at most d*p; clustered processes have more pairs than the
 # model's E(p+1)/n per event, which the per-event term absorbs)
 _SECONDS_PER_DESIGN_PAIR = 3.7e-10
-_SECONDS_PER_LIKELIHOOD_EVENT = 2.0e-6
-_SECONDS_PER_ROW_CELL_SQUARED = 6.0e-9
+_SECONDS_PER_LIKELIHOOD_EVENT = 6.0e-7
+_SECONDS_PER_ROW_CELL_SQUARED = 7.5e-9
 _BYTES_PER_DESIGN_PAIR = 48  # the rows' cells (column and count), their growth and the copies per dimension
 
 

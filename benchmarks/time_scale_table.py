@@ -17,7 +17,7 @@ Every estimate is measured by the grid-free kernel error over [0, 5] (1 for the 
 
 Usage::
 
-    nice .venv/bin/python -m benchmarks.bench_time_scale --sizes 10000 100000
+    nice .venv/bin/python -m benchmarks.time_scale_table --sizes 10000 100000
 """
 
 from __future__ import annotations
