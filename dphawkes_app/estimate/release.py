@@ -37,7 +37,7 @@ from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
-from ..budget import BudgetState, release_view
+from ..budget import BudgetState, release_view, releases_text
 from ..caches import config_items, fit_cached, selected_stats, stats_cached
 from ..layout import friendly_error
 from ..ledger_rows import ledger_label
@@ -303,7 +303,7 @@ def released_message(answer: SessionAnswer, count: int = 1) -> str:
         f"The {count} other methods are new formal (ε, δ)-DP releases"
     return (f"**Released.** {what}: it spent ε = {answer.entry.epsilon(ledger.budget.delta):.3g} "
             f"(δ = {ledger.budget.delta:.0e}). The data set has now spent ε = {ledger.spent():.3g} of its budget "
-            f"{ledger.budget.epsilon:.3g} in {len(ledger.metered)} release(s); remaining: one more release of "
+            f"{ledger.budget.epsilon:.3g} {releases_text(len(ledger.metered))}; remaining: one more release of "
             f"ε ≤ {ledger.remaining():.3g}." + "".join(f" *{note[:1].upper()}{note[1:]}.*" for note in answer.notes))
 
 
