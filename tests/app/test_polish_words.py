@@ -16,8 +16,10 @@ from app_tools import (
     use_formal_method,
 )
 from conftest import no_problems
+from test_messages_true_on_my_pages import run_broken_audit
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
+JARGON = re.compile(r"GDP|zCDP|μ =|ρ =")
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +43,28 @@ def test_the_budget_box_counts_its_releases_in_words(data):
     assert "in 2 releases" in budget_box(at) and "in 2 releases" in texts(at.success)
     shown = texts(at.info) + texts(at.success) + texts(at.caption) + texts(at.markdown)
     assert "release(s)" not in shown and not re.search(r"\b0 release", shown)
+
+
+def all_words(at) -> str:
+    return " | ".join(texts(at.get(kind)) for kind in ("markdown", "caption", "info", "success", "warning"))
+
+
+def test_the_guarantee_in_the_other_unit_is_said_without_gdp_until_details_are_asked(data):
+    at = use_formal_method(open_estimate(data))
+    release_button(at).click().run()
+    no_problems(at)
+    words = all_words(at)
+    assert "Per person with k = 50 events" in words and "Per event: ε = " in words
+    assert not JARGON.search(words), JARGON.search(words)
+    at.toggle(key="unit_figures").set_value(True).run()
+    figures = all_words(at)
+    assert "GDP): ε = " in figures and "(μ = " in figures  # the figures, on request
+
+
+def test_the_audit_says_its_gaussian_test_in_words_and_keeps_mu_behind_details():
+    at = run_broken_audit()
+    words = all_words(at)
+    assert "which uses that the noise is Gaussian, gives ε ≥" in words
+    assert not JARGON.search(words) and "μ ≥" not in words
+    at.toggle(key="audit_mu").set_value(True).run()
+    assert "the formal claim is μ = √K·S/σ = " in texts(at.caption)
