@@ -10,6 +10,7 @@ import pytest
 from app_tools import (
     ledger_of,
     open_estimate,
+    planned_epsilon,
     private_dataset,
     release_button,
     texts,
@@ -17,6 +18,8 @@ from app_tools import (
 )
 from conftest import no_problems
 from test_messages_true_on_my_pages import run_broken_audit
+from test_person_declaration import SEQUENCE_FAMILY
+from test_sequence_unit_page import several_sequences
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 JARGON = re.compile(r"GDP|zCDP|μ =|ρ =")
@@ -68,3 +71,20 @@ def test_the_audit_says_its_gaussian_test_in_words_and_keeps_mu_behind_details()
     assert not JARGON.search(words) and "μ ≥" not in words
     at.toggle(key="audit_mu").set_value(True).run()
     assert "the formal claim is μ = √K·S/σ = " in texts(at.caption)
+
+
+def test_a_capped_event_level_release_says_the_same_epsilon_on_the_button_and_after_the_click():
+    """Under a cap M at the event unit the ledger charges one raw event as the two kept events it can move: the
+    button, the plan and the "Released." message all say that charge, and all say the release's own ε beside it."""
+    data = several_sequences()
+    at = use_formal_method(open_estimate(data), SEQUENCE_FAMILY)
+    at.number_input(key="eps").set_value(0.05).run()
+    at.number_input(key="evM").set_value(10).run()
+    button = planned_epsilon(at)
+    assert "its own ε = 0.05 is per kept event" in texts(at.info)
+    release_button(at).click().run()
+    no_problems(at)
+    charged = ledger_of(data, "event").spent()
+    message = texts(at.success)
+    assert f"{button:.3g}" == f"{charged:.3g}" and button > 0.05 * 1.5  # the group of two, not the own ε
+    assert f"it spent ε = {button:.3g} — its own ε = 0.05 is per kept event" in message
