@@ -18,8 +18,11 @@ from app_tools import (
 )
 from conftest import no_problems
 from test_messages_true_on_my_pages import run_broken_audit
+from test_pages_sweep import page, small_grid
 from test_person_declaration import SEQUENCE_FAMILY
 from test_sequence_unit_page import several_sequences
+
+from dphawkes_core.estimators import FAMILIES
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 JARGON = re.compile(r"GDP|zCDP|μ =|ρ =")
@@ -88,3 +91,16 @@ def test_a_capped_event_level_release_says_the_same_epsilon_on_the_button_and_af
     message = texts(at.success)
     assert f"{button:.3g}" == f"{charged:.3g}" and button > 0.05 * 1.5  # the group of two, not the own ε
     assert f"it spent ε = {button:.3g} — its own ε = 0.05 is per kept event" in message
+
+
+def test_the_privacy_utility_table_shows_the_registry_labels_and_readable_columns():
+    at = page("pages/3_Privacy_utility.py").run()
+    small_grid(at).run()
+    at.button(key="pu_run").click().run()
+    no_problems(at)
+    table = at.dataframe[0].value
+    assert set(table["method"]) == {FAMILIES["cls"].label, FAMILIES["pgd"].label}
+    raw = [c for c in table.columns if "_" in c or c in ("sigma2", "epsilon", "level", "lags", "seed")]
+    assert not raw and "noise variance σ²" in table.columns and "grid-free kernel error" in table.columns
+    words = all_words(at)
+    assert not re.search(r"\bcls\b|sigma2|n_events|formal_settings|run\(s\)", words), words
