@@ -18,7 +18,7 @@ from app_tools import (
 )
 from conftest import no_problems
 from test_messages_true_on_my_pages import run_broken_audit
-from test_pages_sweep import page, small_grid
+from test_pages_sweep import multi_sequence_dataset, page, small_grid
 from test_person_declaration import SEQUENCE_FAMILY
 from test_sequence_unit_page import several_sequences
 
@@ -104,3 +104,19 @@ def test_the_privacy_utility_table_shows_the_registry_labels_and_readable_column
     assert not raw and "noise variance σ²" in table.columns and "grid-free kernel error" in table.columns
     words = all_words(at)
     assert not re.search(r"\bcls\b|sigma2|n_events|formal_settings|run\(s\)", words), words
+
+
+def test_the_person_question_on_simulated_data_is_a_choice_for_the_lesson_and_on_private_data_a_declaration():
+    """Asked on both (a teacher may want the per-person cost on a simulation), worded for each: on simulated data
+    nothing is spent and nobody's events are in the rows."""
+    simulated = open_estimate(multi_sequence_dataset())
+    no_problems(simulated)
+    question = simulated.radio(key="person_answer")
+    assert question.label == "These simulated data hold 12 sequences. Treat one sequence as one person?"
+    assert "nothing is spent on public data" in question.help
+    question.set_value("yes — one sequence is one person").run()
+    assert simulated.radio(key="unit").value == "sequence"  # the lesson starts from the sequence unit
+    private = open_estimate(several_sequences())
+    question = private.radio(key="person_answer")
+    assert question.label == "These data hold 3 sequences. Is one sequence one person?"
+    assert "a public declaration about the data set" in question.help
