@@ -119,12 +119,20 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
         return
     ledger = state.current()
     st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "
-            f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) over {len(ledger.metered)} release(s); "
+            f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) {releases_text(len(ledger.metered))}; "
             f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**."
             + (f" ({ledger.key.unit}-level view: {SEQUENCE_VIEW_TEXT})" if ledger.closed else "")
             + both_views(ledger)
             + (" Details and the budget setting: *Privacy budget* page." if details else ""),
             icon=":material/account_balance_wallet:")
+
+
+def releases_text(count: int) -> str:
+    """How many formal releases the spent ε composes: ``"no release yet"``, ``"in one release"``,
+    ``"in 3 releases"``."""
+    if count == 0:
+        return "— no release yet"
+    return "in one release" if count == 1 else f"in {count:,} releases"
 
 
 def both_views(ledger: DataLedger) -> str:

@@ -176,4 +176,11 @@ def show_unit_conversion(report, default_k: int, max_events: int | None = None) 
     k = default_k if capped else int(st.number_input(
         "events per person k", min_value=1, value=int(default_k), step=1, key="unit_k",
         help="a public number: how many events one person contributes (an assumption, not enforced)"))
-    st.markdown("\n".join(f"- {line}" for line in unit_conversion(report, k, max_events=capped).sentences()))
+    conversion = unit_conversion(report, k, max_events=capped)
+    figures = st.toggle("details: the accounting's figures (μ, ρ)", key="unit_figures",
+                        help="the same guarantees with the numbers they are computed from")
+    st.markdown("\n".join(f"- {line}" for line in conversion.sentences(formulas=figures)))
+    if figures:
+        st.caption("μ: the noise's strength in Gaussian differential privacy (sensitivity over noise std, "
+                   "composed over the noisy steps); ρ: the same for discrete Gaussian noise (zero-concentrated "
+                   "DP). ε at δ is computed from them.")

@@ -28,6 +28,16 @@ from dphawkes_experiments.prediction import heldout_split, score_heldout
 HELDOUT_SEED = 0  # the training-part fits of private families: one seeded draw (a diagnostic, not a release)
 TRAIN_SHARE = 0.7  # default: the test part is the last 30 % of the window, or of the sequences
 GAIN = "held-out gain over Poisson (nats per test event)"
+HELDOUT_COLUMNS = {  # short headers (the full name in the help) so that the table fits the page at 1100 px
+    GAIN: st.column_config.NumberColumn("gain", help=GAIN + ": > 0 predicts better than Poisson", width="small",
+                                        format="%.3g"),
+    "± SE": st.column_config.NumberColumn("± SE", help="block-bootstrap standard error of the gain", width="small",
+                                          format="%.2g"),
+    "log-lik per test event": st.column_config.NumberColumn("log-lik", help="log-likelihood per test event",
+                                                            width="small", format="%.4g"),
+    "Poisson's": st.column_config.NumberColumn("Poisson's", help="the Poisson model's log-likelihood per test event",
+                                               width="small", format="%.4g"),
+}
 
 
 def holdout_controls(events, where=st, prefix: str = "") -> tuple[float | None, float]:

@@ -55,8 +55,9 @@ def page_context() -> PageContext:
     sidebar_dataset(dataset)
     dataset_to_url(dataset, preset)
     st.caption("Data: " + dataset_caption(dataset) + " — change it on the Data page.")
-    ask_person(rows, dataset.events.n_sequences)
     budget = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
+    ask_person(rows, dataset.events.n_sequences,
+               None if budget.private else "simulated" if budget.simulated else "public")
     show_budget(budget)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
     scale = time_scale(dataset.events) if preset is None and dataset.scenario is None and not budget.private else None
     if scale is not None:  # public real data: Δ and s proposed from their time scale

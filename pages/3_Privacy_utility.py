@@ -29,7 +29,8 @@ def tradeoff_section(dataset: Dataset, budget: BudgetState) -> None:
     except DPHawkesError as exc:
         friendly_error(exc)
         return
-    st.caption(f"{spec.n_cells} cells (runs × Δ × levels per private method, one per run and Δ for cls).")
+    st.caption(f"{spec.n_cells} cells (runs × Δ × levels per private method, one per run and Δ for each "
+               "non-private method).")
     if st.button("Run sweep", type="primary", key="pu_run"):
         try:
             run_tradeoff(spec)

@@ -15,7 +15,7 @@ from dphawkes_core.evaluation.lag_average import average_lags, fit_steps
 from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
 
 from ..guidance import no_better_than_zero, post_processing_note, zero_note
-from ..heldout import eyes_only, heldout_table, holdout_controls, scores
+from ..heldout import HELDOUT_COLUMNS, eyes_only, heldout_table, holdout_controls, scores
 from ..layout import method_label
 from .context import PageContext
 from .references import noiseless_config, noiseless_label, reference_config
@@ -24,6 +24,18 @@ from .release import Shown
 ERROR = "relative error ‖Ĥ−H‖/‖H‖"
 PAPER_ERROR = "paper's relative error (÷ d(dp+1))"
 GRID_FREE = "grid-free kernel error"
+ERROR_COLUMNS = {  # short headers (the full name in the help) so that the table fits the page at 1100 px
+    "estimate": st.column_config.TextColumn("estimate", width=250, help="the full names are listed under the table"),
+    ERROR: st.column_config.NumberColumn("plain error", help=f"plain {ERROR}, kernels and baselines together",
+                                         width="small", format="%.3g"),
+    GRID_FREE: st.column_config.NumberColumn("grid-free", help="grid-free kernel error: the whole kernel functions "
+                                             "over [0, s] compared", width="small", format="%.3g"),
+    PAPER_ERROR: st.column_config.NumberColumn("paper's", help=PAPER_ERROR, width="small", format="%.3g"),
+    "kernels only": st.column_config.NumberColumn("kernels", help="relative error of the kernels only",
+                                                  width="small", format="%.3g"),
+    "baselines only": st.column_config.NumberColumn("baselines", help="relative error of the baselines only",
+                                                    width="small", format="%.3g"),
+}
 
 
 def error_table(fits: dict, truth, scenario) -> tuple[pd.DataFrame, dict]:
@@ -60,8 +72,9 @@ def show_metrics(ctx: PageContext, shown: Shown, reference, noiseless, truth) ->
     if noiseless is not None:
         fits[noiseless_label(config)] = noiseless
     table, rows = error_table(fits, truth, ctx.scenario)
-    st.dataframe(table, hide_index=True, key="metrics")
-    st.caption(f"The paper's metric divides the relative error by d(dp+1) = {truth.size:,}, so it shrinks as p grows "
+    st.dataframe(table, hide_index=True, key="metrics", column_config=ERROR_COLUMNS)
+    st.caption("Rows in full: " + "; ".join(f"**{label}**" for label in table["estimate"]) + ". "
+               f"The paper's metric divides the relative error by d(dp+1) = {truth.size:,}, so it shrinks as p grows "
                "whatever the estimate; an estimate is only useful if its plain relative error is below the "
                "all-zero reference's 1."
                + (" The plain error compares each step with the kernel at the end of its bin; the grid-free error "
@@ -109,7 +122,7 @@ def show_heldout(ctx: PageContext, shown: Shown, with_reference: bool, with_nois
         configs[noiseless_label(shown.config)] = noiseless_config(shown)
     st.session_state["heldout"] = (start, share)  # the comparison below scores its rows on the same split
     st.dataframe(heldout_table(scores(ctx.fingerprint, ctx.events, start, share, configs)), hide_index=True,
-                 key="heldout", placeholder="—")
+                 key="heldout", placeholder="—", column_config=HELDOUT_COLUMNS)
     st.caption(eyes_only(shown.private_data))
 
 

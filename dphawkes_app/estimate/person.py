@@ -37,16 +37,26 @@ def _declare(rows_key: str) -> None:
         st.session_state["unit"] = "sequence"  # declared: the unit that protects the person
 
 
-def ask_person(rows_key: str, sequences: int) -> None:
-    """On data with several sequences: the question, answered once and kept (a public declaration)."""
+def ask_person(rows_key: str, sequences: int, public: str | None = None) -> None:
+    """On data with several sequences: the question, answered once and kept. On private data it is a public
+    declaration about who the rows belong to; on public data (``public``: ``"simulated"`` or ``"public"``) it is
+    asked too — a teacher may want the per-person cost shown — but as a choice for the lesson: nothing is spent
+    there and nobody's events are in the rows."""
     if sequences <= 1:
         return
     state = person_declared(rows_key)
     st.session_state["person_answer"] = ANSWERS[0] if state is None else ANSWERS[1] if state else ANSWERS[2]
-    st.radio(f"These data hold {sequences:,} sequences. Is one sequence one person?", ANSWERS, horizontal=True,
-             key="person_answer", on_change=_declare, args=(rows_key,),
-             help="a public declaration about the data set, not read from the rows: when one sequence holds one "
-                  "person's events, the sequence unit protects the whole person and the page starts from it")
+    if public is None:
+        question = f"These data hold {sequences:,} sequences. Is one sequence one person?"
+        why = ("a public declaration about the data set, not read from the rows: when one sequence holds one "
+               "person's events, the sequence unit protects the whole person and the page starts from it")
+    else:
+        question = f"These {public} data hold {sequences:,} sequences. Treat one sequence as one person?"
+        why = ("nothing is spent on public data, so this only sets the lesson: 'yes' starts from the sequence unit, "
+               "whose ε is what a release would cost one person if these were private data with one person per "
+               "sequence (on private data the same question is a declaration about who the rows belong to)")
+    st.radio(question, ANSWERS, horizontal=True, key="person_answer", on_change=_declare, args=(rows_key,),
+             help=why)
 
 
 def person_line(mechanisms, unit: str, max_events: int | None, delta: float, sequences: int) -> str:

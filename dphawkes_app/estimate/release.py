@@ -21,6 +21,7 @@ A private selection (an automatic C or G) is drawn inside the release by the ses
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -34,10 +35,10 @@ from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_st
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry
+from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry, compose_epsilon, group_factor
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
-from ..budget import BudgetState, release_view
+from ..budget import BudgetState, release_view, releases_text
 from ..caches import config_items, fit_cached, selected_stats, stats_cached
 from ..layout import friendly_error
 from ..ledger_rows import ledger_label
@@ -301,10 +302,23 @@ def released_message(answer: SessionAnswer, count: int = 1) -> str:
                 "guarantee: for your eyes only.")
     what = "This estimate is a new formal (ε, δ)-DP release" if count == 1 else \
         f"The {count} other methods are new formal (ε, δ)-DP releases"
-    return (f"**Released.** {what}: it spent ε = {answer.entry.epsilon(ledger.budget.delta):.3g} "
-            f"(δ = {ledger.budget.delta:.0e}). The data set has now spent ε = {ledger.spent():.3g} of its budget "
-            f"{ledger.budget.epsilon:.3g} in {len(ledger.metered)} release(s); remaining: one more release of "
+    entry, delta = answer.entry, ledger.budget.delta
+    charged = entry.mechanisms_in(ledger.key.unit)
+    spent = entry.epsilon(delta) if charged is None else compose_epsilon(charged, delta)
+    return (f"**Released.** {what}: it spent ε = {spent:.3g}"
+            f"{own_epsilon_note(entry.epsilon(delta), entry.group(ledger.key.unit))} "
+            f"(δ = {delta:.0e}). The data set has now spent ε = {ledger.spent():.3g} of its budget "
+            f"{ledger.budget.epsilon:.3g} {releases_text(len(ledger.metered))}; remaining: one more release of "
             f"ε ≤ {ledger.remaining():.3g}." + "".join(f" *{note[:1].upper()}{note[1:]}.*" for note in answer.notes))
+
+
+def own_epsilon_note(own: float, group: float) -> str:
+    """Why the ε charged differs from the release's own ε (a capped event-level release: one raw event moves up to
+    ``group`` kept events); empty when they are the same."""
+    if group == 1 or not math.isfinite(group):
+        return ""
+    return (f" — its own ε = {own:.3g} is per kept event, and one raw event can move {group:g} kept events under "
+            "the cap M, so the ledger charges that group")
 
 
 def replayed_message(entry: Entry, ledger: DataLedger) -> str:
@@ -404,7 +418,9 @@ def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
         several = (f" ({plan.formal_count} formal releases together; shown beside them without a guarantee, spending "
                    f"nothing: {', '.join(plan.informal)})" if plan.informal else
                    f" ({plan.formal_count} formal releases together)" if plan.formal_count > 1 else "")
-        st.info(f"**Not released yet.** Releasing {what} spends ε = **{plan.epsilon:.3g}** (δ = "
+        group = group_factor(ledger.key.unit, plan.max_events, ledger.key.unit) if ledger.key.unit == "event" else 1
+        own = own_epsilon_note(compose_epsilon(plan.mechanisms, ledger.budget.delta), group)
+        st.info(f"**Not released yet.** Releasing {what} spends ε = **{plan.epsilon:.3g}**{own} (δ = "
                 f"{ledger.budget.delta:.0e}){several}: the data set's composed ε{scope} goes from {ledger.spent():.3g} "
                 f"to {plan.after:.3g} of its budget {ledger.budget.epsilon:.3g}; remaining after it: one more release "
                 f"of ε ≤ {plan.remaining_after:.3g}. Nothing is spent until you press the button.",

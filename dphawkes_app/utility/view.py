@@ -13,6 +13,7 @@ from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_experiments.sweep import SweepSpec
 
 from ..figures.sweep import boxplot_figure, data_size_figure, tradeoff_figure
+from ..guidance import count_noun
 
 
 def metric_choice(view: pd.DataFrame, key: str, with_paper: bool = False) -> str:
@@ -53,9 +54,29 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
     st.plotly_chart(boxplot_figure(view, metric), key="pu_box")
     epsilon_curve(spec, view, metric)
     st.subheader("Table")
-    st.dataframe(view, hide_index=True)
+    st.dataframe(readable_table(view), hide_index=True)
+    st.caption("The download holds every column of the sweep (seeds, timings, each calibration's ε, the "
+               "constraint's radius, …) under its machine name.")
     st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "sweep.csv", "text/csv",
                        key="pu_download")
+
+
+TABLE_COLUMNS = {
+    "method": "method", "bin_size": "Δ", "seed": "run (seed)", "sigma2": "noise variance σ²",
+    "epsilon": "ε (chosen calibration)", "formal_settings": "formal settings", "data_events": "events",
+    "relative_error": "plain relative error", "kernel_function_error": "grid-free kernel error",
+    "relative_error_paper": "paper's metric", "heldout_gain": "held-out gain over Poisson",
+    "heldout_gain_se": "its standard error", "rmse": "next-event-time RMSE",
+}
+
+
+def readable_table(view: pd.DataFrame) -> pd.DataFrame:
+    """The sweep's table for reading: the columns of :data:`TABLE_COLUMNS` that hold a value, under their
+    readable names, and each method under its registry label."""
+    kept = [c for c in TABLE_COLUMNS if c in view.columns and view[c].notna().any()]
+    table = view[kept].rename(columns=TABLE_COLUMNS)
+    table["method"] = [get_family(m).label for m in view["method"]]
+    return table
 
 
 def tradeoff_measure(spec: SweepSpec, view: pd.DataFrame) -> str:
@@ -98,8 +119,8 @@ def epsilon_curve(spec: SweepSpec, view: pd.DataFrame, metric: str) -> None:
                           if r and r != NOT_RELEASED})
         st.warning("Not a formal guarantee for every row: " + "; ".join(reasons) + ".", icon=":material/warning:")
     st.caption(f"Privacy unit: {UNIT_LABELS[dict(spec.options).get('privacy_unit', 'event')]}. Every run here uses "
-               "seeded noise (an experiment, not a private release); `formal_settings` says whether the same "
-               "settings, released with fresh noise through a ledger, would be one.")
+               "seeded noise (an experiment, not a private release); the column *formal settings* says whether "
+               "the same settings, released with fresh noise through a ledger, would be one.")
     if finite:
         st.plotly_chart(tradeoff_figure(view, metric, eps_col), key="pu_tradeoff")
         reference = view.loc[[not get_family(m).privacy.private for m in view["method"]], metric].median()
@@ -120,7 +141,7 @@ def show_data_sizes(spec: SweepSpec, view: pd.DataFrame, n_cells: int) -> None:
         st.warning(f"Partial results: {len(view)} of {n_cells} cells finished.")
     metric = metric_choice(view, "hd_metric")
     st.plotly_chart(data_size_figure(view, metric), key="hd_figure")
-    st.caption(f"Median error over {spec.runs} run(s), interquartile band shaded; dashed: "
+    st.caption(f"Median error over {count_noun(spec.runs, 'run')}, interquartile band shaded; dashed: "
                "non-private; dotted: the all-zero estimate (error 1). Runs use seeded noise: experiments, not "
                "private releases.")
     st.download_button("Download the table (CSV)", view.to_csv(index=False).encode(), "data_size_sweep.csv",

@@ -120,8 +120,9 @@ class Events:
         if self.n_sequences > 1:
             return f"{self.n_sequences:,} windows, {self.end_time:.6g}{unit} long in all ({how})"
         seq = self.sequences[0]
-        start = timeaxis.format_instant(seq.start_time, self.time_kind, self.time_unit)
-        end = timeaxis.format_instant(seq.start_time + seq.end_time, self.time_kind, self.time_unit)
+        start = timeaxis.format_instant(seq.start_time, self.time_kind, self.time_unit, scale=seq.end_time)
+        end = timeaxis.format_instant(seq.start_time + seq.end_time, self.time_kind, self.time_unit,
+                                      scale=seq.end_time)
         return f"[{start}, {end}], length {seq.end_time:.6g}{unit} ({how})"
 
     def describe(self) -> str:

@@ -13,6 +13,7 @@ Numbers are taken as they are when no unit is asked for; with ``time_unit`` they
 from __future__ import annotations
 
 import datetime as _dt
+import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING
@@ -184,13 +185,31 @@ def relative(values: np.ndarray, start, ticks_per_unit: int, seconds_per_unit: f
     return out / seconds_per_unit if seconds_per_unit != 1 else out
 
 
-def format_instant(value: float, kind: str, time_unit: str) -> str:
-    """A window bound for people: ISO datetime for datetime axes, else the number and unit."""
+def format_instant(value: float, kind: str, time_unit: str, scale: float | None = None) -> str:
+    """A window bound for people: ISO datetime for datetime axes, else the number and unit.
+
+    Parameters
+    ----------
+    value : float
+        The instant, in ``time_unit``.
+    kind : str
+        ``"datetime"`` or ``"number"``.
+    time_unit : str
+        The unit's symbol (empty for plain numbers).
+    scale : float, optional
+        The size of the span the instant bounds (e.g. the window's length): a number is written to the resolution
+        of six significant digits of it, so ``73288.52745954`` in a window of that length reads ``73288.5``;
+        by default the instant's own size.
+    """
     if kind == "datetime":
         seconds = value * unit_seconds(time_unit)
         stamp = _dt.datetime.fromtimestamp(seconds, tz=_dt.UTC)
         return stamp.strftime("%Y-%m-%d %H:%M:%S").removesuffix(" 00:00:00") + " UTC"
-    return f"{value:.13g}" + (f" {time_unit}" if time_unit else "")
+    size = abs(value if scale is None else scale)
+    decimals = max(0, 5 - math.floor(math.log10(size))) if size > 0 and math.isfinite(size) else 0
+    text = f"{value:.{decimals}f}"
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return ("0" if text == "-0" else text) + (f" {time_unit}" if time_unit else "")
 
 
 def _number(value, what: str) -> Decimal:

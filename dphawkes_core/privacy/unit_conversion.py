@@ -58,31 +58,43 @@ class UnitConversion:
     accounting: str = "gdp"
     capped: bool = False
 
-    def sentences(self) -> tuple[str, ...]:
-        """Plain-words lines for display."""
+    def sentences(self, formulas: bool = True) -> tuple[str, ...]:
+        """Plain-words lines for display.
+
+        Parameters
+        ----------
+        formulas : bool
+            Keep the accounting's figures in the lines (μ of Gaussian DP, ρ of zCDP, the group factors); without
+            them the lines say the same guarantees in words only (the app shows the figures on request).
+        """
         k, delta = self.events_per_person, self.dp_delta
+
+        def figure(text: str) -> str:
+            return text if formulas else ""
+
         if self.capped:
             raw, person = ("2²ρ", f"({2 * k})²ρ") if self.accounting == "zcdp" else ("2μ", f"{2 * k}μ")
             return (f"Per raw event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (one event added can push a kept "
-                    f"one out of the first M = {k}: two capped events, {raw}).",
-                    f"Per person (one whole sequence, enforced cap M = {k}: at most {k} kept events out and {k} in, "
-                    f"{person}): ε = {self.person_epsilon:.3g} at δ = {delta:g}.")
+                    f"one out of the first M = {k}: two capped events{figure(', ' + raw)}).",
+                    f"Per person (one whole sequence, enforced cap M = {k}: at most {k} kept events out and {k} in"
+                    f"{figure(', ' + person)}): ε = {self.person_epsilon:.3g} at δ = {delta:g}.")
         if self.accounting == "zcdp" and self.fit_unit == "event":
             rho, person_rho = self.mu**2 / 2, self.person_mu**2 / 2
-            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (ρ = {rho:.3g} zCDP, discrete "
-                    "Gaussian noise).",
-                    f"Per person with k = {k} events (group privacy in zCDP, k²ρ = {person_rho:.3g}): "
+            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} ({figure(f'ρ = {rho:.3g} zCDP, ')}"
+                    "discrete Gaussian noise).",
+                    f"Per person with k = {k} events (group privacy{figure(f' in zCDP, k²ρ = {person_rho:.3g}')}): "
                     f"ε = {self.person_epsilon:.3g} at δ = {delta:g}.")
         if self.fit_unit == "event":
-            naive = (f" (the generic bound kε, k·e^((k−1)ε)·δ gives ε = {self.naive_epsilon:.3g} with "
-                     f"δ = {self.naive_delta:.3g})" if self.naive_delta is not None else
-                     " (the generic bound kε, k·e^((k−1)ε)·δ gives δ >= 1: nothing)")
-            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g} (μ = {self.mu:.3g} GDP).",
-                    f"Per person with k = {k} events (group privacy, exact for Gaussian noise: k·μ = "
-                    f"{self.person_mu:.3g} GDP): ε = {self.person_epsilon:.3g} at δ = {delta:g}{naive}.")
+            generic = "the generic bound kε, k·e^((k−1)ε)·δ" if formulas else "the generic group bound"
+            naive = (f" ({generic} gives ε = {self.naive_epsilon:.3g} with δ = {self.naive_delta:.3g})"
+                     if self.naive_delta is not None else f" ({generic} gives δ >= 1: nothing)")
+            return (f"Per event: ε = {self.event_epsilon:.3g} at δ = {delta:g}{figure(f' (μ = {self.mu:.3g} GDP)')}.",
+                    f"Per person with k = {k} events (group privacy, exact for Gaussian noise"
+                    f"{figure(f': k·μ = {self.person_mu:.3g} GDP')}): ε = {self.person_epsilon:.3g} at "
+                    f"δ = {delta:g}{naive}.")
         how = f"ρ = {self.mu**2 / 2:.3g} zCDP" if self.accounting == "zcdp" else f"μ = {self.mu:.3g} GDP"
         return (f"Per person (one whole sequence, any number of events): ε = {self.person_epsilon:.3g} at "
-                f"δ = {delta:g} ({how}).",
+                f"δ = {delta:g}{figure(f' ({how})')}.",
                 f"Per event: at least as strong — ε = {self.event_epsilon:.3g} at δ = {delta:g} (one event "
                 "changed is one sequence replaced).")
 

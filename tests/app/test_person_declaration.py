@@ -102,7 +102,7 @@ def test_the_unit_conversion_under_an_enforced_cap_is_2m_mu():
     at.number_input(key="evM").set_value(10).run()
     release_button(at).click().run()
     charged = ledger_of(data, "sequence").spent()
-    assert "Per person (one whole sequence, enforced cap M = 10: at most 10 kept events out and 10 in, " \
+    assert "Per person (one whole sequence, enforced cap M = 10: at most 10 kept events out and 10 in" \
         in markdown(at) and f"): ε = {charged:.3g} at δ" in markdown(at)
 
 

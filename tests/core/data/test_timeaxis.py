@@ -171,3 +171,16 @@ def test_decimal_ticks_recover_the_written_decimals_exactly(decimals, magnitude)
     expected = [int(Decimal(t) * scale) for t in text]  # exact decimal arithmetic, independent of floats
     assert ticks.tolist() == expected
     assert decimal_ticks(np.array([1.7e9 + 1 / 3])) is None  # 17 significant digits: no exact decimal form
+
+
+@pytest.mark.parametrize(("end", "start", "expected"), [
+    (73288.52745954, None, "[0, 73288.5], length 73288.5"),
+    (0.012345678, None, "[0, 0.0123457], length 0.0123457"),
+    (86400.0, EPOCH, f"[{EPOCH}, {EPOCH + 86400}], length 86400"),
+])
+def test_the_window_is_written_to_six_significant_digits_of_its_length(end, start, expected):
+    """A window bound shows as many digits as the length's six significant ones resolve: no float noise
+    (``73288.52745954``), and an epoch start keeps its whole seconds."""
+    kwargs = {} if start is None else {"start_time": start}
+    events = load_csv(_csv([(end / 2 + (start or 0), 0)]), end_time=end + (start or 0), **kwargs)
+    assert events.window_text().startswith(expected)
