@@ -1,4 +1,4 @@
-"""Non-private maximum likelihood on exact event times with step kernels (issue 30): the reference on exact times.
+"""Non-private maximum likelihood on exact event times with step kernels: the reference on exact times.
 
 The model is the grid-free family's (:mod:`dphawkes_core.estimators.grid_free`): ``λ_i(t) = μ_i + Σ_j Σ_b a_ijb
 N_j^b(t)``, ``N_j^b(t) = #{u ∈ j : t − u ∈ (bw, (b+1)w]}``, b = 0 … B−1, support ``s = Bw``; with the same
