@@ -244,8 +244,12 @@ class MLE(Family):
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
-        """Refused: the likelihood reads every pair of events at most s apart, across partition edges too."""
-        raise ConfigError(f"{self.label} reads the events themselves: fit it on one file, not a partitioned store")
+        """Refused: the likelihood's statistics are one row per event (:func:`pair_design`: its earlier events
+        up to s before it, across a partition's edge too), not sums a reduce adds, and every Newton iteration
+        reads them all; a store would have to travel whole to one process, which is what one file does."""
+        raise ConfigError(f"{self.label} is not available on a partitioned store: its statistics are one row per "
+                          "event (the events up to s before it, across partition edges too), not sums the "
+                          "partitions can add; fit it on one file")
 
     def run(self, stats, config, report, rng, transcript=None):
         if not isinstance(stats, MLEStats) or stats.pair_design is None:
