@@ -32,7 +32,7 @@ MAX_SIZE_EVENTS = 500_000
 def sequence_unit_note() -> str:
     """Which families and data the sequence unit applies to."""
     return (f"The sequence unit (one whole sequence — one person — replaced) applies to {sequence_families()} only "
-            f"({get_family(reference_method()).label} stays the non-private reference) and to data with several "
+            "(a non-private method chosen here is fitted as usual, whatever the unit) and to data with several "
             "sequences, e.g. nyc_taxi loaded on the Data page (and declared published on the Privacy budget page: a "
             "sweep is an experiment) and chosen here as the current data set.")
 
@@ -42,12 +42,21 @@ def readers(option: str) -> str:
     return ", ".join(f.label for f in FAMILIES.values() if f.reads(option))
 
 
+def non_private_note() -> str:
+    """What the sweep's non-private lines are: each non-private method chosen, the reference of binned fits by
+    default and the one of fits on exact event times beside them."""
+    exact = next(f for f in FAMILIES.values() if f.fits_event_times)
+    return (f"each non-private method chosen is drawn as a dashed line (the reference beside binned fits: "
+            f"{get_family(reference_method()).label}, chosen by default; beside fits on exact event times: "
+            f"{get_family(reference_method(exact)).label})")
+
+
 def method_choice(container, key: str, help: str) -> list[str]:
     """The methods of a sweep: every registered family, labelled by the registry."""
     names, labels = list(method_names()), method_labels()
     return container.multiselect("Methods", names, default=[m for m in DEFAULT_METHODS if m in names], key=key,
                                  format_func=labels.get,
-                                 help=f"{get_family(reference_method()).label} is the non-private reference; {help}")
+                                 help=f"{non_private_note()}; {help}")
 
 
 def check_calibration(methods, calibration: str) -> None:

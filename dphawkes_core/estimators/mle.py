@@ -1,4 +1,4 @@
-"""Non-private maximum likelihood on exact event times with step kernels (issue 30): the reference on exact times.
+"""Non-private maximum likelihood on exact event times with step kernels: the reference on exact times.
 
 The model is the grid-free family's (:mod:`dphawkes_core.estimators.grid_free`): ``λ_i(t) = μ_i + Σ_j Σ_b a_ijb
 N_j^b(t)``, ``N_j^b(t) = #{u ∈ j : t − u ∈ (bw, (b+1)w]}``, b = 0 … B−1, support ``s = Bw``; with the same
@@ -244,8 +244,12 @@ class MLE(Family):
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
-        """Refused: the likelihood reads every pair of events at most s apart, across partition edges too."""
-        raise ConfigError(f"{self.label} reads the events themselves: fit it on one file, not a partitioned store")
+        """Refused: the likelihood's statistics are one row per event (:func:`pair_design`: its earlier events
+        up to s before it, across a partition's edge too), not sums a reduce adds, and every Newton iteration
+        reads them all; a store would have to travel whole to one process, which is what one file does."""
+        raise ConfigError(f"{self.label} is not available on a partitioned store: its statistics are one row per "
+                          "event (the events up to s before it, across partition edges too), not sums the "
+                          "partitions can add; fit it on one file")
 
     def run(self, stats, config, report, rng, transcript=None):
         if not isinstance(stats, MLEStats) or stats.pair_design is None:

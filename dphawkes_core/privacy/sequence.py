@@ -11,13 +11,15 @@ sequence; rebuilding the statistics from it and the solve are post-processing. `
 G privately with a share of ε. Derivation, the release vectors (``lagged``, ``full``) and the measured costs:
 ``docs/sequence_privacy.md`` and ``docs/privacy.md`` ("Sequence-level privacy").
 
-:func:`max_events_clip` gives the public G that a cap of M events guarantees never clips;
+:func:`clip_and_sum` is the clip-and-sum every family's sequence unit releases (its own vectors in, the clipped
+sum out); :func:`max_events_clip` gives the public G that a cap of M events guarantees never clips;
 :mod:`~dphawkes_core.privacy.unit_conversion` converts a guarantee between the two units (group privacy in GDP).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -424,3 +426,43 @@ def sequence_sensitivity(clip: float, n_rows: int) -> float:
     if clip is None or not clip > 0:
         raise ConfigError("the sequence unit needs a positive public clip norm G")
     return math.sqrt(2.0) * float(clip) / n_rows
+
+
+def vector_norm(vector: np.ndarray) -> float:
+    """L2 norm without BLAS (whose threads cost more than the sum on these short vectors)."""
+    return math.sqrt(float(np.sum(vector * vector)))
+
+
+def clip_and_sum(contributions: Iterable[tuple[np.ndarray | None, int, int]],
+                 clip: float) -> tuple[np.ndarray | None, dict]:
+    """``Σ_s v_s·min(1, G/‖v_s‖)``, the raw release of a family's sequence unit before noise, and counts for the
+    data info.
+
+    Parameters
+    ----------
+    contributions : iterable of (v_s or None, kept, removed)
+        Each sequence's own release vector (every entry >= 0, so the sum's replace-one sensitivity is √2·G), the
+        events it kept under C and the events C removed; ``None`` for a sequence with no vector (too short for the
+        family's statistics): only its removed events are counted.
+    clip : float
+        The public (or privately chosen) G.
+
+    Returns
+    -------
+    total : numpy.ndarray or None
+        The clipped sum (``None`` when no sequence had a vector).
+    counts : dict
+        ``kept`` and ``clipped`` events, ``clipped_sequences`` (scaled down), ``sequences`` (with a vector).
+    """
+    total, counts = None, {"kept": 0, "clipped": 0, "clipped_sequences": 0, "sequences": 0}
+    for vector, kept, removed in contributions:
+        counts["clipped"] += removed
+        if vector is None:
+            continue
+        norm = vector_norm(vector)
+        scale = min(1.0, clip / norm) if norm > 0 else 1.0
+        counts["clipped_sequences"] += scale < 1.0
+        counts["kept"] += kept
+        counts["sequences"] += 1
+        total = vector * scale if total is None else total + vector * scale
+    return total, counts

@@ -1,4 +1,4 @@
-"""Exponential kernels on public decays (issue 31): least squares on exact event times, non-private and formal.
+"""Exponential kernels on public decays: least squares on exact event times, non-private and formal.
 
 The model. ``λ_i(t) = μ_i + Σ_j Σ_u a_iju g_ju(t)``, ``g_ju(t) = Σ_{s ∈ j, s < t} β_u e^{−β_u (t − s)}``: the
 kernel ``h_ij(t) = Σ_u a_iju β_u e^{−β_u t}`` on the public decays β_1 … β_U (``--decays 0.7,1.5,3``; one

@@ -25,7 +25,7 @@ from dphawkes_core.estimators.exp.statistics import (
     stats_from_pieces,
 )
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.privacy.sequence import cap_events, clip_rng, dp_sequence_clip
+from dphawkes_core.privacy.sequence import cap_events, clip_and_sum, clip_rng, dp_sequence_clip, vector_norm
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import stats_fields
@@ -84,10 +84,6 @@ def sequence_vector(pieces: ExpPieces, rho: float) -> np.ndarray:
     return np.maximum(raw_release(pieces, rho), 0.0)
 
 
-def _norm(vector: np.ndarray) -> float:
-    return math.sqrt(float(np.sum(vector * vector)))
-
-
 def sequence_contributions(events, decays, width: float, cap: int | None, rho: float):
     """``(v_s, kept, removed)`` of every sequence, in order."""
     for seq in events.sequences:
@@ -98,17 +94,8 @@ def sequence_contributions(events, decays, width: float, cap: int | None, rho: f
 def clipped_sequence_sum(events, decays, width: float, cap: int | None, rho: float,
                          clip: float) -> tuple[np.ndarray, dict]:
     """``Σ_s v_s·min(1, G/‖v_s‖)`` (the raw release of the sequence unit, before noise) and counts for the data
-    info (``kept``, ``clipped`` events, ``clipped_sequences``, ``sequences``)."""
-    total, counts = None, {"kept": 0, "clipped": 0, "clipped_sequences": 0, "sequences": 0}
-    for vector, kept, removed in sequence_contributions(events, decays, width, cap, rho):
-        norm = _norm(vector)
-        scale = min(1.0, clip / norm) if norm > 0 else 1.0
-        counts["clipped_sequences"] += scale < 1.0
-        counts["kept"] += kept
-        counts["clipped"] += removed
-        counts["sequences"] += 1
-        total = vector * scale if total is None else total + vector * scale
-    return total, counts
+    info (:func:`~dphawkes_core.privacy.sequence.clip_and_sum` of :func:`sequence_contributions`)."""
+    return clip_and_sum(sequence_contributions(events, decays, width, cap, rho), clip)
 
 
 def window_template(events, decays, cap: int | None) -> ExpPieces:
@@ -148,7 +135,8 @@ def prepare_exp_sequence_stats(events, config) -> tuple[ExpSequenceStats, DataIn
     clip, auto = sequence_clip_of(config, events.dim), None
     if clip is None:
         top = exp_max_events_clip(events.dim, decays, config.max_events, rho)
-        norms = np.asarray([_norm(v) for v, _, _ in sequence_contributions(capped, decays, config.bin_size, cap, rho)])
+        contributions = sequence_contributions(capped, decays, config.bin_size, cap, rho)
+        norms = np.asarray([vector_norm(v) for v, _, _ in contributions])
         auto = dp_sequence_clip(norms, top, config.epsilon, config.dp_delta, clip_rng(config.seed),
                                 config.sequence_clip_share)
         clip = auto.sequence_clip

@@ -1,4 +1,4 @@
-"""The statistics of the exponential-kernel family (issue 31): the Gram matrix of the exponentially weighted
+"""The statistics of the exponential-kernel family: the Gram matrix of the exponentially weighted
 event counts, their integrals and their values at the events, computed by the exponential recursion in
 ``O(events × decays)`` (plus ``O(events × (d·U)²)`` for the Gram's products) over each declared window
 ``[0, T]``. The model and the layout are described in :mod:`dphawkes_core.estimators.exp`; this module only

@@ -22,7 +22,7 @@ from dphawkes_core.estimators.grid_free.release import (
     raw_release,
 )
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.privacy.sequence import cap_events, clip_rng, dp_sequence_clip
+from dphawkes_core.privacy.sequence import cap_events, clip_and_sum, clip_rng, dp_sequence_clip, vector_norm
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import GridFreePieces, GridFreeStats, one_sequence_pieces, stats_from_pieces
 from dphawkes_core.statistics.info import DataInfo
@@ -151,31 +151,15 @@ def sequence_contributions(events, width: float, lags: int, count_cap: int | Non
 def sequence_norms(events, width: float, lags: int, count_cap: int | None, kappa: float, rho: float) -> np.ndarray:
     """``‖v_s‖`` of every sequence longer than s: the norms :func:`clipped_sequence_sum` clips (and the private
     choice of G histograms, :func:`~dphawkes_core.privacy.sequence.dp_sequence_clip`)."""
-    return np.asarray([_norm(v) for v, _, _ in sequence_contributions(events, width, lags, count_cap, kappa, rho)
+    return np.asarray([vector_norm(v) for v, _, _ in sequence_contributions(events, width, lags, count_cap, kappa, rho)
                        if v is not None], float)
-
-
-def _norm(vector: np.ndarray) -> float:
-    """L2 norm without BLAS (whose threads cost more than the sum on these vectors)."""
-    return math.sqrt(float(np.sum(vector * vector)))
 
 
 def clipped_sequence_sum(events, width: float, lags: int, count_cap: int | None, kappa: float, rho: float,
                          clip: float) -> tuple[np.ndarray, dict]:
     """``Σ_s v_s·min(1, G/‖v_s‖)`` (the raw release of the sequence unit, before noise) and counts for the data
-    info (``kept``, ``clipped`` events, ``clipped_sequences``, ``sequences``)."""
-    total, counts = None, {"kept": 0, "clipped": 0, "clipped_sequences": 0, "sequences": 0}
-    for vector, kept, clipped in sequence_contributions(events, width, lags, count_cap, kappa, rho):
-        counts["clipped"] += clipped
-        if vector is None:
-            continue
-        norm = _norm(vector)
-        scale = min(1.0, clip / norm) if norm > 0 else 1.0
-        counts["clipped_sequences"] += scale < 1.0
-        counts["kept"] += kept
-        counts["sequences"] += 1
-        total = vector * scale if total is None else total + vector * scale
-    return total, counts
+    info (:func:`~dphawkes_core.privacy.sequence.clip_and_sum` of :func:`sequence_contributions`)."""
+    return clip_and_sum(sequence_contributions(events, width, lags, count_cap, kappa, rho), clip)
 
 
 def sequence_edge_share(config, template: GridFreePieces) -> float:

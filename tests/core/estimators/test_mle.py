@@ -181,8 +181,28 @@ def test_its_statistics_are_its_own_kind_and_others_are_refused():
 
 
 def test_a_partitioned_store_is_refused_in_one_line():
-    with pytest.raises(ConfigError, match="not a partitioned store"):
+    with pytest.raises(ConfigError, match="not available on a partitioned store"):
         FAMILY.prepare_partitioned([], FitConfig(method="mle", bin_size=0.5, lags=4), None)
+
+
+def test_the_cli_refuses_mle_on_parquet_partitions_in_one_line_and_fits_the_same_rows_in_one_file(tmp_path, capsys):
+    """A glob of Parquet partitions: exit 2, one line with the reason; the same rows as one file fit."""
+    pa, pq = pytest.importorskip("pyarrow"), pytest.importorskip("pyarrow.parquet")
+    times = simulate(get_scenario("paper-2d"), end_time=400.0, seed=3).sequences[0].times
+    t = np.concatenate(times)
+    d = np.concatenate([np.full(len(x), j) for j, x in enumerate(times)])
+    (tmp_path / "parts").mkdir()
+    for k, part in enumerate((t < 200.0, t >= 200.0)):
+        pq.write_table(pa.table({"time": t[part], "dimension": d[part]}), tmp_path / "parts" / f"part-{k}.parquet")
+    pq.write_table(pa.table({"time": t, "dimension": d}), tmp_path / "whole.parquet")
+    args = ["--method", "mle", "--bin-size", "0.5", "--support", "2", "--end-time", "400"]
+    capsys.readouterr()
+    assert main(["fit", str(tmp_path / "parts" / "*.parquet"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and err.count("\n") == 1 and "Traceback" not in err
+    assert "partitioned store" in err and "one row per event" in err and "one file" in err
+    assert main(["fit", str(tmp_path / "whole.parquet"), *args, "--json", str(tmp_path / "fit.json")]) == 0
+    assert json.loads((tmp_path / "fit.json").read_text())["method"] == "mle"
 
 
 def test_the_cli_fits_it_and_writes_its_convergence(tmp_path, capsys):
