@@ -96,12 +96,15 @@ def releases(state: BudgetState) -> None:
                                       ledger.budget.epsilon), key="budget_chart")
         st.markdown(
             f"**Composition, with your releases.** Summing gives ε = {naive:.3g} (and would add the δ's too); "
-            f"composing exactly gives ε = {composed:.3g} at δ = {ledger.budget.delta:.0e}. Each release adds "
-            "Gaussian noise, and Gaussian mechanisms compose to one Gaussian mechanism: with noise multipliers "
-            "z₁, z₂, … (noise std over sensitivity, per noisy step) the total is μ-GDP with μ = √(Σ 1/zᵢ²) — the "
-            "squares add, not the ε's — and ε is read off that one mechanism (Google's `dp-accounting`; other "
-            "mechanisms are composed through their privacy loss distributions). That is why the remaining budget "
+            f"composing exactly gives ε = {composed:.3g} at δ = {ledger.budget.delta:.0e}. Releases with Gaussian "
+            "noise together act like one Gaussian release whose noise is smaller than each one's, and ε is read off "
+            "that one release: the costs do not simply add up. That is why the remaining budget "
             f"(one more release of ε ≤ {ledger.remaining():.3g}) is more than budget − spent.")
+        with st.expander("Details: the formula"):
+            st.markdown("With noise multipliers z₁, z₂, … (noise std over sensitivity, per noisy step) the total is "
+                        "μ-GDP with μ = √(Σ 1/zᵢ²) — the squares add, not the ε's — and ε is read off that one "
+                        "mechanism (Google's `dp-accounting`; other mechanisms are composed through their privacy "
+                        "loss distributions).")
     if ledger.unmetered:
         st.subheader("Shown without a formal guarantee (not metered)")
         st.dataframe(pd.DataFrame([{"shown (UTC)": e.created[:19].replace("T", " "), "output": e.label,

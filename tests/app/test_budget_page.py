@@ -70,6 +70,10 @@ def test_the_users_releases_are_listed_composed_against_naive_summation(private_
     unmetered = next(df.value for df in at.dataframe if "why it is not a formal release" in df.value.columns)
     assert list(unmetered["output"]) == ["seeded fit"]
     assert len(at.get("plotly_chart")) == 1
+    composition = next(m.value for m in at.markdown if m.value.startswith("**Composition, with your releases.**"))
+    assert "GDP" not in composition and "√" not in composition  # in words; the formula is behind details
+    details = next(e for e in at.expander if e.label == "Details: the formula")
+    assert any("μ = √(Σ 1/zᵢ²)" in m.value for m in details.markdown)
 
 
 def test_the_budget_is_set_on_the_page_and_never_below_what_was_spent(private_ledger_file):
