@@ -38,7 +38,7 @@ from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import table_columns
 from dphawkes_core.data.row_key import no_lanes, row_lanes, rows_key
 from dphawkes_core.errors import ConfigError, DataError
-from dphawkes_core.statistics.binning import bins_in_window, count_tails, sequence_entries
+from dphawkes_core.statistics.binning import bin_index, bins_in_window, count_tails, keep_first, sequence_entries
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import (
     MomentPieces,
@@ -309,6 +309,43 @@ def _by_sequence(seqs: np.ndarray) -> list[tuple[object, np.ndarray]]:
     order = np.argsort(inverse, kind="stable")
     groups = np.split(order, np.cumsum(np.bincount(inverse, minlength=keys.size))[:-1])
     return [(_key(k), rows) for k, rows in zip(keys, groups)]
+
+
+def hold_first_bin(per_dim, width: float, cap: int | None) -> tuple[list, list, int]:
+    """One partition's events of a sequence kept under ``cap`` per (dimension, w-bin), split into those settled
+    here and those pending: the kept events of the partition's first w-bin, which an earlier partition may share
+    (keep-first-C there is decided only when the partitions meet).
+
+    Parameters
+    ----------
+    per_dim : list of numpy.ndarray
+        Each dimension's sorted times (relative to the window start), not all empty.
+    width : float
+        The w-bin width the cap counts in.
+    cap : int or None
+        C, or None (no cap: nothing is clipped and nothing pends).
+
+    Returns
+    -------
+    settled, pending : list of numpy.ndarray
+        Per dimension, the kept events settled here and the kept events of the first w-bin held back.
+    clipped : int
+        Events the cap removed within this partition.
+    """
+    first = min(float(t[0]) for t in per_dim if t.size)
+    first_bin = bin_index(np.array([first]), width)[0]
+    settled, pending, clipped = [], [], 0
+    for t in per_dim:
+        keep = keep_first(t, width, cap)
+        clipped += int(t.size - np.count_nonzero(keep))
+        t = t[keep]
+        held = np.zeros(t.size, dtype=bool)
+        if cap is not None and t.size:
+            lead = min(int(cap), t.size)  # the dimension's kept events of the first bin are among its first C
+            held[:lead] = bin_index(t[:lead], width) == first_bin
+        settled.append(t[~held])
+        pending.append(t[held])
+    return settled, pending, clipped
 
 
 def segment_of(sequence, times, n_bins: int, bin_size: float, lags: int, count_cap: int | None) -> Segment:

@@ -38,10 +38,11 @@ import numpy as np
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.estimators.binned import partitioned_count_cap
 from dphawkes_core.estimators.exp.statistics import ExpPieces, sequence_pieces, stats_from_pieces
-from dphawkes_core.statistics.binning import bin_index, bins_in_window, keep_first
+from dphawkes_core.statistics.binning import bin_index, bins_in_window
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.partitioned import (
     Window,
+    hold_first_bin,
     map_partitions,
     outside_domain,
     window_sequences,
@@ -163,18 +164,7 @@ def exp_segment(sequence, per_dim, end: float, decays, width: float, cap: int | 
         return ExpSegment(sequence, float(end), _merged([]), None, np.nan, np.nan, 0, 0)
     first = min(float(t[0]) for t in per_dim if t.size)
     last = max(float(t[-1]) for t in per_dim if t.size)
-    first_bin = bin_index(np.array([first]), width)[0]
-    settled, pending, clipped = [], [], 0
-    for t in per_dim:
-        keep = keep_first(t, width, cap)
-        clipped += int(t.size - np.count_nonzero(keep))
-        t = t[keep]
-        held = np.zeros(t.size, dtype=bool)
-        if cap is not None and t.size:
-            lead = min(int(cap), t.size)  # the dimension's kept events of the first bin are among its first C
-            held[:lead] = bin_index(t[:lead], width) == first_bin
-        settled.append(t[~held])
-        pending.append(t[held])
+    settled, pending, clipped = hold_first_bin(per_dim, width, cap)
     part = exp_part(*_merged(settled), d, decays, width)
     return ExpSegment(sequence, float(end), _merged(pending), part, first, last, events, clipped)
 

@@ -34,12 +34,13 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.estimators.binned import partitioned_count_cap
-from dphawkes_core.statistics.binning import bin_index, bins_in_window, keep_first
+from dphawkes_core.statistics.binning import bin_index, bins_in_window
 from dphawkes_core.statistics.exact_times import GridFreePieces, PieceSums, stats_from_pieces, toeplitz_pieces
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.statistics.partitioned import (
     Window,
+    hold_first_bin,
     map_partitions,
     outside_domain,
     window_sequences,
@@ -137,18 +138,9 @@ def grid_segment(sequence, times, end: float, width: float, lags: int, cap: int 
                            _none(), _none(), 0, 0)
     first = min(float(t[0]) for t in per_dim if t.size)
     last = max(float(t[-1]) for t in per_dim if t.size)
-    first_bin = bin_index(np.array([first]), width)[0]
-    settled, pending, clipped = [], [], 0
-    for j, t in enumerate(per_dim):
-        keep = keep_first(t, width, cap)
-        clipped += int(t.size - np.count_nonzero(keep))
-        t = t[keep]
-        held = np.zeros(t.size, dtype=bool)
-        if cap is not None and t.size:
-            lead = min(int(cap), t.size)  # the dimension's kept events of the first bin are among its first C
-            held[:lead] = bin_index(t[:lead], width) == first_bin
-        settled.append((t[~held], np.full(int(np.count_nonzero(~held)), j, dtype=np.int64)))
-        pending.append((t[held], np.full(int(np.count_nonzero(held)), j, dtype=np.int64)))
+    kept, held, clipped = hold_first_bin(per_dim, width, cap)
+    settled = [(t, np.full(t.size, j, dtype=np.int64)) for j, t in enumerate(kept)]
+    pending = [(t, np.full(t.size, j, dtype=np.int64)) for j, t in enumerate(held)]
     settled_events, pending_events = _none(), _none()
     for part in settled:
         settled_events = _union(settled_events, part)

@@ -15,6 +15,7 @@ from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, 
 from dphawkes_core.statistics.binning import BinnedCounts, bin_sparse, tail_counts
 from dphawkes_core.statistics.moments import moment_pieces
 from dphawkes_core.statistics.partitioned import (
+    hold_first_bin,
     partitioned_fingerprint,
     partitioned_pieces,
     partitioned_tails,
@@ -210,3 +211,37 @@ def test_the_partition_fingerprint_follows_the_events_not_the_files(store, tmp_p
     _write(tmp_path / "extra.parquet", [12.3], [1], [2])
     assert fingerprint([str(tmp_path / "renamed.pq"), str(tmp_path / "extra.parquet")]) != whole
     assert fingerprint([str(store / "whole.parquet")], END - 1) != whole
+
+
+def _first_c_per_bin(times, width, cap):
+    """Reference keep-first-C written as a loop over the events: each event kept while its bin has fewer than C."""
+    seen, kept = {}, []
+    for t in times:
+        b = int(np.floor(t / width))
+        if cap is None or seen.get(b, 0) < cap:
+            kept.append(t)
+            seen[b] = seen.get(b, 0) + 1
+    return np.array(kept)
+
+
+@pytest.mark.parametrize("cap", [None, 1, 2, 4])
+def test_hold_first_bin_splits_the_kept_events_of_the_first_bin(cap):
+    """Settled plus pending is keep-first-C of each dimension (a loop reference); pending is exactly the kept
+    events in the w-bin of the partition's earliest event (over all dimensions), nothing pends without a cap, and
+    the clipped count is what the reference removed."""
+    rng = np.random.default_rng(7)
+    width = 0.5
+    for _ in range(20):
+        per_dim = [np.sort(rng.uniform(3.2, 6.0, size=rng.integers(0, 12))) for _ in range(3)]
+        if not any(t.size for t in per_dim):
+            continue
+        settled, pending, clipped = hold_first_bin(per_dim, width, cap)
+        first_bin = np.floor(min(t[0] for t in per_dim if t.size) / width)
+        removed = 0
+        for t, done, held in zip(per_dim, settled, pending):
+            kept = _first_c_per_bin(t, width, cap)
+            removed += t.size - kept.size
+            np.testing.assert_array_equal(np.sort(np.concatenate([done, held])), kept)
+            expected = kept[np.floor(kept / width) == first_bin] if cap is not None else kept[:0]
+            np.testing.assert_array_equal(held, expected)
+        assert clipped == removed
