@@ -141,7 +141,7 @@ def _cmd_ledger_migrate(args) -> int:
     print(f"ledger: moved {len(moved)} format-2 ledger(s) of {args.data} into {args.new}: composed ε spent "
           f"{merged.spent():.4g} of {merged.budget.epsilon:.4g}; {len(left)} format-2 ledger(s) of other data or "
           "declarations are still to migrate" + "".join(f"\n  {item.label or item.key.fingerprint[:12]} ("
-                                                        f"{item.key.unit} unit, {len(item.metered)} formal release(s))"
+                                                        f"{item.key.unit} unit, {_releases(len(item.metered))})"
                                                         for item in left), file=sys.stderr)
     return 0
 
@@ -163,3 +163,7 @@ def _cmd_ledger_public(args) -> int:
                                       "and not formal" if ledger.public else
                                       "not marked public: every release on these data is metered"), file=sys.stderr)
     return 0
+
+
+def _releases(count: int) -> str:
+    return "no formal release" if count == 0 else "one formal release" if count == 1 else f"{count} formal releases"

@@ -85,10 +85,17 @@ FILE_VERSION = 4  # 3: one ledger per source's rows, entries with their unit, th
 READABLE_VERSIONS = (3, 4)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped)
 PUBLIC_MARK_REASON = ("the data set's ledger is marked public (already published data): releases on it are "
                       "neither metered nor refused, so none carries a formal guarantee")
-SEQUENCE_VIEW_CLOSED = ("the sequence-level budget of this data set is closed: {count} event-level release(s) on "
-                        "it protect single events only (no cap on events per sequence is enforced), so what they "
-                        "reveal about one whole sequence is unbounded; release at the event level, whose budget "
-                        "counts every release")
+
+
+def sequence_view_closed(count: int) -> str:
+    """Why the sequence-level view refuses: ``count`` uncapped event-level releases closed it."""
+    releases = "one event-level release" if count == 1 else f"{count} event-level releases"
+    return (f"the sequence-level budget of this data set is closed: {releases} on it protect"
+            f"{'s' if count == 1 else ''} single events only (no cap on events per sequence is enforced), so what "
+            f"{'it reveals' if count == 1 else 'they reveal'} about one whole sequence is unbounded; release at the "
+            "event level, whose budget counts every release")
+
+
 EVENT_ONLY_NOTE = ("this event-level release protects single events only, not whole sequences (no cap on events "
                    "per sequence is enforced): the data set's sequence-level budget is closed")
 CAPPED_EVENT_NOTE = ("this event-level release keeps each sequence's first {cap} events (the enforced cap M): its ε "
@@ -400,7 +407,7 @@ class DataLedger:
             if seen.closed:
                 if view == self.key.unit or unit == "sequence":
                     count = sum(e.mechanisms_in("sequence") is None for e in self.metered)
-                    raise BudgetExceeded("refused: " + SEQUENCE_VIEW_CLOSED.format(count=count))
+                    raise BudgetExceeded("refused: " + sequence_view_closed(count))
                 continue  # a capped event-level release after an uncapped one: the sequence view is already ∞
             alone, after = seen.cost(mechanisms, unit, max_events)
             if after > self.budget.epsilon:

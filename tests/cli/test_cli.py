@@ -198,3 +198,11 @@ def test_the_grid_free_fit_without_noise_needs_no_calibration_or_window(simulate
     code, _, err = run(["fit", str(simulated), "--bin-size", "0.5", "--support", "4", "--method", "ctls",
                         "--epsilon", "1", "--count-cap", "3"], capsys)
     assert code == 2 and err.strip().splitlines()[-1].startswith("error: the formal calibration needs a declared")
+
+
+@pytest.mark.parametrize("count, words", [(0, "no formal release"), (1, "one formal release"),
+                                          (3, "3 formal releases")])
+def test_the_migrate_summary_counts_releases_in_words(count, words):
+    from dphawkes_cli.ledger import _releases
+
+    assert _releases(count) == words

@@ -88,7 +88,12 @@ def test_without_a_cap_the_sequence_view_closes_and_a_capped_release_after_it_is
     event, sequence = views(book)
     assert sequence.closed and sequence.spent() == math.inf and sequence.remaining() == 0
     assert event.spent() == pytest.approx(gdp_epsilon(4.0, 30.0, 20.0 / 2), rel=1e-9)
-    with pytest.raises(BudgetExceeded, match="sequence-level budget of this data set is closed"):
+    with pytest.raises(BudgetExceeded, match="sequence-level budget of this data set is closed: one event-level "
+                       "release on it protects single events only"):
+        release(book, "sequence", 4.0, request="again")
+    release(book, "event", 1.0, request="another uncapped")
+    with pytest.raises(BudgetExceeded, match="closed: 2 event-level releases on it protect single events only.*what "
+                       "they reveal"):
         release(book, "sequence", 4.0, request="again")
 
 
