@@ -72,6 +72,22 @@ def shot(page, tmp_path: Path, name: str, locator=None) -> None:
     save(path, name)
 
 
+def drawn_tables(page) -> list[list[str]]:
+    """Scroll every shown table into view until its grid is drawn (a table drawn on a canvas is drawn only once on
+    screen: off screen, a full-page screenshot shows an empty box), back to the top; the tables' column headers."""
+    page.wait_for_selector("[data-testid='stDataFrame']", state="visible", timeout=120_000)
+    wait_idle(page)
+    headers = []
+    for table in page.locator("[data-testid='stDataFrame']").all():
+        if not table.is_visible():
+            continue  # in a closed expander
+        table.scroll_into_view_if_needed()
+        table.locator("table[role='grid']").wait_for(state="attached", timeout=60_000)
+        headers.append(table.locator("th[role='columnheader']").all_inner_texts())
+    page.evaluate("window.scrollTo(0, 0)")
+    return headers
+
+
 def one_release_family():
     """A formal family that releases once (not the default preset's by assumption: the test chooses it)."""
     return next(f for f in FAMILIES.values()
@@ -133,6 +149,8 @@ def test_release_flow_on_private_data(server, browser, tmp_path):
         assert metered(ledger) == 1
         assert page.get_by_text("Shown again from the ledger").count() == 0
         no_exception(page)
+        headers = drawn_tables(page)
+        assert ["estimate", "gain", "± SE", "log-lik", "Poisson's", "note"] in headers  # the held-out table
         shot(page, tmp_path, "release_flow_released.png")
 
         eps = page.get_by_role("spinbutton", name="ε", exact=True)
