@@ -14,7 +14,9 @@ what is deterministic around it is shared: the tail counts it is drawn from and 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 
 import streamlit as st
 
@@ -123,3 +125,35 @@ def config_items(config: FitConfig) -> tuple:
 def public_items(public: Mapping) -> tuple:
     """Hashable, order-independent form of public settings stated for every family (a cache key)."""
     return tuple(sorted(dict(public).items()))
+
+
+class RunStore:
+    """The last ``kept`` finished runs by key, shared by a server's sessions (threads), the oldest dropped first.
+
+    Every read and write of the store holds its lock, so one session dropping a run while another reads it cannot
+    fail; a run itself is computed outside the lock (two sessions asking the same new key both compute it, and
+    the last to finish is kept)."""
+
+    def __init__(self, kept: int):
+        self.kept = int(kept)
+        self._runs: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_compute(self, key: Hashable, compute: Callable[[], object]):
+        """The finished run of ``key``, or ``compute()`` stored under it."""
+        with self._lock:
+            if key in self._runs:
+                self._runs.move_to_end(key)
+                return self._runs[key]
+        result = compute()
+        with self._lock:
+            self._runs[key] = result
+            self._runs.move_to_end(key)
+            while len(self._runs) > self.kept:
+                self._runs.popitem(last=False)
+        return result
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._runs)
+

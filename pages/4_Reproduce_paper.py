@@ -1,12 +1,12 @@
 """Reproduce the paper: one click per experiment, the paper's claim beside what we measure."""
 
 import time
-from collections import OrderedDict
 
 import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state
+from dphawkes_app.caches import RunStore
 from dphawkes_app.figures.sweep import boxplot_figure, kernel_figure
 from dphawkes_app.layout import friendly_error, sidebar_dataset
 from dphawkes_app.ledger_rows import ledger_label
@@ -33,9 +33,9 @@ KEPT_RUNS = 12  # finished runs kept for every session of this server
 
 
 @st.cache_resource
-def finished_runs() -> OrderedDict:
+def finished_runs() -> RunStore:
     """The finished runs of this server by their settings (shared by its sessions, the oldest dropped first)."""
-    return OrderedDict()
+    return RunStore(KEPT_RUNS)
 
 
 def run_once(key: tuple, compute, progress):
@@ -44,13 +44,7 @@ def run_once(key: tuple, compute, progress):
     Not ``st.cache_data``: its replay of a cached result refuses the progress bar that ``compute`` fills, which is
     drawn outside the cached function.
     """
-    runs = finished_runs()
-    if key not in runs:
-        runs[key] = compute(progress)
-        while len(runs) > KEPT_RUNS:
-            runs.popitem(last=False)
-    runs.move_to_end(key)
-    return runs[key]
+    return finished_runs().get_or_compute(key, lambda: compute(progress))
 
 
 def with_progress(title: str, key: tuple, compute, unit: str = "steps"):

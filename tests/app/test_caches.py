@@ -59,3 +59,44 @@ def test_the_sequence_unit_and_a_cap_m_are_not_split():
     assert not shares_selection(auto_config("ctls", max_events=100))
     assert not shares_selection(FitConfig(method="ctls", bin_size=0.5, lags=8, count_cap=None, epsilon=1.0,
                                             calibration="formal"))
+
+
+def test_the_run_store_keeps_the_last_runs_and_survives_sessions_racing():
+    """Eight threads ask 40 keys of a store that keeps one run, switching threads every microsecond: every answer
+    is its own key's run (never another's, never a KeyError from a run dropped while read — what the unlocked
+    OrderedDict it replaced raised within this many calls), the store never holds more than one, and a kept run
+    is not recomputed."""
+    import sys
+    import threading
+
+    from dphawkes_app.caches import RunStore
+
+    store, calls, errors = RunStore(1), [], []
+
+    def compute(key):
+        calls.append(key)
+        return ("run", key)
+
+    def session(offset):
+        try:
+            for i in range(5000):
+                key = (offset + i) % 40
+                assert store.get_or_compute(key, lambda key=key: compute(key)) == ("run", key)
+                assert len(store) <= 1
+        except Exception as exc:  # noqa: BLE001 - collected and reported below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=session, args=(k * 5,)) for k in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors
+    calls.clear()
+    store.get_or_compute("kept", lambda: compute("kept"))
+    assert store.get_or_compute("kept", lambda: compute("kept")) == ("run", "kept") and calls == ["kept"]
