@@ -121,6 +121,26 @@ CTLSOptions = options_class("CTLSOptions", SETTINGS, "exact event times (continu
                             _check_options)
 
 
+def solve_released(noisy_stats: GridFreeStats, gram_sigma: float, config) -> tuple[np.ndarray, dict]:
+    """The ctls post-processing of released statistics: the ridge and the roughness penalty scaled by the released
+    noise-to-signal ratio, then least squares (non-negative unless allowed). ``gram_sigma``: the noise std of G's
+    pieces in the units of A (ρσ; 0 without noise). Reads released and public numbers only."""
+    noise = gram_sigma * math.sqrt(noisy_stats.n_params)
+    ratio = noise_to_signal(noisy_stats.A, noise)
+    lam = ctls_ridge(noise, ratio) if config.ctls_ridge is None else float(config.ctls_ridge)
+    A_tilde = stabilise(noisy_stats.A, lam, "ridge")
+    smooth = config.ctls_smoothing * ratio * noise
+    if smooth > 0:
+        A_tilde = A_tilde + smooth * roughness_matrix(noisy_stats.dim, noisy_stats.lags)
+    if config.ctls_nonnegative:
+        U, info = solve_nonnegative(A_tilde, noisy_stats.b), {"solver": "nnls"}
+    else:
+        U, info = solve_cls(replace(noisy_stats, A=A_tilde))
+    info.update({"ridge": lam, "nonnegative": config.ctls_nonnegative, "smoothing": config.ctls_smoothing,
+                 "smoothing_weight": smooth, "noise_to_signal": ratio})
+    return U, info
+
+
 class CTLS(Family):
     """Continuous-time least squares with step kernels on exact event times: one Gaussian release of the pair
     statistics of events kept under a public C per (dimension, w-bin), then least squares as free
@@ -266,18 +286,6 @@ class CTLS(Family):
             noisy_stats = stats_from_pieces(shrink_edges(noisy, raw_sigma, part_scales(kappa, rho)), stats.width)
         else:
             noisy_stats = stats
-        noise = rho * sigma * math.sqrt(stats.n_params)
-        ratio = noise_to_signal(noisy_stats.A, noise)
-        lam = ctls_ridge(noise, ratio) if config.ctls_ridge is None else float(config.ctls_ridge)
-        A_tilde = stabilise(noisy_stats.A, lam, "ridge")
-        smooth = config.ctls_smoothing * ratio * noise
-        if smooth > 0:
-            A_tilde = A_tilde + smooth * roughness_matrix(stats.dim, stats.lags)
-        if config.ctls_nonnegative:
-            U, info = solve_nonnegative(A_tilde, noisy_stats.b), {"solver": "nnls"}
-        else:
-            U, info = solve_cls(replace(noisy_stats, A=A_tilde))
-        info.update({"ridge": lam, "nonnegative": config.ctls_nonnegative, "smoothing": config.ctls_smoothing,
-                     "smoothing_weight": smooth, "noise_to_signal": ratio, "kappa": kappa, "gram_scale": rho,
-                     "statistics": "exact event times"})
+        U, info = solve_released(noisy_stats, rho * sigma, config)
+        info.update({"kappa": kappa, "gram_scale": rho, "statistics": "exact event times"})
         return U, [paper_loss(U, stats)], info
