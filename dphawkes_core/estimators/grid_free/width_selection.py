@@ -9,32 +9,37 @@ head ``[0, s_max)`` and tail. A support ``s = B'·w < s_max`` keeps the first ``
 the leading blocks (:func:`truncate_pieces`), with the history-only head still ``[0, s_max)`` — the contrast of
 every candidate is taken over ``[s_max, T]``, so that one head serves them all.
 
-**One release, two blocks.** A public time V splits every window into a training block ``[0, V)`` and a validation
-block ``[V, T]``; each block is a window of its own (its first s_max history only), so a pair of events on both sides
-of V belongs to neither, and every event to exactly one block. The released vector is the concatenation of the two
-blocks' release vectors (:func:`~dphawkes_core.estimators.grid_free.release.raw_release` at one public κ, ρ) plus
-Gaussian noise of one std: adding or removing an event changes the statistics of its own block only, by at most
-:func:`~dphawkes_core.estimators.grid_free.release.ctls_sensitivity` (which holds for any set of windows), so the
-concatenation's L2 sensitivity is that same bound (``docs/privacy.md``, "Width and support inside the release").
+**One release, two blocks.** A public time V cuts every window into a training block ``[0, V)`` and a validation
+block ``[V, T]``: ``V = w0·floor((1 − share)·T/w0)`` from the window's declared length T and a public share
+(:func:`validation_cut`), so V lies on a w0-bin boundary and keeping the first C per bin within each block keeps
+exactly the events the whole window keeps. Each block is a window of its own (its first s_max history only), so a
+pair of events on both sides of V belongs to neither, and every event to exactly one block. The released vector is
+the concatenation of the two blocks' release vectors (:func:`~dphawkes_core.estimators.grid_free.release.raw_release`
+at one public κ, ρ) plus Gaussian noise of one std: adding or removing an event changes the statistics of its own
+block only, by at most :func:`~dphawkes_core.estimators.grid_free.release.ctls_sensitivity` (which holds for any
+set of windows), so the concatenation's L2 sensitivity is that same bound (``docs/privacy.md``, "Width and support
+inside the release").
 
 **Selection is post-processing** (:func:`select_width`): for every candidate (k, B') of a public grid, the training
 block's noisy pieces (their edges shrunk at w0) are coarsened and truncated and fitted by the ctls post-processing;
 its estimate θ is scored on the validation block's noisy pieces by the least-squares contrast
 ``Σ_i θ_iᵀ G_val θ_i − 2 θ_iᵀ c_val,i`` (unbiased for the noiseless contrast: the validation noise is independent of
-θ and has mean zero). The best candidate is fitted again on the two blocks' pieces summed.
+θ and has mean zero). The best candidate is fitted again on the two blocks' pieces summed and expressed on the fine
+grid (:func:`on_fine_grid`), so the family's fit (option ``ctls_width_choice="validation"``,
+:func:`prepare_split_stats`, :func:`fit_by_validation`) returns an estimate of the declared shape.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from dphawkes_core.data.io import EventSequence
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.grid_free import solve_released
 from dphawkes_core.estimators.grid_free.release import (
+    Sensitivity,
     ctls_sensitivity,
     default_edge_share,
     part_scales,
@@ -42,8 +47,10 @@ from dphawkes_core.estimators.grid_free.release import (
     raw_release,
     shrink_edges,
 )
+from dphawkes_core.estimators.grid_free.solve import solve_released
 from dphawkes_core.statistics.exact_times import (
     GridFreePieces,
+    GridFreeStats,
     assemble,
     grid_free_pieces,
     stats_from_pieces,
@@ -52,6 +59,7 @@ from dphawkes_core.statistics.exact_times import (
 
 WIDTH_FACTORS = (1, 2, 4, 8)  # candidate widths k·w0
 SUPPORT_FRACTIONS = (0.25, 0.5, 1.0)  # candidate supports, as fractions of s_max
+VALIDATION_SHARE = 30.0  # default share of every window in the validation block, in percent
 
 
 def _block_sum(matrix: np.ndarray, dim: int, factor: int, lags: int) -> np.ndarray:
@@ -118,13 +126,34 @@ def add_pieces(first: GridFreePieces, second: GridFreePieces) -> GridFreePieces:
     return replace(first, **{name: getattr(first, name) + getattr(second, name) for name in summed})
 
 
-def split_sequences(sequences, split: float) -> tuple[list[EventSequence], list[EventSequence]]:
-    """Every window cut at the public time ``split`` (from each window's start): the training windows
-    ``[0, split)`` and the validation windows ``[split, T]`` shifted to start at 0 (a window shorter than ``split``
-    is training only). Every event goes to exactly one block."""
+def validation_cut(end_time: float, width: float, share: float) -> float:
+    """The public start V of a window's validation block: ``w0·floor((1 − share)·T/w0)`` from its declared length
+    T, the fine width w0 and the validation ``share`` (a fraction), so that V lies on a w0-bin boundary."""
+    return float(width) * math.floor((1.0 - float(share)) * float(end_time) / float(width))
+
+
+def validation_cuts(sequences, width: float, share: float) -> list[float]:
+    """:func:`validation_cut` of every window."""
+    return [validation_cut(seq.end_time, width, share) for seq in sequences]
+
+
+def _per_window(cuts, count: int) -> list[float]:
+    if isinstance(cuts, (int, float)):
+        return [float(cuts)] * count
+    cuts = [float(cut) for cut in cuts]
+    if len(cuts) != count:
+        raise ConfigError(f"{len(cuts)} split times for {count} windows")
+    return cuts
+
+
+def split_sequences(sequences, cuts) -> tuple[list[EventSequence], list[EventSequence]]:
+    """Every window cut at its public time (``cuts``: one per window, from its start, e.g.
+    :func:`validation_cuts`; or one number for every window): the training windows ``[0, V)`` and the validation
+    windows ``[V, T]`` shifted to start at 0 (a window shorter than its V is training only). Every event goes to
+    exactly one block."""
     train, validation = [], []
-    for seq in sequences:
-        cut = min(float(split), float(seq.end_time))
+    for seq, split in zip(sequences, _per_window(cuts, len(sequences)), strict=True):
+        cut = min(split, float(seq.end_time))
         train.append(replace(seq, times=tuple(t[t < cut] for t in seq.times), end_time=cut))
         if seq.end_time > cut:
             validation.append(replace(seq, times=tuple(t[t >= cut] - cut for t in seq.times),
@@ -211,8 +240,6 @@ class SplitRelease:
         w0.
     raw_sigma : float
         The noise std of every released number, in the pieces' units (before the part scales).
-    sensitivity : float
-        The concatenated vector's L2 sensitivity, in the same units (:func:`split_sensitivity`).
     kappa, rho : float
         The public part scales of the release.
     """
@@ -221,23 +248,24 @@ class SplitRelease:
     validation: GridFreePieces
     fine_width: float
     raw_sigma: float
-    sensitivity: float
     kappa: float
     rho: float
 
 
-def block_pieces(events, split: float, width: float, lags: int, cap: int | None
-                 ) -> tuple[GridFreePieces, GridFreePieces]:
-    """The pieces of the training and the validation block (:func:`split_sequences`), each block's events kept
-    under ``cap`` per (dimension, w0-bin of its own windows)."""
-    train, validation = split_sequences(events.sequences, split)
+def block_pieces(events, cuts, width: float, lags: int, cap: int | None
+                 ) -> tuple[GridFreePieces, GridFreePieces, dict]:
+    """The pieces of the training and the validation block (:func:`split_sequences` at ``cuts``), each block's
+    events kept under ``cap`` per (dimension, w0-bin of its own windows), and the events kept and clipped in
+    both (``kept``, ``clipped``)."""
+    train, validation = split_sequences(events.sequences, cuts)
     if not validation:
-        raise ConfigError(f"the validation block starts at {split:g}, after every window: nothing to score on")
-    return tuple(grid_free_pieces(replace(events, sequences=tuple(block)), width, lags, cap)[0]
-                 for block in (train, validation))
+        raise ConfigError("every window ends before its validation block starts: nothing to score on")
+    (train, counts), (validation, more) = (grid_free_pieces(replace(events, sequences=tuple(block)), width, lags,
+                                                            cap) for block in (train, validation))
+    return train, validation, {name: counts[name] + more[name] for name in ("kept", "clipped")}
 
 
-def split_sensitivity(dim: int, lags: int, count_cap: int, edge_share: float, gram_scale: float):
+def split_sensitivity(dim: int, lags: int, count_cap: int, edge_share: float, gram_scale: float) -> Sensitivity:
     """The L2 sensitivity of the two blocks' release vectors concatenated: an event added or removed changes the
     statistics of its own block only (a block's windows hold its events only, and the cap is kept per block), so
     the concatenation moves by what one block's release moves, at most
@@ -251,26 +279,37 @@ def split_vector(train: GridFreePieces, validation: GridFreePieces, kappa: float
     return np.concatenate([raw_release(train, kappa, rho), raw_release(validation, kappa, rho)])
 
 
-def release_split(events, split: float, width: float, lags: int, cap: int, noise_multiplier: float,
-                  gram_scale: float, rng: np.random.Generator, edge_share: float | None = None) -> SplitRelease:
-    """One Gaussian release of :func:`split_vector` at (w0 = ``width``, B = ``lags``) with noise std
-    ``noise_multiplier ×`` :func:`split_sensitivity` (``noise_multiplier`` 0: exact); the noisy edges are shrunk
-    at w0 (post-processing, :func:`~dphawkes_core.estimators.grid_free.release.shrink_edges`).
+def noisy_split_vector(train: GridFreePieces, validation: GridFreePieces, kappa: float, rho: float,
+                       raw_sigma: float, rng) -> np.ndarray:
+    """:func:`split_vector` plus one draw of Gaussian noise of std ``raw_sigma`` per number (none at 0)."""
+    clean = split_vector(train, validation, kappa, rho)
+    return clean + raw_sigma * rng.standard_normal(clean.size) if raw_sigma > 0 else clean
+
+
+def release_blocks(train: GridFreePieces, validation: GridFreePieces, width: float, raw_sigma: float, kappa: float,
+                   rho: float, rng) -> SplitRelease:
+    """One Gaussian release of :func:`split_vector` with noise std ``raw_sigma`` (0: exact), drawn from ``rng``;
+    the noisy edges are shrunk at w0 (post-processing,
+    :func:`~dphawkes_core.estimators.grid_free.release.shrink_edges`)."""
+    if raw_sigma > 0:
+        noisy = noisy_split_vector(train, validation, kappa, rho, raw_sigma, rng)
+        size = noisy.size // 2  # the two blocks have the same layout (d, B)
+        scales = part_scales(kappa, rho)
+        train, validation = (shrink_edges(pieces_from_release(part, template, kappa, rho), raw_sigma, scales)
+                             for part, template in ((noisy[:size], train), (noisy[size:], validation)))
+    return SplitRelease(train, validation, float(width), float(raw_sigma), float(kappa), float(rho))
+
+
+def release_split(events, cuts, width: float, lags: int, cap: int, noise_multiplier: float, gram_scale: float,
+                  rng: np.random.Generator, edge_share: float | None = None) -> SplitRelease:
+    """:func:`release_blocks` of the blocks at ``cuts`` (:func:`block_pieces`) at (w0 = ``width``, B = ``lags``)
+    with noise std ``noise_multiplier ×`` :func:`split_sensitivity` (``noise_multiplier`` 0: exact).
 
     ``edge_share`` None: the default share of the windows of both blocks (public)."""
-    train, validation = block_pieces(events, split, width, lags, cap)
+    train, validation, _ = block_pieces(events, cuts, width, lags, cap)
     share = default_edge_share(add_pieces(train, validation)) if edge_share is None else float(edge_share)
     sens = split_sensitivity(train.dim, lags, cap, share, gram_scale)
-    raw_sigma = float(noise_multiplier) * sens.total
-    if raw_sigma > 0:
-        clean = split_vector(train, validation, sens.kappa, sens.rho)
-        noisy = clean + raw_sigma * rng.standard_normal(clean.size)
-        size = clean.size // 2  # the two blocks have the same layout (d, B)
-        scales = part_scales(sens.kappa, sens.rho)
-        train, validation = (shrink_edges(pieces_from_release(part, template, sens.kappa, sens.rho), raw_sigma,
-                                          scales)
-                             for part, template in ((noisy[:size], train), (noisy[size:], validation)))
-    return SplitRelease(train, validation, float(width), raw_sigma, sens.total, sens.kappa, sens.rho)
+    return release_blocks(train, validation, width, float(noise_multiplier) * sens.total, sens.kappa, sens.rho, rng)
 
 
 # --- the choice (post-processing of the release) ----------------------------------------------------------------
@@ -285,35 +324,121 @@ class WidthChoice:
         Best first.
     U : numpy.ndarray
         ``(d, d·B' + 1)``: the chosen candidate's estimate ``U = wθ`` on the two blocks' pieces summed.
+    info : dict
+        The post-processing's diagnostics of that fit (ridge, smoothing, solver).
     """
 
     candidates: tuple[Candidate, ...]
     U: np.ndarray
+    info: dict
 
     @property
     def chosen(self) -> Candidate:
         return self.candidates[0]
 
 
-def released_fit(release: SplitRelease, config):
-    """``fit(pieces, width) -> U``: the ctls post-processing of a candidate's pieces from ``release``, its ridge
-    and smoothing scaled by the noise of the candidate's Gram pieces in its units of A: a coarse ``R(m)`` sums
-    about k fine products of each lag (``(1/k)·Σ_{r,r'} R(mk + r − r')``), so its noise std is about ``√k`` times
-    the fine one."""
-
-    def fit(pieces: GridFreePieces, width: float) -> np.ndarray:
-        factor = max(width / release.fine_width, 1.0)
-        gram_sigma = release.rho * release.raw_sigma * math.sqrt(factor) / max(pieces.duration, 1e-300)
-        return solve_released(stats_from_pieces(pieces, width), gram_sigma, config)[0]
-
-    return fit
+def solve_candidate(release: SplitRelease, config, pieces: GridFreePieces, width: float) -> tuple[np.ndarray, dict]:
+    """The ctls post-processing of a candidate's pieces from ``release``, its ridge and smoothing scaled by the
+    noise of the candidate's Gram pieces in its units of A: a coarse ``R(m)`` sums about k fine products of each
+    lag (``(1/k)·Σ_{r,r'} R(mk + r − r')``), so its noise std is about ``√k`` times the fine one."""
+    factor = max(width / release.fine_width, 1.0)
+    gram_sigma = release.rho * release.raw_sigma * math.sqrt(factor) / max(pieces.duration, 1e-300)
+    return solve_released(stats_from_pieces(pieces, width), gram_sigma, config)
 
 
 def choose_width(release: SplitRelease, config, grid=None) -> WidthChoice:
     """Score every candidate (:func:`select_width`) and fit the best on the two blocks together: post-processing
     of ``release`` with ``config``'s ctls options (ridge, smoothing, non-negativity)."""
-    fit = released_fit(release, config)
-    candidates = select_width(release.train, release.validation, release.fine_width, fit, grid)
+    candidates = select_width(release.train, release.validation, release.fine_width,
+                              lambda pieces, width: solve_candidate(release, config, pieces, width)[0], grid)
     best = candidates[0]
     both = candidate_pieces(add_pieces(release.train, release.validation), best.factor, best.lags)
-    return WidthChoice(tuple(candidates), fit(both, best.width))
+    U, info = solve_candidate(release, config, both, best.width)
+    return WidthChoice(tuple(candidates), U, info)
+
+
+def on_fine_grid(U: np.ndarray, factor: int, fine_lags: int) -> np.ndarray:
+    """A candidate's ``U = wθ`` at ``(k·w0, B')`` as ``U = w0·θ`` on the fine grid ``(d, d·B + 1)``: each coarse
+    height repeated over its k fine steps, zero beyond ``B'·k``, the baseline last (the same step functions and
+    baselines, read at w0)."""
+    d, k = U.shape[0], int(factor)
+    lags = (U.shape[1] - 1) // d
+    if lags * k > fine_lags:
+        raise ConfigError(f"a support of {lags}×{k} fine steps is beyond the released {fine_lags}")
+    scaled = np.asarray(U, float) / k  # w0·θ
+    fine = np.zeros((d, int(fine_lags), d))
+    fine[:, :lags * k] = np.repeat(scaled[:, :-1].reshape(d, lags, d), k, axis=1)
+    return np.concatenate([fine.reshape(d, int(fine_lags) * d), scaled[:, -1:]], axis=1)
+
+
+# --- the family's option: statistics and fit ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GridFreeSplitStats(GridFreeStats):
+    """The statistics of ctls with the width and support chosen inside the release: ``grid_pieces`` (hence ``A``,
+    ``b`` and N, the public normaliser) are the two blocks' pieces summed at (w0, s_max); ``train_pieces`` and
+    ``validation_pieces`` the blocks' own, which is what is released (:func:`split_vector`). ``share``: the
+    validation share of every window (a fraction), public."""
+
+    train_pieces: GridFreePieces | None = None
+    validation_pieces: GridFreePieces | None = None
+    share: float = math.nan
+
+
+def check_split_windows(sequences, cuts, support: float) -> None:
+    """Refuse windows that cannot hold both blocks: some window's training block ``[0, V)`` and some window's
+    validation block ``[V, T]`` must be longer than s_max (each block's first s_max is history only)."""
+    ends = [float(seq.end_time) for seq in sequences]
+    if not any(cut > support for cut in cuts):
+        raise ConfigError(f"no window holds a training block longer than the support s = {support:g}: choosing the "
+                          "width by validation needs a longer window, a smaller support or a smaller validation share")
+    if not any(end - cut > support for end, cut in zip(ends, cuts, strict=True)):
+        raise ConfigError(f"no window holds a validation block longer than the support s = {support:g} (the "
+                          f"longest is {max(end - cut for end, cut in zip(ends, cuts, strict=True)):g}): choosing "
+                          "the width by validation needs a longer window, a smaller support or a larger validation "
+                          "share")
+
+
+def prepare_split_stats(events, width: float, lags: int, cap: int | None, share: float
+                        ) -> tuple[GridFreeSplitStats, dict]:
+    """:class:`GridFreeSplitStats` of ``events`` at (w0 = ``width``, B = ``lags``), every window cut at its
+    :func:`validation_cut` for ``share`` (a fraction), the events kept under ``cap`` per block (the same events the
+    whole window keeps: V is on a bin boundary), and the counts of :func:`block_pieces`."""
+    cuts = validation_cuts(events.sequences, width, share)
+    check_split_windows(events.sequences, cuts, width * lags)
+    train, validation, counts = block_pieces(events, cuts, width, lags, cap)
+    summed = stats_from_pieces(add_pieces(train, validation), width)
+    stats = GridFreeSplitStats(**{f.name: getattr(summed, f.name) for f in fields(summed)}, train_pieces=train,
+                               validation_pieces=validation, share=float(share))
+    return stats, counts
+
+
+def split_query(stats: GridFreeSplitStats, kappa: float, rho: float) -> np.ndarray:
+    """The released numbers without noise over the public N (the units of A)."""
+    return split_vector(stats.train_pieces, stats.validation_pieces, kappa, rho) / stats.grid_pieces.duration
+
+
+def noisy_split_query(stats: GridFreeSplitStats, kappa: float, rho: float, sigma: float, rng) -> np.ndarray:
+    """:func:`split_query` plus noise of std σ (the units of A), as :func:`fit_by_validation` draws it."""
+    N = stats.grid_pieces.duration
+    return noisy_split_vector(stats.train_pieces, stats.validation_pieces, kappa, rho, sigma * N, rng) / N
+
+
+def fit_by_validation(stats: GridFreeSplitStats, config, sigma: float, kappa: float, rho: float, rng
+                      ) -> tuple[np.ndarray, dict]:
+    """The release of both blocks with noise std σ (the units of A) drawn from ``rng``, the choice among the
+    candidates (:func:`choose_width`) and the chosen estimate on the fine grid (:func:`on_fine_grid`): ``U`` of
+    shape ``(d, d·B + 1)`` and the info (the choice, every candidate's w, s and score, the fit's diagnostics)."""
+    release = release_blocks(stats.train_pieces, stats.validation_pieces, stats.width,
+                             sigma * stats.grid_pieces.duration, kappa, rho, rng)
+    choice = choose_width(release, config)
+    best = choice.chosen
+    info = dict(choice.info)
+    info.update({
+        "width_choice": "validation", "chosen_width": best.width, "chosen_support": best.support,
+        "validation_share": stats.share,
+        "candidates": [{"width": c.width, "support": c.support, "score": c.score} for c in choice.candidates],
+        "chosen_in_release": (f"w = {best.width:g} and s = {best.support:g} chosen inside the release by the "
+                              "validation contrast (post-processing: no extra privacy cost)"),
+    })
+    return on_fine_grid(choice.U, best.factor, stats.lags), info

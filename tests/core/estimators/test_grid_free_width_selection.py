@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dphawkes_core.data.io import from_arrays
-from dphawkes_core.estimators.grid_free.release import worst_case_events
+from dphawkes_core.estimators.grid_free.release import default_edge_share, worst_case_events
 from dphawkes_core.estimators.grid_free.width_selection import (
     add_pieces,
     block_pieces,
@@ -22,6 +22,7 @@ from dphawkes_core.estimators.grid_free.width_selection import (
     split_sequences,
     split_vector,
     truncate_pieces,
+    validation_cuts,
 )
 from dphawkes_core.statistics.exact_times import assemble, grid_free_pieces
 
@@ -74,6 +75,29 @@ def test_the_split_puts_every_event_in_one_block_and_the_blocks_add_up():
     assert_same(add_pieces(a, b), grid_free_pieces(whole, 0.5, 6, None)[0])
 
 
+def test_each_window_is_cut_on_a_bin_boundary_and_the_blocks_keep_what_the_window_keeps():
+    """V = w0·floor((1 − share)·T/w0) per window: a multiple of w0 at or after (1 − share)·T, so keeping the first
+    C per bin in each block keeps exactly the events the whole window keeps (events crowded around the cuts)."""
+    rng = np.random.default_rng(11)
+    width, share = 0.25, 0.3
+    ends = (40.3, 57.9, 23.0)
+    sequences = []
+    for end in ends:
+        cut = width * np.floor((1 - share) * end / width)
+        crowd = cut + rng.uniform(-1.0, 1.0, size=60)  # many events per bin on both sides of the cut
+        times = [np.sort(np.concatenate([rng.uniform(0, end, 30), crowd])) for _ in range(2)]
+        sequences.append(from_arrays(times, end_time=end).sequences[0])
+    events = dataclasses.replace(random_events(0), sequences=tuple(sequences))
+    cuts = validation_cuts(events.sequences, width, share)
+    for end, cut in zip(ends, cuts, strict=True):
+        assert cut / width == pytest.approx(round(cut / width), abs=1e-9)
+        assert (1 - share) * end - width < cut <= (1 - share) * end
+    for cap in (1, 2, 3):
+        _, _, counts = block_pieces(events, cuts, width, 4, cap)
+        _, whole = grid_free_pieces(events, width, 4, cap)
+        assert (counts["kept"], counts["clipped"]) == (whole["kept"], whole["clipped"]) and whole["clipped"] > 0
+
+
 def test_the_contrast_is_the_least_squares_contrast_of_theta():
     events = random_events(6, d=1, sequences=1)
     width, lags = 0.5, 4
@@ -116,7 +140,7 @@ def _join(first, second, gap_events=()):
 
 def _moved(pair, split, width, lags, cap, rho=3.0):
     sens = split_sensitivity(pair[0].dim, lags, cap, 0.01, rho)
-    vectors = [split_vector(*block_pieces(events, split, width, lags, cap), sens.kappa, sens.rho)
+    vectors = [split_vector(*block_pieces(events, split, width, lags, cap)[:2], sens.kappa, sens.rho)
                for events in pair]
     return float(np.linalg.norm(vectors[1] - vectors[0]) / sens.total)
 
@@ -157,10 +181,11 @@ def test_random_neighbours_near_and_across_the_split_never_exceed_the_bound():
 def test_the_release_has_the_stated_noise_and_is_exact_without_it():
     events = random_events(8, sequences=1, T=60.0)
     exact = release_split(events, 30.0, 0.5, 6, 3, 0.0, 3.0, np.random.default_rng(0))
-    train, validation = block_pieces(events, 30.0, 0.5, 6, 3)
+    train, validation, _ = block_pieces(events, 30.0, 0.5, 6, 3)
     assert_same(exact.train, train) and assert_same(exact.validation, validation)
     noisy = release_split(events, 30.0, 0.5, 6, 3, 2.0, 3.0, np.random.default_rng(1))
-    assert noisy.raw_sigma == pytest.approx(2.0 * noisy.sensitivity)
+    bound = split_sensitivity(2, 6, 3, default_edge_share(add_pieces(train, validation)), 3.0).total
+    assert noisy.raw_sigma == pytest.approx(2.0 * bound)
     residual = (noisy.train.pairs - train.pairs).ravel() / noisy.raw_sigma  # the pair counts' scale is 1
     assert residual.std() == pytest.approx(1.0, rel=0.35)
 
