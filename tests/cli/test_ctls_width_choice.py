@@ -45,8 +45,8 @@ def test_a_fit_says_the_chosen_width_and_support_and_exports_the_fine_grid(simul
     payload = json.loads(out.read_text())
     info = payload["solver_info"]
     lines = [line for line in err.splitlines() if "chosen inside the release" in line]
-    assert lines == [f"note: w = {info['chosen_width']:g} and s = {info['chosen_support']:g} chosen inside the "
-                     "release by the validation contrast (post-processing: no extra privacy cost)"]
+    assert lines == [f"note: width w = {info['chosen_width']:g} and support s = {info['chosen_support']:g} chosen "
+                     "inside the release by the validation contrast (post-processing: no extra privacy cost)"]
     assert payload["bin_size"] == 0.25 and payload["lags"] == 16
     assert np.asarray(payload["kernels"]).shape == (2, 2, 16)
     assert len(info["candidates"]) == len(width_selection.candidate_grid(16)) and info["width_choice"] == "validation"

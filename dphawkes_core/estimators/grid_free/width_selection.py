@@ -438,7 +438,7 @@ def fit_by_validation(stats: GridFreeSplitStats, config, sigma: float, kappa: fl
         "width_choice": "validation", "chosen_width": best.width, "chosen_support": best.support,
         "validation_share": stats.share,
         "candidates": [{"width": c.width, "support": c.support, "score": c.score} for c in choice.candidates],
-        "chosen_in_release": (f"w = {best.width:g} and s = {best.support:g} chosen inside the release by the "
-                              "validation contrast (post-processing: no extra privacy cost)"),
+        "chosen_in_release": (f"width w = {best.width:g} and support s = {best.support:g} chosen inside the "
+                              "release by the validation contrast (post-processing: no extra privacy cost)"),
     })
     return on_fine_grid(choice.U, best.factor, stats.lags), info
