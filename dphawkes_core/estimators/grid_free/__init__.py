@@ -8,7 +8,10 @@ the pieces; ``docs/accuracy.md`` on why it does not converge to the binned estim
 release (one Gaussian release of those pieces, events capped at a public C per (dimension, w-bin), or at a C chosen
 privately with a share of ε, ``count_cap="auto"``) is (ε, δ)-DP from public bounds alone; shrinking the noisy head
 and tail pieces, the ridge, the roughness penalty and non-negativity after it are post-processing. The sequence
-unit clips each sequence's release vector at G (:mod:`~dphawkes_core.estimators.grid_free.sequence`).
+unit clips each sequence's release vector at G (:mod:`~dphawkes_core.estimators.grid_free.sequence`). With
+``ctls_width_choice="validation"`` the width and support are chosen inside that one release
+(:mod:`~dphawkes_core.estimators.grid_free.width_selection`): Δ and s are then the finest width and the longest
+support, and the chosen estimate comes back on that fine grid.
 
 Layout. θ's columns are lag-major as the binned families' (column ``b·d + j`` is the step b of source j,
 the last one the baseline), the statistics are reported as ``A = (G/w)/N``, ``b = c/N`` with
@@ -182,7 +185,9 @@ class CTLS(Family):
         """The grid-free pieces (:func:`grid_free_pieces`) of the events kept under C (``"auto"``: C chosen first,
         as DP-SSP chooses it, from the w-bin counts), assembled into :class:`GridFreeStats`; the data info counts
         the kept events as ``binned_events`` and the events the cap removed as ``clipped_events`` (none are
-        dropped: the last partial bin is kept). The sequence unit: :func:`prepare_sequence_stats`."""
+        dropped: the last partial bin is kept). The sequence unit: :func:`prepare_sequence_stats`. With
+        ``ctls_width_choice="validation"``: C chosen the same way, then the two blocks' pieces at (Δ, s) =
+        (w0, s_max) (:func:`~dphawkes_core.estimators.grid_free.width_selection.prepare_split_stats`)."""
         if config.unit.name == "sequence":
             return prepare_sequence_stats(events, config)
         check_design_size(events.dim, config.lags)
