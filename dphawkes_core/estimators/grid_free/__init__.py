@@ -22,8 +22,10 @@ then θ itself, ``FitResult.kernels[i, j, b]`` is the height ``a_ijb`` on ``(bw,
 
 The family is this module (its settings, options, fit and the family's methods) and its siblings:
 :mod:`~dphawkes_core.estimators.grid_free.release` (the release layout, the scales, the sensitivity and its
-adversarial neighbours), :mod:`~dphawkes_core.estimators.grid_free.sequence` (the sequence unit) and
-:mod:`~dphawkes_core.estimators.grid_free.partitioned` (its statistics over partitions); the statistics are
+adversarial neighbours), :mod:`~dphawkes_core.estimators.grid_free.sequence` (the sequence unit),
+:mod:`~dphawkes_core.estimators.grid_free.partitioned` (its statistics over partitions),
+:mod:`~dphawkes_core.estimators.grid_free.solve` (its post-processing) and
+:mod:`~dphawkes_core.estimators.grid_free.width_selection` (w and s chosen inside the release); the statistics are
 counted in :mod:`dphawkes_core.statistics.exact_times`.
 """
 
