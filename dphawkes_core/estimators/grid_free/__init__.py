@@ -117,11 +117,11 @@ SETTINGS = (
             "validation block of every window at (w0, s_max); every w = k·w0 (k = 1, 2, 4, 8 dividing B) with "
             "s = ¼, ½ or all of s_max is fitted on the training block and scored on the validation block, and the "
             "best is fitted again on both: post-processing, no extra privacy cost", choices=(STATED, VALIDATION),
-            primary=True),
+            primary=True, added_later=True),
     Setting("ctls_validation_share", "validation share of each window (%)", "float", VALIDATION_SHARE,
             "with the width chosen by validation: the last share of every declared window (cut at a multiple of "
             "w0) is the validation block, the rest the training block", minimum=0.0, maximum=100.0,
-            minimum_exclusive=True, step=5.0),
+            minimum_exclusive=True, step=5.0, added_later=True),
 )
 
 

@@ -39,3 +39,23 @@ def test_a_replay_draws_nothing_and_returns_the_same_choice(tmp_path, monkeypatc
     assert again.result.info["candidates"] == first.result.info["candidates"]
     np.testing.assert_array_equal(again.result.H, first.result.H)
     assert again.ledger.spent() == first.ledger.spent()
+
+
+# The request identity of CONFIG_BEFORE on LedgerKey("f" * 64) with view "v", as written by main at 13d8615 (before
+# the options ctls_width_choice and ctls_validation_share existed): what a ledger of that time holds.
+CONFIG_BEFORE = dict(method="ctls", bin_size=0.5, lags=10, epsilon=1.0, dp_delta=1e-5, count_cap=3,
+                     calibration="formal")
+IDENTITY_BEFORE = "0b89f6250f77ea86320996b11852a2d1bdc292ac81e3708a7fe1eb7a5d9f1bdd"
+
+
+def test_a_ctls_request_recorded_before_the_width_choice_still_replays():
+    """The two options are added later: at their defaults they leave a request's identity as ledgers written before
+    them hold it (so those entries replay instead of drawing and spending again); set, they change it."""
+    from dphawkes_core.release.ledger import LedgerKey
+    from dphawkes_core.release.session import request_identity
+
+    key, config = LedgerKey("f" * 64), FitConfig(**CONFIG_BEFORE)
+    assert request_identity(key, config, view="v") == IDENTITY_BEFORE
+    assert request_identity(key, config.with_changes(ctls_validation_share=30.0), view="v") == IDENTITY_BEFORE
+    for changed in (dict(ctls_width_choice="validation"), dict(ctls_validation_share=40.0)):
+        assert request_identity(key, config.with_changes(**changed), view="v") != IDENTITY_BEFORE
