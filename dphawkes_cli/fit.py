@@ -227,6 +227,8 @@ def cmd_fit(args) -> int:
     print(f"read: {events.describe()}", file=sys.stderr)
     for warning in events.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if chosen := result.info.get("chosen_in_release"):  # a choice the family made inside the release
+        print(f"note: {chosen}", file=sys.stderr)
     if config.seed is not None and config.family.privacy.private:
         print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
               file=sys.stderr)

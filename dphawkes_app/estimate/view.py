@@ -19,7 +19,8 @@ NOISELESS = "σ² = 0, same post-processing"
 
 
 def fit_caption(shown: Shown, cost) -> str:
-    """One line on what the fit read and how long it took (and the clip norm G, when chosen privately)."""
+    """One line on what the fit read and how long it took (and the clip norm G, Δ and s or the width and support,
+    when chosen privately or inside the release)."""
     result, config, data_info = shown.result, shown.config, shown.data_info
     auto = data_info.get("auto_sequence_clip")
     chosen_privately = "" if auto is None else (
@@ -29,6 +30,8 @@ def fit_caption(shown: Shown, cost) -> str:
     if scale:
         chosen_privately += (f" Δ and s chosen privately inside the release with {scale['share']:.0%} of ε (from a "
                              f"noisy count of {scale['noisy_count']:,.0f} events).")
+    if chosen := result.info.get("chosen_in_release"):
+        chosen_privately += f" {chosen[:1].upper()}{chosen[1:]}."
     return (f"{data_info['n_bins']:,} bins of Δ = {config.bin_size:g}, p = {config.lags} lags "
             f"(support {config.bin_size * config.lags:.4g}); {count_noun(data_info['dropped_events'], 'event')} "
             f"after the last full bin dropped, {data_info['clipped_events']:,} removed by the count cap; "

@@ -56,6 +56,10 @@ class Setting:
     primary : bool
         Shown among the method's main controls (the app puts the others under "more options"); public bounds
         are always primary.
+    added_later : bool
+        Added after ledgers were written with the family: at its default it is left out of a release request's
+        identity (:func:`~dphawkes_core.release.session.request_identity`), so the entries of those ledgers still
+        replay. Only for an option whose default reproduces what the family did before it existed.
     """
 
     name: str
@@ -74,6 +78,7 @@ class Setting:
     cli_negates: bool = False
     step: float | None = None
     primary: bool = False
+    added_later: bool = False
 
     def __post_init__(self):
         if self.public_bound:

@@ -401,8 +401,13 @@ def request_identity(key: LedgerKey, config: FitConfig, view: str = "") -> str:
     :func:`events_fingerprint` and what of their domain is public, so another window or declaration of the same
     rows is another release) and every setting the fit reads (so the noise distribution, the unit included):
     :meth:`~dphawkes_core.estimators.FitConfig.to_dict`, where an option the family does not read cannot appear
-    (it is refused)."""
-    settings = canonical_json(sorted(config.to_dict().items()))
+    (it is refused); an option ``added_later`` at its default is left out, as the ledgers written before it hold
+    it."""
+    settings = config.to_dict()
+    for setting in config.family.settings:
+        if setting.added_later and settings[setting.name] == setting.default:
+            del settings[setting.name]  # a ledger written before the option existed holds the same request
+    settings = canonical_json(sorted(settings.items()))
     return hashlib.sha256(f"{key.fingerprint}\n{view}\n{settings}".encode()).hexdigest()
 
 

@@ -8,7 +8,10 @@ the pieces; ``docs/accuracy.md`` on why it does not converge to the binned estim
 release (one Gaussian release of those pieces, events capped at a public C per (dimension, w-bin), or at a C chosen
 privately with a share of ε, ``count_cap="auto"``) is (ε, δ)-DP from public bounds alone; shrinking the noisy head
 and tail pieces, the ridge, the roughness penalty and non-negativity after it are post-processing. The sequence
-unit clips each sequence's release vector at G (:mod:`~dphawkes_core.estimators.grid_free.sequence`).
+unit clips each sequence's release vector at G (:mod:`~dphawkes_core.estimators.grid_free.sequence`). With
+``ctls_width_choice="validation"`` the width and support are chosen inside that one release
+(:mod:`~dphawkes_core.estimators.grid_free.width_selection`): Δ and s are then the finest width and the longest
+support, and the chosen estimate comes back on that fine grid.
 
 Layout. θ's columns are lag-major as the binned families' (column ``b·d + j`` is the step b of source j,
 the last one the baseline), the statistics are reported as ``A = (G/w)/N``, ``b = c/N`` with
@@ -19,15 +22,16 @@ then θ itself, ``FitResult.kernels[i, j, b]`` is the height ``a_ijb`` on ``(bw,
 
 The family is this module (its settings, options, fit and the family's methods) and its siblings:
 :mod:`~dphawkes_core.estimators.grid_free.release` (the release layout, the scales, the sensitivity and its
-adversarial neighbours), :mod:`~dphawkes_core.estimators.grid_free.sequence` (the sequence unit) and
-:mod:`~dphawkes_core.estimators.grid_free.partitioned` (its statistics over partitions); the statistics are
+adversarial neighbours), :mod:`~dphawkes_core.estimators.grid_free.sequence` (the sequence unit),
+:mod:`~dphawkes_core.estimators.grid_free.partitioned` (its statistics over partitions),
+:mod:`~dphawkes_core.estimators.grid_free.solve` (its post-processing) and
+:mod:`~dphawkes_core.estimators.grid_free.width_selection` (w and s chosen inside the release); the statistics are
 counted in :mod:`dphawkes_core.statistics.exact_times`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
@@ -50,9 +54,20 @@ from dphawkes_core.estimators.grid_free.sequence import (
     expected_sequence_clip,
     prepare_sequence_stats,
 )
+from dphawkes_core.estimators.grid_free.solve import solve_released
+from dphawkes_core.estimators.grid_free.width_selection import (
+    VALIDATION_SHARE,
+    GridFreeSplitStats,
+    candidate_grid,
+    fit_by_validation,
+    noisy_split_query,
+    prepare_split_stats,
+    split_query,
+    split_sensitivity,
+)
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
 from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import bins_in_window
@@ -61,27 +76,14 @@ from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.validation import check_count_cap
 
-CTLS_RIDGE_FACTOR = 1.5  # λ = c·√r·ρσ√q (ρσ: the noise std of G's pieces, in the units of A; r: noise/signal)
 SMOOTHING = 15.0  # default weight of the roughness penalty, in units of r·ρσ√q (chosen on held-out simulations:
 # docs/privacy.md, "Grid-free estimation")
 GRAM_SCALE = 3.0  # default ρ: G's pieces get ρ times the pair counts' noise
 NOTE = "formal (public C per dimension and w-bin, d, B, the windows; one Gaussian release of the pair statistics)"
+STATED, VALIDATION = "stated", "validation"  # the choices of ctls_width_choice
 
 
 # --- the family ---------------------------------------------------------------------------------------------
-
-def noise_to_signal(A_hat: np.ndarray, noise: float) -> float:
-    """``r = ρσ√q / ā``: the noise scale of G's pieces against the mean diagonal ā of the (released) kernel block
-    of Â (about ``rate·w``; floored far below any real one). Post-processing: released and public numbers."""
-    diagonal = float(np.mean(np.diag(A_hat)[:-1]))
-    return noise / max(diagonal, 1e-12)
-
-
-def ctls_ridge(noise: float, ratio: float) -> float:
-    """Public default ridge ``λ = CTLS_RIDGE_FACTOR·√r·ρσ√q`` (``noise = ρσ√q``, ``ratio`` = r of
-    :func:`noise_to_signal`); 0 without noise."""
-    return float(CTLS_RIDGE_FACTOR * math.sqrt(ratio) * noise)
-
 
 def released_pieces(stats: GridFreeStats, sigma: float, kappa: float, rho: float,
                     rng: np.random.Generator) -> np.ndarray:
@@ -109,12 +111,25 @@ SETTINGS = (
             "percent of the squared sensitivity given to the pieces within s of a window's ends (more: less noise "
             "on them, more on the rest)", minimum=0.0, maximum=100.0, minimum_exclusive=True, optional=True,
             none_means="from the windows: min(10, max(1, 20·f)) %, f = the time within s of an end", step=5.0),
+    Setting("ctls_width_choice", "width w and support s", "choice", STATED,
+            "'stated': fit at Δ and s as given. 'validation': choose them inside the release — Δ is then the finest "
+            "width w0 and s the longest support s_max; one Gaussian release (same ε, δ) of a training block and a "
+            "validation block of every window at (w0, s_max); every w = k·w0 (k = 1, 2, 4, 8 dividing B) with "
+            "s = ¼, ½ or all of s_max is fitted on the training block and scored on the validation block, and the "
+            "best is fitted again on both: post-processing, no extra privacy cost", choices=(STATED, VALIDATION),
+            primary=True, added_later=True),
+    Setting("ctls_validation_share", "validation share of each window (%)", "float", VALIDATION_SHARE,
+            "with the width chosen by validation: the last share of every declared window (cut at a multiple of "
+            "w0) is the validation block, the rest the training block", minimum=0.0, maximum=100.0,
+            minimum_exclusive=True, step=5.0, added_later=True),
 )
 
 
 def _check_options(options) -> None:
     if options.ctls_edge_share is not None and options.ctls_edge_share >= 100:
         raise ConfigError("the edge share of the sensitivity must be below 100 %")
+    if options.ctls_validation_share >= 100:
+        raise ConfigError("the validation share of each window must be below 100 %")
 
 
 CTLSOptions = options_class("CTLSOptions", SETTINGS, "exact event times (continuous-time least squares)", __name__,
@@ -159,23 +174,38 @@ class CTLS(Family):
     def check(self, config) -> None:
         super().check(config)
         check_auto_clip(config)
+        if config.ctls_width_choice == VALIDATION:
+            if config.unit.name == "sequence":
+                raise ConfigError("choosing the width by validation is for the event unit: the sequence unit's "
+                                  "clipped sums have no training and validation blocks; use --ctls-width-choice stated")
+            if len(candidate_grid(config.lags)) < 2:
+                raise ConfigError(f"choosing the width by validation needs something to choose: B = {config.lags} "
+                                  "fine steps give one candidate (no k = 2, 4, 8 divides it and ¼, ½, all of s_max "
+                                  "are one support); give a larger support or a finer Δ")
 
     def prepare_stats(self, events, config):
         """The grid-free pieces (:func:`grid_free_pieces`) of the events kept under C (``"auto"``: C chosen first,
         as DP-SSP chooses it, from the w-bin counts), assembled into :class:`GridFreeStats`; the data info counts
         the kept events as ``binned_events`` and the events the cap removed as ``clipped_events`` (none are
-        dropped: the last partial bin is kept). The sequence unit: :func:`prepare_sequence_stats`."""
+        dropped: the last partial bin is kept). The sequence unit: :func:`prepare_sequence_stats`. With
+        ``ctls_width_choice="validation"``: C chosen the same way, then the two blocks' pieces at (Δ, s) =
+        (w0, s_max) (:func:`~dphawkes_core.estimators.grid_free.width_selection.prepare_split_stats`)."""
         if config.unit.name == "sequence":
             return prepare_sequence_stats(events, config)
         check_design_size(events.dim, config.lags)
         cap, auto = chosen_count_cap(events, config)
         check_count_cap(cap)
-        pieces, counts = grid_free_pieces(events, config.bin_size, config.lags, cap)
-        stats = stats_from_pieces(pieces, config.bin_size)
+        if config.ctls_width_choice == VALIDATION:
+            stats, counts = prepare_split_stats(events, config.bin_size, config.lags, cap,
+                                                config.ctls_validation_share / 100.0)
+        else:
+            pieces, counts = grid_free_pieces(events, config.bin_size, config.lags, cap)
+            stats = stats_from_pieces(pieces, config.bin_size)
         info = DataInfo(
             n_bins=sum(bins_in_window(s.end_time, config.bin_size) for s in events.sequences),
             n_events=events.n_events, binned_events=counts["kept"], dropped_events=0,
-            clipped_events=counts["clipped"], skipped_sequences=pieces.skipped_sequences,
+            clipped_events=counts["clipped"],
+            skipped_sequences=sum(float(s.end_time) / config.bin_size <= config.lags for s in events.sequences),
             window_stated=bool(events.window_stated), **domain_info(events), count_cap=cap,
             auto_count_cap=auto.to_dict() if auto is not None else None)
         return stats, info
@@ -185,12 +215,19 @@ class CTLS(Family):
         ``executor``): :func:`~dphawkes_core.estimators.grid_free.partitioned.prepare_grid_free_partitioned`."""
         from dphawkes_core.estimators.grid_free.partitioned import prepare_grid_free_partitioned
 
+        if config.ctls_width_choice == VALIDATION:
+            raise ConfigError("choosing the width by validation cuts every window into two blocks in this process: "
+                              "not for a partitioned store; fit one file, or use --ctls-width-choice stated")
         return prepare_grid_free_partitioned(paths, config, window, executor)
 
-    def _stats(self, stats) -> GridFreeStats:
+    def _stats(self, stats, config) -> GridFreeStats:
         if not isinstance(stats, GridFreeStats) or stats.grid_pieces is None:
             raise ConfigError(f"{self.label} fits exact event times: compute its statistics with its prepare_stats, "
                               "not from binned counts")
+        if isinstance(stats, GridFreeSplitStats) != (config.ctls_width_choice == VALIDATION) or (
+                isinstance(stats, GridFreeSplitStats) and stats.share != config.ctls_validation_share / 100.0):
+            raise ConfigError(f"{self.label}: these statistics were computed for another choice of the width (stated "
+                              "or by validation, and its share): compute them with prepare_stats on this config")
         return stats
 
     def sensitivity(self, stats: GridFreeStats, config) -> Sensitivity:
@@ -198,10 +235,11 @@ class CTLS(Family):
         in percent, or :func:`default_edge_share` of the windows)."""
         share = (default_edge_share(stats.grid_pieces) if config.ctls_edge_share is None
                  else config.ctls_edge_share / 100.0)
-        return ctls_sensitivity(stats.dim, stats.lags, stats.event_cap, share, config.ctls_gram_scale)
+        bound = split_sensitivity if isinstance(stats, GridFreeSplitStats) else ctls_sensitivity
+        return bound(stats.dim, stats.lags, stats.event_cap, share, config.ctls_gram_scale)
 
     def privacy_report(self, stats, config):
-        stats = self._stats(stats)
+        stats = self._stats(stats, config)
         if config.unit.name == "sequence":
             return self._sequence_report(stats, config)
         if isinstance(stats, GridFreeSequenceStats):
@@ -243,22 +281,33 @@ class CTLS(Family):
 
     def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise in the units of A (divided by N), each part divided by its public
-        scale (:func:`release_layout`, :func:`part_scales`)."""
-        stats = self._stats(stats)
+        scale (:func:`release_layout`, :func:`part_scales`); with the width chosen by validation, the two blocks'
+        numbers (:func:`split_query`)."""
+        stats = self._stats(stats, config)
+        if isinstance(stats, GridFreeSplitStats):
+            return split_query(stats, *self._scales(stats, config))
         return raw_release(stats.grid_pieces, *self._scales(stats, config)) / stats.grid_pieces.duration
 
     def noisy_output(self, stats, config, report, rng, state=None):
         """The noisy release vector, in the units of A (as :meth:`run` draws it)."""
         if state is not None:
             raise ConfigError(f"{self.label} has no state to release at")
-        stats = self._stats(stats)
+        stats = self._stats(stats, config)
+        if isinstance(stats, GridFreeSplitStats):
+            return noisy_split_query(stats, *self._scales(stats, config), math.sqrt(report.sigma2), rng)
         return released_pieces(stats, math.sqrt(report.sigma2), *self._scales(stats, config), rng) \
             / stats.grid_pieces.duration
 
     def run(self, stats, config, report, rng, transcript=None):
-        stats = self._stats(stats)
+        """The release and its post-processing; with the width chosen by validation, :func:`fit_by_validation`
+        (the chosen estimate on the fine grid, the choice in ``info``)."""
+        stats = self._stats(stats, config)
         sigma = math.sqrt(report.sigma2)
         kappa, rho = self._scales(stats, config)
+        if isinstance(stats, GridFreeSplitStats):
+            U, info = fit_by_validation(stats, config, sigma, kappa, rho, rng)
+            info.update({"kappa": kappa, "gram_scale": rho, "statistics": "exact event times"})
+            return U, [paper_loss(U, stats)], info
         pieces = stats.grid_pieces
         if sigma > 0:
             raw_sigma = sigma * pieces.duration
@@ -266,18 +315,6 @@ class CTLS(Family):
             noisy_stats = stats_from_pieces(shrink_edges(noisy, raw_sigma, part_scales(kappa, rho)), stats.width)
         else:
             noisy_stats = stats
-        noise = rho * sigma * math.sqrt(stats.n_params)
-        ratio = noise_to_signal(noisy_stats.A, noise)
-        lam = ctls_ridge(noise, ratio) if config.ctls_ridge is None else float(config.ctls_ridge)
-        A_tilde = stabilise(noisy_stats.A, lam, "ridge")
-        smooth = config.ctls_smoothing * ratio * noise
-        if smooth > 0:
-            A_tilde = A_tilde + smooth * roughness_matrix(stats.dim, stats.lags)
-        if config.ctls_nonnegative:
-            U, info = solve_nonnegative(A_tilde, noisy_stats.b), {"solver": "nnls"}
-        else:
-            U, info = solve_cls(replace(noisy_stats, A=A_tilde))
-        info.update({"ridge": lam, "nonnegative": config.ctls_nonnegative, "smoothing": config.ctls_smoothing,
-                     "smoothing_weight": smooth, "noise_to_signal": ratio, "kappa": kappa, "gram_scale": rho,
-                     "statistics": "exact event times"})
+        U, info = solve_released(noisy_stats, rho * sigma, config)
+        info.update({"kappa": kappa, "gram_scale": rho, "statistics": "exact event times"})
         return U, [paper_loss(U, stats)], info
