@@ -31,19 +31,22 @@ Error: the grid-free kernel error over [0, 5] (1 for the all-zero estimate), the
 the seconds of the row's own choices and fits (the direct grid, shared by the rows of one process and size, apart).
 The load average is printed at the start and end.
 
+A script, not a ``bench_*`` module: it has no ``rows()`` and no target, so ``make bench`` (which runs every
+``bench_*`` module's ``rows()``) leaves it out.
+
 The table of ``docs/accuracy.md`` (2026-11-26) was made before the candidates followed the core's rule (they were
 the direct grid's (w, s) at w ≤ 1 that fit in s_max), by ``--direct-cap auto --sizes 10000 --seeds 2`` and
 ``--sizes 100000 1000000 --seeds 1``. The measurement of the fine grids and of the share mode (2026-11-27) by::
 
     # tuning: the suite's seeds 1001, 1002, noise seeds 0-7
-    nice -n 10 .venv/bin/python -m benchmarks.bench_width_selection --direct-cap auto --sizes 10000 100000 \
+    nice -n 10 .venv/bin/python -m benchmarks.width_selection_table --direct-cap auto --sizes 10000 100000 \
         --draws 8 --fine-width 0.0625 0.125 0.25 0.125 0.25 --max-support 10 10 10 5 5 --mode release share \
         --share 0.2 0.4
     # confirmation, untuned: new simulations and new noise seeds, paper-4d not used for tuning
-    nice -n 10 .venv/bin/python -m benchmarks.bench_width_selection --direct-cap auto --processes paper-4d \
+    nice -n 10 .venv/bin/python -m benchmarks.width_selection_table --direct-cap auto --processes paper-4d \
         near-critical-2d sparse-5d --seed-values 2001 2002 --sizes 10000 100000 --draws 8 --first-draw 100 \
         --fine-width 0.0625 0.25 --max-support 10 5 --mode release share --share 0.4
-    nice -n 10 .venv/bin/python -m benchmarks.bench_width_selection --direct-cap auto --processes sparse-5d \
+    nice -n 10 .venv/bin/python -m benchmarks.width_selection_table --direct-cap auto --processes sparse-5d \
         near-critical-2d paper-4d --seed-values 2001 2002 --sizes 1000000 --draws 4 --first-draw 100 \
         --fine-width 0.0625 0.25 --max-support 10 5 --mode release share --share 0.4
 
