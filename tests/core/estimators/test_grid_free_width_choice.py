@@ -234,3 +234,18 @@ def test_the_family_contract_holds_with_the_width_chosen_by_validation(check, mo
     hints = dataclasses.replace(CTLS.audit_hints, worst_case_options={"ctls_width_choice": "validation"})
     monkeypatch.setattr(type(CTLS), "audit_hints", hints)
     CHECKS[check](CTLS)
+
+
+def test_the_option_help_quotes_what_docs_accuracy_measured():
+    """The help the CLI and the app show for the width choice states where it was measured to help, in the words of
+    docs/accuracy.md's section (10⁶ events, two processes of three) — not a claim the measurement does not make."""
+    from pathlib import Path
+
+    from dphawkes_core.estimators import get_family
+
+    (setting,) = [s for s in get_family("ctls").settings if s.name == "ctls_width_choice"]
+    docs = (Path(__file__).parents[3] / "docs" / "accuracy.md").read_text()
+    section = docs.split("## Width and support inside the release")[1].split("\n## ")[0]
+    for claim in ("at 10⁶ events, on two processes of three", "state Δ and s from what you know"):
+        assert claim in setting.help
+    assert "beats it at 10⁶ on two of three" in section and "state (Δ, s) from what you know" in section
