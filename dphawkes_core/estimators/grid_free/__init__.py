@@ -116,9 +116,9 @@ SETTINGS = (
             "width w0 and s the longest support s_max; one Gaussian release (same ε, δ) of a training block and a "
             "validation block of every window at (w0, s_max); every w = k·w0 (k = 1, 2, 4, 8 dividing B) with "
             "s = ¼, ½ or all of s_max is fitted on the training block and scored on the validation block, and the "
-            "best is fitted again on both: post-processing, no extra privacy cost. Measured at ε = 1 "
-            "(docs/accuracy.md): it beat a fixed width that knows the effect's length only at 10⁶ events, on two "
-            "processes of three; below, state Δ and s from what you know", choices=(STATED, VALIDATION),
+            "best is fitted again on both: post-processing, no extra privacy cost. Measured at ε = 1, it beat a fixed "
+            "width that knows the effect's length only at 10⁶ events, on two processes of three (with a fine grid); "
+            "below, state Δ and s from what you know", choices=(STATED, VALIDATION),
             primary=True, added_later=True),
     Setting("ctls_validation_share", "validation share of each window (%)", "float", VALIDATION_SHARE,
             "with the width chosen by validation: the last share of every declared window (cut at a multiple of "

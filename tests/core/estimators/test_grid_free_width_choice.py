@@ -248,4 +248,4 @@ def test_the_option_help_quotes_what_docs_accuracy_measured():
     section = docs.split("## Width and support inside the release")[1].split("\n## ")[0]
     for claim in ("at 10⁶ events, on two processes of three", "state Δ and s from what you know"):
         assert claim in setting.help
-    assert "beats it at 10⁶ on two of three" in section and "state (Δ, s) from what you know" in section
+    assert "beats it at 10⁶ on two processes of three" in section and "state (Δ, s) from what you know" in section
