@@ -103,7 +103,8 @@ _BYTES_PER_DESIGN_PAIR = 48  # the rows' cells (column and count), their growth 
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
-                      n_events: int | None = None, sequences: int | None = None) -> CostEstimate:
+                      n_events: int | None = None, sequences: int | None = None,
+                      extra_solves: tuple[int, ...] = ()) -> CostEstimate:
     """Predict memory and time of binning, statistics and one fit.
 
     Parameters
@@ -127,6 +128,9 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
     sequences : int, optional
         Number of sequences S. With it DP-PGD/DP-CG steps are costed as the gradient operator chooses
         (the structured product from the moment pieces when cheaper); without it, as dense ``A²`` products.
+    extra_solves : tuple of int
+        Sizes q of further solves the fit runs (:meth:`~dphawkes_core.estimators.family.Family.extra_solves`,
+        e.g. ctls's candidate widths), ``q³`` each.
 
     Returns
     -------
@@ -144,6 +148,7 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         seconds += _gradient_seconds(d, p, int(iters), sequences)
     else:
         seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
+    seconds += sum(int(size) ** 3 for size in extra_solves) * _SECONDS_PER_FLOP
     if kind == "likelihood" and n_events is not None:
         events = float(n_events)
         pairs = events * (1.0 + events * (p + 1) / n)

@@ -199,6 +199,12 @@ class Family:
         families (a sweep's B, r, K; the comparison's public settings) reaches those that use it."""
         return {name: value for name, value in values.items() if self.reads(name) and value is not None}
 
+    def extra_solves(self, config, dim: int) -> tuple[int, ...]:
+        """The sizes q of the solves a fit of ``config`` runs besides its one solve of ``d·p + 1`` parameters (the
+        cost model adds ``q³`` for each, :func:`~dphawkes_core.estimators.cost.estimate_fit_cost`); none by
+        default."""
+        return ()
+
     def check(self, config) -> None:
         """Rules that tie the family's options to the shared settings (ε, σ², C, the unit); raise
         :class:`ConfigError`. The base checks the calibration."""

@@ -100,9 +100,10 @@ def release_status(config: FitConfig, data_info: dict, data_derived=(), released
 def fit_cost(events: Events, config: FitConfig) -> CostEstimate:
     """Predicted memory and time of fitting ``config`` on ``events`` (before anything is binned):
     :func:`~dphawkes_core.estimators.cost.estimate_fit_cost` for this family's kind of work, with the number of
-    sequences, which decides how DP-PGD/DP-CG's gradient product runs."""
+    sequences, which decides how DP-PGD/DP-CG's gradient product runs, and the family's further solves."""
     return estimate_fit_cost(n_bins_for(events, config.bin_size), events.dim, config.lags, config.family.cost.kind,
-                             iterations(config), n_events=events.n_events, sequences=events.n_sequences)
+                             iterations(config), n_events=events.n_events, sequences=events.n_sequences,
+                             extra_solves=config.family.extra_solves(config, events.dim))
 
 
 def iterations(config: FitConfig) -> int:

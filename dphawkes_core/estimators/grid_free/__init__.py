@@ -185,6 +185,14 @@ class CTLS(Family):
                                   "fine steps give one candidate (no k = 2, 4, 8 divides it and ¼, ½, all of s_max "
                                   "are one support); give a larger support or a finer Δ")
 
+    def extra_solves(self, config, dim: int) -> tuple[int, ...]:
+        """With the width chosen by validation: one solve per candidate of the grid (``d·B' + 1`` parameters) and
+        the chosen one's again on both blocks (costed as the largest)."""
+        if config.ctls_width_choice != VALIDATION:
+            return ()
+        sizes = tuple(dim * lags + 1 for _, lags in candidate_grid(config.lags))
+        return sizes + (max(sizes),)
+
     def prepare_stats(self, events, config):
         """The grid-free pieces (:func:`grid_free_pieces`) of the events kept under C (``"auto"``: C chosen first,
         as DP-SSP chooses it, from the w-bin counts), assembled into :class:`GridFreeStats`; the data info counts

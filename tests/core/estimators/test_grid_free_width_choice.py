@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from dphawkes_core.data.io import from_arrays
+from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, get_family, prepare_stats, privacy_report
 from dphawkes_core.estimators.checks import CHECKS
@@ -249,3 +251,20 @@ def test_the_option_help_quotes_what_docs_accuracy_measured():
     for claim in ("at 10⁶ events, on two processes of three", "state Δ and s from what you know"):
         assert claim in setting.help
     assert "beats it at 10⁶ on two processes of three" in section and "state (Δ, s) from what you know" in section
+
+
+def test_the_cost_model_counts_every_candidate_solve():
+    """The predicted time of a fit with the width chosen by validation is the stated fit's plus q³ per candidate of
+    the grid (q = d·B' + 1) and once more for the refit of the largest — the solves it runs besides the one
+    solve of d·B + 1 parameters (written out here from the grid's definition: k ∈ {1, 2, 4, 8} dividing B, supports
+    ¼, ½ and all of s_max)."""
+    from dphawkes_core.estimators.cost import _SECONDS_PER_FLOP
+    from dphawkes_core.estimators.pipeline import fit_cost
+
+    events = simulate(get_scenario("paper-2d"), n_events=2000, seed=3)
+    stated = FitConfig(method="ctls", bin_size=0.25, lags=16, epsilon=1.0, calibration="formal", count_cap=3)
+    chosen = stated.with_changes(ctls_width_choice="validation")
+    sizes = {(k, max(1, round(f * 16 / k))) for k in (1, 2, 4, 8) for f in (0.25, 0.5, 1.0)}
+    qs = [2 * lags + 1 for _, lags in sizes]
+    expected = (sum(q**3 for q in qs) + max(qs) ** 3) * _SECONDS_PER_FLOP
+    assert fit_cost(events, chosen).seconds - fit_cost(events, stated).seconds == pytest.approx(expected, rel=1e-9)
