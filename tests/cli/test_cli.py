@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_tools import run
 
 from dphawkes_cli.main import main
 from dphawkes_core.data.datasets import default_data_dir
@@ -22,11 +23,6 @@ REAL = [
     ("nyc_taxi", 0.25, 2.0),
 ]
 
-
-def run(argv, capsys):
-    code = main(argv)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")

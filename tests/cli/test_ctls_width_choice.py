@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_tools import run
 
 import dphawkes_core.estimators.grid_free.width_selection as width_selection
 from dphawkes_cli.main import main
@@ -17,11 +18,6 @@ from dphawkes_cli.main import main
 CHOICE = ["--method", "ctls", "--ctls-width-choice", "validation"]
 REPLAYS = 3
 
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")

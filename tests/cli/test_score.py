@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from cli_tools import run
 
 from dphawkes_cli.inputs import load_events_file
 from dphawkes_cli.main import main
@@ -16,11 +17,6 @@ from dphawkes_experiments.prediction import heldout_split, score_heldout
 
 JAPAN = default_data_dir() / "japan_quakes_zones" / "events.csv"
 
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(scope="module")
