@@ -43,6 +43,7 @@ PUBLIC = {"bound": 1.0, "radius": 0.5, "clip": 1.0, "iters": 200}  # "Privacy th
 FIXED_CAP = 5
 SETTINGS = ((1.0, 0.05), (5.0, 0.25), (5.0, 0.5), (20.0, 1.0))  # (support s, width w) in days
 EM_LABEL = "tick HawkesEM"
+VALIDATION_LABEL = "ctls, w and s by validation"
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,10 @@ def configs(s: float, w: float):
             yield family.name, epsilon, [
                 FitConfig(method=family.name, bin_size=w, lags=lags, epsilon=epsilon, calibration="formal",
                           count_cap=cap, seed=draw, **family.own_options(public)) for draw in range(DRAWS)]
+    for epsilon in EPSILONS:  # Δ = w the finest width, s the longest support: w and s chosen inside the release
+        yield VALIDATION_LABEL, epsilon, [
+            FitConfig(method="ctls", bin_size=w, lags=lags, epsilon=epsilon, calibration="formal", count_cap="auto",
+                      seed=draw, ctls_width_choice="validation") for draw in range(DRAWS)]
 
 
 def load(data: RealData):
