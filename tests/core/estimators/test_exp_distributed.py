@@ -9,11 +9,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from partition_stores import crowded_events, write_events, write_layouts
 
 from dphawkes_cli import main as cli
 from dphawkes_core.data.io import load_parquet
-from dphawkes_core.data.kernels import get_scenario
-from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_partitioned, prepare_stats
 from dphawkes_core.statistics.partitioned import partitioned_window
@@ -24,47 +23,12 @@ PIECES = ("gram", "integral", "pairs", "totals")
 COUNTS = ("n_bins", "n_events", "binned_events", "dropped_events", "clipped_events", "skipped_sequences")
 
 
-def _write(path, times, dims, seqs):
-    pq.write_table(pa.table({"time": np.asarray(times, float), "dimension": np.asarray(dims, np.int64),
-                             "sequence": np.asarray(seqs, np.int64)}), path)
-
-
-def _layouts(root, t, d, s, cuts, name=""):
-    """``whole``, ``by_seq``, ``by_time`` (at ``cuts``, an event on a cut in the later partition) and ``mixed``
-    (by sequence, then by time) stores; ``on_edge``: as ``by_time``, but the events exactly on a cut split between
-    the two partitions (the earlier one holds dimension 0's), so two partitions touch at that instant."""
-    _write(root / f"whole{name}.parquet", t, d, s)
-    edges = [-np.inf, *cuts, np.inf]
-    for layout in ("by_seq", "by_time", "mixed", "on_edge"):
-        (root / f"{layout}{name}").mkdir()
-    for k in np.unique(s):
-        _write(root / f"by_seq{name}" / f"part-{k}.parquet", t[s == k], d[s == k], s[s == k])
-    for k in range(len(edges) - 1):
-        part = (t >= edges[k]) & (t < edges[k + 1])
-        _write(root / f"by_time{name}" / f"part-{k:02d}.parquet", t[part], d[part], s[part])
-        touching = (t > edges[k]) & (t < edges[k + 1]) | (t == edges[k]) & (d != 0) | (t == edges[k + 1]) & (d == 0)
-        _write(root / f"on_edge{name}" / f"part-{k:02d}.parquet", t[touching], d[touching], s[touching])
-        for q in np.unique(s):
-            both = part & (s == q)
-            if both.any():
-                _write(root / f"mixed{name}" / f"part-{q}-{k:02d}.parquet", t[both], d[both], s[both])
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """Three paper-2d sequences, with crowded w-bins cut by the partitions and events on bin edges and on cuts."""
     root = tmp_path_factory.mktemp("exp_store")
-    rows = []
-    for q in range(3):
-        seq = simulate(get_scenario("paper-2d"), end_time=END, seed=30 + q).sequences[0]
-        for j, t in enumerate(seq.times):
-            rows += [(x, j, q) for x in t]
-    rows += [(100.26, 0, 1), (100.26, 0, 1), (100.28, 0, 1), (100.29, 0, 1), (100.3, 1, 1)]  # bin cut at 100.27
-    rows += [(150.05, 1, 0), (150.15, 1, 0), (150.2, 1, 0), (150.25, 1, 0), (150.35, 1, 0), (150.4, 1, 0)]
-    rows += [(150.12, 0, 0), (150.31, 0, 0)]  # a partition [150.1, 150.3) inside the bin [150, 150.5)
-    rows += [(x, j, 2) for x in (199.5, 200.0, 200.0, 200.0, 200.5, 201.0, 203.0) for j in (0, 1)]  # on edges, cuts
-    t, d, s = (np.array(c) for c in zip(*rows))
-    _layouts(root, t, d, s, CUTS)
+    t, d, s = crowded_events(END, first_seed=30)
+    write_layouts(root, t, d, s, CUTS)
     return root
 
 
@@ -113,9 +77,9 @@ def test_simultaneous_events_in_two_partitions_see_the_state_before_them(tmp_pat
     what a partition boundary treated as 'earlier' would give."""
     t = np.array([1.0, 2.0, 2.0, 2.0, 3.5])
     d = np.array([0, 0, 1, 1, 0])
-    _write(tmp_path / "whole.parquet", t, d, np.zeros(5))
-    _write(tmp_path / "a.parquet", t[:2], d[:2], np.zeros(2))
-    _write(tmp_path / "b.parquet", t[2:], d[2:], np.zeros(3))
+    write_events(tmp_path / "whole.parquet", t, d, np.zeros(5))
+    write_events(tmp_path / "a.parquet", t[:2], d[:2], np.zeros(2))
+    write_events(tmp_path / "b.parquet", t[2:], d[2:], np.zeros(3))
     config = _config(None)
     one, _ = prepare_stats(load_parquet(tmp_path / "whole.parquet", end_time=5.0), config)
     paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
@@ -135,7 +99,7 @@ def test_random_cuts_equal_the_one_file_statistics(tmp_path):
         t = np.round(rng.uniform(0, end, n) * 4) / 4 if trial % 2 else rng.uniform(0, end, n)  # on edges or not
         dims, seqs = rng.integers(0, d, n), rng.integers(0, 2, n)
         cuts = np.sort(np.concatenate([rng.uniform(0, end, int(rng.integers(1, 12))), rng.choice(t, 2)]))
-        _layouts(tmp_path, t, dims, seqs, cuts, name=str(trial))
+        write_layouts(tmp_path, t, dims, seqs, cuts, name=str(trial))
         config = FitConfig(method="exp", bin_size=0.5, lags=4, count_cap=cap, decays=(0.5, 4.0),
                            calibration="formal", sigma2=0.0)
         one, one_info = prepare_stats(load_parquet(tmp_path / f"whole{trial}.parquet", end_time=end), config)
