@@ -36,7 +36,7 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
-from dphawkes_core.release.ledger import LedgerBook
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import set_blas_threads

@@ -11,17 +11,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dphawkes_core.data.datasets import Dataset
-from dphawkes_core.release.ledger import (
-    PUBLIC_MARK_REASON,
-    DataLedger,
-    LedgerBook,
-    LedgerError,
-    LedgerKey,
-    data_fingerprint,
-    default_ledger_path,
-    events_fingerprint,
-    is_metered,
-)
+from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint
+from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, DataLedger, LedgerKey, is_metered
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import LedgerError, default_ledger_path
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
 SEQUENCE_VIEW_TEXT = ("closed — an event-level release on these data protects single events only, so what the "

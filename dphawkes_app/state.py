@@ -12,8 +12,8 @@ import streamlit as st
 
 from dphawkes_core.data.datasets import Dataset, list_samples
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.row_key import events_fingerprint
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.release.ledger import events_fingerprint
 
 from .caches import preset_dataset, sample_cached, simulate_cached
 from .presets import DEFAULT_PRESET, Preset

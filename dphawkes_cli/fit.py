@@ -206,9 +206,9 @@ def cmd_fit(args) -> int:
     if choices:
         config, scale_share = auto_time_scale(args, config, events, _claims_formal(config), choices)
     if args.ledger:
+        from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint
         from dphawkes_core.estimators import prepare_stats
         from dphawkes_core.estimators.binned import domain_info
-        from dphawkes_core.release.ledger import data_fingerprint, events_fingerprint
         from dphawkes_core.release.session import PrivacySession
 
         result, info, ledger, status = ledger_fit(
@@ -255,12 +255,9 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
     (:mod:`dphawkes_core.statistics.partitioned`); on a Dask cluster with ``--dask``, else in this process."""
     import contextlib
 
+    from dphawkes_core.data.row_key import partitioned_rows_key
     from dphawkes_core.estimators import prepare_partitioned
-    from dphawkes_core.statistics.partitioned import (
-        partition_paths,
-        partitioned_fingerprint,
-        partitioned_rows_key,
-    )
+    from dphawkes_core.statistics.partitioned import partition_paths, partitioned_fingerprint
     from dphawkes_experiments.sweep import dask_executor
 
     if args.time_unit or config.privacy_unit != "event":

@@ -58,7 +58,8 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
     ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
     from dphawkes_core.privacy.selection import TIME_SCALE
-    from dphawkes_core.release.ledger import FILE_VERSION, Budget, LedgerBook, LedgerKey
+    from dphawkes_core.release.ledger import Budget, LedgerKey
+    from dphawkes_core.release.ledger_file import FILE_VERSION, LedgerBook
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
     known = book.get(key)
@@ -90,7 +91,7 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
 
 
 def _cmd_ledger_show(args) -> int:
-    from dphawkes_core.release.ledger import FILE_VERSION, LedgerBook
+    from dphawkes_core.release.ledger_file import FILE_VERSION, LedgerBook
 
     if not Path(args.path).is_file():
         raise UsageError(f"no ledger file at {args.path}")
@@ -103,7 +104,8 @@ def _cmd_ledger_show(args) -> int:
 def _source_key(path: str) -> str:
     """The ledger key of an event file or partitioned store: its rows, whatever is declared about them."""
     if is_partitioned(path):
-        from dphawkes_core.statistics.partitioned import partition_paths, partitioned_rows_key
+        from dphawkes_core.data.row_key import partitioned_rows_key
+        from dphawkes_core.statistics.partitioned import partition_paths
 
         return partitioned_rows_key(partition_paths(path))
     from dphawkes_core.data.io import source_key
@@ -118,7 +120,7 @@ def _format2_key(args) -> str:
 
         paths = partition_paths(args.data)
         return partitioned_fingerprint(paths, partition_window(args, paths)[1])
-    from dphawkes_core.release.ledger import events_fingerprint
+    from dphawkes_core.data.row_key import events_fingerprint
 
     return events_fingerprint(load_events_file(args.data, end_time=args.end_time, start_time=args.start_time,
                                                time_unit=args.time_unit, dimensions=args.dimensions,
@@ -128,7 +130,8 @@ def _format2_key(args) -> str:
 def _cmd_ledger_migrate(args) -> int:
     """``dphawkes ledger migrate OLD NEW DATA [declaration]``: the format-2 ledgers of DATA as declared join the
     source's ledger in NEW (the current format, 4); OLD is only read."""
-    from dphawkes_core.release.ledger import LedgerBook, migrate_format2
+    from dphawkes_core.release.ledger_file import LedgerBook
+    from dphawkes_core.release.ledger_migration import migrate_format2
 
     if Path(args.new).resolve() == Path(args.old).resolve():
         raise UsageError("write the migrated ledger to a new file (NEW), not over the format-2 one")
@@ -155,7 +158,7 @@ def _ledger_key(path: str):
 def _cmd_ledger_public(args) -> int:
     """``dphawkes ledger public LEDGER DATA [--note TEXT] [--undo]``: mark a source public (already published),
     or withdraw the mark."""
-    from dphawkes_core.release.ledger import LedgerBook
+    from dphawkes_core.release.ledger_file import LedgerBook
 
     ledger = LedgerBook(args.path).open(_ledger_key(args.data), label=Path(args.data).name, public=not args.undo,
                                         tool="cli", note=args.note or "")

@@ -12,7 +12,8 @@ from dphawkes_app.ledger_rows import ledger_label, ledger_table
 from dphawkes_app.state import current_dataset
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.release.ledger import BUDGET_EPSILON_MAX, LEDGER_ENV, PUBLIC_MARK_REASON, Budget
+from dphawkes_core.release.ledger import BUDGET_EPSILON_MAX, PUBLIC_MARK_REASON, Budget
+from dphawkes_core.release.ledger_store import LEDGER_ENV
 
 
 def privacy_setting(state: BudgetState, dataset: Dataset) -> None:

@@ -22,8 +22,11 @@ from benchmarks.chromium_driver import CHART, CHROMIUM, CHROMIUM_ARGS, IDLE, run
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset  # noqa: E402
 from dphawkes_core.data.datasets import simulate_dataset  # noqa: E402
 from dphawkes_core.data.kernels import get_scenario  # noqa: E402
+from dphawkes_core.data.row_key import data_fingerprint  # noqa: E402
 from dphawkes_core.estimators import FitConfig, prepare_stats  # noqa: E402
-from dphawkes_core.release.ledger import LEDGER_ENV, Budget, LedgerBook, LedgerKey, data_fingerprint  # noqa: E402
+from dphawkes_core.release.ledger import Budget, LedgerKey  # noqa: E402
+from dphawkes_core.release.ledger_file import LedgerBook  # noqa: E402
+from dphawkes_core.release.ledger_store import LEDGER_ENV  # noqa: E402
 from dphawkes_core.release.session import metered_fit  # noqa: E402
 
 SIMULATION = {"data": "paper-2d", "n": 20_000, "dseed": 2}

@@ -17,15 +17,27 @@ mixed into a 64-bit word, and the word into four 64-bit lanes that add modulo 2�
 does not depend on the row order, the file format or how a store is partitioned (the lanes of partitions add
 up). It is an identifier for the privacy ledger, not a cryptographic commitment: rows could be crafted to
 collide, which only makes two sources share one budget.
+
+Besides the rows' key, the module holds the other identities of data the ledger reads (one home for the hash and
+its mixer): :func:`data_fingerprint` (the ledger key of loaded events), :func:`events_fingerprint` (what a
+declaration made of the rows: a release's identity), :func:`partitioned_rows_key` (a Parquet store's rows, the same
+key as the rows in one file) and :func:`windowed_lanes`/:func:`windowed_key` (the lanes and key of a partitioned
+store's in-window events, :func:`~dphawkes_core.statistics.partitioned.partitioned_fingerprint`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from dphawkes_core.data.domain import key_text
+from dphawkes_core.errors import DataError
+
+if TYPE_CHECKING:
+    from dphawkes_core.data.events import Events
 
 KEY_PREFIX = "rows-"
 _LANE_SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5],
@@ -85,6 +97,94 @@ def events_row_lanes(events) -> tuple[np.ndarray, int]:
                 lanes += row_lanes(absolute, np.full(len(times), j), np.full(len(times), s) if several else None)
                 n_rows += len(times)
     return lanes, n_rows
+
+
+def data_fingerprint(events: Events) -> str:
+    """The ledger key of the events' source: the key of its rows, the same for every declaration, window, time unit
+    or sub-domain of them; computed from the events themselves when they were not read from a source (a
+    simulation)."""
+    return events.source_key or rows_key(*events_row_lanes(events))
+
+
+def events_fingerprint(events: Events) -> str:
+    """SHA-256 of the loaded events — d, every sequence's window and event times (dimension names are labels,
+    not data): what a declaration made of the rows. The identity of a release's statistics (its request, the
+    app's caches) and the key of a format-2 ledger."""
+    digest = hashlib.sha256()
+    digest.update(np.int64(events.dim).tobytes())
+    for seq in events.sequences:
+        digest.update(np.float64([seq.start_time, seq.end_time]).tobytes())
+        for times in seq.times:
+            digest.update(np.int64(len(times)).tobytes())
+            digest.update(np.ascontiguousarray(times, dtype=np.float64).tobytes())
+    return digest.hexdigest()
+
+
+# --- a partitioned store -----------------------------------------------------------------------------------------
+
+
+def partitioned_rows_key(paths, executor=None) -> str:
+    """The privacy ledger's key of a partitioned store: the key of every row of every partition (the lanes add over
+    partitions), whatever is declared about them — the same as the key of those rows in one CSV or Parquet file, so
+    a store and its copy share one budget. ``executor``: any ``concurrent.futures``-style executor for the map
+    step (:func:`partition_rows`), or ``None`` for this process."""
+    mapped = list(map(partition_rows, paths) if executor is None else executor.map(partition_rows, paths))
+    return rows_key(sum((lanes for lanes, _ in mapped), no_lanes()), sum(n for _, n in mapped))
+
+
+def partition_rows(path: str) -> tuple[np.ndarray, int]:
+    """Map step of :func:`partitioned_rows_key`: the lanes and the number of one partition's rows, as stored
+    (none dropped or refused)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    name = Path(path).name
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+    columns = {str(c).strip().lower(): table.column(c) for c in table.column_names}
+    if "time" not in columns or "dimension" not in columns:
+        raise DataError(f"{name}: expected columns time,dimension[,sequence]")
+    raw = {c: _stored_values(columns[c]) for c in ("time", "dimension", "sequence") if c in columns}
+    return row_lanes(raw["time"], raw["dimension"], raw.get("sequence")), table.num_rows
+
+
+def _stored_values(column) -> np.ndarray:
+    """A column's cells: numbers (missing as NaN), datetimes, or text (missing as empty)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        return column.to_numpy(zero_copy_only=False).astype(np.float64)
+    if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
+        return column.cast(pa.timestamp("ns")).to_numpy().astype("datetime64[ns]")
+    return pc.fill_null(column.cast(pa.string()), "").to_numpy(zero_copy_only=False).astype(object)
+
+
+def windowed_lanes(sequences) -> np.ndarray:
+    """The four lanes summed over the in-window events of ``sequences`` — ``(key, per_dim)`` pairs, ``per_dim[j]``
+    the times of dimension j —: the map step of a partitioned store's windowed fingerprint (each event mixed with
+    its dimension and its sequence key's hash; the lanes add modulo 2⁶⁴ over partitions)."""
+    lanes = no_lanes()
+    for key, per_dim in sequences:
+        seq_hash = np.uint64(int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little"))
+        for dim, times in enumerate(per_dim):
+            bits = np.ascontiguousarray(times, dtype=np.float64).view(np.uint64)
+            mixed = _mix(_mix(_mix(bits[None, :] ^ _LANE_SALTS[:, None]) ^ np.uint64(dim)) ^ seq_hash)
+            lanes += mixed.sum(axis=1, dtype=np.uint64)  # arrays: the sums wrap modulo 2⁶⁴
+    return lanes
+
+
+def windowed_key(lanes: np.ndarray, start: float, dim: int, ends: dict) -> str:
+    """The windowed fingerprint (``partitions-…``) of a store's in-window events from their summed
+    :func:`windowed_lanes` and the window: its start, d and each sequence's end."""
+    digest = hashlib.sha256(b"dphawkes-partitions-v1")
+    digest.update(np.float64([start, dim]).tobytes())
+    for key in sorted(ends, key=repr):
+        digest.update(f"{key!r}={ends[key]!r};".encode())
+    digest.update(np.asarray(lanes, dtype=np.uint64).tobytes())
+    return "partitions-" + digest.hexdigest()
 
 
 def _as_array(column) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Privacy ledger: every release on a data set, composed exactly, against a budget that refuses overruns.
+"""The privacy accountant: every release on a source of events, composed exactly, against a budget that refuses
+overruns — pure values (snapshots), with no storage (the store: :mod:`.ledger_store`).
 
 One ledger per source of events (:class:`LedgerKey`: the key of the source's rows, :mod:`~dphawkes_core.data.row_key`,
 whatever is declared about them — d, dimension order, windows, time unit, sub-domain), seen through the privacy
@@ -20,8 +21,7 @@ discrete Gaussian likewise, or Laplace, or a pure ε-DP step) and the released e
 2019) whose (ε, δ) is the analytic Gaussian mechanism of ``dp_accounting``; Laplace and pure steps join them through
 ``dp_accounting``'s privacy loss distributions — never by summing ε.
 A discrete Gaussian release (an unseeded lagged DP-SSP, :mod:`~dphawkes_core.privacy.noise`) is not μ-GDP: a ledger
-holding one composes every mechanism in zCDP (ρ adds up) and converts once (:func:`_zcdp_composed`), an upper
-bound on the exact composition.
+holding one composes every mechanism in zCDP (ρ adds up) and converts once, an upper bound on the exact composition.
 
 A :class:`Budget` (total ε at the ledger's δ) refuses a release that would take the composed total
 above it (:class:`BudgetExceeded`, one line with what remains). The same release request (same rows, same
@@ -31,31 +31,18 @@ noise: re-rendering a page costs nothing, and averaging re-runs gains nothing.
 Fits that are not formal releases (a seeded fit, the paper calibration, a window or setting read from
 the data, the non-private CLS) are recorded but not metered: they carry no guarantee to compose, and
 the ledger says so (:meth:`DataLedger.unmetered`).
-
-The ledger is a :class:`LedgerBook`: one JSON file (with a checksum) holding every data set's ledger,
-locked while a release is decided and replaced atomically, so it survives restarts and is shared by
-scripted releases. A file that cannot be read, parsed or verified raises :class:`LedgerError` — it is
-never reset. The file holds a hash of the raw data: keep it with the data, do not publish it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as _dt
-import fcntl
-import hashlib
 import json
 import math
-import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dphawkes_core.data.row_key import events_row_lanes, rows_key
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.privacy.accounting import (
     MECHANISM_KINDS,
@@ -66,23 +53,15 @@ from dphawkes_core.privacy.accounting import (
 )
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS, capped_event_group
 
-if TYPE_CHECKING:
-    from dphawkes_core.data.io import Events
-
-__all__ = [  # the ledger's API, with the mechanisms and composition of :mod:`.accounting` it records
-    "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "LEDGER_ENV", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
-    "DataLedger", "Entry", "LedgerBook", "LedgerError", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
-    "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "data_fingerprint",
-    "default_ledger_path", "grouped", "group_factor",
-    "events_fingerprint", "gaussian_mechanism", "is_metered", "migrate_format2", "person_epsilon", "read_format2",
+__all__ = [  # the accountant's API, with the mechanisms and composition of :mod:`.accounting` it records
+    "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
+    "DataLedger", "Entry", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
+    "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "grouped",
+    "group_factor", "gaussian_mechanism", "is_metered", "person_epsilon", "utc_now",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0
 DEFAULT_BUDGET_DELTA = 1e-5
-LEDGER_ENV = "DPHAWKES_LEDGER"
-FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 4  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
-READABLE_VERSIONS = (3, 4)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped)
 PUBLIC_MARK_REASON = ("the data set's ledger is marked public (already published data): releases on it are "
                       "neither metered nor refused, so none carries a formal guarantee")
 
@@ -103,37 +82,6 @@ CAPPED_EVENT_NOTE = ("this event-level release keeps each sequence's first {cap}
                      "events) and one whole sequence ε = {sequence:.3g} (up to 2M = {group} capped events), both "
                      "charged to the data set's budget (δ = {delta:.0e})")
 TOOLS = ("app", "cli", "python", "migration")
-
-
-class LedgerError(DPHawkesError):
-    """The ledger file cannot be read, parsed or verified (it is reported, never reset)."""
-
-
-def default_ledger_path() -> Path:
-    """The app's ledger file: ``$DPHAWKES_LEDGER`` or ``~/.dphawkes/ledger.json``."""
-    configured = os.environ.get(LEDGER_ENV)
-    return Path(configured).expanduser() if configured else Path.home() / ".dphawkes" / "ledger.json"
-
-
-def data_fingerprint(events: Events) -> str:
-    """The ledger key of the events' source: the key of its rows (:mod:`~dphawkes_core.data.row_key`), the same for
-    every declaration, window, time unit or sub-domain of them; computed from the events themselves when they
-    were not read from a source (a simulation)."""
-    return events.source_key or rows_key(*events_row_lanes(events))
-
-
-def events_fingerprint(events: Events) -> str:
-    """SHA-256 of the loaded events — d, every sequence's window and event times (dimension names are labels,
-    not data): what a declaration made of the rows. The identity of a release's statistics (its request, the
-    app's caches) and the key of a format-2 ledger."""
-    digest = hashlib.sha256()
-    digest.update(np.int64(events.dim).tobytes())
-    for seq in events.sequences:
-        digest.update(np.float64([seq.start_time, seq.end_time]).tobytes())
-        for times in seq.times:
-            digest.update(np.int64(len(times)).tobytes())
-            digest.update(np.ascontiguousarray(times, dtype=np.float64).tobytes())
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -482,183 +430,8 @@ class LedgerOutcome:
     ledger: DataLedger
 
 
-# --- the file ------------------------------------------------------------------------------------------------
-
-
-class LedgerBook:
-    """Every data set's ledger in one JSON file (locked during a release, replaced atomically).
-
-    Parameters
-    ----------
-    path : str or Path
-        The ledger file; created on the first write. An existing file that cannot be read, parsed or
-        verified raises :class:`LedgerError` on every access: it is never overwritten.
-    """
-
-    def __init__(self, path):
-        self.path = Path(path).expanduser()
-
-    def ledgers(self) -> tuple[DataLedger, ...]:
-        """Every source's ledger in the file (event views)."""
-        return tuple(self._load().values())
-
-    def get(self, key: LedgerKey) -> DataLedger | None:
-        """The ledger of ``key``'s source seen through its unit, or ``None`` when nothing was recorded for it."""
-        ledger = self._load().get(key.fingerprint)
-        return None if ledger is None else ledger.view(key.unit)
-
-    def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "", public: bool | None = None,
-             tool: str = "python", note: str = "") -> DataLedger:
-        """The ledger of ``key``, created (default budget unless given) when new; a given ``budget`` replaces the
-        stored one (a budget below what either view has already spent — the sequence view unless closed — is
-        refused); ``public=True`` marks the data public
-        (recording when, from which ``tool`` and the ``note``; a mark already set is kept as it was),
-        ``public=False`` withdraws the mark."""
-        with self._locked() as ledgers:
-            ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint), budget or Budget(),
-                                                                  label)).view(key.unit)
-            if budget is not None and budget != ledger.budget:
-                views = [dataclasses.replace(ledger.view(unit), budget=budget) for unit in ("event", "sequence")]
-                spent = max(view.spent() for view in views if not view.closed)  # the event view is never closed
-                if spent > budget.epsilon:
-                    raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
-                                         f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e}, in the "
-                                         "view that spent most)")
-                ledger = dataclasses.replace(ledger, budget=budget)
-            if public is not None and public != ledger.public:
-                ledger = dataclasses.replace(ledger, public_mark=PublicMark(_now(), tool, note) if public else None)
-            ledger = dataclasses.replace(ledger, label=label or ledger.label)
-            ledgers[key.fingerprint] = ledger.view("event")
-        return ledger
-
-    def record_spend(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
-                reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None,
-                max_events: int | None = None) -> LedgerOutcome:
-        """Record a request once: replay its entry if already paid for, refuse it if over budget, else run it and
-        record it.
-
-        Parameters
-        ----------
-        key : LedgerKey
-            The source and the release's privacy unit (the view its budget is checked in).
-        request : str
-            :func:`~dphawkes_core.release.session.request_identity` of the data and settings.
-        run : callable
-            Draws the release and returns it as a JSON-able dict (called only when neither replayed nor refused).
-        label, formal, reasons, mechanisms :
-            As in :class:`Entry`; ``mechanisms`` must be what ``run`` will spend (the budget is checked on them).
-        recorded : callable, optional
-            The mechanisms to record, asked after ``run`` (the same cost, with the values chosen during the
-            release: :class:`~dphawkes_core.release.session.PrivacySession`); default ``mechanisms``.
-        max_events : int, optional
-            An event-level release's enforced cap M on events per sequence: both views charge it (its group in each,
-            :func:`group_factor`); without one, an event-level release closes the sequence view.
-
-        Raises
-        ------
-        BudgetExceeded
-            When the release is formal and would exceed the budget or its view is closed (nothing is run or
-            recorded).
-        DPHawkesError
-            When a formal release is asked on data marked public (the session labels those not formal).
-        """
-        with self._locked() as ledgers:
-            ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
-            earlier = ledger.find(request)
-            if earlier is not None:
-                return LedgerOutcome(earlier, True, ledger)
-            if formal and ledger.public:
-                raise DPHawkesError(f"internal error: a formal release on data whose {PUBLIC_MARK_REASON[4:]}")
-            cap = max_events if key.unit == "event" else None
-            if formal:
-                ledger.check(mechanisms, key.unit, cap)
-            result = run()
-            spent = tuple(recorded()) if recorded is not None else tuple(mechanisms)
-            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, _now(), key.unit, cap)
-            ledger = dataclasses.replace(ledger, entries=ledger.entries + (entry,))
-            ledgers[key.fingerprint] = ledger.view("event")
-        return LedgerOutcome(entry, False, ledger)
-
-    def merge(self, ledger: DataLedger) -> DataLedger:
-        """Add ``ledger``'s entries and migrated names to the file's ledger of its source (created with its budget,
-        label and mark when new); the entries keep their own request identities. Used by :func:`migrate_format2`."""
-        with self._locked() as ledgers:
-            stored = ledgers.get(ledger.key.fingerprint)
-            if stored is None:
-                merged = ledger.view("event")
-            else:
-                entries = tuple(sorted(stored.entries + ledger.entries, key=lambda e: e.created))
-                merged = dataclasses.replace(stored, entries=entries, migrated=stored.migrated + ledger.migrated)
-            ledgers[ledger.key.fingerprint] = merged
-        return merged
-
-    # storage
-
-    @contextlib.contextmanager
-    def _locked(self):
-        """Exclusive lock on ``<path>.lock``; yields the ledgers (mutable dict) and writes them back."""
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock = open(self.path.with_name(self.path.name + ".lock"), "a")
-        except OSError as exc:
-            raise LedgerError(f"cannot open the ledger {self.path}: {exc.strerror or exc}") from None
-        with lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            ledgers = self._load()
-            before = dict(ledgers)
-            yield ledgers
-            if ledgers != before:
-                self._write(ledgers)
-
-    def _load(self) -> dict[str, DataLedger]:
-        if not self.path.exists():
-            return {}
-        where = f"the ledger file {self.path}"
-        try:
-            document = json.loads(self.path.read_text())
-        except OSError as exc:
-            raise LedgerError(f"cannot read {where}: {exc.strerror or exc}") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise LedgerError(f"{where} is corrupted (not JSON: {exc}); it was not reset — restore it from a "
-                              "backup, or move it away to start a new ledger") from None
-        if isinstance(document, dict) and document.get("format") == FILE_FORMAT and document.get("version") == 1:
-            raise LedgerError(f"{where} was written by an earlier dphawkes (ledger format 1), whose release "
-                              "identities differ: it is not opened, so that no release is charged as new and no data "
-                              "set starts a fresh budget by accident — keep using it with that version, or start a "
-                              "new ledger file and carry the spent ε over with a smaller --budget")
-        if isinstance(document, dict) and document.get("format") == FILE_FORMAT and document.get("version") == 2:
-            raise LedgerError(f"{where} is a format-2 ledger, keyed by each declaration of the data: it is not opened "
-                              "(its budgets would start over under the new keys) — migrate it with `dphawkes ledger "
-                              f"migrate {self.path} NEW.json DATA` plus the --dimensions/--sequences/--start-time/"
-                              "--end-time/--time-unit of its fits, once per data set and declaration, then use "
-                              "NEW.json")
-        try:
-            if document.get("format") != FILE_FORMAT or document.get("version") not in READABLE_VERSIONS:
-                raise ValueError(f"not a {FILE_FORMAT} version {FILE_VERSION} file")
-            if document.get("checksum") != _checksum(document["ledgers"]):
-                raise ValueError("its checksum does not match its content (edited or damaged)")
-            ledgers = [_ledger_from_dict(item) for item in document["ledgers"]]
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise LedgerError(f"{where} is corrupted ({exc}); it was not reset — restore it from a backup, "
-                              "or move it away to start a new ledger") from None
-        return {ledger.key.fingerprint: ledger for ledger in ledgers}
-
-    def _write(self, ledgers: dict[str, DataLedger]) -> None:
-        items = [_ledger_to_dict(ledger) for ledger in ledgers.values()]
-        items = json.loads(canonical_json(items))  # the form the checksum is read back in
-        document = {"format": FILE_FORMAT, "version": FILE_VERSION, "checksum": _checksum(items), "ledgers": items}
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        try:
-            with open(temporary, "w") as handle:
-                handle.write(canonical_json(document, indent=1) + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, self.path)
-        except OSError as exc:
-            raise LedgerError(f"cannot write the ledger {self.path}: {exc.strerror or exc}") from None
-
-
-def _now() -> str:
+def utc_now() -> str:
+    """The current UTC time as a ledger stores it (ISO 8601, seconds)."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
@@ -667,81 +440,3 @@ def canonical_json(value, indent=None) -> str:
     reads back as is); also the form a release request's settings are hashed in."""
     return json.dumps(value, indent=indent, sort_keys=True,
                       default=lambda o: o.tolist() if isinstance(o, (np.ndarray, np.generic)) else str(o))
-
-
-def _checksum(items) -> str:
-    return hashlib.sha256(canonical_json(items).encode()).hexdigest()
-
-
-def _ledger_to_dict(ledger: DataLedger) -> dict:
-    return {"fingerprint": ledger.key.fingerprint, "label": ledger.label,
-            "public_mark": dataclasses.asdict(ledger.public_mark) if ledger.public_mark else None,
-            "budget": dataclasses.asdict(ledger.budget), "migrated": list(ledger.migrated),
-            "entries": [dataclasses.asdict(e) for e in ledger.entries]}
-
-
-def _ledger_from_dict(item: dict) -> DataLedger:
-    mark = item["public_mark"]
-    return DataLedger(LedgerKey(item["fingerprint"]), Budget(**item["budget"]), item["label"],
-                      PublicMark(**mark) if mark else None, _entries_from(item["entries"], None),
-                      tuple(item["migrated"]))
-
-
-def _entries_from(items, unit: str | None) -> tuple[Entry, ...]:
-    """Entries as stored (format 3 and 4: each with its unit, and in format 4 an event-level entry's cap M; format 2:
-    the ledger's ``unit``)."""
-    return tuple(Entry(e["request"], e["label"], bool(e["formal"]), tuple(e["reasons"]),
-                       tuple(Mechanism(**m) for m in e["mechanisms"]), dict(e["result"]), e["created"],
-                       e["unit"] if unit is None else unit, e.get("max_events"))
-                 for e in items)
-
-
-# --- format 2: migration -------------------------------------------------------------------------------------
-
-
-def read_format2(path) -> tuple[DataLedger, ...]:
-    """The ledgers of a format-2 file (checksum verified), each keyed by its format-2 fingerprint and unit."""
-    path = Path(path).expanduser()
-    where = f"the ledger file {path}"
-    try:
-        document = json.loads(path.read_text())
-        if document.get("format") != FILE_FORMAT or document.get("version") != 2:
-            raise ValueError(f"not a {FILE_FORMAT} version 2 file")
-        if document.get("checksum") != _checksum(document["ledgers"]):
-            raise ValueError("its checksum does not match its content (edited or damaged)")
-        return tuple(DataLedger(LedgerKey(item["fingerprint"], item["unit"]), Budget(**item["budget"]), item["label"],
-                                PublicMark("", "migration", "carried over from a format-2 ledger")
-                                if item["public"] else None, _entries_from(item["entries"], item["unit"]))
-                     for item in document["ledgers"])
-    except OSError as exc:
-        raise LedgerError(f"cannot read {where}: {exc.strerror or exc}") from None
-    except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
-        raise LedgerError(f"{where} cannot be migrated ({exc})") from None
-
-
-def migrate_format2(old_path, book: LedgerBook, fingerprint: str, legacy: str,
-                    label: str = "") -> tuple[tuple[DataLedger, ...], tuple[DataLedger, ...]]:
-    """Move the format-2 ledgers of one declaration of a source into ``book`` under the source's key.
-
-    A format-2 ledger was keyed by :func:`events_fingerprint` of the events as declared (``legacy``) and the unit;
-    both units' ledgers with that key join the source's ledger (``fingerprint``), their entries keeping their
-    unit, ε and request identities (a request of the new format is never identical to an old one, so a repeat is
-    charged again: never less). The old file is only read. A ledger already migrated is not added twice.
-
-    Returns
-    -------
-    (moved, left) : tuple of DataLedger
-        The format-2 ledgers moved now (or earlier), and those of other declarations or data, still to migrate.
-    """
-    old = read_format2(old_path)
-    moved = tuple(item for item in old if item.key.fingerprint == legacy)
-    for item in moved:
-        stored = book.get(LedgerKey(fingerprint))
-        if stored is not None and item.key.id in stored.migrated:
-            continue
-        mark = item.public_mark if all(other.public for other in moved) else None
-        budget = stored.budget if stored is not None else min((m.budget for m in moved), key=lambda b: b.epsilon)
-        book.merge(DataLedger(LedgerKey(fingerprint), budget, label or item.label, mark, item.entries,
-                              (item.key.id,)))
-    done = {name for ledger in book.ledgers() for name in ledger.migrated}
-    return moved, tuple(item for item in old if item.key.id not in done)

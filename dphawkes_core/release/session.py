@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from dphawkes_core.data.row_key import events_fingerprint
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (
     FitConfig,
@@ -57,11 +58,10 @@ from dphawkes_core.release.ledger import (
     PUBLIC_MARK_REASON,
     DataLedger,
     Entry,
-    LedgerBook,
     LedgerKey,
     canonical_json,
-    events_fingerprint,
 )
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.statistics.info import DataInfo
 
 if TYPE_CHECKING:

@@ -25,7 +25,6 @@ store. Nothing here imports Dask: the caller passes any
 from __future__ import annotations
 
 import glob
-import hashlib
 import os
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -36,7 +35,7 @@ import numpy as np
 from dphawkes_core.data.columns import numeric_rows
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import table_columns
-from dphawkes_core.data.row_key import no_lanes, row_lanes, rows_key
+from dphawkes_core.data.row_key import no_lanes, windowed_key, windowed_lanes
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.statistics.binning import bin_index, bins_in_window, count_tails, keep_first, sequence_entries
 from dphawkes_core.statistics.info import DataInfo
@@ -556,88 +555,24 @@ def _key(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
-_LANE_SALTS = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x27D4EB2F165667C5],
-                       dtype=np.uint64)  # four independent 64-bit lanes of the multiset hash
-
-
 def partitioned_fingerprint(paths, window: Window, executor=None) -> str:
     """Fingerprint of the events of partitions ``paths`` in ``window``: what a declaration made of the store's
-    rows (a release's identity; the ledger key of format 2 — the ledger's key is now
-    :func:`partitioned_rows_key`).
+    rows (a release's identity; the ledger key of format 2 — the ledger's key is
+    :func:`~dphawkes_core.data.row_key.partitioned_rows_key`).
 
     A hash of the multiset of in-window events ``(sequence, dimension, time)`` and of the window (start,
     each sequence's end, d): every event is mixed into four 64-bit lanes in the map step
-    (:func:`partition_fingerprint`) and the lanes add modulo 2⁶⁴ over partitions, so the fingerprint is
-    the same whatever the files' names, dates, encoding, row order or partitioning — a renamed, copied,
-    rewritten or re-partitioned store keeps its ledger — and one event more or less changes it. It is an
-    identifier, not a cryptographic commitment (rows could be crafted to collide); it differs from
-    :func:`~dphawkes_core.release.ledger.data_fingerprint` of the same events loaded from one file
-    (``docs/scale.md``, "Privacy ledger").
+    (:func:`partition_fingerprint`) and the lanes add modulo 2⁶⁴ over partitions
+    (:func:`~dphawkes_core.data.row_key.windowed_key`), so the fingerprint is the same whatever the files' names,
+    dates, encoding, row order or partitioning — a renamed, copied, rewritten or re-partitioned store keeps its
+    identity — and one event more or less changes it. It is an identifier, not a cryptographic commitment (rows
+    could be crafted to collide); it differs from :func:`~dphawkes_core.data.row_key.events_fingerprint` of the
+    same events loaded from one file (``docs/scale.md``, "Privacy ledger").
     """
-    lanes = sum((lane for lane in map_partitions(executor, partial(partition_fingerprint, window=window), paths)),
-                np.zeros(_LANE_SALTS.size, dtype=np.uint64))
-    digest = hashlib.sha256(b"dphawkes-partitions-v1")
-    digest.update(np.float64([window.start, window.dim]).tobytes())
-    for key in sorted(window.ends, key=repr):
-        digest.update(f"{key!r}={window.ends[key]!r};".encode())
-    digest.update(lanes.tobytes())
-    return "partitions-" + digest.hexdigest()
-
-
-def partitioned_rows_key(paths, executor=None) -> str:
-    """The privacy ledger's key of a partitioned store: the key of every row of every partition
-    (:mod:`~dphawkes_core.data.row_key`; the lanes add over partitions), whatever is declared about them — the same as
-    the key of those rows in one CSV or Parquet file, so a store and its copy share one budget."""
-    mapped = list(map_partitions(executor, partition_rows, paths))
-    return rows_key(sum((lanes for lanes, _ in mapped), no_lanes()), sum(n for _, n in mapped))
-
-
-def partition_rows(path: str) -> tuple[np.ndarray, int]:
-    """Map step of :func:`partitioned_rows_key`: the lanes and the number of one partition's rows, as stored
-    (none dropped or refused)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    name = Path(path).name
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"{name}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
-    columns = {str(c).strip().lower(): table.column(c) for c in table.column_names}
-    if "time" not in columns or "dimension" not in columns:
-        raise DataError(f"{name}: expected columns time,dimension[,sequence]")
-    raw = {c: _stored_values(columns[c]) for c in PARTITION_COLUMNS if c in columns}
-    return row_lanes(raw["time"], raw["dimension"], raw.get("sequence")), table.num_rows
-
-
-def _stored_values(column) -> np.ndarray:
-    """A column's cells: numbers (missing as NaN), datetimes, or text (missing as empty)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
-        return column.to_numpy(zero_copy_only=False).astype(np.float64)
-    if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
-        return column.cast(pa.timestamp("ns")).to_numpy().astype("datetime64[ns]")
-    return pc.fill_null(column.cast(pa.string()), "").to_numpy(zero_copy_only=False).astype(object)
+    lanes = sum(map_partitions(executor, partial(partition_fingerprint, window=window), paths), no_lanes())
+    return windowed_key(lanes, window.start, window.dim, window.ends)
 
 
 def partition_fingerprint(path: str, window: Window) -> np.ndarray:
-    """Map step of :func:`partitioned_fingerprint`: the four lanes summed over one partition's in-window events."""
-    lanes = np.zeros(_LANE_SALTS.size, dtype=np.uint64)
-    for key, per_dim, _, _ in window_sequences(path, window, 1.0):
-        seq_hash = np.uint64(int.from_bytes(hashlib.sha256(repr(key).encode()).digest()[:8], "little"))
-        for dim, times in enumerate(per_dim):
-            bits = np.ascontiguousarray(times, dtype=np.float64).view(np.uint64)
-            mixed = _mix(_mix(_mix(bits[None, :] ^ _LANE_SALTS[:, None]) ^ np.uint64(dim)) ^ seq_hash)
-            lanes += mixed.sum(axis=1, dtype=np.uint64)  # arrays: the sums wrap modulo 2⁶⁴
-    return lanes
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """SplitMix64's finaliser on every entry (a bijection of 64-bit words; products wrap modulo 2⁶⁴)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    """Map step of :func:`partitioned_fingerprint`: the lanes summed over one partition's in-window events."""
+    return windowed_lanes((key, per_dim) for key, per_dim, _, _ in window_sequences(path, window, 1.0))

@@ -22,9 +22,12 @@ from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv, save_csv
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FAMILIES
-from dphawkes_core.release.ledger import LEDGER_ENV, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.release.ledger import LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import LEDGER_ENV, default_ledger_path
 
 ROOT = Path(__file__).resolve().parents[2]
 ESTIMATE = str(ROOT / "pages" / "2_Estimate.py")

@@ -8,15 +8,9 @@ from app_tools import with_comparison
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-from dphawkes_core.release.ledger import (
-    PUBLIC_MARK_REASON,
-    Budget,
-    LedgerBook,
-    LedgerKey,
-    Mechanism,
-    compose_epsilon,
-    data_fingerprint,
-)
+from dphawkes_core.data.row_key import data_fingerprint
+from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, Budget, LedgerKey, Mechanism, compose_epsilon
+from dphawkes_core.release.ledger_file import LedgerBook
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Privacy_budget.py")

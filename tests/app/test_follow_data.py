@@ -9,7 +9,10 @@ from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
 from dphawkes_app.guidance import time_scale
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.data.row_key import data_fingerprint
+from dphawkes_core.release.ledger import LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import default_ledger_path
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 WEEK = 7 * 24 * 3600.0

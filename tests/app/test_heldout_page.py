@@ -14,9 +14,12 @@ from app_tools import (
 from conftest import no_problems
 
 from dphawkes_app.heldout import GAIN
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import fit_steps
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.release.ledger import LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import default_ledger_path
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.prediction import heldout_split, score_heldout
 

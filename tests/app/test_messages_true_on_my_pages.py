@@ -13,7 +13,7 @@ from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 from test_words_on_screen import problems
 
-from dphawkes_core.release.ledger import LEDGER_ENV
+from dphawkes_core.release.ledger_store import LEDGER_ENV
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 AUDIT, BUDGET, REPRODUCE = (str(ROOT / "pages" / p) for p in ("5_Privacy_audit.py", "6_Privacy_budget.py",

@@ -12,8 +12,11 @@ from streamlit.testing.v1 import AppTest
 from dphawkes_core.data.datasets import Dataset, list_samples, load_sample
 from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.release.ledger import LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import default_ledger_path
 from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from benchmarks.chromium_driver import CHART
 from dphawkes_core.data.datasets import list_samples
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.release.ledger import LedgerBook
+from dphawkes_core.release.ledger_file import LedgerBook
 
 pytestmark = pytest.mark.browser
 END = 400.0

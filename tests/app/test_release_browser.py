@@ -22,7 +22,7 @@ from app_tools import chromium_browser, private_csv, served_app, wait_idle
 
 from benchmarks.chromium_driver import CHART
 from dphawkes_core.estimators import FAMILIES
-from dphawkes_core.release.ledger import LedgerBook
+from dphawkes_core.release.ledger_file import LedgerBook
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_LIMIT = 400 * 1024

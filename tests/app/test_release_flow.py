@@ -18,7 +18,10 @@ from app_tools import (
 from conftest import no_problems
 
 from dphawkes_app.guidance import time_scale
-from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.data.row_key import data_fingerprint
+from dphawkes_core.release.ledger import Budget, LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import default_ledger_path
 
 pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 

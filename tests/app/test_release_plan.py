@@ -6,8 +6,10 @@ import pytest
 from dphawkes_app.estimate.release import plan_release
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint
+from dphawkes_core.release.ledger import Budget, LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 
 

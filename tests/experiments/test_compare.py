@@ -6,12 +6,14 @@ from dataclasses import replace
 import pytest
 
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.evaluation.metrics import compare
 from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint
+from dphawkes_core.release.ledger import LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import ledger_fitter
 from dphawkes_experiments.compare import COMPARISON_BUDGET_S, compare_methods, comparison_epsilon
 

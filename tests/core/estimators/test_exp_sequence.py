@@ -135,7 +135,7 @@ def test_automatic_g_is_the_noisy_histograms_choice_and_is_accounted():
 
 
 def test_a_session_releases_it_formally(tmp_path):
-    from dphawkes_core.release.ledger import LedgerBook
+    from dphawkes_core.release.ledger_file import LedgerBook
     from dphawkes_core.release.session import PrivacySession
 
     rng = np.random.default_rng(8)

@@ -254,7 +254,7 @@ def test_a_private_fit_is_one_gaussian_release_of_root2_g_over_n_and_formal_only
 
 
 def test_a_session_releases_it_formally_and_meters_an_automatic_g(tmp_path):
-    from dphawkes_core.release.ledger import LedgerBook
+    from dphawkes_core.release.ledger_file import LedgerBook
     from dphawkes_core.release.session import PrivacySession
 
     rng = np.random.default_rng(8)

@@ -24,7 +24,8 @@ from dphawkes_core.privacy.count_cap import cap_rng
 from dphawkes_core.privacy.noise import SecureNoise, SeededNoise, noise_source
 from dphawkes_core.privacy.sequence import clip_rng
 from dphawkes_core.privacy.unit_conversion import unit_conversion
-from dphawkes_core.release.ledger import LedgerBook, Mechanism, compose_epsilon
+from dphawkes_core.release.ledger import Mechanism, compose_epsilon
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 
 DELTA = 1e-5

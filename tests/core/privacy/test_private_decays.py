@@ -25,7 +25,7 @@ from dphawkes_core.privacy.selection import (
     split_budget,
     time_scale_from_count,
 )
-from dphawkes_core.release.ledger import LedgerBook
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 
 FAMILY = get_family("exp")

@@ -177,7 +177,8 @@ def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
     cap), the statistics the other, and together they spend exactly the fit's ε."""
     from dphawkes_core.privacy.unit_conversion import gdp_epsilon
-    from dphawkes_core.release.ledger import LedgerBook, LedgerKey
+    from dphawkes_core.release.ledger import LedgerKey
+    from dphawkes_core.release.ledger_file import LedgerBook
     from dphawkes_core.release.session import metered_fit
 
     events = _events()

@@ -13,16 +13,8 @@ import pytest
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
 from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism, compose_epsilon
-from dphawkes_core.release.ledger import (
-    CAPPED_EVENT_NOTE,
-    EVENT_ONLY_NOTE,
-    Budget,
-    LedgerBook,
-    LedgerKey,
-    _checksum,
-    canonical_json,
-    grouped,
-)
+from dphawkes_core.release.ledger import CAPPED_EVENT_NOTE, EVENT_ONLY_NOTE, Budget, LedgerKey, canonical_json, grouped
+from dphawkes_core.release.ledger_file import LedgerBook, document_checksum
 
 DELTA = 1e-5
 M = 5
@@ -135,7 +127,7 @@ def test_a_format_3_ledger_is_read_with_its_event_releases_uncapped(tmp_path):
         for entry in item["entries"]:
             del entry["max_events"]
     items = json.loads(canonical_json(document["ledgers"]))
-    path.write_text(json.dumps({**document, "version": 3, "checksum": _checksum(items), "ledgers": items}))
+    path.write_text(json.dumps({**document, "version": 3, "checksum": document_checksum(items), "ledgers": items}))
     event, sequence = views(LedgerBook(path))
     assert sequence.closed and event.entries[0].max_events is None
     release(book, "event", 20.0, max_events=M)

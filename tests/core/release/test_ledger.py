@@ -11,6 +11,7 @@ from scipy.stats import norm
 
 from dphawkes_core.data.io import from_arrays
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.privacy.calibration import SEEDED_NOISE
@@ -18,15 +19,13 @@ from dphawkes_core.release.ledger import (
     Budget,
     BudgetExceeded,
     DataLedger,
-    LedgerBook,
-    LedgerError,
     LedgerKey,
     Mechanism,
     compose_epsilon,
-    data_fingerprint,
-    events_fingerprint,
     gaussian_mechanism,
 )
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import LedgerError
 from dphawkes_core.release.session import PrivacySession, metered_fit, request_identity
 
 DELTA = 1e-5

@@ -15,22 +15,15 @@ import pytest
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv, load_parquet, source_key
 from dphawkes_core.data.kernels import get_scenario
+from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint, partitioned_rows_key
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.estimators import FAMILIES, FitConfig
 from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism, compose_epsilon
-from dphawkes_core.release.ledger import (
-    EVENT_ONLY_NOTE,
-    PUBLIC_MARK_REASON,
-    Budget,
-    LedgerBook,
-    LedgerError,
-    LedgerKey,
-    data_fingerprint,
-    events_fingerprint,
-)
+from dphawkes_core.release.ledger import EVENT_ONLY_NOTE, PUBLIC_MARK_REASON, Budget, LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import LedgerError
 from dphawkes_core.release.session import PrivacySession, request_identity
-from dphawkes_core.statistics.partitioned import partitioned_rows_key
 
 DELTA = 1e-5
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -293,7 +286,7 @@ def test_a_formal_request_on_an_undeclared_partitioned_store_is_refused(capsys, 
 
 def format2_file(path, legacy: str, unit: str = "event", public: bool = False, z: float = 2.0) -> None:
     """A ledger as format 2 wrote it: keyed by the declared events' fingerprint and the unit."""
-    from dphawkes_core.release.ledger import _checksum
+    from dphawkes_core.release.ledger_file import document_checksum
 
     items = [{"fingerprint": legacy, "unit": unit, "label": "events.csv", "public": public,
               "budget": {"epsilon": 3.0, "delta": DELTA},
@@ -301,7 +294,7 @@ def format2_file(path, legacy: str, unit: str = "event", public: bool = False, z
                            "mechanisms": [{"kind": "gaussian", "parameter": z, "releases": 1, "label": ""}],
                            "result": {}, "created": "2026-01-01T00:00:00+00:00"}]}]
     items = json.loads(json.dumps(items, sort_keys=True))
-    path.write_text(json.dumps({"format": "dphawkes-ledger", "version": 2, "checksum": _checksum(items),
+    path.write_text(json.dumps({"format": "dphawkes-ledger", "version": 2, "checksum": document_checksum(items),
                                 "ledgers": items}))
 
 

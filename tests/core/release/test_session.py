@@ -15,7 +15,8 @@ from dphawkes_core.data.io import save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, prepare_stats
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, compose_epsilon
+from dphawkes_core.release.ledger import LedgerKey, compose_epsilon
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 
 REPLAYS = 25

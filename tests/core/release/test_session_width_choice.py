@@ -11,7 +11,7 @@ from dphawkes_core.data.io import load_csv, save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.release.ledger import LedgerBook
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 
 
