@@ -32,7 +32,7 @@ from .inputs import (
     width_or_auto,
     write_json,
 )
-from .ledger import add_ledger_options, ledger_fit
+from .ledger import add_ledger_options, ledger_fit, ledger_plan, record_look
 from .score import add_heldout, add_holdout_options, holdout_split, wants_holdout
 from .stores import is_partitioned, partition_window, window_number
 from .time_scale import (
@@ -43,7 +43,6 @@ from .time_scale import (
     auto_choices,
     auto_time_scale,
     chosen_config,
-    observed_time,
 )
 
 if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a command uses them,
@@ -186,6 +185,9 @@ def cmd_fit(args) -> int:
         block_for_width(args.average_width, config.bin_size, config.lags)
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
+    if args.plan and not args.ledger:
+        raise UsageError("--plan previews a release through a ledger: give --ledger PATH (nothing is drawn or "
+                         "recorded)")
     if args.dask or is_partitioned(args.events_csv):
         if auto_choices(args):
             raise UsageError("--bin-size auto and --decays auto read the events in this process: not for a "
@@ -206,15 +208,16 @@ def cmd_fit(args) -> int:
     if choices:
         config, scale_share = auto_time_scale(args, config, events, _claims_formal(config), choices)
     if args.ledger:
-        from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint
-        from dphawkes_core.estimators import prepare_stats
-        from dphawkes_core.estimators.binned import domain_info
+        from dphawkes_core.data.row_key import data_fingerprint
         from dphawkes_core.release.session import PrivacySession
 
-        result, info, ledger, status = ledger_fit(
-            args, data_fingerprint(events), config, lambda book, key: PrivacySession(
-                lambda c: prepare_stats(events, c), book, key, public_info, events_fingerprint(events),
-                events.n_sequences, count=lambda: (events.n_events, observed_time(events))), scale_share, choices)
+        def session(book, key):
+            return PrivacySession.for_events(events, book, key.fingerprint, key.unit)
+
+        if args.plan:
+            return ledger_plan(args, data_fingerprint(events), config, session, scale_share, choices)
+        result, info, ledger, status = ledger_fit(args, data_fingerprint(events), config, session, scale_share,
+                                                  choices)
         if scale_share is not None:
             config = chosen_config(config, ledger["time_scale"])
     else:
@@ -222,6 +225,8 @@ def cmd_fit(args) -> int:
     payload = result_payload(result, config, info, events.names, _scenario_truth(args, events.dim, config), status)
     _add_lag_average(payload, result, args)
     add_heldout(payload, result, split, args)
+    if split is not None:  # the score read the test events: later releases on these rows name it
+        record_look(args, events, "dphawkes fit --holdout-start/--train-fraction (a held-out score on the test part)")
     if ledger is not None:
         payload["ledger"] = ledger
     print(f"read: {events.describe()}", file=sys.stderr)
@@ -279,10 +284,14 @@ def _cmd_fit_partitioned(args, config: FitConfig) -> int:
             from dphawkes_core.release.session import PrivacySession
 
             view = partitioned_fingerprint(paths, window, executor)
-            result, info, ledger, status = ledger_fit(
-                args, partitioned_rows_key(paths, executor), config, lambda book, key: PrivacySession(
-                    lambda c: prepare_partitioned(paths, c, window, executor), book, key, public_info, view,
-                    len(window.ends)))
+
+            def session(book, key):
+                return PrivacySession(lambda c: prepare_partitioned(paths, c, window, executor), book, key,
+                                      public_info, view, len(window.ends))
+
+            if args.plan:
+                return ledger_plan(args, partitioned_rows_key(paths, executor), config, session)
+            result, info, ledger, status = ledger_fit(args, partitioned_rows_key(paths, executor), config, session)
         else:
             stats, info = prepare_partitioned(paths, config, window, executor)
             result = fit_stats(stats, config)

@@ -1,5 +1,5 @@
-"""``dphawkes ledger show | public | migrate`` and the ``--ledger``/``--budget`` release of ``fit``: scripted
-releases on the same source share one budget."""
+"""``dphawkes ledger show | public | person | migrate``, the ``--ledger``/``--budget``/``--plan`` release of ``fit``
+and the looks ``select`` and ``score`` record: scripted releases on the same source share one budget."""
 
 from __future__ import annotations
 
@@ -23,6 +23,30 @@ def add_ledger_options(fitp) -> None:
     fitp.add_argument("--budget", type=positive_float,
                       help=f"total ε of this data set's ledger (default {DEFAULT_BUDGET_EPSILON:g} for a new ledger; "
                            "needs --ledger)")
+    fitp.add_argument("--plan", action="store_true",
+                      help="print what the release would spend and whether it would be refused (JSON), drawing and "
+                           "recording nothing (needs --ledger)")
+
+
+def add_look_option(parser, what: str) -> None:
+    """``--ledger`` of a command that looks at the rows without privacy (``select``, ``score``): the look is
+    recorded for the source, and every later release on it names it."""
+    parser.add_argument("--ledger", help=f"privacy ledger file: record that {what} looked at these rows without "
+                                         "privacy, so that every later release on them says its settings may have "
+                                         "been read from the data")
+
+
+def record_look(args, events, what: str) -> None:
+    """Record ``what`` as a non-private look at the source of ``events`` in ``--ledger`` (when given), and say so."""
+    if not getattr(args, "ledger", None):
+        return
+    from dphawkes_core.data.row_key import data_fingerprint
+    from dphawkes_core.release.ledger import DataLook, LedgerKey, utc_now
+    from dphawkes_core.release.ledger_file import LedgerBook
+
+    LedgerBook(args.ledger).note_look(LedgerKey(data_fingerprint(events)), DataLook(utc_now(), "cli", what))
+    print(f"ledger: recorded in {args.ledger} that {what} looked at these rows without privacy: later releases on "
+          "them name it", file=sys.stderr)
 
 
 def add_ledger_parser(sub) -> None:
@@ -40,6 +64,12 @@ def add_ledger_parser(sub) -> None:
     public.add_argument("--note", help="why the data are public (kept with the mark)")
     public.add_argument("--undo", action="store_true", help="withdraw the mark: releases are metered again")
     public.set_defaults(func=_cmd_ledger_public)
+    person = actions.add_parser("person", help="declare that one sequence is one person (recorded: from then on an "
+                                               "event-level release needs a cap --max-events)")
+    person.add_argument("path", help="the ledger file")
+    person.add_argument("data", help="the data set: an event file or a partitioned store (its rows are its key)")
+    person.add_argument("--note", help="why (kept with the declaration)")
+    person.set_defaults(func=_cmd_ledger_person)
     migrate = actions.add_parser("migrate", help="move a format-2 ledger's budgets of one data set into a file of "
                                                  "the current format (once per data set and declaration its fits "
                                                  "used)")
@@ -58,16 +88,17 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
     ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
     from dphawkes_core.privacy.selection import TIME_SCALE
-    from dphawkes_core.release.ledger import Budget, LedgerKey
+    from dphawkes_core.release.ledger import LedgerKey, PromiseRefused
     from dphawkes_core.release.ledger_file import FILE_VERSION, LedgerBook
 
     book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
-    known = book.get(key)
-    delta = known.budget.delta if known is not None else args.dp_delta
-    budget = Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
+    budget = _asked_budget(args, book.get(key))
     book.open(key, budget, label=Path(args.events_csv).name)
-    answer = (session(book, key).release(config) if scale_share is None
-              else session(book, key).release_scaled(config, scale_share, choices=choices or (TIME_SCALE,)))
+    try:
+        answer = (session(book, key).release(config) if scale_share is None
+                  else session(book, key).release_scaled(config, scale_share, choices=choices or (TIME_SCALE,)))
+    except PromiseRefused as exc:
+        raise PromiseRefused(f"{exc} (--max-events M, or --privacy-unit sequence)") from None
     ledger = answer.ledger
     summary = {"path": str(book.path), "format": FILE_VERSION, "replayed": answer.replayed,
                "metered": answer.entry.formal,
@@ -88,6 +119,39 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
     for note in answer.notes:
         print(f"ledger: {note}", file=sys.stderr)
     return answer.result, answer.data_info, summary, answer.status
+
+
+def _asked_budget(args, known):
+    """The budget a ``fit`` sets: ``--budget`` (at the stored δ, or ``--dp-delta`` for a new ledger), the default for
+    a new ledger, or nothing (the stored one kept)."""
+    from dphawkes_core.release.ledger import Budget
+
+    delta = known.budget.delta if known is not None else args.dp_delta
+    return Budget(args.budget, delta) if args.budget is not None else None if known else Budget(delta=delta)
+
+
+def ledger_plan(args, fingerprint: str, config: FitConfig, session, scale_share: float | None = None,
+                choices=()) -> int:
+    """``fit --plan``: what the release would spend and whether it would be refused, from public numbers only — as
+    JSON (``plan``) and one line on stderr; nothing is drawn and the ledger is only read (not created)."""
+    from dphawkes_core.privacy.selection import TIME_SCALE
+    from dphawkes_core.release.ledger import LedgerKey
+    from dphawkes_core.release.ledger_file import LedgerBook
+
+    book, key = LedgerBook(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
+    budget = _asked_budget(args, book.get(key))
+    plan = session(book, key).preview([config], scale_share, choices or (TIME_SCALE,), budget)
+    ledger = plan.ledger
+    if not plan.formal:
+        said = f"not a formal release ({'; '.join(plan.status.reasons)}): it would spend nothing"
+    elif plan.refusal:
+        said = f"it would be refused before any draw: {plan.refusal}"
+    else:
+        said = (f"it would spend ε = {plan.epsilon:.4g} (δ = {ledger.budget.delta:.0e}, {key.unit}-level view): the "
+                f"composed ε goes from {ledger.spent():.4g} to {plan.after:.4g} of {ledger.budget.epsilon:.4g}")
+    print(f"plan: {said}; nothing was drawn or recorded", file=sys.stderr)
+    write_json({"plan": plan.to_dict(), "drawn": False, "recorded": False, "ledger": str(book.path)}, args.json)
+    return 0
 
 
 def _cmd_ledger_show(args) -> int:
@@ -165,6 +229,19 @@ def _cmd_ledger_public(args) -> int:
     print(f"ledger: {args.data}: " + (ledger.public_mark.sentence() + "; releases on these data are not metered "
                                       "and not formal" if ledger.public else
                                       "not marked public: every release on these data is metered"), file=sys.stderr)
+    return 0
+
+
+def _cmd_ledger_person(args) -> int:
+    """``dphawkes ledger person LEDGER DATA [--note TEXT]``: one sequence is one person's, recorded for the source;
+    from then on an event-level release with no cap M is refused before any draw."""
+    from dphawkes_core.release.ledger import PersonPromise, utc_now
+    from dphawkes_core.release.ledger_file import LedgerBook
+
+    ledger = LedgerBook(args.path).promise_person(_ledger_key(args.data), PersonPromise(utc_now(), "cli",
+                                                                                        args.note or ""))
+    print(f"ledger: {args.data}: {ledger.promise}; from now on an event-level release on these rows needs a cap "
+          "--max-events M (or --privacy-unit sequence)", file=sys.stderr)
     return 0
 
 

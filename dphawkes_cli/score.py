@@ -18,6 +18,7 @@ import numpy as np
 from dphawkes_core.errors import DataError
 
 from .inputs import UsageError, add_window_options, load_events_file, open_unit_fraction, time_point, write_json
+from .ledger import add_look_option, record_look
 
 if TYPE_CHECKING:
     from dphawkes_core.data.io import Events
@@ -47,6 +48,7 @@ def add_score_parser(sub) -> None:
     add_holdout_options(sc, "; required for one sequence")
     add_window_options(sc)
     sc.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    add_look_option(sc, "this score")
     sc.set_defaults(func=cmd_score)
 
 
@@ -60,7 +62,9 @@ def cmd_score(args) -> int:
     if events.n_sequences == 1 and args.holdout_start is None:
         raise UsageError("give --holdout-start X: the test part of one sequence starts at a time")
     split = holdout_split(args, events)
-    write_json(heldout_report(kernels, split, args), args.json)
+    report = heldout_report(kernels, split, args)
+    record_look(args, events, "dphawkes score (a fit's held-out log-likelihood on the test part)")
+    write_json(report, args.json)
     return 0
 
 

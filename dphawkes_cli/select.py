@@ -18,6 +18,7 @@ from .inputs import (
     time_point,
     write_json,
 )
+from .ledger import add_look_option, record_look
 
 
 def _numbers(text: str) -> tuple[float, ...]:
@@ -47,6 +48,7 @@ def add_select_parser(sub) -> None:
     add_window_options(sel)
     add_family_options(sel, [get_family("exp")])
     sel.add_argument("--json", default="-", help="output JSON file (default: stdout)")
+    add_look_option(sel, "this selection")
     sel.set_defaults(func=cmd_select)
 
 
@@ -59,6 +61,7 @@ def cmd_select(args) -> int:
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
     if events.n_sequences != 1:
         raise UsageError("select cuts one sequence at --validation-start")
+    source = events
     validation = relative_time(events, args.validation_start)
     if args.holdout_start is not None:
         test_start = relative_time(events, args.holdout_start)
@@ -76,6 +79,8 @@ def cmd_select(args) -> int:
               + (f", decays {','.join(f'{b:g}' for b in best.decays)}" if best.decays else "")
               + f": validation gain {best.gain:+.4g} nats per event over {len(report.candidates)} candidates; "
               "not a private choice", file=sys.stderr)
+    record_look(args, source, f"dphawkes select ({args.method}: Δ and s"
+                + (" and the decays" if args.decays_grid else "") + " chosen by held-out likelihood)")
     write_json(report.to_dict(), args.json)
     return 0
 

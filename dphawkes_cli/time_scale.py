@@ -25,16 +25,11 @@ from dphawkes_core.privacy.selection import (
 from .inputs import UsageError
 
 __all__ = ["AUTO", "AUTO_SCALE_SHARE", "DECAYS_AUTO_HELP", "DECAY_MULTIPLES", "auto_choices", "auto_time_scale",
-           "chosen_config", "observed_time"]
+           "chosen_config"]
 
 DECAYS_AUTO_HELP = (f"the decays {', '.join(f'{m:g}' for m in DECAY_MULTIPLES)} divided by the mean time between "
                     "events, read from a count of the events (a formal fit: a noisy count bought with "
                     "--time-scale-share of ε inside the --ledger release, the one --bin-size auto uses)")
-
-
-def observed_time(events) -> float:
-    """T: the observed time summed over sequences (public when the window is declared)."""
-    return float(sum(seq.end_time for seq in events.sequences))
 
 
 def auto_choices(args) -> tuple[str, ...]:
@@ -54,7 +49,7 @@ def auto_time_scale(args, config: FitConfig, events, formal: bool,
             raise UsageError(f"{flags} on a formal fit spends a share of ε inside the recorded release: give "
                              "--epsilon and --ledger PATH (or public values)")
         return config, args.time_scale_share
-    observed = observed_time(events)
+    observed = events.end_time  # T summed over sequences (the session's, for a formal fit)
     scale = time_scale_from_count(observed, events.n_events)
     changes, said = {}, []
     if TIME_SCALE in choices:

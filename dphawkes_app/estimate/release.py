@@ -20,7 +20,6 @@ A private selection (an automatic C or G) is drawn inside the release by the ses
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -32,10 +31,10 @@ import streamlit as st
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_stats, release_status
-from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry, compose_epsilon, group_factor
+from dphawkes_core.release.plan import Plan
 from dphawkes_core.release.session import PrivacySession, SessionAnswer
 
 from ..budget import BudgetState, release_view, releases_text
@@ -193,9 +192,9 @@ def band_of(H_low: np.ndarray, H_high: np.ndarray, dim: int, lags: int):
 
 
 def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: str) -> PrivacySession:
-    """The privacy session of the current data set for ``unit``'s ledger. Statistics of public settings come from
-    the shared cache (deterministic); with an automatic C or G the session computes them inside the release, so
-    the private selection's noise is drawn there — and only there."""
+    """The privacy session of the current data set for ``unit``'s ledger (the core's one constructor, as the CLI's).
+    Statistics of public settings come from the shared cache (deterministic); with an automatic C or G the session
+    computes them inside the release, so the private selection's noise is drawn there — and only there."""
     events = dataset.events
 
     def prepare(config: FitConfig):
@@ -203,10 +202,8 @@ def app_session(state: BudgetState, dataset: Dataset, fingerprint: str, unit: st
             return prepare_stats(events, config)
         return stats_cached(fingerprint, events, config_items(config.statistics_key()))
 
-    return PrivacySession(prepare, state.book, replace(state.key, unit=unit),
-                          {"window_stated": events.window_stated, **domain_info(events)},
-                          release_view(fingerprint, dataset), events.n_sequences,
-                          count=lambda: (events.n_events, float(sum(seq.end_time for seq in events.sequences))))
+    return PrivacySession.for_events(events, state.book, state.key.fingerprint, unit, prepare=prepare,
+                                     view=release_view(fingerprint, dataset))
 
 
 @dataclass(frozen=True)
@@ -232,65 +229,6 @@ class Asked:
         if self.scale_share is None:
             return session.request(self.config)
         return session.scaled_request(self.config, self.scale_share)
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What releasing a config would do, from public numbers only (nothing drawn)."""
-
-    status: FormalStatus
-    mechanisms: tuple
-    ledger: DataLedger
-    epsilon: float  # ε of this release alone at the budget's δ (0 when not formal)
-    after: float  # composed ε of the data set after it
-    remaining_after: float
-    refusal: str  # why the budget would refuse it ("" when it fits)
-    formal_count: int = 0  # how many of the configs are formal releases (they spend ε)
-    informal: tuple = ()  # the others' labels and reasons: shown, not metered
-    max_events: int | None = None  # the event-level cap M enforced on each sequence (None: no cap)
-    sequences: int = 1  # how many sequences the data hold (the per-person cost is stated on several)
-
-    @property
-    def formal(self) -> bool:
-        """At least one of the configs is a formal release (so the plan spends ε)."""
-        return self.formal_count > 0
-
-
-def plan_release(session: PrivacySession, configs, scale_share: float | None = None) -> Plan:
-    """The plan of releasing every config of ``configs`` together (one for the chosen fit; the comparison's
-    methods at once): their status (formal only when all are), their mechanisms and what remains after.
-    ``scale_share``: Δ and s chosen inside the release with that share of ε (the count's mechanism is planned
-    with the fit's)."""
-    ledger = session.ledger() or DataLedger(session.key)
-    statuses, mechanisms, informal = [], (), []
-    for config in configs:
-        if scale_share is None:
-            status, planned = session.plan(config)
-        else:
-            scaled = session.plan_scaled(config, scale_share)
-            status, planned = scaled.status, scaled.mechanisms
-        statuses.append(status)
-        if status.formal:
-            mechanisms += tuple(planned)
-        else:
-            informal.append(f"{config.family.label} ({'; '.join(status.reasons)})")
-    count = sum(s.formal for s in statuses)
-    reasons = tuple(dict.fromkeys(r for s in statuses for r in s.reasons))
-    status = FormalStatus(count == len(statuses), reasons)
-    person = {"max_events": configs[0].max_events if configs else None, "sequences": session.sequences}
-    if not mechanisms:
-        return Plan(status, (), ledger, 0.0, ledger.spent(), ledger.remaining(), "", count, tuple(informal), **person)
-    cap = person["max_events"] if session.key.unit == "event" else None  # an event-level cap: charged as its group
-    alone, after = ledger.cost(mechanisms, None, cap)
-    refusal = ""
-    try:
-        ledger.check(mechanisms, None, cap)  # both views, as the release itself is checked
-    except BudgetExceeded as exc:
-        refusal = str(exc)
-    planned_entry = Entry("planned", "planned", True, (), tuple(mechanisms), unit=session.key.unit, max_events=cap)
-    remaining_after = dataclasses.replace(ledger, entries=ledger.entries + (planned_entry,)).remaining()
-    return Plan(status, tuple(mechanisms), ledger, alone, after, remaining_after if not refusal else 0.0, refusal,
-                count, tuple(informal), **person)
 
 
 def released_message(answer: SessionAnswer, count: int = 1) -> str:
@@ -375,7 +313,7 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
         lasts[_last_key(fingerprint, config.privacy_unit)] = asked
         return _shown(answer, config, dataset, fingerprint, "released" if text else "replayed")
     try:
-        plan = plan_release(session, [config], scale_share)
+        plan = session.preview([config], scale_share)
     except DPHawkesError as exc:
         friendly_error(exc)
         return _last(session, dataset, fingerprint, asked)
@@ -500,7 +438,7 @@ def comparison_release(session: PrivacySession, pending: list, label: str) -> bo
     if not pending:
         return False
     try:
-        plan = plan_release(session, pending)
+        plan = session.preview(pending)
     except DPHawkesError as exc:
         friendly_error(exc)
         return False

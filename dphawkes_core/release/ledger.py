@@ -28,6 +28,19 @@ above it (:class:`BudgetExceeded`, one line with what remains). The same release
 declaration, same settings, so the same noise distribution) is answered again from the ledger without drawing new
 noise: re-rendering a page costs nothing, and averaging re-runs gains nothing.
 
+**Charged before the draw.** A release is recorded as spent (an :class:`Entry` in state :data:`CHARGED`) before any
+of its noise is drawn, and stays spent whatever happens after: its result is attached when it comes
+(:data:`RELEASED`), a refusal decided after the draw or an exception is recorded as its outcome (:data:`FAILED`),
+and a process killed in between leaves it charged. Asked again, such a request is refused from the record
+(:class:`ChargedNotReleased`) — never drawn a second time. The transitions are pure (:meth:`DataLedger.charge`,
+:meth:`DataLedger.settle`, …): a store (:mod:`.ledger_store`) applies each one in a transaction.
+
+**What else a ledger remembers about its rows.** A non-private look at them (:class:`DataLook`: ``dphawkes
+select``, ``dphawkes score``, the app's held-out table) — every later release names it in its reasons; and the
+per-person promise (:attr:`DataLedger.promise`: one sequence is one person, declared as a :class:`PersonPromise` or
+made by a sequence-level release) — after it, a release that would leave the per-person ε unbounded (event unit,
+no cap M) is refused before any draw (:class:`PromiseRefused`).
+
 Fits that are not formal releases (a seeded fit, the paper calibration, a window or setting read from
 the data, the non-private CLS) are recorded but not metered: they carry no guarantee to compose, and
 the ledger says so (:meth:`DataLedger.unmetered`).
@@ -56,7 +69,8 @@ from dphawkes_core.privacy.sequence import PRIVACY_UNITS, capped_event_group
 __all__ = [  # the accountant's API, with the mechanisms and composition of :mod:`.accounting` it records
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
-    "CAPPED_EVENT_NOTE", "EVENT_ONLY_NOTE", "PUBLIC_MARK_REASON", "PublicMark", "canonical_json", "grouped",
+    "CAPPED_EVENT_NOTE", "CHARGED", "EVENT_ONLY_NOTE", "FAILED", "PUBLIC_MARK_REASON", "RELEASED", "ChargedNotReleased",
+    "DataLook", "PersonPromise", "PromiseRefused", "PublicMark", "absorb", "canonical_json", "grouped",
     "group_factor", "gaussian_mechanism", "is_metered", "person_epsilon", "utc_now",
 ]
 
@@ -82,6 +96,24 @@ CAPPED_EVENT_NOTE = ("this event-level release keeps each sequence's first {cap}
                      "events) and one whole sequence ε = {sequence:.3g} (up to 2M = {group} capped events), both "
                      "charged to the data set's budget (δ = {delta:.0e})")
 TOOLS = ("app", "cli", "python", "migration")
+CHARGED, RELEASED, FAILED = "charged", "released", "failed"  # an entry's states (module docstring)
+STATES = (CHARGED, RELEASED, FAILED)
+_TOOL_WORDS = {"app": "the app", "cli": "the CLI", "python": "the Python API",
+               "migration": "a format-2 ledger (migrated)"}
+
+
+class ChargedNotReleased(DPHawkesError):
+    """A request whose entry is charged but holds no release (interrupted, still running, or failed after its draw):
+    answered from the record, never drawn again."""
+
+
+class PromiseRefused(BudgetExceeded):
+    """A release that would break the per-person promise made on the rows (refused before any draw)."""
+
+
+def _when(created: str) -> str:
+    """``2026-11-26 16:40 UTC`` from an ISO time (``at an unknown time`` without one)."""
+    return created[:16].replace("T", " ") + " UTC" if created else "at an unknown time"
 
 
 @dataclass(frozen=True)
@@ -151,10 +183,76 @@ class PublicMark:
 
     def sentence(self) -> str:
         """``marked public on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
-        when = self.created[:16].replace("T", " ") + " UTC" if self.created else "at an unknown time"
-        tool = {"app": "the app", "cli": "the CLI", "python": "the Python API",
-                "migration": "a format-2 ledger (migrated)"}[self.tool]
-        return f"marked public on {when} from {tool}" + (f" (note: {self.note})" if self.note else "")
+        return (f"marked public on {_when(self.created)} from {_TOOL_WORDS[self.tool]}"
+                + (f" (note: {self.note})" if self.note else ""))
+
+
+@dataclass(frozen=True)
+class DataLook:
+    """A non-private look at a source's rows, recorded in its ledger so that every later release names it: settings
+    chosen from it were read from the data (issue: a width picked by ``dphawkes select`` then passed to a formal fit).
+
+    Attributes
+    ----------
+    created : str
+        UTC time of the look (ISO 8601).
+    tool : {"app", "cli", "python"}
+        Where it was made.
+    what : str
+        What was looked at and what it can have chosen, in words (``dphawkes select: Δ and s by held-out
+        likelihood``).
+    """
+
+    created: str
+    tool: str
+    what: str
+
+    def __post_init__(self):
+        if self.tool not in TOOLS:
+            raise DPHawkesError(f"unknown tool {self.tool!r} for a look at the data; one of {', '.join(TOOLS)}")
+
+    def sentence(self) -> str:
+        """``dphawkes select: … (from the CLI on 2026-11-26 16:40 UTC)``."""
+        return f"{self.what} (from {_TOOL_WORDS[self.tool]} on {_when(self.created)})"
+
+
+def looks_reason(looks) -> str:
+    """The reason a release after ``looks`` carries (and says in its note): its settings may have been read from the
+    data; empty without a look."""
+    if not looks:
+        return ""
+    return ("its settings may have been read from the data: a non-private look at these rows was recorded before it ("
+            + "; ".join(look.sentence() for look in looks) + "); the guarantee covers the noise for the settings as "
+            "given, not how they were chosen")
+
+
+@dataclass(frozen=True)
+class PersonPromise:
+    """The declaration "one sequence is one person" on a source, recorded in its ledger: from then on a release must
+    keep the per-person ε bounded (:attr:`DataLedger.promise`).
+
+    Attributes
+    ----------
+    created : str
+        UTC time of the declaration (ISO 8601).
+    tool : {"app", "cli", "python"}
+        Where it was made.
+    note : str
+        The user's note (optional).
+    """
+
+    created: str
+    tool: str
+    note: str = ""
+
+    def __post_init__(self):
+        if self.tool not in TOOLS:
+            raise DPHawkesError(f"unknown tool {self.tool!r} for a declaration; one of {', '.join(TOOLS)}")
+
+    def sentence(self) -> str:
+        """``one sequence was declared one person's on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
+        return (f"one sequence was declared one person's on {_when(self.created)} from {_TOOL_WORDS[self.tool]}"
+                + (f" (note: {self.note})" if self.note else ""))
 
 
 @dataclass(frozen=True)
@@ -171,18 +269,23 @@ class Entry:
     formal : bool
         True when the release carries the formal guarantee: only these are metered.
     reasons : tuple of str
-        Why it is not formal (empty when formal).
+        Why it is not formal; on a formal release, what its guarantee does not cover (a look at the rows before
+        it, :func:`looks_reason`).
     mechanisms : tuple of Mechanism
         What it spent (empty for a non-private method).
     result : dict
-        The released estimate as stored (:meth:`FitResult.to_record`).
+        The released estimate as stored (:meth:`FitResult.to_record`); for a failed release, ``{"error": why}`` and
+        what was drawn before it failed.
     created : str
-        UTC time of the release (ISO 8601).
+        UTC time it was charged (ISO 8601).
     unit : str
         The privacy unit it was calibrated for (``event`` or ``sequence``).
     max_events : int or None
         An event-level release's enforced cap M on events per sequence (``None``: no cap; a sequence-level release's
         M is inside its own guarantee).
+    state : {"charged", "released", "failed"}
+        Charged before its draw; released when its result is attached; failed when it was refused after its draw or
+        raised. A formal entry is spent in every state.
     """
 
     request: str
@@ -194,10 +297,26 @@ class Entry:
     created: str = ""
     unit: str = "event"
     max_events: int | None = None
+    state: str = RELEASED
+
+    def __post_init__(self):
+        if self.state not in STATES:
+            raise DPHawkesError(f"unknown entry state {self.state!r}; one of {', '.join(STATES)}")
 
     def epsilon(self, delta: float) -> float:
         """ε of this release alone at ``delta``."""
         return compose_epsilon(self.mechanisms, delta)
+
+    def unanswered(self) -> str:
+        """Why this request is answered with a refusal (an entry charged but not released), in one line."""
+        spent = "its ε stays spent" if self.formal else "nothing was spent"
+        if self.state == FAILED:
+            return (f"refused from the ledger: this request was charged on {_when(self.created)} and failed after its "
+                    f"noise was drawn ({self.result.get('error', 'no reason recorded')}); {spent} and nothing is "
+                    "drawn again — change a setting for a new release")
+        return (f"refused from the ledger: this request was charged on {_when(self.created)} but its result was never "
+                f"recorded (interrupted, or still running elsewhere); {spent} and nothing is drawn again — change a "
+                "setting for a new release")
 
     def group(self, view: str) -> float:
         """How many of the neighbours this release was calibrated for one neighbour of ``view`` moves at most
@@ -270,7 +389,12 @@ class DataLedger:
     entries : tuple of Entry
         In release order.
     migrated : tuple of str
-        The format-2 ledgers merged into this one (``unit:fingerprint``; :func:`migrate_format2`).
+        The format-2 ledgers merged into this one (``unit:fingerprint``;
+        :func:`~dphawkes_core.release.ledger_migration.migrate_format2`).
+    looks : tuple of DataLook
+        Non-private looks at the rows, in order: each later release names them (:func:`looks_reason`).
+    person : PersonPromise or None
+        The declaration "one sequence is one person" (:attr:`promise`).
     """
 
     key: LedgerKey
@@ -279,6 +403,8 @@ class DataLedger:
     public_mark: PublicMark | None = None
     entries: tuple[Entry, ...] = ()
     migrated: tuple[str, ...] = ()
+    looks: tuple[DataLook, ...] = ()
+    person: PersonPromise | None = None
 
     @property
     def public(self) -> bool:
@@ -294,6 +420,16 @@ class DataLedger:
     def unmetered(self) -> tuple[Entry, ...]:
         """Outputs shown without a formal guarantee (seeded, paper calibration, non-private…)."""
         return tuple(e for e in self.entries if not e.formal)
+
+    @property
+    def promise(self) -> str:
+        """Why one sequence is one person's on these rows, in words — declared (:class:`PersonPromise`) or made by a
+        formal sequence-level release recorded on them —; empty without a promise."""
+        if self.person is not None:
+            return self.person.sentence()
+        first = next((e for e in self.metered if e.unit == "sequence"), None)
+        return "" if first is None else (f"a sequence-level release was made on these rows on {_when(first.created)}"
+                                         " (its guarantee is per person)")
 
     @property
     def closed(self) -> bool:
@@ -345,9 +481,16 @@ class DataLedger:
     def check(self, mechanisms, unit: str | None = None, max_events: int | None = None) -> None:
         """Raise :class:`BudgetExceeded` if a release of ``mechanisms`` (calibrated for ``unit``, default the view's,
         with an event-level cap ``max_events``) would take the composed ε of either view over the budget, or needs
-        a closed view. An event-level release with no cap is checked in the event view only (it closes the sequence
-        view); every other release in both. (Releases on public data are not formal and never reach this check.)"""
+        a closed view, or would break the per-person promise (:attr:`promise`: an event-level release with no cap,
+        :class:`PromiseRefused`). An event-level release with no cap is checked in the event view only (it closes the
+        sequence view); every other release in both. (Releases on public data are not formal and never reach this
+        check.)"""
         unit = unit or self.key.unit
+        if self.promise and not math.isfinite(group_factor(unit, max_events, "sequence")):
+            raise PromiseRefused(
+                f"refused before any draw: {self.promise}, and an event-level release with no cap on each sequence's "
+                "events would leave what it reveals about one person unbounded; set a cap M on the events of each "
+                "sequence, or release at the sequence unit")
         for view in ("event", "sequence"):
             seen = self.view(view)
             if group_factor(unit, max_events, view) == math.inf:
@@ -393,6 +536,91 @@ class DataLedger:
         """The same ledger seen through ``unit``."""
         return dataclasses.replace(self, key=LedgerKey(self.key.fingerprint, unit))
 
+    # --- the transitions a store applies, each in one transaction (each returns the new snapshot) ----------------
+
+    def configured(self, budget: Budget | None = None, label: str = "", public: bool | None = None,
+                   tool: str = "python", note: str = "", now: str = "") -> DataLedger:
+        """The owner's settings: a given ``budget`` replaces the stored one (one below what either view has already
+        spent — the sequence view unless closed — is refused); ``public=True`` marks the data public (recording
+        ``now``, the ``tool`` and the ``note``; a mark already set is kept as it was), ``public=False`` withdraws the
+        mark; a non-empty ``label`` renames the data set. Returns this very snapshot when nothing changes."""
+        ledger = self
+        if budget is not None and budget != ledger.budget:
+            views = [dataclasses.replace(ledger.view(unit), budget=budget) for unit in ("event", "sequence")]
+            spent = max(view.spent() for view in views if not view.closed)  # the event view is never closed
+            if spent > budget.epsilon:
+                raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
+                                     f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e}, in the "
+                                     "view that spent most)")
+            ledger = dataclasses.replace(ledger, budget=budget)
+        if public is not None and public != ledger.public:
+            ledger = dataclasses.replace(ledger, public_mark=PublicMark(now, tool, note) if public else None)
+        if label and label != ledger.label:
+            ledger = dataclasses.replace(ledger, label=label)
+        return ledger
+
+    def charge(self, entry: Entry) -> LedgerOutcome:
+        """Charge a release before its draw: an earlier entry of the same request answers it (``replayed``; a formal
+        one in any state — a charged or failed one is refused from the record by its caller, never drawn again);
+        otherwise a formal release is checked (:meth:`check`: budget, closed view, promise) and ``entry`` (state
+        :data:`CHARGED`) is recorded. An earlier non-formal entry that holds no release spent nothing: it is replaced.
+
+        Raises
+        ------
+        BudgetExceeded
+            When the release is formal and does not fit (nothing recorded).
+        DPHawkesError
+            When a formal release is asked on data marked public (the session labels those not formal).
+        """
+        if entry.state != CHARGED:
+            raise DPHawkesError(f"internal error: a release is charged in state {CHARGED!r}, not {entry.state!r}")
+        earlier = self.find(entry.request)
+        if earlier is not None and (earlier.formal or earlier.state == RELEASED):
+            return LedgerOutcome(earlier, True, self)
+        if entry.formal and self.public:
+            raise DPHawkesError(f"internal error: a formal release on data whose {PUBLIC_MARK_REASON[4:]}")
+        if entry.formal:
+            self.check(entry.mechanisms, entry.unit, entry.max_events)
+        kept = tuple(e for e in self.entries if e.request != entry.request)
+        return LedgerOutcome(entry, False, dataclasses.replace(self, entries=kept + (entry,)))
+
+    def settle(self, request: str, result: dict, failed: bool = False, mechanisms=None) -> LedgerOutcome:
+        """Attach what the draw gave to the charged entry of ``request``: its ``result`` (state :data:`RELEASED`), or
+        the failure (``failed``: :data:`FAILED`, ``result`` saying why). ``mechanisms``: what the release drew, with
+        the values it chose (the same kinds, composing to at least the charged ε: a charge is never lowered)."""
+        entry = self.find(request)
+        if entry is None or entry.state != CHARGED:
+            state = "no entry" if entry is None else f"an entry in state {entry.state!r}"
+            raise DPHawkesError(f"internal error: the release to settle has {state}, not a charged one")
+        if mechanisms is not None:
+            mechanisms = tuple(mechanisms)
+            delta = self.budget.delta
+            if sorted(m.kind for m in mechanisms) != sorted(m.kind for m in entry.mechanisms) or (
+                    compose_epsilon(mechanisms, delta) < compose_epsilon(entry.mechanisms, delta) * (1 - 1e-9)):
+                raise DPHawkesError("internal error: a release would record less than it was charged")
+        settled = dataclasses.replace(entry, result=dict(result), state=FAILED if failed else RELEASED,
+                                      mechanisms=entry.mechanisms if mechanisms is None else mechanisms)
+        entries = tuple(settled if e.request == request else e for e in self.entries)
+        return LedgerOutcome(settled, False, dataclasses.replace(self, entries=entries))
+
+    def looked(self, look: DataLook) -> DataLedger:
+        """The ledger with a non-private look at its rows recorded (the same look from the same tool once)."""
+        if any((old.tool, old.what) == (look.tool, look.what) for old in self.looks):
+            return self
+        return dataclasses.replace(self, looks=self.looks + (look,))
+
+    def promised(self, promise: PersonPromise) -> DataLedger:
+        """The ledger with "one sequence is one person" declared (an earlier declaration is kept as it was). Refused
+        (:class:`BudgetExceeded`) when an event-level release with no cap already left the per-person view
+        unbounded: such a promise could not be kept."""
+        if self.person is not None:
+            return self
+        if self.view("sequence").closed:
+            count = sum(e.mechanisms_in("sequence") is None for e in self.metered)
+            raise BudgetExceeded("refused: one sequence cannot be declared one person here any more: "
+                                 + sequence_view_closed(count))
+        return dataclasses.replace(self, person=promise)
+
     def summary(self) -> dict:
         """Plain dict for ``dphawkes ledger show`` and the app (without the stored estimates): the event view's
         ε, and the sequence view's."""
@@ -407,8 +635,10 @@ class DataLedger:
                               "remaining_epsilon": sequence.remaining()},
             "metered_releases": len(self.metered), "unmetered_outputs": len(self.unmetered),
             "migrated_from_format_2": list(self.migrated),
+            "looks": [dataclasses.asdict(look) for look in self.looks], "person_promise": self.promise or None,
             "entries": [{"created": e.created, "label": e.label, "privacy_unit": e.unit, "formal": e.formal,
-                         "max_events": e.max_events,
+                         "max_events": e.max_events, "state": e.state,
+                         **({"error": e.result.get("error", "")} if e.state == FAILED else {}),
                          "reasons": list(e.reasons), "epsilon_alone": e.epsilon(delta) if e.formal else None,
                          "mechanisms": [dataclasses.asdict(m) for m in e.mechanisms], "request": e.request}
                         for e in self.entries],
@@ -423,11 +653,28 @@ def is_metered(simulated: bool, ledger: DataLedger | None) -> bool:
 
 @dataclass(frozen=True)
 class LedgerOutcome:
-    """What the ledger did with a request: its entry (replayed from the file, or recorded now) and the ledger after."""
+    """What the ledger did with a request: its entry (an earlier one answering it, or recorded now) and the ledger
+    after."""
 
     entry: Entry
     replayed: bool
     ledger: DataLedger
+
+
+def absorb(stored: DataLedger | None, old: DataLedger, name: str) -> DataLedger:
+    """A migrated ledger ``old`` (named ``name``, ``unit:fingerprint`` of format 2) joined to the stored ledger of
+    its source, once: nothing changes when ``name`` was migrated already. The entries keep their own request
+    identities, in time order; the budget is the smaller (the smallest of every old one: the caller gives each the
+    smallest of its declaration's); the data stay public only when both were."""
+    if stored is None:
+        return dataclasses.replace(old.view("event"), migrated=(name,))
+    if name in stored.migrated:
+        return stored
+    entries = tuple(sorted(stored.entries + old.entries, key=lambda e: e.created))
+    budget = min(stored.budget, old.budget, key=lambda b: (b.epsilon, b.delta))
+    mark = stored.public_mark if stored.public and old.public else None
+    return dataclasses.replace(stored, entries=entries, budget=budget, public_mark=mark,
+                               migrated=stored.migrated + (name,), looks=stored.looks + old.looks)
 
 
 def utc_now() -> str:

@@ -1,8 +1,9 @@
 """The ledger file: every source's ledger in one JSON file, the first :class:`~.ledger_store.LedgerStore`.
 
 One JSON file (with a checksum) holding every data set's ledger, locked (``fcntl`` on ``<path>.lock``) while a
-release is decided and replaced atomically (written to ``<path>.tmp``, flushed, ``os.replace``), so it survives
-restarts and is shared by scripted releases on one machine. A file that cannot be read, parsed or verified raises
+ledger changes and replaced atomically (written to ``<path>.tmp``, flushed, ``os.replace``), so it survives restarts,
+a process killed at any point (the file holds the state before or after an act, never half of one), and is shared by
+scripted releases on one machine. A file that cannot be read, parsed or verified raises
 :class:`~.ledger_store.LedgerError` — it is never reset. The file holds a hash of the raw data: keep it with the
 data, do not publish it.
 """
@@ -18,28 +19,31 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism
+from dphawkes_core.privacy.accounting import Mechanism
 from dphawkes_core.release.ledger import (
-    PUBLIC_MARK_REASON,
+    RELEASED,
     Budget,
     DataLedger,
+    DataLook,
     Entry,
     LedgerKey,
     LedgerOutcome,
+    PersonPromise,
     PublicMark,
+    absorb,
     canonical_json,
     utc_now,
 )
-from dphawkes_core.release.ledger_store import LedgerError, LedgerStore
+from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, stamped
 
 FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 4  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
-READABLE_VERSIONS = (3, 4)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped)
+FILE_VERSION = 5  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
+READABLE_VERSIONS = (3, 4, 5)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped);
+# 5: each entry's state (charged before its draw), the looks at the rows and the per-person promise
 
 
 class LedgerBook(LedgerStore):
-    """Every data set's ledger in one JSON file (locked during a release, replaced atomically).
+    """Every data set's ledger in one JSON file (locked during each act, replaced atomically).
 
     Parameters
     ----------
@@ -62,94 +66,62 @@ class LedgerBook(LedgerStore):
 
     def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "", public: bool | None = None,
              tool: str = "python", note: str = "") -> DataLedger:
-        """The ledger of ``key``, created (default budget unless given) when new; a given ``budget`` replaces the
-        stored one (a budget below what either view has already spent — the sequence view unless closed — is
-        refused); ``public=True`` marks the data public
-        (recording when, from which ``tool`` and the ``note``; a mark already set is kept as it was),
-        ``public=False`` withdraws the mark."""
-        with self._locked() as ledgers:
-            ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint), budget or Budget(),
-                                                                  label)).view(key.unit)
-            if budget is not None and budget != ledger.budget:
-                views = [dataclasses.replace(ledger.view(unit), budget=budget) for unit in ("event", "sequence")]
-                spent = max(view.spent() for view in views if not view.closed)  # the event view is never closed
-                if spent > budget.epsilon:
-                    raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
-                                         f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e}, in the "
-                                         "view that spent most)")
-                ledger = dataclasses.replace(ledger, budget=budget)
-            if public is not None and public != ledger.public:
-                ledger = dataclasses.replace(ledger, public_mark=PublicMark(utc_now(), tool, note) if public else None)
-            ledger = dataclasses.replace(ledger, label=label or ledger.label)
-            ledgers[key.fingerprint] = ledger.view("event")
-        return ledger
+        """See :meth:`LedgerStore.open`."""
+        def change(ledger):
+            configured = ledger.configured(budget, label, public, tool, note, utc_now())
+            return configured, configured
+        return self._transact(key, change)
 
-    def record_spend(self, key: LedgerKey, request: str, run: Callable[[], dict], *, label: str, formal: bool,
-                reasons=(), mechanisms=(), recorded: Callable[[], tuple] | None = None,
-                max_events: int | None = None) -> LedgerOutcome:
-        """Record a request once: replay its entry if already paid for, refuse it if over budget, else run it and
-        record it.
+    def charge(self, key: LedgerKey, entry: Entry) -> LedgerOutcome:
+        """See :meth:`LedgerStore.charge`."""
+        def change(ledger):
+            outcome = ledger.charge(stamped(entry, utc_now()))
+            return outcome.ledger, outcome
+        return self._transact(key, change)
 
-        Parameters
-        ----------
-        key : LedgerKey
-            The source and the release's privacy unit (the view its budget is checked in).
-        request : str
-            :func:`~dphawkes_core.release.session.request_identity` of the data and settings.
-        run : callable
-            Draws the release and returns it as a JSON-able dict (called only when neither replayed nor refused).
-        label, formal, reasons, mechanisms :
-            As in :class:`Entry`; ``mechanisms`` must be what ``run`` will spend (the budget is checked on them).
-        recorded : callable, optional
-            The mechanisms to record, asked after ``run`` (the same cost, with the values chosen during the
-            release: :class:`~dphawkes_core.release.session.PrivacySession`); default ``mechanisms``.
-        max_events : int, optional
-            An event-level release's enforced cap M on events per sequence: both views charge it (its group in each,
-            :func:`group_factor`); without one, an event-level release closes the sequence view.
+    def settle(self, key: LedgerKey, request: str, result: dict, *, failed: bool = False,
+               mechanisms=None) -> LedgerOutcome:
+        """See :meth:`LedgerStore.settle`."""
+        def change(ledger):
+            outcome = ledger.settle(request, result, failed, mechanisms)
+            return outcome.ledger, outcome
+        return self._transact(key, change)
 
-        Raises
-        ------
-        BudgetExceeded
-            When the release is formal and would exceed the budget or its view is closed (nothing is run or
-            recorded).
-        DPHawkesError
-            When a formal release is asked on data marked public (the session labels those not formal).
-        """
-        with self._locked() as ledgers:
-            ledger = (ledgers.get(key.fingerprint) or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
-            earlier = ledger.find(request)
-            if earlier is not None:
-                return LedgerOutcome(earlier, True, ledger)
-            if formal and ledger.public:
-                raise DPHawkesError(f"internal error: a formal release on data whose {PUBLIC_MARK_REASON[4:]}")
-            cap = max_events if key.unit == "event" else None
-            if formal:
-                ledger.check(mechanisms, key.unit, cap)
-            result = run()
-            spent = tuple(recorded()) if recorded is not None else tuple(mechanisms)
-            entry = Entry(request, label, bool(formal), tuple(reasons), spent, result, utc_now(), key.unit, cap)
-            ledger = dataclasses.replace(ledger, entries=ledger.entries + (entry,))
-            ledgers[key.fingerprint] = ledger.view("event")
-        return LedgerOutcome(entry, False, ledger)
+    def note_look(self, key: LedgerKey, look: DataLook) -> DataLedger:
+        """See :meth:`LedgerStore.note_look`."""
+        return self._transact(key, lambda ledger: (ledger.looked(look),) * 2)
 
-    def merge(self, ledger: DataLedger) -> DataLedger:
-        """Add ``ledger``'s entries and migrated names to the file's ledger of its source (created with its budget,
-        label and mark when new); the entries keep their own request identities. Used by :func:`migrate_format2`."""
+    def promise_person(self, key: LedgerKey, promise: PersonPromise) -> DataLedger:
+        """See :meth:`LedgerStore.promise_person`."""
+        return self._transact(key, lambda ledger: (ledger.promised(promise),) * 2)
+
+    def absorb(self, ledger: DataLedger, name: str) -> DataLedger:
+        """See :meth:`LedgerStore.absorb`."""
         with self._locked() as ledgers:
             stored = ledgers.get(ledger.key.fingerprint)
-            if stored is None:
-                merged = ledger.view("event")
-            else:
-                entries = tuple(sorted(stored.entries + ledger.entries, key=lambda e: e.created))
-                merged = dataclasses.replace(stored, entries=entries, migrated=stored.migrated + ledger.migrated)
-            ledgers[ledger.key.fingerprint] = merged
+            merged = absorb(stored, ledger, name)
+            if merged is not stored:
+                ledgers[ledger.key.fingerprint] = merged.view("event")
         return merged
 
     # storage
 
+    def _transact(self, key: LedgerKey, change: Callable[[DataLedger], tuple]):
+        """Under the file's lock: ``change(ledger)`` → ``(new ledger, answer)`` on the ledger of ``key`` (the stored
+        one through ``key``'s unit, or a new one with the default budget); the new ledger is written (atomically)
+        when it is new or changed. An exception writes nothing."""
+        with self._locked() as ledgers:
+            stored = ledgers.get(key.fingerprint)
+            current = (stored or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
+            ledger, answer = change(current)
+            if stored is None or ledger is not current:
+                ledgers[key.fingerprint] = ledger.view("event")
+        return answer
+
     @contextlib.contextmanager
     def _locked(self):
-        """Exclusive lock on ``<path>.lock``; yields the ledgers (mutable dict) and writes them back."""
+        """Exclusive lock on ``<path>.lock``; yields the ledgers (a mutable dict) and writes them back when an entry
+        was replaced or added."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             lock = open(self.path.with_name(self.path.name + ".lock"), "a")
@@ -158,9 +130,9 @@ class LedgerBook(LedgerStore):
         with lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             ledgers = self._load()
-            before = dict(ledgers)
+            before = {fingerprint: id(ledger) for fingerprint, ledger in ledgers.items()}
             yield ledgers
-            if ledgers != before:
+            if {fingerprint: id(ledger) for fingerprint, ledger in ledgers.items()} != before:
                 self._write(ledgers)
 
     def _load(self) -> dict[str, DataLedger]:
@@ -187,7 +159,7 @@ class LedgerBook(LedgerStore):
                               "NEW.json")
         try:
             if document.get("format") != FILE_FORMAT or document.get("version") not in READABLE_VERSIONS:
-                raise ValueError(f"not a {FILE_FORMAT} version {FILE_VERSION} file")
+                raise ValueError(f"not a {FILE_FORMAT} file of version {', '.join(map(str, READABLE_VERSIONS))}")
             if document.get("checksum") != document_checksum(document["ledgers"]):
                 raise ValueError("its checksum does not match its content (edited or damaged)")
             ledgers = [_ledger_from_dict(item) for item in document["ledgers"]]
@@ -213,6 +185,7 @@ class LedgerBook(LedgerStore):
 
 
 def document_checksum(items) -> str:
+    """SHA-256 of the ledgers' canonical JSON: what the file's ``checksum`` holds."""
     return hashlib.sha256(canonical_json(items).encode()).hexdigest()
 
 
@@ -220,20 +193,23 @@ def _ledger_to_dict(ledger: DataLedger) -> dict:
     return {"fingerprint": ledger.key.fingerprint, "label": ledger.label,
             "public_mark": dataclasses.asdict(ledger.public_mark) if ledger.public_mark else None,
             "budget": dataclasses.asdict(ledger.budget), "migrated": list(ledger.migrated),
+            "looks": [dataclasses.asdict(look) for look in ledger.looks],
+            "person": dataclasses.asdict(ledger.person) if ledger.person else None,
             "entries": [dataclasses.asdict(e) for e in ledger.entries]}
 
 
 def _ledger_from_dict(item: dict) -> DataLedger:
-    mark = item["public_mark"]
+    mark, person = item["public_mark"], item.get("person")
     return DataLedger(LedgerKey(item["fingerprint"]), Budget(**item["budget"]), item["label"],
                       PublicMark(**mark) if mark else None, entries_from(item["entries"], None),
-                      tuple(item["migrated"]))
+                      tuple(item["migrated"]), tuple(DataLook(**look) for look in item.get("looks", ())),
+                      PersonPromise(**person) if person else None)
 
 
 def entries_from(items, unit: str | None) -> tuple[Entry, ...]:
-    """Entries as stored (format 3 and 4: each with its unit, and in format 4 an event-level entry's cap M; format 2:
-    the ledger's ``unit``)."""
+    """Entries as stored (format 3 to 5: each with its unit; from format 4 an event-level entry's cap M; from format 5
+    its state — earlier entries were recorded released; format 2: the ledger's ``unit``)."""
     return tuple(Entry(e["request"], e["label"], bool(e["formal"]), tuple(e["reasons"]),
                        tuple(Mechanism(**m) for m in e["mechanisms"]), dict(e["result"]), e["created"],
-                       e["unit"] if unit is None else unit, e.get("max_events"))
+                       e["unit"] if unit is None else unit, e.get("max_events"), e.get("state", RELEASED))
                  for e in items)

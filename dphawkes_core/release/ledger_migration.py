@@ -31,14 +31,17 @@ def read_format2(path) -> tuple[DataLedger, ...]:
         raise LedgerError(f"{where} cannot be migrated ({exc})") from None
 
 
-def migrate_format2(old_path, book: LedgerStore, fingerprint: str, legacy: str,
+def migrate_format2(old_path, store: LedgerStore, fingerprint: str, legacy: str,
                     label: str = "") -> tuple[tuple[DataLedger, ...], tuple[DataLedger, ...]]:
-    """Move the format-2 ledgers of one declaration of a source into ``book`` under the source's key.
+    """Move the format-2 ledgers of one declaration of a source into ``store`` under the source's key.
 
-    A format-2 ledger was keyed by :func:`events_fingerprint` of the events as declared (``legacy``) and the unit;
-    both units' ledgers with that key join the source's ledger (``fingerprint``), their entries keeping their
-    unit, ε and request identities (a request of the new format is never identical to an old one, so a repeat is
-    charged again: never less). The old file is only read. A ledger already migrated is not added twice.
+    A format-2 ledger was keyed by :func:`~dphawkes_core.data.row_key.events_fingerprint` of the events as declared
+    (``legacy``) and the unit; both units' ledgers with that key join the source's ledger (``fingerprint``), their
+    entries keeping their unit, ε and request identities (a request of the new format is never identical to an old
+    one, so a repeat is charged again: never less). The budget is the smallest of the old ones (and of the stored one,
+    if any); the data stay public only if every old ledger (and the stored one) was. The old file is only read. Each
+    ledger joins in one transaction of the store that adds it only if it was not migrated yet
+    (:meth:`~.ledger_store.LedgerStore.absorb`), so migrations run at once count its spend once.
 
     Returns
     -------
@@ -47,13 +50,10 @@ def migrate_format2(old_path, book: LedgerStore, fingerprint: str, legacy: str,
     """
     old = read_format2(old_path)
     moved = tuple(item for item in old if item.key.fingerprint == legacy)
+    public = all(item.public for item in moved)
+    budget = min((item.budget for item in moved), key=lambda b: (b.epsilon, b.delta), default=None)
     for item in moved:
-        stored = book.get(LedgerKey(fingerprint))
-        if stored is not None and item.key.id in stored.migrated:
-            continue
-        mark = item.public_mark if all(other.public for other in moved) else None
-        budget = stored.budget if stored is not None else min((m.budget for m in moved), key=lambda b: b.epsilon)
-        book.merge(DataLedger(LedgerKey(fingerprint), budget, label or item.label, mark, item.entries,
-                              (item.key.id,)))
-    done = {name for ledger in book.ledgers() for name in ledger.migrated}
+        store.absorb(DataLedger(LedgerKey(fingerprint), budget, label or item.label,
+                                item.public_mark if public else None, item.entries), item.key.id)
+    done = {name for ledger in store.ledgers() for name in ledger.migrated}
     return moved, tuple(item for item in old if item.key.id not in done)

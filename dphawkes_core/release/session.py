@@ -4,15 +4,22 @@ A :class:`PrivacySession` owns the private data (how to compute their statistics
 ledger. A release is asked of it with a :class:`~dphawkes_core.estimators.FitConfig`; it
 
 1. answers an identical earlier request from the ledger — the stored estimate *and* the stored private
-   selections (an automatic count cap C, an automatic clip norm G) — drawing nothing;
+   selections (an automatic count cap C, an automatic clip norm G) — drawing nothing; a request charged earlier
+   whose release was never recorded (killed, or failed after its draw) is refused from the record, never drawn
+   again;
 2. otherwise plans the release from public numbers only (no noise is drawn: an automatic selection is
-   planned at a public placeholder, since what it spends depends only on ε, δ and its share) and checks
-   the budget;
-3. only then draws every noise of the release — the selection's included — inside the recorded release,
-   and records the estimate with the data info (the selection) it came with.
+   planned at a public placeholder, since what it spends depends only on ε, δ and its share), refuses what public
+   facts refuse, and charges it: the store checks the budget and records the spend in one transaction
+   (:meth:`~dphawkes_core.release.ledger_store.LedgerStore.charge`);
+3. only then draws every noise of the release — the selection's included — and attaches the estimate, with the
+   data info (the selection) it came with, to the charged entry; a refusal decided from a noisy value (a Δ and s
+   read from the noisy count that the fit refuses) or an exception is attached as its outcome instead, and the
+   spend stays.
 
-The app's caches and the CLI's ``--ledger`` go through it, so no cache eviction, restart or replay can draw
-a private selection again (``docs/privacy.md``, "What a formal release assumes").
+The app's caches and the CLI's ``--ledger`` go through it, so no cache eviction, restart, kill or replay can draw a
+private selection again uncharged (``docs/privacy.md``, "What a formal release assumes").
+:meth:`PrivacySession.preview` plans a release without drawing or recording anything (``dphawkes fit --plan``, the
+app's Release button); a release of the same config in the same session then reuses the plan's calibration.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dphawkes_core.data.row_key import events_fingerprint
-from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.errors import ConfigError, DPHawkesError
 from dphawkes_core.estimators import (
     FitConfig,
     FitResult,
@@ -36,6 +43,7 @@ from dphawkes_core.estimators import (
     run_private,
 )
 from dphawkes_core.estimators.binned import domain_info
+from dphawkes_core.estimators.family import Statistics
 from dphawkes_core.privacy.accounting import Mechanism, compose_epsilon
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
@@ -50,22 +58,32 @@ from dphawkes_core.privacy.selection import (
     dp_time_scale,
     scale_rng,
     split_budget,
+    time_scale_from_count,
 )
 from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
     CAPPED_EVENT_NOTE,
     EVENT_ONLY_NOTE,
     PUBLIC_MARK_REASON,
+    RELEASED,
+    Budget,
+    ChargedNotReleased,
     DataLedger,
+    DataLook,
     Entry,
     LedgerKey,
+    PersonPromise,
     canonical_json,
+    looks_reason,
+    utc_now,
 )
-from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import LedgerStore, RefusedAfterDraw
+from dphawkes_core.release.plan import Plan, plan_release
 from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.moments import check_design_size
 
 if TYPE_CHECKING:
-    from dphawkes_core.data.io import Events
+    from dphawkes_core.data.events import Events
 
 
 @dataclass(frozen=True)
@@ -116,8 +134,8 @@ class PrivacySession:
     prepare : callable
         ``prepare(config) -> (stats, data_info)``: the statistics of the private data for ``config``
         (:func:`~dphawkes_core.estimators.prepare_stats` on the events, or the partitioned reduce).
-    book : LedgerBook
-        The ledger file.
+    book : LedgerStore
+        The store of the ledgers (the ledger file, :class:`~dphawkes_core.release.ledger_file.LedgerBook`).
     key : LedgerKey
         The data set's key (its fingerprint and the privacy unit).
     public_info : dict
@@ -125,7 +143,7 @@ class PrivacySession:
         (a formal release needs all three).
     view : str
         What was declared about the source's rows (the loaded events'
-        :func:`~dphawkes_core.release.ledger.events_fingerprint`
+        :func:`~dphawkes_core.data.row_key.events_fingerprint`
         or the partitioned store's windowed fingerprint): part of every release's identity, so that another
         declaration of the same rows is another release, charged to the same budget.
     sequences : int
@@ -135,7 +153,7 @@ class PrivacySession:
         inside the release, :meth:`release_scaled`).
     """
 
-    def __init__(self, prepare: Callable, book: LedgerBook, key: LedgerKey, public_info: dict, view: str = "",
+    def __init__(self, prepare: Callable, book: LedgerStore, key: LedgerKey, public_info: dict, view: str = "",
                  sequences: int = 1, count: Callable | None = None):
         self._prepare = prepare
         self._count = count
@@ -144,15 +162,21 @@ class PrivacySession:
         self.public_info = dict(public_info)
         self.view = f"{view}\n{sorted(self.public_info.items())}"
         self.sequences = int(sequences)
+        self._planned: dict[str, tuple] = {}  # a plan's statistics and report, reused by its release (no selection)
 
     @classmethod
-    def for_events(cls, events: Events, book: LedgerBook, fingerprint: str, unit: str = "event") -> PrivacySession:
-        """A session on loaded events (``fingerprint``: their source's key,
-        :func:`~dphawkes_core.release.ledger.data_fingerprint`)."""
-        return cls(lambda config: prepare_stats(events, config), book, LedgerKey(fingerprint, unit),
-                   {"window_stated": events.window_stated, **domain_info(events)}, events_fingerprint(events),
-                   events.n_sequences,
-                   count=lambda: (events.n_events, float(sum(seq.end_time for seq in events.sequences))))
+    def for_events(cls, events: Events, book: LedgerStore, fingerprint: str, unit: str = "event",
+                   prepare: Callable | None = None, view: str | None = None) -> PrivacySession:
+        """The session on loaded events, for the CLI and the app alike (``fingerprint``: their source's key,
+        :func:`~dphawkes_core.data.row_key.data_fingerprint`). ``prepare``: how the statistics are computed
+        (default :func:`~dphawkes_core.estimators.prepare_stats` on the events; the app passes its cache);
+        ``view``: :func:`~dphawkes_core.data.row_key.events_fingerprint` of the events, when the caller has it
+        already. The observed time T of a private choice of Δ and s is the events' declared
+        :attr:`~dphawkes_core.data.events.Events.end_time` (summed over sequences)."""
+        return cls(prepare or (lambda config: prepare_stats(events, config)), book, LedgerKey(fingerprint, unit),
+                   {"window_stated": events.window_stated, **domain_info(events)},
+                   events_fingerprint(events) if view is None else view, events.n_sequences,
+                   count=lambda: (events.n_events, events.end_time))
 
     def request(self, config: FitConfig) -> str:
         """The identity of releasing ``config`` here (:func:`request_identity`)."""
@@ -163,17 +187,21 @@ class PrivacySession:
         return self.book.get(self.key)
 
     def replay(self, config: FitConfig) -> SessionAnswer | None:
-        """The stored answer to ``config``, or ``None``: reads the ledger only, draws nothing."""
-        ledger = self.book.get(self.key)
-        entry = ledger.find(self.request(config)) if ledger is not None else None
-        return None if entry is None else self._answer(entry, True, ledger)
+        """The stored answer to ``config``, or ``None``: reads the ledger only, draws nothing. A request charged but
+        never released (killed, or failed after its draw) raises
+        :class:`~dphawkes_core.release.ledger.ChargedNotReleased`: it is answered with its refusal, never drawn
+        again."""
+        return self._stored(lambda: self.request(config))
 
     def status(self, config: FitConfig, data_derived=()) -> FormalStatus:
-        """The formal status a release of ``config`` gets here: never formal on data marked public."""
+        """The formal status a release of ``config`` gets here: never formal on data marked public; after a
+        non-private look at the rows (:class:`~dphawkes_core.release.ledger.DataLook`), its reasons name the look."""
         status = release_status(config, self.public_info, data_derived, released=True)
         ledger = self.book.get(self.key)
         if ledger is not None and ledger.public:
             return FormalStatus(False, status.reasons + (PUBLIC_MARK_REASON,))
+        if ledger is not None and ledger.looks:
+            return FormalStatus(status.formal, status.reasons + (looks_reason(ledger.looks),))
         return status
 
     def plan(self, config: FitConfig, data_derived=()) -> tuple[object, tuple]:
@@ -181,29 +209,50 @@ class PrivacySession:
 
         An automatic count cap or clip norm is planned at a public placeholder (the top of its range): what a
         selection and the release after it spend depends on ε, δ and the share alone, not on the value chosen.
+        Without an automatic selection the statistics and calibration are the release's own: kept for it.
         """
+        return self._plan(config, data_derived)[:2]
+
+    def _plan(self, config: FitConfig, data_derived=()) -> tuple[object, tuple, object]:
+        """:meth:`plan` with the statistics it read (``None`` when it read none: not a formal release)."""
         self._check_unit(config)
         status = self.status(config, data_derived)
         if not (config.family.privacy.private and status.formal):
-            return status, ()
-        stats, _ = self._prepare(_placeholder_config(config))
+            return status, (), None
+        placeholder = _placeholder_config(config)
+        memo = _memo_key(config)
+        if memo in self._planned:
+            stats, _, report = self._planned[memo]
+            return status, report.mechanisms(), stats
+        stats, info = self._prepare(placeholder)
         if config.sequence_clip == AUTO:
             stats = replace(stats, auto_clip=AutoClip(stats.sequence_clip, config.sequence_clip_share, float("nan"),
                                                       stats.sequence_clip))
-        return status, privacy_report(stats, config).mechanisms()
+        report = privacy_report(stats, config)
+        if placeholder == config:  # no selection to draw: these are the release's statistics and calibration
+            self._planned[memo] = (stats, info, report)
+        return status, report.mechanisms(), stats
+
+    def preview(self, configs, scale_share: float | None = None, choices=(TIME_SCALE,),
+                budget: Budget | None = None) -> Plan:
+        """What releasing ``configs`` together would spend and whether it would be refused (the budget, a closed
+        view, the per-person promise), drawing and recording nothing (:func:`~dphawkes_core.release.plan.plan_release`;
+        ``budget``: the one the request would set). A request refused for a reason of its own raises
+        ``DPHawkesError``."""
+        return plan_release(self, list(configs), scale_share, choices, budget)
 
     def release(self, config: FitConfig, data_derived=()) -> SessionAnswer:
         """Answer ``config``: replayed (nothing drawn), refused (:class:`~dphawkes_core.release.ledger.BudgetExceeded`,
-        nothing drawn) or released and recorded with its data info."""
+        nothing drawn) or charged, drawn, and recorded with its data info."""
         earlier = self.replay(config)
         if earlier is not None:
             return earlier
         status, planned = self.plan(config, data_derived)
         spent: list = []
         answer = self.book.record_spend(self.key, self.request(config), lambda: self._run(config, planned, spent),
-                                   label=entry_label(config), formal=status.formal, reasons=status.reasons,
-                                   mechanisms=planned, recorded=lambda: tuple(spent) or planned,
-                                   max_events=config.max_events)
+                                        label=entry_label(config), formal=status.formal, reasons=status.reasons,
+                                        mechanisms=planned, recorded=lambda: tuple(spent) or planned,
+                                        max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
     def scaled_request(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, choices=(TIME_SCALE,)) -> str:
@@ -219,7 +268,8 @@ class PrivacySession:
                     choices=(TIME_SCALE,)) -> ScaledPlan:
         """What releasing ``config`` with ``choices`` (:data:`~dphawkes_core.privacy.selection.CHOICES`) made inside
         the release would do, from public numbers only (nothing drawn): the count ``N̂``'s mechanism, the fit's at the
-        ε left, and the split. Refused (``DPHawkesError``) where a private choice is not available."""
+        ε left, and the split. Refused (``DPHawkesError``) where a private choice is not available, and where public
+        facts refuse the fit at every Δ and s the count can choose (:func:`_check_every_scale`)."""
         choices = check_choices(choices)
         if self._count is None:
             raise DPHawkesError("this data source cannot choose Δ and s inside the release; give them")
@@ -232,7 +282,9 @@ class PrivacySession:
             raise DPHawkesError(f"{config.family.label} has no decays to choose: automatic decays are for the "
                                 "exponential kernels")
         placeholder = _scale_placeholder(config, choices)
-        _, full = self.plan(placeholder, data_derived)
+        _, full, stats = self._plan(placeholder, data_derived)
+        if stats is not None and TIME_SCALE in choices:
+            _check_every_scale(config, stats.dim)
         discrete = any(m.kind == "discrete-gaussian" for m in full)
         split = split_budget(config.epsilon, config.dp_delta, share, discrete)
         status, fit_plan = self.plan(placeholder.with_changes(epsilon=split.fit_epsilon), data_derived)
@@ -241,10 +293,9 @@ class PrivacySession:
 
     def replay_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE,
                       choices=(TIME_SCALE,)) -> SessionAnswer | None:
-        """The stored answer to :meth:`release_scaled` of the same request, or ``None``: reads the ledger only."""
-        ledger = self.book.get(self.key)
-        entry = ledger.find(self.scaled_request(config, share, choices)) if ledger is not None else None
-        return None if entry is None else self._answer(entry, True, ledger)
+        """The stored answer to :meth:`release_scaled` of the same request, or ``None``: reads the ledger only (a
+        request charged but never released raises, as in :meth:`replay`)."""
+        return self._stored(lambda: self.scaled_request(config, share, choices))
 
     def release_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=(),
                        choices=(TIME_SCALE,)) -> SessionAnswer:
@@ -252,7 +303,10 @@ class PrivacySession:
         recorded release (:mod:`~dphawkes_core.privacy.selection`): ``share`` of ``config.epsilon`` buys a noisy
         count of the events, the fit gets the rest. ``config``'s own values of what is chosen are replaced. A replay
         returns the stored choice and estimate, drawing nothing; the ledger records the count's mechanism with the
-        fit's."""
+        fit's, charged before the count is drawn. A fit refused at the chosen Δ and s (a decision read from the
+        noisy count) is recorded with the choice and raised as
+        :class:`~dphawkes_core.release.ledger_store.RefusedAfterDraw`: charged, and refused from the record when
+        asked again."""
         earlier = self.replay_scaled(config, share, choices)
         if earlier is not None:
             return earlier
@@ -265,7 +319,13 @@ class PrivacySession:
             n_events, observed = self._count()
             scale = dp_time_scale(n_events, observed, plan.split, share, scale_rng(config.seed, plan.discrete),
                                   plan.choices)
-            record = self._run(config.with_changes(**scale.config_changes()), fit_plan, spent, first=count_first)
+            try:
+                record = self._run(config.with_changes(**scale.config_changes()), fit_plan, spent, first=count_first)
+            except DPHawkesError as exc:
+                raise RefusedAfterDraw(
+                    f"refused after the noisy count was drawn: {exc} (at Δ = {scale.bin_size:g}, s = "
+                    f"{scale.support:g}, p = {scale.lags}, read from it); the release was charged and its ε stays "
+                    "spent", {"time_scale": scale.to_dict()}) from exc
             return {**record, "time_scale": scale.to_dict()}
 
         label = f"{entry_label(plan.placeholder)} (auto {', '.join(_CHOICE_WORDS[c] for c in plan.choices)})"
@@ -275,12 +335,27 @@ class PrivacySession:
                                         max_events=config.max_events)
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
+    def note_look(self, what: str, tool: str = "python") -> DataLedger:
+        """Record a non-private look at these rows (``what``: what was looked at and what it can have chosen, e.g.
+        the app's held-out table): every later release on the source names it in its reasons and notes."""
+        return self.book.note_look(self.key, DataLook(utc_now(), tool, what))
+
+    def promise_person(self, tool: str = "python", note: str = "") -> DataLedger:
+        """Declare "one sequence is one person" for these rows, in the ledger: from then on an event-level release
+        with no cap M is refused before any draw (the per-person ε would be unbounded). Refused when such a release
+        was already made."""
+        return self.book.promise_person(self.key, PersonPromise(utc_now(), tool, note))
+
     def _run(self, config: FitConfig, planned: tuple, spent: list, first: tuple = ()) -> dict:
         """Draw the release of ``config`` (the statistics' automatic selections included) and its record; ``spent``
         receives what it drew (after ``first``, a selection drawn before it) and is checked against the plan."""
         start = time.perf_counter()
-        stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
-        report = privacy_report(stats, config) if config.family.privacy.private else None
+        kept = self._planned.pop(_memo_key(config), None)
+        if kept is not None:  # the plan's own statistics and calibration (no selection to draw)
+            stats, info, report = kept
+        else:
+            stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
+            report = privacy_report(stats, config) if config.family.privacy.private else None
         result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
         if planned:
             spent.extend(first + report.mechanisms())
@@ -288,11 +363,20 @@ class PrivacySession:
         record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
         return {**record, "data_info": info.to_dict()}
 
+    def _stored(self, request: Callable[[], str]) -> SessionAnswer | None:
+        """The answer recorded for ``request()`` (asked only when the data set has a ledger), or ``None``."""
+        ledger = self.book.get(self.key)
+        entry = ledger.find(request()) if ledger is not None else None
+        return None if entry is None else self._answer(entry, True, ledger)
+
     def _answer(self, entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
+        if entry.state != RELEASED:
+            raise ChargedNotReleased(entry.unanswered())
         record = dict(entry.result)
         info = record.pop("data_info", None)
         scale = record.pop("time_scale", None)
-        notes = _unit_notes(entry, ledger, self.sequences) + ((ledger.public_mark.sentence(),) if ledger.public else ())
+        notes = (_unit_notes(entry, ledger, self.sequences) + (entry.reasons if entry.formal else ())
+                 + ((ledger.public_mark.sentence(),) if ledger.public else ()))
         return SessionAnswer(FitResult.from_record(record), DataInfo(**info) if info else None, replayed, entry,
                              ledger, notes, AutoScale(**scale) if scale else None)
 
@@ -300,6 +384,33 @@ class PrivacySession:
         if config.privacy_unit != self.key.unit:
             raise DPHawkesError(f"a {config.privacy_unit}-level fit belongs in the data set's {config.privacy_unit}-"
                                 f"level view of its ledger, not its {self.key.unit}-level one")
+
+
+def _memo_key(config: FitConfig) -> str:
+    return canonical_json(sorted(config.to_dict().items()))
+
+
+def scale_lags() -> tuple[int, ...]:
+    """Every p the rule of thumb can choose (:func:`~dphawkes_core.privacy.selection.time_scale_from_count`): a
+    public fact of the rule (Δ and s are 1, 2 or 5 × 10^k of the same mean gap, so p = ⌈s/Δ⌉ repeats over each
+    decade of it), found on a fine grid of mean gaps over one decade."""
+    gaps = [10 ** (k / 4000) for k in range(4000)]
+    return tuple(sorted({time_scale_from_count(gap, 1).lags for gap in gaps}))
+
+
+def _check_every_scale(config: FitConfig, dim: int) -> None:
+    """Refuse, before any draw, a private choice of Δ and s whose fit public facts refuse at every p it can choose
+    (the design ``d·p+1`` over its limit for the binned families, d declared): only what depends on the noisy count
+    is left to the release, charged."""
+    if config.family.inputs.statistics != Statistics.BINNED:
+        return
+    smallest = min(scale_lags())
+    try:
+        check_design_size(dim, smallest)
+    except ConfigError as exc:
+        raise ConfigError(f"refused before any draw: every Δ and s the count can choose gives p ≥ {smallest} lags, "
+                          f"and at p = {smallest}: {exc}; give --bin-size and --support (or fewer dimensions)"
+                          ) from None
 
 
 def _unit_notes(entry: Entry, ledger: DataLedger, sequences: int) -> tuple[str, ...]:
@@ -381,7 +492,7 @@ def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None
         raise DPHawkesError(f"internal error: the release would spend ε = {after:.6g}, planned {before:.6g}")
 
 
-def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=(),
+def metered_fit(book: LedgerStore, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=(),
                 view: str = "") -> SessionAnswer:
     """A release of ``config`` on statistics already computed, through a session on them (the app's cached
     statistics, the comparison table); ``view`` as in :class:`PrivacySession`. An automatic selection in
@@ -391,7 +502,7 @@ def metered_fit(book: LedgerBook, key: LedgerKey, stats, config: FitConfig, data
                                                                                                  data_derived)
 
 
-def ledger_fitter(book: LedgerBook, key: LedgerKey, data_info, data_derived=(), view: str = "") -> Callable:
+def ledger_fitter(book: LedgerStore, key: LedgerKey, data_info, data_derived=(), view: str = "") -> Callable:
     """``fitter(stats, config) -> FitResult`` that releases through the ledger (for the comparison table)."""
     return lambda stats, config: metered_fit(book, key, stats, config, data_info, data_derived, view).result
 

@@ -2,7 +2,8 @@
 each at its cost for the view's neighbour — an event-level release under the cap as a group of 2 capped events per
 raw event and 2M per sequence replaced, a sequence-level release at its own ε in both — checked against the Gaussian
 DP closed form written here (μ = √Σ(k/z)², its ε from dp_accounting), never against the ledger's own composition.
-Without a cap the event-level release still closes the sequence view."""
+Without a cap the event-level release closes the sequence view — or, once a per-person promise was made on the
+rows, is refused before any draw."""
 
 import json
 import math
@@ -13,8 +14,17 @@ import pytest
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
 from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism, compose_epsilon
-from dphawkes_core.release.ledger import CAPPED_EVENT_NOTE, EVENT_ONLY_NOTE, Budget, LedgerKey, canonical_json, grouped
-from dphawkes_core.release.ledger_file import LedgerBook, document_checksum
+from dphawkes_core.release.ledger import (
+    CAPPED_EVENT_NOTE,
+    EVENT_ONLY_NOTE,
+    Budget,
+    DataLedger,
+    LedgerKey,
+    PromiseRefused,
+    canonical_json,
+    grouped,
+)
+from dphawkes_core.release.ledger_file import FILE_VERSION, LedgerBook, document_checksum
 
 DELTA = 1e-5
 M = 5
@@ -72,14 +82,15 @@ def test_a_capped_event_release_is_refused_when_the_sequence_view_would_go_over(
 
 
 def test_without_a_cap_the_sequence_view_closes_and_a_capped_release_after_it_is_charged_per_raw_event(tmp_path):
+    """With no per-person promise on the rows (no declaration, no sequence-level release yet), an uncapped
+    event-level release closes the sequence view: every sequence-level release after it is refused."""
     book = LedgerBook(tmp_path / "ledger.json")
     book.open(LedgerKey(SOURCE), Budget(50.0, DELTA))
-    release(book, "sequence", 4.0)
     release(book, "event", 30.0)
     release(book, "event", 20.0, max_events=M)
     event, sequence = views(book)
     assert sequence.closed and sequence.spent() == math.inf and sequence.remaining() == 0
-    assert event.spent() == pytest.approx(gdp_epsilon(4.0, 30.0, 20.0 / 2), rel=1e-9)
+    assert event.spent() == pytest.approx(gdp_epsilon(30.0, 20.0 / 2), rel=1e-9)
     with pytest.raises(BudgetExceeded, match="sequence-level budget of this data set is closed: one event-level "
                        "release on it protects single events only"):
         release(book, "sequence", 4.0, request="again")
@@ -87,6 +98,28 @@ def test_without_a_cap_the_sequence_view_closes_and_a_capped_release_after_it_is
     with pytest.raises(BudgetExceeded, match="closed: 2 event-level releases on it protect single events only.*what "
                        "they reveal"):
         release(book, "sequence", 4.0, request="again")
+    assert not event.promise and len(book.get(LedgerKey(SOURCE)).metered) == 3
+
+
+def test_after_a_sequence_level_release_an_uncapped_event_release_is_refused_before_any_draw(tmp_path):
+    """A sequence-level release on the rows is a per-person promise: an event-level release with no cap would leave
+    the per-person ε unbounded, so it is refused before anything runs, with advice that can be followed (a cap M, or
+    the sequence unit) and no "inf"; the same release under a cap M goes through."""
+    path = tmp_path / "ledger.json"
+    book = LedgerBook(path)
+    book.open(LedgerKey(SOURCE), Budget(50.0, DELTA))
+    release(book, "sequence", 4.0)
+    before = path.read_text()
+    with pytest.raises(PromiseRefused) as refusal:
+        book.record_spend(LedgerKey(SOURCE, "event"), "uncapped", lambda: pytest.fail("drawn"), label="x",
+                          formal=True, mechanisms=(Mechanism("gaussian", 30.0),))
+    message = str(refusal.value)
+    assert path.read_text() == before and "\n" not in message and "inf" not in message.lower()
+    assert "sequence-level release was made on these rows" in message
+    assert "set a cap M" in message and "release at the sequence unit" in message
+    release(book, "event", 20.0, max_events=M)
+    event, sequence = views(book)
+    assert not sequence.closed and sequence.spent() == pytest.approx(gdp_epsilon(4.0, 20.0 / (2 * M)), rel=1e-9)
 
 
 def test_the_plan_check_sees_both_views(tmp_path):
@@ -101,7 +134,10 @@ def test_the_plan_check_sees_both_views(tmp_path):
     assert sequence.cost(planned, "event", None) == (math.inf, math.inf)
     with pytest.raises(BudgetExceeded, match="seen per sequence"):
         event.check(planned, "event", M)
-    event.check(planned, "event", None)  # closes the sequence view, fits the event view
+    with pytest.raises(PromiseRefused):  # after a sequence-level release: the per-person promise holds
+        event.check(planned, "event", None)
+    fresh = DataLedger(LedgerKey(SOURCE), Budget(3.0, DELTA))
+    fresh.check(planned, "event", None)  # no promise yet: closes the sequence view, fits the event view
 
 
 def test_group_privacy_of_each_kind_of_mechanism():
@@ -116,22 +152,23 @@ def test_group_privacy_of_each_kind_of_mechanism():
 
 
 def test_a_format_3_ledger_is_read_with_its_event_releases_uncapped(tmp_path):
-    """A format-3 entry has no cap: read as uncapped, so its event-level release keeps the sequence view closed;
-    the file is written back as format 4."""
+    """A format-3 entry has no cap (nor a state: it was recorded released): read as uncapped, so its event-level
+    release keeps the sequence view closed; the file is written back in the current format."""
     path = tmp_path / "ledger.json"
     book = LedgerBook(path)
     book.open(LedgerKey(SOURCE), Budget(50.0, DELTA))
     release(book, "event", 30.0)
     document = json.loads(path.read_text())
     for item in document["ledgers"]:
+        del item["looks"], item["person"]
         for entry in item["entries"]:
-            del entry["max_events"]
+            del entry["max_events"], entry["state"]
     items = json.loads(canonical_json(document["ledgers"]))
     path.write_text(json.dumps({**document, "version": 3, "checksum": document_checksum(items), "ledgers": items}))
     event, sequence = views(LedgerBook(path))
     assert sequence.closed and event.entries[0].max_events is None
     release(book, "event", 20.0, max_events=M)
-    assert json.loads(path.read_text())["version"] == 4
+    assert json.loads(path.read_text())["version"] == FILE_VERSION
     assert LedgerBook(path).get(LedgerKey(SOURCE)).spent() == pytest.approx(gdp_epsilon(30.0, 10.0), rel=1e-9)
 
 

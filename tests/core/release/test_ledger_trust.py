@@ -20,7 +20,7 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.estimators import FAMILIES, FitConfig
 from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism, compose_epsilon
-from dphawkes_core.release.ledger import EVENT_ONLY_NOTE, PUBLIC_MARK_REASON, Budget, LedgerKey
+from dphawkes_core.release.ledger import EVENT_ONLY_NOTE, PUBLIC_MARK_REASON, Budget, LedgerKey, grouped
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.ledger_store import LedgerError
 from dphawkes_core.release.session import PrivacySession, request_identity
@@ -234,21 +234,14 @@ def sequences_csv(tmp_path):
 
 
 def test_both_unit_views_see_every_release_and_the_sequence_view_closes(capsys, tmp_path, sequences_csv):
-    """A sequence-level release is charged in the event view at its own ε; an event-level release on several
-    sequences says it protects events only, and the sequence view then refuses (nothing drawn) rather than
-    showing "spent 0"."""
+    """An event-level release on several sequences (no per-person promise made yet) says it protects events only,
+    and the sequence view then refuses (nothing drawn) rather than showing "spent 0"; a sequence-level release on
+    other rows is charged in the event view at its own ε."""
     ledger = tmp_path / "ledger.json"
     declared = ("--dimensions", 2, "--sequences", 6, "--end-time", 50)
-    status, out, _ = formal_fit(capsys, sequences_csv, ledger, *declared,
-                                extra=("--privacy-unit", "sequence", "--max-events", 40, "--count-cap", 3))
-    assert status == 0 and json.loads(out)["formal_guarantee"]
-    (book,) = LedgerBook(ledger).ledgers()
-    sequence_release = book.entries[0].mechanisms
     status, out, err = formal_fit(capsys, sequences_csv, ledger, *declared, epsilon=0.5)
     payload = json.loads(out)
     assert status == 0 and payload["formal_guarantee"] and EVENT_ONLY_NOTE in err
-    both = sequence_release + LedgerBook(ledger).ledgers()[0].entries[1].mechanisms
-    assert payload["ledger"]["spent_epsilon"] == pytest.approx(compose_epsilon(both, DELTA), rel=1e-9)
     before = ledger.read_text()
     status, _, err = formal_fit(capsys, sequences_csv, ledger, *declared, epsilon=0.3,
                                 extra=("--privacy-unit", "sequence", "--max-events", 40, "--count-cap", 3))
@@ -256,6 +249,18 @@ def test_both_unit_views_see_every_release_and_the_sequence_view_closes(capsys, 
     assert ledger.read_text() == before  # refused before anything was drawn or recorded
     shown = json.loads(run_cli(capsys, "ledger", "show", ledger)[1])["data_sets"][0]
     assert shown["sequence_view"]["closed"] and shown["sequence_view"]["remaining_epsilon"] == 0
+
+    other = tmp_path / "other.json"
+    status, out, _ = formal_fit(capsys, sequences_csv, other, *declared,
+                                extra=("--privacy-unit", "sequence", "--max-events", 40, "--count-cap", 3))
+    assert status == 0 and json.loads(out)["formal_guarantee"]
+    (book,) = LedgerBook(other).ledgers()
+    sequence_release = book.entries[0].mechanisms
+    status, out, _ = formal_fit(capsys, sequences_csv, other, *declared, epsilon=0.5,
+                                extra=("--max-events", 40, "--budget", 1000))  # 2M = 80 events per sequence
+    both = sequence_release + LedgerBook(other).ledgers()[0].entries[1].mechanisms
+    assert status == 0 and json.loads(out)["ledger"]["spent_epsilon"] == pytest.approx(
+        compose_epsilon(both[:1] + grouped(both[1:], 2), DELTA), rel=1e-9)  # a swap: 2 capped events
 
 
 # --- item 6: no formal request on an undeclared domain ------------------------------------------------------------

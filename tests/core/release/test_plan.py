@@ -1,9 +1,9 @@
-"""The plan the app shows before a release: what it would leave in the view of the release's own unit."""
+"""Planning a release in the core (:meth:`PrivacySession.preview`, ``dphawkes fit --plan``, the app's button): what it
+would leave in the view of the release's own unit, and that planning draws and records nothing."""
 
 import numpy as np
 import pytest
 
-from dphawkes_app.estimate.release import plan_release
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv
 from dphawkes_core.data.row_key import data_fingerprint
@@ -27,7 +27,7 @@ def test_the_remaining_budget_after_a_planned_release_is_what_the_release_leaves
     session = PrivacySession.for_events(events, book, fingerprint, unit)
     config = FitConfig(method="ssp", bin_size=1.0, lags=2, epsilon=1.0, count_cap=2, calibration="formal",
                        privacy_unit=unit, **extra)
-    plan = plan_release(session, [config])
+    plan = session.preview([config])
     assert plan.status.formal and not plan.refusal
     answer = session.release(config)
     assert plan.remaining_after == pytest.approx(answer.ledger.remaining(), rel=1e-6) and plan.remaining_after > 0
