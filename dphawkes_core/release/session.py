@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from dphawkes_core.data.row_key import events_fingerprint
-from dphawkes_core.errors import ConfigError, DPHawkesError
+from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import (
     FitConfig,
     FitResult,
@@ -43,7 +43,6 @@ from dphawkes_core.estimators import (
     run_private,
 )
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.estimators.family import Statistics
 from dphawkes_core.privacy.accounting import Mechanism, compose_epsilon
 from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
@@ -58,7 +57,6 @@ from dphawkes_core.privacy.selection import (
     dp_time_scale,
     scale_rng,
     split_budget,
-    time_scale_from_count,
 )
 from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
@@ -80,7 +78,6 @@ from dphawkes_core.release.ledger import (
 from dphawkes_core.release.ledger_store import LedgerStore, RefusedAfterDraw
 from dphawkes_core.release.plan import Plan, plan_release
 from dphawkes_core.statistics.info import DataInfo
-from dphawkes_core.statistics.moments import check_design_size
 
 if TYPE_CHECKING:
     from dphawkes_core.data.events import Events
@@ -209,21 +206,17 @@ class PrivacySession:
 
         An automatic count cap or clip norm is planned at a public placeholder (the top of its range): what a
         selection and the release after it spend depends on ε, δ and the share alone, not on the value chosen.
-        Without an automatic selection the statistics and calibration are the release's own: kept for it.
+        Without an automatic selection the statistics and calibration are the release's own: kept for it (its
+        release in this session calibrates nothing again).
         """
-        return self._plan(config, data_derived)[:2]
-
-    def _plan(self, config: FitConfig, data_derived=()) -> tuple[object, tuple, object]:
-        """:meth:`plan` with the statistics it read (``None`` when it read none: not a formal release)."""
         self._check_unit(config)
         status = self.status(config, data_derived)
         if not (config.family.privacy.private and status.formal):
-            return status, (), None
+            return status, ()
         placeholder = _placeholder_config(config)
         memo = _memo_key(config)
         if memo in self._planned:
-            stats, _, report = self._planned[memo]
-            return status, report.mechanisms(), stats
+            return status, self._planned[memo][2].mechanisms()
         stats, info = self._prepare(placeholder)
         if config.sequence_clip == AUTO:
             stats = replace(stats, auto_clip=AutoClip(stats.sequence_clip, config.sequence_clip_share, float("nan"),
@@ -231,7 +224,7 @@ class PrivacySession:
         report = privacy_report(stats, config)
         if placeholder == config:  # no selection to draw: these are the release's statistics and calibration
             self._planned[memo] = (stats, info, report)
-        return status, report.mechanisms(), stats
+        return status, report.mechanisms()
 
     def preview(self, configs, scale_share: float | None = None, choices=(TIME_SCALE,),
                 budget: Budget | None = None) -> Plan:
@@ -268,8 +261,9 @@ class PrivacySession:
                     choices=(TIME_SCALE,)) -> ScaledPlan:
         """What releasing ``config`` with ``choices`` (:data:`~dphawkes_core.privacy.selection.CHOICES`) made inside
         the release would do, from public numbers only (nothing drawn): the count ``N̂``'s mechanism, the fit's at the
-        ε left, and the split. Refused (``DPHawkesError``) where a private choice is not available, and where public
-        facts refuse the fit at every Δ and s the count can choose (:func:`_check_every_scale`)."""
+        ε left, and the split. Refused (``DPHawkesError``) where a private choice is not available or public facts
+        refuse the fit (its settings, the declared domain: checked at the placeholder, before anything is charged);
+        what depends on the noisy count is decided inside the charged release."""
         choices = check_choices(choices)
         if self._count is None:
             raise DPHawkesError("this data source cannot choose Δ and s inside the release; give them")
@@ -282,9 +276,7 @@ class PrivacySession:
             raise DPHawkesError(f"{config.family.label} has no decays to choose: automatic decays are for the "
                                 "exponential kernels")
         placeholder = _scale_placeholder(config, choices)
-        _, full, stats = self._plan(placeholder, data_derived)
-        if stats is not None and TIME_SCALE in choices:
-            _check_every_scale(config, stats.dim)
+        _, full = self.plan(placeholder, data_derived)
         discrete = any(m.kind == "discrete-gaussian" for m in full)
         split = split_budget(config.epsilon, config.dp_delta, share, discrete)
         status, fit_plan = self.plan(placeholder.with_changes(epsilon=split.fit_epsilon), data_derived)
@@ -388,29 +380,6 @@ class PrivacySession:
 
 def _memo_key(config: FitConfig) -> str:
     return canonical_json(sorted(config.to_dict().items()))
-
-
-def scale_lags() -> tuple[int, ...]:
-    """Every p the rule of thumb can choose (:func:`~dphawkes_core.privacy.selection.time_scale_from_count`): a
-    public fact of the rule (Δ and s are 1, 2 or 5 × 10^k of the same mean gap, so p = ⌈s/Δ⌉ repeats over each
-    decade of it), found on a fine grid of mean gaps over one decade."""
-    gaps = [10 ** (k / 4000) for k in range(4000)]
-    return tuple(sorted({time_scale_from_count(gap, 1).lags for gap in gaps}))
-
-
-def _check_every_scale(config: FitConfig, dim: int) -> None:
-    """Refuse, before any draw, a private choice of Δ and s whose fit public facts refuse at every p it can choose
-    (the design ``d·p+1`` over its limit for the binned families, d declared): only what depends on the noisy count
-    is left to the release, charged."""
-    if config.family.inputs.statistics != Statistics.BINNED:
-        return
-    smallest = min(scale_lags())
-    try:
-        check_design_size(dim, smallest)
-    except ConfigError as exc:
-        raise ConfigError(f"refused before any draw: every Δ and s the count can choose gives p ≥ {smallest} lags, "
-                          f"and at p = {smallest}: {exc}; give --bin-size and --support (or fewer dimensions)"
-                          ) from None
 
 
 def _unit_notes(entry: Entry, ledger: DataLedger, sequences: int) -> tuple[str, ...]:
