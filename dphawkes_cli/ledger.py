@@ -41,10 +41,11 @@ def record_look(args, events, what: str) -> None:
     if not getattr(args, "ledger", None):
         return
     from dphawkes_core.data.row_key import data_fingerprint
-    from dphawkes_core.release.ledger import DataLook, LedgerKey, utc_now
+    from dphawkes_core.release.ledger import LedgerKey
     from dphawkes_core.release.ledger_file import LedgerBook
+    from dphawkes_core.release.session import record_look as record
 
-    LedgerBook(args.ledger).note_look(LedgerKey(data_fingerprint(events)), DataLook(utc_now(), "cli", what))
+    record(LedgerBook(args.ledger), LedgerKey(data_fingerprint(events)), what, "cli")
     print(f"ledger: recorded in {args.ledger} that {what} looked at these rows without privacy: later releases on "
           "them name it", file=sys.stderr)
 

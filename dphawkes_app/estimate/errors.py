@@ -13,6 +13,7 @@ from dphawkes_core.estimators import get_family
 from dphawkes_core.estimators.registry import reference_method
 from dphawkes_core.evaluation.lag_average import average_lags, fit_steps
 from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_ratio, kernel_function_error
+from dphawkes_core.release.session import record_look
 
 from ..guidance import no_better_than_zero, post_processing_note, zero_note
 from ..heldout import HELDOUT_COLUMNS, eyes_only, heldout_table, holdout_controls, scores
@@ -24,6 +25,7 @@ from .release import Shown
 ERROR = "relative error ‖Ĥ−H‖/‖H‖"
 PAPER_ERROR = "paper's relative error (÷ d(dp+1))"
 GRID_FREE = "grid-free kernel error"
+HELDOUT_LOOK = "the Estimate page's held-out table (held-out scores of fits on the test part)"
 ERROR_COLUMNS = {  # short headers (the full name in the help) so that the table fits the page at 1100 px
     "estimate": st.column_config.TextColumn("estimate", width=250, help="the full names are listed under the table"),
     ERROR: st.column_config.NumberColumn("plain error", help=f"plain {ERROR}, kernels and baselines together",
@@ -123,6 +125,8 @@ def show_heldout(ctx: PageContext, shown: Shown, with_reference: bool, with_nois
     st.session_state["heldout"] = (start, share)  # the comparison below scores its rows on the same split
     st.dataframe(heldout_table(scores(ctx.fingerprint, ctx.events, start, share, configs)), hide_index=True,
                  key="heldout", placeholder="—", column_config=HELDOUT_COLUMNS)
+    if ctx.budget.metered and not any(look.what == HELDOUT_LOOK for look in ctx.budget.current().looks):
+        record_look(ctx.budget.book, ctx.budget.key, HELDOUT_LOOK, "app")  # later releases on the rows name it
     st.caption(eyes_only(shown.private_data))
 
 

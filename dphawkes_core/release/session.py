@@ -328,9 +328,8 @@ class PrivacySession:
         return self._answer(answer.entry, answer.replayed, answer.ledger)
 
     def note_look(self, what: str, tool: str = "python") -> DataLedger:
-        """Record a non-private look at these rows (``what``: what was looked at and what it can have chosen, e.g.
-        the app's held-out table): every later release on the source names it in its reasons and notes."""
-        return self.book.note_look(self.key, DataLook(utc_now(), tool, what))
+        """Record a non-private look at these rows (:func:`record_look`)."""
+        return record_look(self.book, self.key, what, tool)
 
     def promise_person(self, tool: str = "python", note: str = "") -> DataLedger:
         """Declare "one sequence is one person" for these rows, in the ledger: from then on an event-level release
@@ -459,6 +458,13 @@ def _check_plan(planned: tuple, spent: tuple, ledger: DataLedger | None) -> None
                             f"{', '.join(m.kind for m in planned)}")
     if abs(before - after) > 1e-9 * max(1.0, before):
         raise DPHawkesError(f"internal error: the release would spend ε = {after:.6g}, planned {before:.6g}")
+
+
+def record_look(store: LedgerStore, key: LedgerKey, what: str, tool: str = "python") -> DataLedger:
+    """Record a non-private look at the rows of ``key`` in ``store`` — ``what``: what was looked at and what it can
+    have chosen (``dphawkes select``, ``dphawkes score``, the app's held-out table) —: every later release on the
+    source names it in its reasons and notes. The same look from the same tool is recorded once."""
+    return store.note_look(key, DataLook(utc_now(), tool, what))
 
 
 def metered_fit(book: LedgerStore, key: LedgerKey, stats, config: FitConfig, data_info, data_derived=(),

@@ -72,3 +72,18 @@ def test_private_data_heldout_is_for_your_eyes_only():
     no_problems(at)
     assert GAIN in _frame(at, "± SE").columns
     assert "Not private — for your eyes only:** the score reads the private test events" in texts(at.caption)
+
+
+def test_the_heldout_table_on_private_data_is_recorded_as_a_look_that_later_releases_name():
+    """The table read the private test events: the ledger records the look once, and the next release on the rows
+    names it in its reasons (the first, released before the table was shown, does not)."""
+    private = private_dataset(n_events=3000, seed=9)
+    at = use_formal_method(open_estimate(private))
+    release_button(at).click().run()
+    no_problems(at)
+    ledger = LedgerBook(default_ledger_path()).get(LedgerKey(data_fingerprint(private.events)))
+    assert [look.tool for look in ledger.looks] == ["app"] and ledger.metered[0].reasons == ()
+    at.number_input(key="eps").set_value(0.7).run()
+    release_button(at).click().run()
+    ledger = LedgerBook(default_ledger_path()).get(LedgerKey(data_fingerprint(private.events)))
+    assert len(ledger.looks) == 1 and "held-out table" in ledger.metered[-1].reasons[0]
