@@ -159,7 +159,8 @@ class PrivacySession:
         self.public_info = dict(public_info)
         self.view = f"{view}\n{sorted(self.public_info.items())}"
         self.sequences = int(sequences)
-        self._planned: dict[str, tuple] = {}  # a plan's statistics and report, reused by its release (no selection)
+        self._planned: dict[str, tuple] = {}  # each planned config's statistics, data info, report, and whether its
+        # release can reuse them (nothing chosen inside it)
 
     @classmethod
     def for_events(cls, events: Events, book: LedgerStore, fingerprint: str, unit: str = "event",
@@ -222,9 +223,8 @@ class PrivacySession:
             stats = replace(stats, auto_clip=AutoClip(stats.sequence_clip, config.sequence_clip_share, float("nan"),
                                                       stats.sequence_clip))
         report = privacy_report(stats, config)
-        if placeholder == config:  # no selection to draw: these are the release's statistics and calibration
-            self._planned[memo] = (stats, info, report)
-        return status, report.mechanisms()
+        self._planned[memo] = (stats, info, report, placeholder == config)  # reused by the release when nothing
+        return status, report.mechanisms()  # is chosen inside it: these are then its statistics and calibration
 
     def preview(self, configs, scale_share: float | None = None, choices=(TIME_SCALE,),
                 budget: Budget | None = None) -> Plan:
@@ -342,8 +342,8 @@ class PrivacySession:
         receives what it drew (after ``first``, a selection drawn before it) and is checked against the plan."""
         start = time.perf_counter()
         kept = self._planned.pop(_memo_key(config), None)
-        if kept is not None:  # the plan's own statistics and calibration (no selection to draw)
-            stats, info, report = kept
+        if kept is not None and kept[3]:  # the plan's own statistics and calibration (no selection to draw)
+            stats, info, report, _ = kept
         else:
             stats, info = self._prepare(config)  # draws an automatic selection's noise, inside the release
             report = privacy_report(stats, config) if config.family.privacy.private else None
