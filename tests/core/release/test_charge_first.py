@@ -245,7 +245,10 @@ def test_a_release_killed_at_any_point_never_leaves_a_draw_uncharged(tmp_path, c
     fewer spends than releases that drew, and no release is drawn twice."""
     set_blas_threads()  # one BLAS thread, as the CLI: a forked child starts no thread pool
     for kind in ("auto cap", "scaled"):  # warm up before forking (imports, OpenDP's sampler)
-        ask(session_on(tmp_path / f"warm-{kind}.json", events_of(ROWS, 20.0)), kind)
+        try:
+            ask(session_on(tmp_path / f"warm-{kind}.json", events_of(ROWS, 20.0)), kind)
+        except DPHawkesError:  # a Δ, s read from a small noisy count, refused: charged all the same
+            pass
     trials, full = [], {}
     for kind in ("auto cap", "scaled"):
         folder = tmp_path / f"full-{kind}"
