@@ -70,7 +70,7 @@ __all__ = [  # the accountant's API, with the mechanisms and composition of :mod
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
     "CAPPED_EVENT_NOTE", "CHARGED", "EVENT_ONLY_NOTE", "FAILED", "PUBLIC_MARK_REASON", "RELEASED", "ChargedNotReleased",
-    "DataLook", "PersonPromise", "PromiseRefused", "PublicMark", "absorb", "canonical_json", "grouped",
+    "DataLook", "PersonPromise", "PromiseRefused", "PublicMark", "Statement", "absorb", "canonical_json", "grouped",
     "group_factor", "gaussian_mechanism", "is_metered", "person_epsilon", "utc_now",
 ]
 
@@ -160,56 +160,42 @@ class Budget:
 
 
 @dataclass(frozen=True)
-class PublicMark:
-    """A user's statement that a data set is already published: when, from which tool, and why.
-
-    Attributes
-    ----------
-    created : str
-        UTC time the mark was set (ISO 8601).
-    tool : {"app", "cli", "python", "migration"}
-        Where it was set.
-    note : str
-        The user's note (optional).
-    """
+class Statement:
+    """Something a user stated about a source, kept in its ledger: when (``created``, UTC, ISO 8601) and from which
+    tool (``app``, ``cli``, ``python`` or ``migration``)."""
 
     created: str
     tool: str
-    note: str = ""
 
     def __post_init__(self):
         if self.tool not in TOOLS:
-            raise DPHawkesError(f"unknown tool {self.tool!r} for a public mark; one of {', '.join(TOOLS)}")
+            raise DPHawkesError(f"unknown tool {self.tool!r} for {self.__class__.__name__}; one of {', '.join(TOOLS)}")
 
-    def sentence(self) -> str:
-        """``marked public on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
-        return (f"marked public on {_when(self.created)} from {_TOOL_WORDS[self.tool]}"
-                + (f" (note: {self.note})" if self.note else ""))
+    def when_and_where(self) -> str:
+        """``on 2026-11-26 16:40 UTC from the CLI``."""
+        return f"on {_when(self.created)} from {_TOOL_WORDS[self.tool]}"
 
 
 @dataclass(frozen=True)
-class DataLook:
+class PublicMark(Statement):
+    """A user's statement that a data set is already published: when, from which tool, and why (``note``,
+    optional)."""
+
+    note: str = ""
+
+    def sentence(self) -> str:
+        """``marked public on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
+        return f"marked public {self.when_and_where()}" + (f" (note: {self.note})" if self.note else "")
+
+
+@dataclass(frozen=True)
+class DataLook(Statement):
     """A non-private look at a source's rows, recorded in its ledger so that every later release names it: settings
     chosen from it were read from the data (issue: a width picked by ``dphawkes select`` then passed to a formal fit).
+    ``what``: what was looked at and what it can have chosen, in words (``dphawkes select (cls: Δ and s chosen by
+    held-out likelihood)``)."""
 
-    Attributes
-    ----------
-    created : str
-        UTC time of the look (ISO 8601).
-    tool : {"app", "cli", "python"}
-        Where it was made.
-    what : str
-        What was looked at and what it can have chosen, in words (``dphawkes select: Δ and s by held-out
-        likelihood``).
-    """
-
-    created: str
-    tool: str
-    what: str
-
-    def __post_init__(self):
-        if self.tool not in TOOLS:
-            raise DPHawkesError(f"unknown tool {self.tool!r} for a look at the data; one of {', '.join(TOOLS)}")
+    what: str = ""
 
     def sentence(self) -> str:
         """``dphawkes select: … (from the CLI on 2026-11-26 16:40 UTC)``."""
@@ -227,31 +213,15 @@ def looks_reason(looks) -> str:
 
 
 @dataclass(frozen=True)
-class PersonPromise:
-    """The declaration "one sequence is one person" on a source, recorded in its ledger: from then on a release must
-    keep the per-person ε bounded (:attr:`DataLedger.promise`).
+class PersonPromise(Statement):
+    """The declaration "one sequence is one person" on a source, recorded in its ledger (with a ``note``, optional):
+    from then on a release must keep the per-person ε bounded (:attr:`DataLedger.promise`)."""
 
-    Attributes
-    ----------
-    created : str
-        UTC time of the declaration (ISO 8601).
-    tool : {"app", "cli", "python"}
-        Where it was made.
-    note : str
-        The user's note (optional).
-    """
-
-    created: str
-    tool: str
     note: str = ""
-
-    def __post_init__(self):
-        if self.tool not in TOOLS:
-            raise DPHawkesError(f"unknown tool {self.tool!r} for a declaration; one of {', '.join(TOOLS)}")
 
     def sentence(self) -> str:
         """``one sequence was declared one person's on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
-        return (f"one sequence was declared one person's on {_when(self.created)} from {_TOOL_WORDS[self.tool]}"
+        return (f"one sequence was declared one person's {self.when_and_where()}"
                 + (f" (note: {self.note})" if self.note else ""))
 
 
