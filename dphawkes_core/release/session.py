@@ -355,10 +355,13 @@ class PrivacySession:
         return {**record, "data_info": info.to_dict()}
 
     def _stored(self, request: Callable[[], str]) -> SessionAnswer | None:
-        """The answer recorded for ``request()`` (asked only when the data set has a ledger), or ``None``."""
+        """The answer recorded for ``request()`` (asked only when the data set has a ledger), or ``None`` — also for
+        an output that is not a formal release and holds no result: it spent nothing, so it runs again."""
         ledger = self.book.get(self.key)
         entry = ledger.find(request()) if ledger is not None else None
-        return None if entry is None else self._answer(entry, True, ledger)
+        if entry is None or (not entry.formal and entry.state != RELEASED):
+            return None
+        return self._answer(entry, True, ledger)
 
     def _answer(self, entry: Entry, replayed: bool, ledger: DataLedger) -> SessionAnswer:
         if entry.state != RELEASED:

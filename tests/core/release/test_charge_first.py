@@ -292,3 +292,20 @@ def test_the_fault_injection_catches_a_draw_made_before_its_charge(tmp_path, mon
     assert draws(tmp_path / "draws") == 2 and formal_entries(tmp_path / "ledger.json", events_of(ROWS, 20.0)) == []
     with pytest.raises(AssertionError):
         _check_trial(tmp_path, "auto cap")
+
+
+def test_an_output_that_is_not_a_formal_release_runs_again_after_a_failure(tmp_path, monkeypatch, counter):
+    """A seeded fit spent nothing: one that failed is run again when asked (and then recorded), not refused."""
+    import dphawkes_core.release.session as session_module
+
+    real = session_module.run_private
+    monkeypatch.setattr(session_module, "run_private", lambda *a: (_ for _ in ()).throw(RuntimeError("once")))
+    events = events_of(ROWS, 20.0)
+    session = session_on(tmp_path / "ledger.json", events)
+    seeded = AUTO_CAP.with_changes(seed=3)
+    with pytest.raises(RuntimeError):
+        session.release(seeded)
+    monkeypatch.setattr(session_module, "run_private", real)
+    answer = session.release(seeded)
+    assert not answer.replayed and not answer.entry.formal and answer.entry.state == RELEASED
+    assert len(session.ledger().entries) == 1 and session.ledger().spent() == 0
