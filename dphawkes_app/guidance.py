@@ -61,7 +61,7 @@ def time_scale(events: Events) -> TimeScale:
     """Suggested Δ and s for ``events`` (see :class:`TimeScale`): the core's rule
     (:func:`~dphawkes_core.privacy.selection.time_scale_from_count`) on the exact count, so only for data that are
     not private."""
-    scale = time_scale_from_count(float(sum(seq.end_time for seq in events.sequences)), events.n_events)
+    scale = time_scale_from_count(events.end_time, events.n_events)
     return TimeScale(scale.mean_gap, scale.bin_size, scale.support, events.time_unit)
 
 
