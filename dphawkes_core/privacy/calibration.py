@@ -23,8 +23,8 @@ being stated and no setting being taken from the data: :func:`formal_status` dec
 Exact accounting: K adaptive Gaussian releases with the same sensitivity S and noise σ are together
 μ-GDP with ``μ = √K·S/σ`` (Dong, Roth & Su 2019), i.e. exactly one Gaussian mechanism with noise
 multiplier ``σ/(S√K)``; its (ε, δ) curve is the analytic Gaussian mechanism of Balle & Wang (2018), taken
-from ``dp_accounting.gaussian_mechanism`` (cross-checked against dp-accounting's PLD accountant in the
-tests).
+through the accountant (:mod:`~dphawkes_core.privacy.accounting`, over ``dp_accounting.gaussian_mechanism``;
+cross-checked against dp-accounting's PLD accountant in the tests).
 
 Discrete Gaussian (an unseeded release whose numbers are all integers,
 :func:`~dphawkes_core.privacy.noise.discrete_noise`):
@@ -45,13 +45,14 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.accounting import (
     BudgetExceeded,
     Mechanism,
+    Split,
     compose_epsilon,
     gaussian_multiplier,
     multiplier_epsilon,
-    zcdp_rho,
+    split,
 )
 from dphawkes_core.statistics.moments import SufficientStats
-from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_share, check_sigma2
+from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_sigma2
 
 CALIBRATIONS = ("paper", "formal", "tight-paper")
 CALIBRATION_LABELS = {
@@ -132,12 +133,8 @@ def gaussian_sigma(epsilon: float, delta: float, sensitivity: float, releases: i
     """Noise std σ so that ``releases`` Gaussian releases of L2 sensitivity S are (ε, δ)-DP, exactly (``discrete``:
     discrete Gaussian releases, ρ-zCDP together, converted to (ε, δ) by
     :func:`~dphawkes_core.privacy.accounting.zcdp_epsilon`)."""
-    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # here: 1.3 s import, private fits only
-
     check_epsilon_delta(epsilon, delta)
-    if discrete:
-        return sensitivity * math.sqrt(releases) * gaussian_multiplier(epsilon, delta, discrete=True)
-    return sensitivity * math.sqrt(releases) * get_sigma_gaussian(epsilon, delta)
+    return sensitivity * math.sqrt(releases) * gaussian_multiplier(epsilon, delta, discrete)
 
 
 def gaussian_epsilon(sigma: float, delta: float, sensitivity: float, releases: int, discrete: bool = False) -> float:
@@ -537,14 +534,10 @@ def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases
     so that all of them together are exactly (ε, δ)-DP.
 
     The cap's release (:mod:`~dphawkes_core.privacy.count_cap`: sensitivity 1, noise multiplier
-    ``m_cap = z(share·ε, δ)``) and K releases with multiplier ``m`` compose to one Gaussian mechanism
-    with ``1/m_total² = 1/m_cap² + K/m²`` (μ-GDP adds in squares; Dong, Roth & Su 2019), and
-    ``m_total = z(ε, δ)`` makes the total exactly (ε, δ); the split's total is the two releases composed by
+    ``z(share·ε, δ)``) and the K releases are the accountant's :func:`~dphawkes_core.privacy.accounting.split`:
+    μ-GDP adds in squares (``1/m_total² = 1/m_cap² + K/m²``, Dong, Roth & Su 2019), the discrete Gaussian's ρ-zCDP
+    adds up; the split's total is the two releases composed by
     :func:`~dphawkes_core.privacy.accounting.compose_epsilon`.
-
-    ``discrete``: both are discrete Gaussian releases (an unseeded lagged DP-SSP): the cap gets
-    ``ρ_cap = ρ(share·ε, δ)``, the releases ``ρ(ε, δ) − ρ_cap`` (zCDP adds up), ``ρ(ε, δ)`` the largest ρ-zCDP
-    that converts to (ε, δ) (:func:`~dphawkes_core.privacy.accounting.zcdp_rho`).
 
     Returns
     -------
@@ -553,8 +546,9 @@ def compose_count_cap(epsilon: float, delta: float, sensitivity: float, releases
     budget_split : BudgetSplit
         For :attr:`PrivacyReport.budget_split`.
     """
-    sigma, split = _compose_selection(epsilon, delta, sensitivity, releases, share, discrete)
-    return sigma, replace(split, count_cap=int(count_cap))
+    sigma, budget_split = _after_selection(split(epsilon, delta, share, discrete, "the count cap"), sensitivity,
+                                           releases)
+    return sigma, replace(budget_split, count_cap=int(count_cap))
 
 
 def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, share: float,
@@ -564,61 +558,23 @@ def compose_sequence_clip(epsilon: float, delta: float, sensitivity: float, shar
 
     G's release (:func:`~dphawkes_core.privacy.sequence.dp_sequence_clip`: a histogram of sensitivity √2
     with noise std ``√2·z(share·ε, δ)``) has the noise multiplier ``z(share·ε, δ)`` of the count cap's
-    release, so it composes with the statistics' release as in :func:`compose_count_cap`:
-    ``μ_total² = μ_G² + μ_fit²``, ``μ_total`` that of (ε, δ). ``BudgetSplit.cap_sigma`` is G's noise
-    multiplier (read by the ledger and the audit as the selection's release).
+    release, so it is the selection of the same :func:`~dphawkes_core.privacy.accounting.split`.
+    ``BudgetSplit.cap_sigma`` is G's noise multiplier (read by the ledger and the audit as the selection's
+    release).
     """
-    sigma, split = _compose_selection(epsilon, delta, sensitivity, 1, share)
-    return sigma, replace(split, sequence_clip=float(sequence_clip))
+    sigma, budget_split = _after_selection(split(epsilon, delta, share, False, "the clip norm G"), sensitivity, 1)
+    return sigma, replace(budget_split, sequence_clip=float(sequence_clip))
 
 
-_LEFT_OVER = 1e-9  # the releases' share of the total μ² (or ρ) below which a split is rounding, not a budget
-
-
-def _compose_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
-                       share: float, discrete: bool = False) -> tuple[float, BudgetSplit]:
-    """A selection release with noise multiplier ``z(share·ε, δ)`` followed by K Gaussian releases of
-    sensitivity S: the K releases' noise std and the split (without the selected value)."""
-    from dp_accounting.dp_event import GaussianDpEvent, SelfComposedDpEvent
-    from dp_accounting.gaussian_mechanism import get_sigma_gaussian
-
-    from dphawkes_core.privacy.count_cap import cap_noise_sigma
-
-    check_epsilon_delta(epsilon, delta)
-    if discrete:
-        return _compose_discrete_selection(epsilon, delta, sensitivity, releases, share)
-    cap_multiplier = cap_noise_sigma(epsilon, delta, share)
-    total_multiplier = get_sigma_gaussian(epsilon, delta)
-    rest = 1 / total_multiplier**2 - 1 / cap_multiplier**2  # μ² left for the releases
-    if not rest > _LEFT_OVER / total_multiplier**2:  # a tiny ε: both multipliers are δ's alone
-        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the release")
-    multiplier = math.sqrt(releases) / math.sqrt(rest)
-    selection, release = GaussianDpEvent(float(cap_multiplier)), SelfComposedDpEvent(GaussianDpEvent(multiplier),
-                                                                                      int(releases))
-    split = BudgetSplit(share=float(share), cap_sigma=float(cap_multiplier), cap_epsilon=float(share * epsilon),
-                        release_epsilon=compose_epsilon([release], delta),
-                        epsilon_total=compose_epsilon([selection, release], delta))
-    return multiplier * sensitivity, split
-
-
-def _compose_discrete_selection(epsilon: float, delta: float, sensitivity: float, releases: int,
-                                share: float) -> tuple[float, BudgetSplit]:
-    """:func:`_compose_selection` for discrete Gaussian releases, in zCDP: ``ρ_cap = ρ(share·ε)``, the K releases
-    share ``ρ(ε) − ρ_cap``; the total converts back to ε (up to the bisection's 1e-12)."""
-    from dp_accounting.dp_event import ZCDpEvent
-
-    check_share(share)
-    rho_total, rho_cap = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
-    rho_release = rho_total - rho_cap
-    if not rho_release > _LEFT_OVER * rho_total:  # a tiny ε: both ρ are δ's alone, their difference rounding
-        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the release")
-    cap_multiplier = 1.0 / math.sqrt(2.0 * rho_cap)
-    multiplier = math.sqrt(releases) / math.sqrt(2.0 * rho_release)
-    selection, release = ZCDpEvent(rho_cap), ZCDpEvent(rho_release)
-    split = BudgetSplit(share=float(share), cap_sigma=float(cap_multiplier), cap_epsilon=float(share * epsilon),
-                        release_epsilon=compose_epsilon([release], delta),
-                        epsilon_total=compose_epsilon([selection, release], delta))
-    return multiplier * sensitivity, split
+def _after_selection(chosen: Split, sensitivity: float, releases: int) -> tuple[float, BudgetSplit]:
+    """The K releases' noise std after the selection of ``chosen`` and the report's split (without the selected
+    value)."""
+    release = chosen.rest(releases)
+    budget_split = BudgetSplit(share=chosen.share, cap_sigma=chosen.selection_multiplier,
+                               cap_epsilon=float(chosen.share * chosen.epsilon),
+                               release_epsilon=compose_epsilon([release], chosen.delta),
+                               epsilon_total=compose_epsilon([chosen.selection(), release], chosen.delta))
+    return release.parameter * sensitivity, budget_split
 
 
 def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, calibration: str,
@@ -636,17 +592,17 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
     if calibration != "formal":
         raise ConfigError("this method has only the formal calibration; choose calibration 'formal'")
     check_privacy_inputs(epsilon, sigma2, dp_delta)
-    split = None
+    budget_split = None
     if auto_cap is not None:
         if epsilon is None:
             raise ConfigError("an automatic count cap spends a share of ε: give ε, not σ²")
-        sigma, split = compose_count_cap(epsilon, dp_delta, sensitivity, releases, *auto_cap, discrete=discrete)
+        sigma, budget_split = compose_count_cap(epsilon, dp_delta, sensitivity, releases, *auto_cap, discrete=discrete)
         sigma2 = sigma**2
     elif sigma2 is None:
         sigma2 = gaussian_sigma(epsilon, dp_delta, sensitivity, releases, discrete) ** 2
     check_sigma2(sigma2, f"the calibration's σ² for ε = {epsilon:g}" if epsilon is not None else "σ²")
-    eps = split.epsilon_total if split else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases,
-                                                                discrete)
+    eps = (budget_split.epsilon_total if budget_split
+           else gaussian_epsilon(math.sqrt(sigma2), dp_delta, sensitivity, releases, discrete))
     return PrivacyReport(
         sigma2=float(sigma2),
         epsilon=float(epsilon if epsilon is not None else eps),
@@ -658,8 +614,8 @@ def calibrate_single_sensitivity(note: str, sensitivity: float, releases: int, c
         sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(sensitivity)},
         formal=True,
         iters=int(releases),
-        note=note + (f"; count cap C = {split.count_cap} chosen privately with {split.share:.0%} of ε" if split else "")
-        + ("; " + DISCRETE_NOISE if discrete else ""),
-        budget_split=split,
+        note=note + (f"; count cap C = {budget_split.count_cap} chosen privately with {budget_split.share:.0%} of ε"
+                     if budget_split else "") + ("; " + DISCRETE_NOISE if discrete else ""),
+        budget_split=budget_split,
         discrete=bool(discrete),
     )

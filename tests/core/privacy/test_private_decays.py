@@ -16,13 +16,12 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, prepare_stats, privacy_report
-from dphawkes_core.privacy.accounting import compose_epsilon
+from dphawkes_core.privacy.accounting import compose_epsilon, split
 from dphawkes_core.privacy.selection import (
     DECAY_MULTIPLES,
     DECAYS,
     TIME_SCALE,
     decays_from_count,
-    split_budget,
     time_scale_from_count,
 )
 from dphawkes_core.release.ledger import LedgerBook
@@ -67,7 +66,7 @@ def test_the_decays_are_chosen_inside_the_release_and_the_fit_is_calibrated_at_t
     assert abs(scale.noisy_count - events.n_events) < 6 * scale.sigma
     # the fit's noise is the one the chosen decays' sensitivity needs, at the ε the count left
     chosen = config.with_changes(**scale.config_changes())
-    assert chosen.epsilon == pytest.approx(split_budget(1.0, 1e-5, SHARE).fit_epsilon)
+    assert chosen.epsilon == pytest.approx(split(1.0, 1e-5, SHARE).rest_epsilon)
     stats, _ = prepare_stats(events, chosen)
     assert answer.result.privacy.sigma2 == pytest.approx(privacy_report(stats, chosen).sigma2, rel=1e-12)
     # the recorded mechanisms: the count (share·ε alone), then the release; together ε, in dp-accounting too

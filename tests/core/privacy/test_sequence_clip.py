@@ -176,7 +176,8 @@ def test_cli_sequence_clip_auto(tmp_path):
 def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
     cap), the statistics the other, and together they spend exactly the fit's ε."""
-    from dphawkes_core.privacy.unit_conversion import gdp_epsilon
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
     from dphawkes_core.release.ledger import LedgerBook, LedgerKey
     from dphawkes_core.release.session import metered_fit
 
@@ -188,6 +189,6 @@ def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     selection, release = metered.entry.mechanisms
     assert "clip norm G" in selection.label and "count cap" not in selection.label
     assert selection.parameter == metered.result.privacy.budget_split.cap_sigma
-    assert metered.ledger.spent() == pytest.approx(gdp_epsilon(math.hypot(1 / selection.parameter,
-                                                                          1 / release.parameter), 1e-5), rel=1e-6)
+    mu = math.hypot(1 / selection.parameter, 1 / release.parameter)  # two Gaussians: μ² adds up
+    assert metered.ledger.spent() == pytest.approx(get_epsilon_gaussian(1 / mu, 1e-5), rel=1e-6)
     assert metered.ledger.spent() == pytest.approx(2.0, rel=1e-6)

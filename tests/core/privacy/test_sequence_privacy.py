@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import zcdp_epsilon_reference
-from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 from scipy.stats import norm
 
 from dphawkes_cli.main import main
@@ -33,7 +33,7 @@ from dphawkes_core.privacy.sequence import (
     sequence_sensitivity,
     vector_pieces,
 )
-from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.privacy.unit_conversion import unit_conversion
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.statistics.moments import design_matrix
 from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
@@ -302,7 +302,7 @@ def test_event_fit_person_guarantee_is_k_mu_gdp(k):
     if k == 1:
         assert conv.person_epsilon == pytest.approx(1.0, rel=1e-6)
     elif conv.naive_delta is not None:  # at the generic bound's own δ, exact group privacy gives less than kε
-        assert gdp_epsilon(conv.person_mu, conv.naive_delta) < conv.naive_epsilon
+        assert get_epsilon_gaussian(1 / conv.person_mu, conv.naive_delta) < conv.naive_epsilon
     assert (conv.naive_delta is None) == (k * math.exp((k - 1) * 1.0) * delta >= 1)
 
 
