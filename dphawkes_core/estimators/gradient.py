@@ -226,8 +226,7 @@ class _NoisyGradientFamily(Family):
     def privacy_report(self, stats, config):
         return calibrate(stats, self.theorem, self.theorem_scale(config), self.fro_radius(config), config.iters,
                          config.calibration, config.dp_delta,
-                         epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2,
-                         count_cap=config.count_cap)
+                         **config.privacy_target, count_cap=config.count_cap)
 
 
 PGD_SETTINGS = (

@@ -81,7 +81,7 @@ def calibrate_sequence_release(stats: SufficientStats, config, clip: float, auto
     if auto is None:
         report = calibrate_single_sensitivity(
             note, sensitivity, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+            **config.privacy_target, R=data_R(stats))
         return replace(report, note=note, privacy_unit="sequence")
     sigma, split = compose_sequence_clip(config.epsilon, config.dp_delta, sensitivity, auto.share, clip)
     report = calibrate_single_sensitivity(note, sensitivity, 1, config.calibration, config.dp_delta,

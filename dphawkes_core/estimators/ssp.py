@@ -296,7 +296,7 @@ class SSP(Family):
         sens = self.sensitivity(stats.dim, stats.lags, stats.n_rows, stats.count_cap, config.ssp_release)
         return calibrate_single_sensitivity(
             NOTE, sens, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats),
+            **config.privacy_target, R=data_R(stats),
             auto_cap=(config.count_cap_share, stats.count_cap) if auto else None, discrete=discrete_noise(config))
 
     def query_vector(self, stats, config) -> np.ndarray:

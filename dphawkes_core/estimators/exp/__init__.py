@@ -206,8 +206,7 @@ class Exp(Family):
                 raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
             sens = self.sensitivity(stats, config).total / stats.exp_pieces.duration
         return calibrate_single_sensitivity(NOTE, sens, 1, config.calibration, config.dp_delta,
-                                            epsilon=None if config.sigma2 is not None else config.epsilon,
-                                            sigma2=config.sigma2,
+                                            **config.privacy_target,
                                             auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
 
     def _sequence_report(self, stats, config):

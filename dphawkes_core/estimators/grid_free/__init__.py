@@ -264,8 +264,7 @@ class CTLS(Family):
             sens = self.sensitivity(stats, config).total / stats.grid_pieces.duration
         return calibrate_single_sensitivity(
             NOTE, sens, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2,
-            auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
+            **config.privacy_target, auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
 
     def _sequence_report(self, stats, config):
         """One Gaussian release of the clipped sums: sensitivity √2·G/N (N = Σ(T − s)/w, public), composed with
