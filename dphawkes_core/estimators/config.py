@@ -62,7 +62,7 @@ class FitConfig:
     seed : int, optional
         Seed of the noise. ``None`` (the default) draws from OS entropy: a private release. A seed makes the
         noise reproducible by anyone who knows it — teaching, tests, experiments — so a seeded fit is *not* a
-        private release (:func:`~dphawkes_core.privacy.calibration.formal_status`).
+        private release (:func:`~dphawkes_core.privacy.report.formal_status`).
     unit : EventUnit or SequenceUnit
         The privacy unit and its public bounds (flat keywords ``privacy_unit``, ``sequence_clip``,
         ``max_events``, ``sequence_clip_share``).

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.privacy.calibration import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, compose_sequence_clip, data_R
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.privacy.sequence import (
     SEQUENCE_NOTE,
     SequenceStats,

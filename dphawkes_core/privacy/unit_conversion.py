@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.accounting import compose_epsilon, gaussian_mu, grouped
-from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.privacy.sequence import capped_event_group
 from dphawkes_core.validation import check_positive_whole
 

@@ -36,8 +36,8 @@ from dphawkes_core.estimators import (
 )
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.privacy.accounting import Split, compose_epsilon, split
-from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.report import FormalStatus
 from dphawkes_core.privacy.selection import (
     AUTO_SCALE_SHARE,
     DECAY_MULTIPLES,

@@ -11,8 +11,8 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
+from dphawkes_core.estimators.gradient import THEOREM_1, paper_sigma2
 from dphawkes_core.evaluation.metrics import compare
-from dphawkes_core.privacy.calibration import THEOREM_1, paper_sigma2
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.sweep import (
     DataSource,

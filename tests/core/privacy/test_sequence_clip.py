@@ -15,7 +15,8 @@ from dphawkes_cli.main import main
 from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
-from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
+from dphawkes_core.privacy.calibration import compose_sequence_clip
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import (
     choose_clip,
     clip_grid,

@@ -20,7 +20,7 @@ from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.estimators.ssp import released_stats
-from dphawkes_core.privacy.calibration import NOT_RELEASED
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import (
     cap_events,
     clipped_sums,
@@ -530,7 +530,7 @@ def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
 
 @pytest.mark.parametrize("epsilon", [800.0, math.inf])
 def test_unit_conversion_of_a_huge_or_infinite_epsilon(epsilon):
-    from dphawkes_core.privacy.calibration import PrivacyReport
+    from dphawkes_core.privacy.report import PrivacyReport
 
     report = PrivacyReport(sigma2=0.0, epsilon=epsilon, dp_delta=1e-5, calibration="formal", sensitivity=1.0, R=0.0,
                            epsilon_by_calibration={"formal": epsilon}, formal=True)

@@ -13,7 +13,7 @@ from dphawkes_core.data.io import from_arrays
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
-from dphawkes_core.privacy.calibration import SEEDED_NOISE
+from dphawkes_core.privacy.report import SEEDED_NOISE
 from dphawkes_core.release.ledger import (
     Budget,
     BudgetExceeded,
