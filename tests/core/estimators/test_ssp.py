@@ -12,13 +12,13 @@ from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, noisy_statistics, run_ssp, solvers
 from dphawkes_core.estimators.gradient import formal_bounds
+from dphawkes_core.estimators.releases import ssp_sensitivity
 from dphawkes_core.estimators.solvers import roughness_matrix, solve_nonnegative
 from dphawkes_core.estimators.ssp import (
     release_pieces,
     shrink_edges,
     ssp_lagged_sensitivity,
     ssp_ridge,
-    ssp_sensitivity,
 )
 from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import design_matrix, moment_pieces

@@ -19,7 +19,8 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
 from dphawkes_core.estimators.gradient import formal_bounds
-from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
+from dphawkes_core.estimators.releases import ssp_sensitivity
+from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity
 from dphawkes_core.privacy.calibration import compose_count_cap, data_R, gaussian_epsilon, gaussian_sigma
 from dphawkes_core.privacy.count_cap import cap_from_tails, cap_noise_sigma, choose_cap, dp_count_cap, noisy_tails
 from dphawkes_core.privacy.report import NOT_RELEASED, formal_status
