@@ -5,9 +5,10 @@ Two releases (``FitConfig.ssp_release``):
 * ``lagged`` (default) — the pieces :class:`~dphawkes_core.statistics.moments.MomentPieces` are made of: the lagged
   cross-products ``C[τ]`` (τ = 0..p, ``C[0]`` by its upper triangle), the totals and every sequence's
   first and last p rows. One event changes one row and one column of each ``C[τ]``, so the release's
-  sensitivity is about √p below the ``full`` one (:func:`~dphawkes_core.privacy.calibration.ssp_lagged_sensitivity`).
+  sensitivity is about √p below the ``full`` one (:func:`ssp_lagged_sensitivity`).
   ``A`` and ``b`` are rebuilt with :func:`~dphawkes_core.statistics.moments.assemble_stats`.
-* ``full`` — the upper triangle of ``A`` and the whole of ``b`` (:func:`noisy_statistics`).
+* ``full`` — the upper triangle of ``A`` and the whole of ``b``
+  (:func:`~dphawkes_core.estimators.releases.noisy_statistics`, a release other families may reuse).
 
 For the sequence unit both releases add noise to sums of per-sequence vectors clipped at G; its ``lagged``
 vector holds the edges as Gram matrices and row sums summed over sequences
