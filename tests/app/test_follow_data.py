@@ -3,7 +3,6 @@ Estimate: the Δ and s proposed for new public data are applied (and said so) un
 and said so) — never one claimed and another fitted; nothing is proposed from private data."""
 
 import numpy as np
-import pytest
 from app_tools import ROOT, TIMEOUT, texts
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
@@ -11,7 +10,6 @@ from streamlit.testing.v1 import AppTest
 from dphawkes_app.guidance import time_scale
 from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 WEEK = 7 * 24 * 3600.0
 
 

@@ -20,8 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def open_page(path: str = "app.py", **query) -> AppTest:
     at = AppTest.from_file(str(ROOT / path), default_timeout=TIMEOUT)

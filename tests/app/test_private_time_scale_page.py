@@ -8,7 +8,6 @@ from app_tools import (
     ledger_of,
     open_estimate,
     planned_epsilon,
-    private_dataset,
     release_button,
     texts,
     use_formal_method,
@@ -18,13 +17,6 @@ from conftest import no_problems
 from dphawkes_app.guidance import time_scale
 from dphawkes_core.privacy.accounting import split
 from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, time_scale_from_count
-
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
-
-@pytest.fixture(scope="module")
-def data():
-    return private_dataset()
 
 
 def _auto(at):

@@ -20,13 +20,6 @@ from conftest import no_problems
 from dphawkes_app.guidance import time_scale
 from dphawkes_core.release.ledger import Budget, LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
-
-@pytest.fixture(scope="module")
-def data():
-    return private_dataset()
-
 
 def test_opening_estimate_on_private_data_spends_nothing(data):
     at = open_estimate(data)

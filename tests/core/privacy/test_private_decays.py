@@ -6,6 +6,7 @@ dp-accounting's PLD accountant, and a replay that draws nothing."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import numpy as np
 import pytest
@@ -26,6 +27,7 @@ from dphawkes_core.privacy.selection import (
 )
 from dphawkes_core.release.ledger import LedgerBook
 from dphawkes_core.release.session import PrivacySession
+from tests.configs import fit_config
 
 FAMILY = get_family("exp")
 SHARE = 0.05
@@ -36,9 +38,7 @@ def _session(tmp_path, n=3000, seed=5):
     return events, PrivacySession.for_events(events, LedgerBook(tmp_path / "l.json"), "data")
 
 
-def _config(**changes) -> FitConfig:
-    return FitConfig(method="exp", bin_size=0.5, lags=8, calibration="formal", count_cap=5, epsilon=1.0,
-                     **changes)
+_config = partial(fit_config, method="exp", bin_size=0.5, lags=8, count_cap=5, epsilon=1.0)
 
 
 def _pld_epsilon(mechanisms, delta: float) -> float:

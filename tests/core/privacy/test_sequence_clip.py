@@ -4,6 +4,7 @@ PLD accountant, and seeded end-to-end fits (library and CLI)."""
 
 import json
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dphawkes_cli.main import main
 from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
+from dphawkes_core.estimators import fit, prepare_stats, release_status
 from dphawkes_core.privacy.calibration import compose_sequence_clip
 from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import (
@@ -28,6 +29,7 @@ from dphawkes_core.privacy.sequence import (
     norm_histogram,
 )
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
+from tests.configs import fit_config
 
 D, P, C, M = 2, 3, 2, 12
 
@@ -117,10 +119,8 @@ def _events(n_seq=300, seed=2, horizon=40.0):
     return Events(tuple(seqs), tuple(str(j) for j in range(D)), window_stated=True, dimensions_declared=True)
 
 
-def _config(**kw):
-    base = dict(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=20.0, count_cap=C,
-                privacy_unit="sequence", max_events=M, sequence_clip="auto")
-    return FitConfig(**{**base, **kw})
+_config = partial(fit_config, method="ssp", lags=P, epsilon=20.0, count_cap=C, privacy_unit="sequence", max_events=M,
+                  sequence_clip="auto")
 
 
 def test_seeded_auto_fit_reports_the_private_choice_and_is_reproducible():

@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 from scipy.stats import norm
 
@@ -37,6 +36,7 @@ from dphawkes_core.privacy.unit_conversion import unit_conversion
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.statistics.moments import design_matrix
 from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
+from tests.references import zcdp_epsilon_reference
 
 D, P, C = 2, 3, 2
 ROOT = Path(__file__).resolve().parents[3]

@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import zcdp_epsilon_reference
 from scipy.optimize import brentq
 from scipy.stats import norm
 
@@ -28,6 +27,7 @@ from dphawkes_core.release.ledger import (
     gaussian_mechanism,
 )
 from dphawkes_core.release.session import PrivacySession, metered_fit, request_identity
+from tests.references import zcdp_epsilon_reference
 
 DELTA = 1e-5
 
