@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test bench browser-deps clean
+.PHONY: run test test-fast bench browser-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ browser-deps:
 test: $(STAMP) browser-deps
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q
+
+# The same without the tests marked `slow` (large audits, Dask clusters, sweeps, the longest app flows) or
+# `browser` (Chromium): the edit-and-test loop, about half the time. `make test` still runs them all.
+test-fast: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -m "not slow and not browser"
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run_all

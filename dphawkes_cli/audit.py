@@ -8,7 +8,8 @@ import sys
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.estimators import FAMILIES, FitConfig, get_family
 from dphawkes_core.evaluation.metrics import constraint_scale
-from dphawkes_core.privacy.calibration import CALIBRATIONS, formal_status
+from dphawkes_core.privacy.calibration import CALIBRATIONS
+from dphawkes_core.privacy.report import formal_status
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import set_blas_threads
 

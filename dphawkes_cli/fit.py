@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
 from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit, block_for_width
-from dphawkes_core.privacy.calibration import CALIBRATIONS, FormalStatus
+from dphawkes_core.privacy.calibration import CALIBRATIONS
 from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.privacy.formal_words import would_be_sentence
+from dphawkes_core.privacy.report import FormalStatus
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import set_blas_threads

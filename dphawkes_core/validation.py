@@ -103,12 +103,18 @@ def check_multiplier(multiplier: float) -> None:
         )
 
 
-def check_privacy_inputs(epsilon, sigma2, delta) -> None:
-    """Exactly one of ε or σ², a valid δ, an ε in ``(0, EPSILON_MAX]`` and a σ² in ``[0, SIGMA2_MAX]``."""
-    if (epsilon is None) == (sigma2 is None):
-        raise ConfigError("give exactly one of ε (with δ) or σ²")
+def check_privacy_settings(epsilon, sigma2, delta) -> None:
+    """The privacy settings of a config, each checked when given: δ in (0, 1), an ε in ``(0, EPSILON_MAX]`` and a σ²
+    in ``[0, SIGMA2_MAX]`` (which of them a fit targets is :func:`check_privacy_inputs`'s rule, at calibration)."""
     check_delta(delta)
     if epsilon is not None:
         check_epsilon(epsilon)
     if sigma2 is not None:
         check_sigma2(sigma2)
+
+
+def check_privacy_inputs(epsilon, sigma2, delta) -> None:
+    """Exactly one of ε or σ², a valid δ, an ε in ``(0, EPSILON_MAX]`` and a σ² in ``[0, SIGMA2_MAX]``."""
+    if (epsilon is None) == (sigma2 is None):
+        raise ConfigError("give exactly one of ε (with δ) or σ²")
+    check_privacy_settings(epsilon, sigma2, delta)

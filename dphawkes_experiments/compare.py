@@ -39,9 +39,9 @@ from dphawkes_core.estimators import (
 from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import compare, kernel_function_error
-from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE, FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.formal_words import render_reasons, would_be_sentence
+from dphawkes_core.privacy.report import NOT_RELEASED, SEEDED_NOISE, FormalStatus
 
 COMPARISON_BUDGET_S = 1.0  # predicted seconds above which a method is skipped unless slow methods are asked for
 
@@ -171,7 +171,7 @@ def compare_methods(stats, data_info: dict, config: FitConfig, epsilon: float, r
     include_slow : bool
         Run methods whose predicted cost exceeds :data:`COMPARISON_BUDGET_S` too.
     data_derived : iterable of str
-        Settings taken from the data (see :func:`~dphawkes_core.privacy.calibration.formal_status`). A count cap that
+        Settings taken from the data (see :func:`~dphawkes_core.privacy.report.formal_status`). A count cap that
         ``config`` chose automatically is not one of them: it was released privately, and each row notes it.
     fitter : callable
         ``fitter(stats, config) -> FitResult``; on private data, a release through the privacy ledger

@@ -1,4 +1,7 @@
-"""Fixtures shared by the AppTest modules."""
+"""Fixtures of every test: a privacy ledger of its own, and empty Streamlit caches on request (every app test gets
+them: ``tests/app/conftest.py``). Nothing to import here: ``import conftest`` finds the conftest of the directory
+collected last, so shared helpers live in ``tests/references.py`` (imported as ``tests.references``) and, for the
+app tests, in ``tests/app/conftest.py``."""
 
 import pytest
 import streamlit as st
@@ -29,20 +32,3 @@ def clear_streamlit_caches():
     yield
     st.cache_data.clear()
     st.cache_resource.clear()
-
-
-def no_problems(at) -> None:
-    """An AppTest run without uncaught exceptions and without error boxes."""
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def zcdp_epsilon_reference(rho: float, delta: float) -> float:
-    """ε at δ of ρ-zCDP by dp-accounting's RDP conversion (Rényi ε(α) = αρ) on a fine grid of orders α: an
-    independent check of the discrete Gaussian's calibration (``dphawkes_core.privacy.noise`` computes it its own
-    way)."""
-    import numpy as np
-    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
-
-    orders = 1 + np.exp(np.linspace(-8, 8, 4001))
-    return float(compute_epsilon(orders, orders * rho, delta)[0])

@@ -4,7 +4,7 @@
 unseeded fit is a fresh noise draw kept in this session only (:func:`live_fit`): no cache shared between
 sessions pins one draw for everyone; "draw the noise again" asks for a new one and :func:`noise_band` shows
 several at once. Nothing is a release (no ledger): the settings are labelled by whether they *would* be a
-formal release on private data (:attr:`~dphawkes_core.privacy.calibration.FormalStatus.settings_formal`).
+formal release on private data (:attr:`~dphawkes_core.privacy.report.FormalStatus.settings_formal`).
 
 *Private data* (uploads and real data sets, unless marked public): every estimate goes through a
 :class:`~dphawkes_core.release.session.PrivacySession` and nothing is computed by opening the page or moving a widget.
@@ -31,8 +31,8 @@ import streamlit as st
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, FitResult, fit_stats, prepare_stats, release_status
-from dphawkes_core.privacy.calibration import FormalStatus
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.report import FormalStatus
 from dphawkes_core.release.ledger import BudgetExceeded, DataLedger, Entry, compose_epsilon, group_factor
 from dphawkes_core.release.plan import Plan
 from dphawkes_core.release.session import PrivacySession, SessionAnswer

@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.estimators import get_family
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, NOT_RELEASED
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_experiments.sweep import SweepSpec
 

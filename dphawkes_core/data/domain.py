@@ -5,7 +5,7 @@ Rows outside a declared domain (an unknown dimension, an unknown sequence key) a
 refused — a refusal would tell neighbouring data sets apart too — and never change the release's shape or
 noise: d is the number of declared dimensions and every declared sequence is present (empty if it has no
 rows), so the number of bins comes from the declared windows alone. Without a declaration the dimensions and
-sequences are read from the data, and :func:`~dphawkes_core.privacy.calibration.formal_status` says the output is not a
+sequences are read from the data, and :func:`~dphawkes_core.privacy.report.formal_status` says the output is not a
 formal release.
 """
 

@@ -6,7 +6,8 @@
   :mod:`.clipped` (clipped DP-PGD), :mod:`.grid_free` (ctls), :mod:`.exp` (exp), :mod:`.mle` (mle);
   :data:`FAMILIES` is the list that counts;
 * :mod:`.binned` — the binned statistics most families fit; :mod:`.sequence_unit` — the sequence unit's
-  statistics and calibration;
+  statistics and calibration; :mod:`.releases` — the one-release families' base (:class:`SingleRelease`) and the
+  releases several families share;
 * :mod:`.config` — :class:`FitConfig`; :mod:`.result` — :class:`FitResult`; :mod:`.pipeline` — statistics,
   calibration and fit, each asked of the family.
 """
@@ -32,17 +33,19 @@ from dphawkes_core.estimators.pipeline import (
                        run_private,
 )
 from dphawkes_core.estimators.registry import FAMILIES, get_family, method_labels, method_names, register, unregister
+from dphawkes_core.estimators.releases import SingleRelease, noisy_statistics
 from dphawkes_core.estimators.result import FitResult
 from dphawkes_core.estimators.settings import Setting
 from dphawkes_core.estimators.solvers import paper_gradient, paper_loss, solve_cls
-from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, noisy_statistics, run_ssp, ssp_ridge
+from dphawkes_core.estimators.ssp import SSP_RELEASES, SSP_STABILISERS, run_ssp, ssp_ridge
 from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
     "AuditHints", "BinnedStats", "CostTags", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig",
     "FitResult", "InputTags", "PrivacyTags", "Statistics",
     "SSP_RELEASES",
-    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "UNIT_KEYWORDS", "Setting", "bin_with_cap", "binned_stats",
+    "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "SingleRelease", "UNIT_KEYWORDS", "Setting", "bin_with_cap",
+    "binned_stats",
     "clipped_gradient",
     "fit", "fit_cls", "fit_cost", "fit_partitions", "fit_private", "fit_stats", "get_family", "iterations",
     "method_labels", "method_names", "paper_gradient", "paper_loss", "per_bin_design", "pieces_stats",

@@ -128,7 +128,7 @@ class PGDClip(Family):
         sens = pgd_clip_sensitivity(stats.lags, stats.n_rows, config.clip)
         return calibrate_single_sensitivity(
             NOTE, sens, config.iters, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+            **config.privacy_target, R=data_R(stats))
 
     def query_vector(self, stats, config) -> np.ndarray:
         """The first clipped gradient's mean, at ``U_0 = 0``."""

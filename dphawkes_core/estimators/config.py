@@ -24,6 +24,7 @@ from dphawkes_core.validation import (
     check_count_cap,
     check_lags,
     check_positive_whole,
+    check_privacy_settings,
     check_share,
     is_whole,
 )
@@ -44,9 +45,11 @@ class FitConfig:
     lags : int
         p (:func:`~dphawkes_core.statistics.binning.lags_from_support` for ``p = ⌈s/Δ⌉``).
     epsilon, dp_delta : float, optional
-        Target privacy; the noise is calibrated from them unless ``sigma2`` is given.
+        Target privacy; the noise is calibrated from them unless ``sigma2`` is given. Checked when the config is
+        built: ε in ``(0, EPSILON_MAX]``, δ in (0, 1) (:func:`~dphawkes_core.validation.check_privacy_settings`).
     sigma2 : float, optional
-        Noise variance given directly (then ε is reported, not targeted).
+        Noise variance given directly (then ε is reported, not targeted), in ``[0, SIGMA2_MAX]``. What a
+        calibration targets is :attr:`privacy_target`.
     calibration : str
         ``paper``, ``formal`` or ``tight-paper`` (:mod:`dphawkes_core.privacy.calibration`); a formal-only family needs
         ``formal``.
@@ -59,7 +62,7 @@ class FitConfig:
     seed : int, optional
         Seed of the noise. ``None`` (the default) draws from OS entropy: a private release. A seed makes the
         noise reproducible by anyone who knows it — teaching, tests, experiments — so a seeded fit is *not* a
-        private release (:func:`~dphawkes_core.privacy.calibration.formal_status`).
+        private release (:func:`~dphawkes_core.privacy.report.formal_status`).
     unit : EventUnit or SequenceUnit
         The privacy unit and its public bounds (flat keywords ``privacy_unit``, ``sequence_clip``,
         ``max_events``, ``sequence_clip_share``).
@@ -110,6 +113,14 @@ class FitConfig:
     def family(self) -> Family:
         """The estimator family that runs this config."""
         return get_family(self.method)
+
+    @property
+    def privacy_target(self) -> dict:
+        """The one privacy target a calibration takes, as its keywords: ``{"epsilon": None, "sigma2": σ²}`` when σ²
+        is given (ε is then reported, not targeted), else ``{"epsilon": ε, "sigma2": None}``."""
+        if self.sigma2 is not None:
+            return {"epsilon": None, "sigma2": self.sigma2}
+        return {"epsilon": self.epsilon, "sigma2": None}
 
     @property
     def privacy_unit(self) -> str:
@@ -205,6 +216,7 @@ class FitConfig:
                          **{**cap, **required, **shaping})
 
     def _check(self, family: Family) -> None:
+        check_privacy_settings(self.epsilon, self.sigma2, self.dp_delta)
         check_bin_size(self.bin_size)
         check_lags(self.lags)
         if self.unit.name not in family.privacy.units:

@@ -18,8 +18,8 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import prepare_binned, prepare_partitioned
 from dphawkes_core.estimators.settings import Setting
-from dphawkes_core.privacy.calibration import PrivacyReport
 from dphawkes_core.privacy.noise import NoiseSource
+from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.statistics.moments import SufficientStats
 
 

@@ -1,13 +1,28 @@
-"""The paper's private first-order methods as two families: DP-PGD (Algorithm 1) and DP-CG (Algorithm 2).
+"""The paper's private first-order methods as two families: DP-PGD (Algorithm 1) and DP-CG (Algorithm 2), with
+their sensitivity bounds and calibrations.
 
 Both release a noisy gradient ``∇L(U_k) + ζ_k`` at every step; that is their only access to the data.
-Their sensitivity is the formal gradient bound over the constraint set
-(:meth:`~dphawkes_core.privacy.calibration.FormalBounds.gradient_sensitivity`), or the paper's data-dependent one.
+Privacy unit (the paper's Definition 1): two data sets are neighbours when their bin-count series differ by one in
+one bin of one dimension (one event added or removed); the number of bins n, the window, Δ, p, d, B, r and K are
+public. Their three calibrations (:func:`calibrate`):
+
+* ``paper`` — Theorems 1 and 3 as published: ``σ² = 8(ΔB)²R²K log²(K/δ)/ε²`` (PGD) and
+  ``σ² = 128KΔ²r²R²log²(K/δ)/ε²`` (CG), with R from Assumption 1 computed **from the private data**
+  (``R = max(||A||²_F, ||b||²_F)``). Not a formal guarantee: the noise scale depends on the data, and
+  the paper's Lipschitz bound is not a worst-case bound over neighbours.
+* ``tight-paper`` — the paper's own gradient sensitivity ``2L₂`` (``L₂ = 2ΔBR`` for PGD, ``2ΔrR`` for
+  CG) with exact accounting instead of strong composition: shows how much of the paper's noise is the
+  accounting's slack. Still data-dependent through R, so still not a formal guarantee.
+* ``formal`` — a worst-case L2 sensitivity of the released noisy gradient over every U in the constraint
+  set and every pair of neighbouring count series clipped at a public cap C
+  (:meth:`FormalBounds.gradient_sensitivity`, derivation in ``docs/privacy.md``), composed over K releases exactly
+  (:func:`~dphawkes_core.privacy.calibration.gaussian_sigma`): a formal (ε, δ)-DP guarantee.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -15,17 +30,185 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, PrivacyTags
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
-from dphawkes_core.privacy.calibration import (
-    CALIBRATIONS,
-    THEOREM_1,
-    THEOREM_3,
-    PrivacyReport,
-    calibrate,
-    formal_bounds,
-)
+from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS, data_R, gaussian_epsilon, gaussian_sigma
+from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.statistics.moments import SufficientStats, ToeplitzMomentOperator, toeplitz_product_cost
+from dphawkes_core.validation import check_epsilon_delta, check_privacy_inputs, check_sigma2
 
 FW_STEP_RULES = ("paper", "classic")
+
+
+# --- the bounds and calibrations of the noisy gradient ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FormalBounds:
+    """Public worst-case bounds on the statistics of count series clipped at C.
+
+    Attributes
+    ----------
+    z_norm_max : float
+        ``max ||z_t|| = sqrt(d p C² + 1)``.
+    y_norm_max : float
+        ``max ||y_t|| = sqrt(d) C``.
+    A_op_max : float
+        ``sup ||A||_op <= z_norm_max²``.
+    b_fro_max : float
+        ``sup ||b||_F <= y_norm_max · z_norm_max``.
+    dA_fro_max : float
+        ``sup ||A' − A||_F`` over neighbours: ``√p (2 z_norm_max + 1) / N``.
+    db_fro_max : float
+        ``sup ||b' − b||_F`` over neighbours: ``(z_norm_max + √p · y_norm_max) / N``.
+    """
+
+    z_norm_max: float
+    y_norm_max: float
+    A_op_max: float
+    b_fro_max: float
+    dA_fro_max: float
+    db_fro_max: float
+
+    def gradient_sensitivity(self, u_fro_max: float) -> float:
+        """L2 sensitivity of ``∇L(U) = (UA − b)A`` uniformly over ``||U||_F <= u_fro_max``.
+
+        ``2 β M_A D_A + M_b D_A + M_A D_b`` (see ``docs/privacy.md``).
+        """
+        beta = u_fro_max
+        return (2 * beta * self.A_op_max * self.dA_fro_max + self.b_fro_max * self.dA_fro_max
+                + self.A_op_max * self.db_fro_max)
+
+    def gradient_norm_max(self, u_fro_max: float) -> float:
+        """Public bound on ``||∇L(U)||_F`` over ``||U||_F <= u_fro_max`` (a Lipschitz constant L₂)."""
+        return (u_fro_max * self.A_op_max + self.b_fro_max) * self.A_op_max
+
+    def statistics_sensitivity(self) -> float:
+        """L2 sensitivity of the pair ``(A, b)`` released together: ``sqrt(D_A² + D_b²)``."""
+        return math.hypot(self.dA_fro_max, self.db_fro_max)
+
+
+def formal_bounds(dim: int, lags: int, n_rows: int, count_cap: int) -> FormalBounds:
+    """Worst-case bounds for d dimensions, p lags, N rows and per-bin count cap C."""
+    if count_cap is None or count_cap < 1:
+        raise ConfigError("the formal calibration needs a public count cap C >= 1 (counts are clipped at C)")
+    c = float(count_cap)
+    z_max = math.sqrt(dim * lags * c * c + 1.0)
+    y_max = math.sqrt(dim) * c
+    return FormalBounds(
+        z_norm_max=z_max,
+        y_norm_max=y_max,
+        A_op_max=z_max**2,
+        b_fro_max=y_max * z_max,
+        dA_fro_max=math.sqrt(lags) * (2 * z_max + 1) / n_rows,
+        db_fro_max=(z_max + math.sqrt(lags) * y_max) / n_rows,
+    )
+
+
+@dataclass(frozen=True)
+class PaperTheorem:
+    """The published calibration of one of the paper's algorithms, in the form both share:
+    ``σ² = constant · scale² · R² · K · log²(K/δ) / ε²`` and gradient sensitivity ``2L₂ = 2 · 2 · scale · R``,
+    with ``scale = ΔB`` for DP-PGD (Theorem 1) and ``Δr`` for DP-CG (Theorem 3). The family holds its
+    theorem and its scale; this module only does the arithmetic."""
+
+    name: str
+    constant: float
+
+
+THEOREM_1 = PaperTheorem("Theorem 1 (DP-PGD)", 8.0)
+THEOREM_3 = PaperTheorem("Theorem 3 (DP-CG)", 128.0)
+
+
+def paper_sigma2(theorem: PaperTheorem, epsilon: float, delta: float, iters: int, scale: float, R: float) -> float:
+    """σ² of ``theorem`` as published (``scale`` = ΔB for Theorem 1, Δr for Theorem 3)."""
+    check_epsilon_delta(epsilon, delta)
+    return _paper_factor(theorem, iters, delta, scale, R) / epsilon / epsilon  # inf, not an error, past float64
+
+
+def paper_epsilon(theorem: PaperTheorem, sigma2: float, delta: float, iters: int, scale: float, R: float) -> float:
+    """The ε that ``theorem`` claims for a given σ² (inverse of :func:`paper_sigma2`)."""
+    if sigma2 <= 0:
+        return math.inf
+    return math.sqrt(_paper_factor(theorem, iters, delta, scale, R) / sigma2)
+
+
+def _paper_factor(theorem: PaperTheorem, iters, delta, scale, R) -> float:
+    return theorem.constant * scale**2 * R**2 * iters * math.log(iters / delta) ** 2
+
+
+def paper_sensitivity(scale: float, R: float) -> float:
+    """The paper's bound ``2L₂`` on the gradient difference: ``L₂ = 2·scale·R`` (2ΔBR for PGD, 2ΔrR for CG)."""
+    return 2 * (2 * scale * R)
+
+
+def calibrate(stats: SufficientStats, theorem: PaperTheorem, scale: float, fro_radius: float, iters: int,
+              calibration: str, dp_delta: float, epsilon: float | None = None, sigma2: float | None = None,
+              count_cap: int | None = None) -> PrivacyReport:
+    """Find σ² for a target ε (or ε for a given σ²) of K noisy gradients and report every calibration side by side.
+
+    Parameters
+    ----------
+    stats : SufficientStats
+        Statistics of the (clipped) data; R is read from them for the paper modes.
+    theorem : PaperTheorem
+        The paper's calibration of the algorithm (:data:`THEOREM_1` for DP-PGD, :data:`THEOREM_3` for DP-CG).
+    scale : float
+        ΔB (DP-PGD) or Δr (DP-CG), as the theorem reads it.
+    fro_radius : float
+        The largest ``||U||_F`` of the constraint set (ΔB, or r as ``||U||_F <= ||U||_*``): the formal bound's.
+    iters : int
+        K.
+    calibration : {"paper", "formal", "tight-paper"}
+    dp_delta : float
+        δ.
+    epsilon, sigma2 : float
+        Exactly one: the target ε or the noise variance σ².
+    count_cap : int, optional
+        Public cap C; required by ``formal``, and must be the cap the data were clipped at.
+
+    Returns
+    -------
+    PrivacyReport
+    """
+    if calibration not in CALIBRATIONS:
+        raise ConfigError(f"unknown calibration {calibration!r}; choose one of {', '.join(CALIBRATIONS)}")
+    check_privacy_inputs(epsilon, sigma2, dp_delta)
+    if count_cap is not None and stats.count_cap != count_cap:
+        raise ConfigError(f"the statistics were clipped at C = {stats.count_cap}, not at the requested C = {count_cap}")
+    R = data_R(stats)
+    sens = {
+        "paper": paper_sensitivity(scale, R),
+        "tight-paper": paper_sensitivity(scale, R),
+        "formal": (formal_bounds(stats.dim, stats.lags, stats.n_rows, stats.count_cap).gradient_sensitivity(fro_radius)
+                   if stats.count_cap is not None else None),
+    }
+    if calibration == "formal" and sens["formal"] is None:
+        raise ConfigError("the formal calibration needs a public count cap C (counts are clipped at C)")
+    if sigma2 is None:
+        if calibration == "paper":
+            sigma2 = paper_sigma2(theorem, epsilon, dp_delta, iters, scale, R)
+        else:
+            sigma2 = gaussian_sigma(epsilon, dp_delta, sens[calibration], iters) ** 2
+        check_sigma2(sigma2, f"the {calibration} calibration's σ² for ε = {epsilon:g}")
+    sigma = math.sqrt(sigma2)
+    eps_by = {
+        "paper": paper_epsilon(theorem, sigma2, dp_delta, iters, scale, R),
+        "tight-paper": gaussian_epsilon(sigma, dp_delta, sens["tight-paper"], iters),
+        "formal": gaussian_epsilon(sigma, dp_delta, sens["formal"], iters) if sens["formal"] else None,
+    }
+    chosen = epsilon if epsilon is not None else eps_by[calibration]
+    return PrivacyReport(
+        sigma2=float(sigma2),
+        epsilon=float(chosen),
+        dp_delta=float(dp_delta),
+        calibration=calibration,
+        sensitivity=sens[calibration],
+        R=R,
+        epsilon_by_calibration=eps_by,
+        sensitivity_by_calibration=sens,
+        formal=calibration == "formal",
+        iters=int(iters),
+        note=CALIBRATION_LABELS[calibration],
+    )
 
 
 def theorem_step_scale(stats: SufficientStats, config, report: PrivacyReport) -> float:
@@ -226,8 +409,7 @@ class _NoisyGradientFamily(Family):
     def privacy_report(self, stats, config):
         return calibrate(stats, self.theorem, self.theorem_scale(config), self.fro_radius(config), config.iters,
                          config.calibration, config.dp_delta,
-                         epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2,
-                         count_cap=config.count_cap)
+                         **config.privacy_target, count_cap=config.count_cap)
 
 
 PGD_SETTINGS = (

@@ -15,8 +15,8 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.config import FitConfig
 from dphawkes_core.estimators.cost import CostEstimate, estimate_fit_cost
 from dphawkes_core.estimators.result import FitResult
-from dphawkes_core.privacy.calibration import FormalStatus, PrivacyReport, formal_status
 from dphawkes_core.privacy.noise import noise_source
+from dphawkes_core.privacy.report import FormalStatus, PrivacyReport, formal_status
 from dphawkes_core.privacy.sequence import cap_events
 from dphawkes_core.statistics.binning import n_bins_for
 from dphawkes_core.statistics.moments import SufficientStats
@@ -85,7 +85,7 @@ def fit_cls(stats: SufficientStats, bin_size: float) -> FitResult:
 
 def release_status(config: FitConfig, data_info: dict, data_derived=(), released: bool = False) -> FormalStatus:
     """Whether a fit of ``config`` on data described by ``data_info`` (from :func:`prepare_stats`) is a
-    formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.calibration.formal_status` from the calibration, the
+    formal (ε, δ)-DP release: :func:`~dphawkes_core.privacy.report.formal_status` from the calibration, the
     seed, the noise (σ² = 0 is none), the declared domain (window, dimensions and sequences stated, not read
     from the data), whether a privacy session released it (``released``: only :mod:`~dphawkes_core.release.session`
     passes True) and the settings the caller took from the data (``B``, ``r``, ``C``, ``T``, ``ridge``)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.privacy.report import PrivacyReport
 
 
 @dataclass(frozen=True)

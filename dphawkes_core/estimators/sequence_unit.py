@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.privacy.calibration import PrivacyReport, calibrate_single_sensitivity, compose_sequence_clip, data_R
+from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, compose_sequence_clip, data_R
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.privacy.sequence import (
     SEQUENCE_NOTE,
     SequenceStats,
@@ -81,7 +82,7 @@ def calibrate_sequence_release(stats: SufficientStats, config, clip: float, auto
     if auto is None:
         report = calibrate_single_sensitivity(
             note, sensitivity, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats))
+            **config.privacy_target, R=data_R(stats))
         return replace(report, note=note, privacy_unit="sequence")
     sigma, split = compose_sequence_clip(config.epsilon, config.dp_delta, sensitivity, auto.share, clip)
     report = calibrate_single_sensitivity(note, sensitivity, 1, config.calibration, config.dp_delta,

@@ -5,9 +5,10 @@ Two releases (``FitConfig.ssp_release``):
 * ``lagged`` (default) — the pieces :class:`~dphawkes_core.statistics.moments.MomentPieces` are made of: the lagged
   cross-products ``C[τ]`` (τ = 0..p, ``C[0]`` by its upper triangle), the totals and every sequence's
   first and last p rows. One event changes one row and one column of each ``C[τ]``, so the release's
-  sensitivity is about √p below the ``full`` one (:func:`~dphawkes_core.privacy.calibration.ssp_lagged_sensitivity`).
+  sensitivity is about √p below the ``full`` one (:func:`ssp_lagged_sensitivity`).
   ``A`` and ``b`` are rebuilt with :func:`~dphawkes_core.statistics.moments.assemble_stats`.
-* ``full`` — the upper triangle of ``A`` and the whole of ``b`` (:func:`noisy_statistics`).
+* ``full`` — the upper triangle of ``A`` and the whole of ``b``
+  (:func:`~dphawkes_core.estimators.releases.noisy_statistics`, a release other families may reuse).
 
 For the sequence unit both releases add noise to sums of per-sequence vectors clipped at G; its ``lagged``
 vector holds the edges as Gram matrices and row sums summed over sequences
@@ -28,13 +29,13 @@ from dataclasses import replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.family import AuditHints, Family, PrivacyTags
+from dphawkes_core.estimators.family import AuditHints, PrivacyTags
+from dphawkes_core.estimators.releases import SingleRelease, noisy_statistics, ssp_sensitivity, symmetric_noise
 from dphawkes_core.estimators.sequence_unit import check_auto_clip, prepare_sequence_stats, sequence_privacy_report
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
-from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.privacy.noise import NoiseSource, discrete_noise, uses_discrete
+from dphawkes_core.privacy.calibration import data_R
+from dphawkes_core.privacy.noise import NoiseSource, uses_discrete
 from dphawkes_core.privacy.sequence import pieces_vector, release_pieces_vector
 from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
 
@@ -53,27 +54,6 @@ def ssp_ridge(sigma: float, n_params: int, release: str = "full") -> float:
     return float(SSP_RIDGE_FACTOR[release] * sigma * np.sqrt(n_params))
 
 
-def noisy_statistics(stats: SufficientStats, sigma: float, rng: NoiseSource) -> tuple[np.ndarray, np.ndarray]:
-    """The ``full`` release's noisy output: the upper triangle of ``A`` and ``b`` with noise std σ per entry.
-
-    The lower triangle mirrors the upper one (``Â`` is symmetric); ``A[-1,-1] = 1`` is public and left
-    exact. The ``A`` noise is drawn first, then the ``b`` noise (reproducible by seed). ``N·A`` and ``N·b`` are
-    integers, but a release holds ``q(q+1)/2 + dq`` numbers (2·10⁶ at p = 500, d = 4): continuous noise, the
-    OS CSPRNG's in a release (``docs/privacy.md``, "The noise: samplers and generators").
-    """
-    q = stats.n_params
-    if sigma <= 0:
-        return stats.A.copy(), stats.b.copy()
-    noise = _symmetric_noise(q, sigma, rng)
-    noise[-1, -1] = 0.0
-    return stats.A + noise, stats.b + sigma * rng.standard_normal(stats.b.shape)
-
-
-def _symmetric_noise(size: int, sigma: float, rng: NoiseSource) -> np.ndarray:
-    upper = np.triu(sigma * rng.standard_normal((size, size)))
-    return upper + np.triu(upper, 1).T
-
-
 def release_pieces(pieces: MomentPieces, raw_sigma: float, rng: NoiseSource) -> MomentPieces:
     """``lagged`` release: Gaussian noise of std ``raw_sigma`` on every released number of ``pieces``.
 
@@ -88,7 +68,7 @@ def release_pieces(pieces: MomentPieces, raw_sigma: float, rng: NoiseSource) -> 
         return _discrete_pieces(pieces, raw_sigma, rng)
     d = pieces.dim
     lagged = pieces.lagged.copy()
-    lagged[0] += _symmetric_noise(d, raw_sigma, rng)
+    lagged[0] += symmetric_noise(d, raw_sigma, rng)
     lagged[1:] += raw_sigma * rng.standard_normal(lagged[1:].shape)
     return replace(
         pieces,
@@ -196,25 +176,6 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
     return theta, info
 
 
-def ssp_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
-    """L2 sensitivity of the DP-SSP release: the upper triangle of ``A`` (without the public intercept
-    entry ``A[-1,-1] = 1``) together with ``b``, under one event added or removed, counts clipped at C.
-
-    With ``X̄ = (X + X')/2`` and the changed count ``X[m, j]``, ``N·ΔA = ±(M̄ + M̄ᵀ)`` where
-    ``M̄ = Σ_{k=1..p} e_{(k-1)d+j} z̄_{m+k}ᵀ`` (distinct rows), so ``||N·ΔA||²_F <= 4 p z̄²`` with
-    ``z̄² = (dp−1)C² + (C−½)² + 1``; its diagonal contributes at most ``4p(C−½)²`` and the upper triangle
-    carries ``(||ΔA||²_F + ||diag ΔA||²)/2``. ``N·Δb = ±(e_j z_mᵀ + Σ_k y_{m+k} e_{(k-1)d+j}ᵀ)`` gives
-    ``||N·Δb||²_F <= z_max² + p d C² + 2 p C²``. Derivation and measured tightness: ``docs/privacy.md``.
-    """
-    if count_cap is None or count_cap < 1:
-        raise ConfigError("DP-SSP needs a public count cap C >= 1 (counts are clipped at C)")
-    c, p = float(count_cap), int(lags)
-    zbar_sq = (dim * p - 1) * c * c + (c - 0.5) ** 2 + 1.0
-    a_upper_sq = 2.0 * p * (zbar_sq + (c - 0.5) ** 2)
-    b_sq = (dim * p * c * c + 1.0) + p * dim * c * c + 2.0 * p * c * c
-    return math.sqrt(a_upper_sq + b_sq) / n_rows
-
-
 def ssp_lagged_sensitivity(dim: int, lags: int, n_rows: int, count_cap: int) -> float:
     """L2 sensitivity of the ``lagged`` DP-SSP release (:class:`~dphawkes_core.statistics.moments.MomentPieces` / N):
     ``C[τ]`` for τ = 1..p, the upper triangle of ``C[0]``, the totals and every sequence's first and
@@ -254,10 +215,11 @@ SETTINGS = (
 SSPOptions = options_class("SSPOptions", SETTINGS, "DP-SSP", __name__)
 
 
-class SSP(Family):
+class SSP(SingleRelease):
     """DP-SSP: one Gaussian release of the least-squares statistics of counts clipped at a public C, then
     least squares as free post-processing (ridge, non-negativity, smoothing across lags)."""
 
+    note = NOTE
     name = "ssp"
     label = "DP-SSP"
     summary = "one noisy release of the least-squares statistics, then least squares: formal from public bounds"
@@ -283,21 +245,20 @@ class SSP(Family):
         noise."""
         return config.unit.name == "event" and config.ssp_release == "lagged"
 
-    def sensitivity(self, dim: int, lags: int, n_rows: int, count_cap: int, release: str) -> float:
-        """The event unit's L2 sensitivity of ``release`` (:func:`ssp_lagged_sensitivity`, :func:`ssp_sensitivity`)."""
-        return (ssp_lagged_sensitivity if release == "lagged" else ssp_sensitivity)(dim, lags, n_rows, count_cap)
+    def release_sensitivity(self, stats, config) -> float:
+        """The event unit's L2 sensitivity of the chosen release (:func:`ssp_lagged_sensitivity`,
+        :func:`~dphawkes_core.estimators.releases.ssp_sensitivity`) for the statistics' d, p, N and C."""
+        bound = ssp_lagged_sensitivity if config.ssp_release == "lagged" else ssp_sensitivity
+        return bound(stats.dim, stats.lags, stats.n_rows, stats.count_cap)
 
-    def privacy_report(self, stats, config):
-        if config.unit.name == "sequence":
-            return sequence_privacy_report(stats, config)
-        auto = config.count_cap == AUTO
-        if config.count_cap is None or stats.count_cap != config.count_cap and not (auto and stats.count_cap):
-            raise ConfigError("DP-SSP needs a public count cap C and statistics clipped at it")
-        sens = self.sensitivity(stats.dim, stats.lags, stats.n_rows, stats.count_cap, config.ssp_release)
-        return calibrate_single_sensitivity(
-            NOTE, sens, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2, R=data_R(stats),
-            auto_cap=(config.count_cap_share, stats.count_cap) if auto else None, discrete=discrete_noise(config))
+    def sequence_report(self, stats, config):
+        return sequence_privacy_report(stats, config)
+
+    def missing_cap(self) -> str:
+        return "DP-SSP needs a public count cap C and statistics clipped at it"
+
+    def report_R(self, stats) -> float:
+        return data_R(stats)
 
     def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of ``A``: the lagged pieces (upper triangle of

@@ -12,21 +12,39 @@ ledger's file format (``kind``, ``parameter``, ``releases``, ``label``).
 exactly, as one Gaussian of ``μ² = Σ k_i/z_i²`` (Dong, Roth & Su 2019); with a Laplace or pure step, through
 dp-accounting's privacy loss distributions (discretised pessimistically: an upper bound); with a zCDP event, all in
 zCDP (ρ adds up, converted once by :func:`zcdp_epsilon`: an upper bound). Never by summing ε.
+
+This is the one accountant: the only module of the product that imports ``dp_accounting`` (a test enforces it).
+Its interface is the composition and its two inverses, both defined as searches over that one composition (the
+pattern of dp-accounting's ``mechanism_calibration.calibrate_dp_mechanism``, which they call where no closed form
+exists):
+
+* :func:`compose_epsilon` — mechanisms → ε at δ;
+* :func:`split` — (ε, δ) and a share → a selection's noise (one release of sensitivity 1 at ``share·ε`` alone) and
+  the one Gaussian release after it that brings the two to exactly (ε, δ) (an automatic count cap, clip norm G or
+  time scale, then the fit: :class:`Split`);
+* :func:`remaining` — spent mechanisms and a budget → the ε (alone) of the largest one more release that still fits;
+* :func:`grouped` — group privacy, only as mechanisms: every sensitivity times the group's size.
+
+Where the composition is additive (Gaussians alone: μ² adds; anything with a zCDP event: ρ adds) the inverses are
+that addition undone, in closed form; otherwise (a Laplace or pure step beside Gaussians: privacy loss distributions)
+they search. The tests check each closed form against the search and the composition.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dphawkes_core.errors import DPHawkesError
-from dphawkes_core.validation import check_multiplier
+from dphawkes_core.errors import ConfigError, DPHawkesError
+from dphawkes_core.validation import check_epsilon_delta, check_multiplier, check_share
 
 MECHANISM_KINDS = ("gaussian", "discrete-gaussian", "laplace", "pure")
 PLD_INTERVAL = 1e-3  # value discretisation of the PLD (pessimistic: an upper bound on ε)
+_LEFT_OVER = 1e-9  # the release's share of the budget's μ² (or ρ) below which a split is rounding, not a budget
+_SEARCH_TOLERANCE = 1e-10  # the search's tolerance on the next release's μ, relative to the budget's
 
 
 class BudgetExceeded(DPHawkesError):
@@ -117,13 +135,16 @@ def compose_epsilon(events, delta: float) -> float:
     DPHawkesError
         For an event this accountant does not support (subsampling, ...).
     """
-    events = tuple(events)
-    if not events:
-        return 0.0
+    parts = _parts(events)
+    return _composed(parts, float(delta)) if parts else 0.0
+
+
+def _parts(events) -> tuple:
+    """``events`` as sorted ``((kind, parameter), repetitions)`` pairs (:func:`_collect`)."""
     parts: dict = {}
     for event in events:
         _collect(event.dp_event() if isinstance(event, Mechanism) else event, 1, parts)
-    return _composed(tuple(sorted(parts.items())), float(delta)) if parts else 0.0
+    return tuple(sorted(parts.items()))
 
 
 def _collect(event, count: int, parts: dict) -> None:
@@ -151,13 +172,31 @@ def _collect(event, count: int, parts: dict) -> None:
         parts[key] = parts.get(key, 0) + count
 
 
+def _currency(parts) -> str:
+    """What the parts are composed in: ``gdp`` (Gaussians alone: μ² adds up), ``zcdp`` (any zCDP event: ρ adds up)
+    or ``pld`` (a Laplace or pure step beside Gaussians: privacy loss distributions)."""
+    kinds = {kind for (kind, _), _ in parts}
+    return "zcdp" if "zcdp" in kinds else "gdp" if kinds <= {"gaussian"} else "pld"
+
+
+def _mu_squared(parts) -> float:
+    """``Σ k/z²`` of the Gaussian parts: one Gaussian's μ² (Dong, Roth & Su 2019)."""
+    return sum(k / z**2 for (kind, z), k in parts if kind == "gaussian")
+
+
+def _rho(parts) -> float:
+    """``Σ k·ρ`` of every part in zCDP (:func:`_rho_of_part`)."""
+    return sum(_rho_of_part(kind, value) * k for (kind, value), k in parts)
+
+
 @functools.lru_cache(maxsize=4096)  # pages recompose the same ledger on every render (~10 ms per Gaussian)
 def _composed(parts: tuple, delta: float) -> float:
-    if any(kind == "zcdp" for (kind, _), _ in parts):
-        return zcdp_epsilon(sum(_rho_of_part(kind, value) * k for (kind, value), k in parts), delta)
-    mu_sq = sum(k / z**2 for (kind, z), k in parts if kind == "gaussian")
+    currency = _currency(parts)
+    if currency == "zcdp":
+        return zcdp_epsilon(_rho(parts), delta)
+    mu_sq = _mu_squared(parts)
     others = [(kind, value, k) for (kind, value), k in parts if kind != "gaussian"]
-    if not others:
+    if currency == "gdp":
         from dp_accounting.gaussian_mechanism import get_epsilon_gaussian  # 1.3 s import: only when composing
 
         return float(get_epsilon_gaussian(1.0 / math.sqrt(mu_sq), delta))
@@ -278,3 +317,196 @@ def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) 
     from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
 
     return float(get_epsilon_gaussian(multiplier, delta))
+
+
+# --- the inverses of the composition: what is left of a budget, and a budget split -------------------------------
+
+
+def remaining(mechanisms, budget, kind: str = "gaussian") -> float:
+    """The remaining budget: the largest ε (alone, at the budget's δ) of one more ``kind`` release that the budget
+    still holds beside ``mechanisms`` — the release whose composition with them is exactly the budget's ε. It exceeds
+    ``budget − spent`` because releases compose sub-additively.
+
+    Parameters
+    ----------
+    mechanisms : iterable
+        What was spent (:class:`Mechanism` or ``dp_accounting`` events, as :func:`compose_epsilon` takes them).
+    budget
+        Anything with ``epsilon`` and ``delta`` (a ledger's budget).
+    kind : {"gaussian", "discrete-gaussian"}
+        The next release's noise.
+
+    Returns
+    -------
+    float
+        0 when the spent mechanisms already reach the budget.
+    """
+    past, epsilon, delta = tuple(mechanisms), float(budget.epsilon), float(budget.delta)
+    if compose_epsilon(past, delta) >= epsilon:
+        return 0.0
+    mu, _ = _next_mu(past, epsilon, delta, kind)
+    return multiplier_epsilon(1.0 / mu, delta, kind == "discrete-gaussian") if mu > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Split:
+    """(ε, δ) split between a selection — one release of L2 sensitivity 1 that spends ``share·ε`` alone (an
+    automatic count cap's tail counts, a clip norm's histogram, the time scale's count of events) — and the release
+    after it, so that both together are exactly (ε, δ)-DP (:func:`split`).
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The whole budget.
+    share : float
+        The selection's share of ε.
+    discrete : bool
+        Both draw the discrete Gaussian (composed in zCDP); otherwise continuous Gaussians (composed in μ-GDP).
+    selection_multiplier : float
+        The selection's noise multiplier (its noise std: sensitivity 1).
+    rest_multiplier : float
+        The noise multiplier of the release after it, as one Gaussian release (K releases: :meth:`rest`).
+    rest_epsilon : float
+        ε of that release alone at δ: the target ε a release calibrated after the selection gets.
+    """
+
+    epsilon: float
+    delta: float
+    share: float
+    discrete: bool
+    selection_multiplier: float
+    rest_multiplier: float
+    rest_epsilon: float
+
+    @property
+    def kind(self) -> str:
+        """The mechanisms' kind: ``discrete-gaussian`` or ``gaussian``."""
+        return "discrete-gaussian" if self.discrete else "gaussian"
+
+    def selection(self, label: str = "") -> Mechanism:
+        """The selection's mechanism."""
+        return Mechanism(self.kind, self.selection_multiplier, 1, label)
+
+    def rest(self, releases: int = 1, label: str = "") -> Mechanism:
+        """The release after the selection as ``releases`` adaptive releases of equal noise (multiplier
+        ``√K·rest_multiplier`` each: together one release of ``rest_multiplier``)."""
+        return Mechanism(self.kind, math.sqrt(releases) * self.rest_multiplier, int(releases), label)
+
+
+@functools.lru_cache(maxsize=256)  # public numbers only; each page render asks again (a root search)
+def split(epsilon: float, delta: float, share: float, discrete: bool = False, what: str = "the selection") -> Split:
+    """Split (ε, δ) between a selection that spends ``share·ε`` alone and the release after it (:class:`Split`).
+
+    The selection's multiplier calibrates one release of sensitivity 1 to ``(share·ε, δ)``
+    (:func:`gaussian_multiplier`); the release after it is the largest one more release that the budget (ε, δ)
+    holds beside it (what :func:`remaining` finds): μ-GDP, ``μ_rest² = μ(ε)² − 1/z_selection²``; discrete, in zCDP,
+    ``ρ_rest = ρ(ε) − ρ_selection``.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The whole budget.
+    share : float
+        The selection's share of ε, in (0, 1).
+    discrete : bool
+        Discrete Gaussian releases (zCDP); otherwise continuous Gaussians.
+    what : str
+        What the selection chooses, for the messages (``the count cap``, ``the time scale``, ...).
+
+    Raises
+    ------
+    ConfigError
+        For an ε, δ or share out of range, or when the selection leaves nothing for the release (a tiny ε: both
+        multipliers are δ's alone, and what is left of μ² or ρ is rounding).
+    """
+    check_epsilon_delta(epsilon, delta)
+    check_share(share, what)
+    kind = "discrete-gaussian" if discrete else "gaussian"
+    selection = Mechanism(kind, gaussian_multiplier(share * epsilon, delta, discrete))
+    mu, mu_budget = _next_mu((selection,), float(epsilon), float(delta), kind)
+    if not mu * mu > _LEFT_OVER * mu_budget * mu_budget:
+        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} spent on {what} leaves nothing for the release")
+    return Split(float(epsilon), float(delta), float(share), bool(discrete), float(selection.parameter), 1.0 / mu,
+                 multiplier_epsilon(1.0 / mu, delta, discrete))
+
+
+def _next_mu(past: tuple, epsilon: float, delta: float, kind: str) -> tuple[float, float]:
+    """``(μ_next, μ_budget)``: the ``1/z`` of the largest one more ``kind`` release whose composition with ``past``
+    is at most ε at δ (0 when none fits), and that of one release spending ε alone. Gaussians alone: μ² adds up;
+    with any zCDP event (a discrete Gaussian), ρ = μ²/2 adds up (:func:`compose_epsilon`'s currencies, undone in
+    closed form); otherwise :func:`_search_next_mu`."""
+    currency = _currency(_parts(past + (Mechanism(kind, 1.0),)))
+    if currency == "gdp":
+        mu_budget = 1.0 / gaussian_multiplier(epsilon, delta)
+        rest = mu_budget**2 - _mu_squared(_parts(past))
+        return (math.sqrt(rest) if rest > 0 else 0.0), mu_budget
+    if currency == "zcdp":
+        rho_budget = zcdp_rho(epsilon, delta)
+        rest = rho_budget - _rho(_parts(past))
+        return (math.sqrt(2.0 * rest) if rest > 0 else 0.0), math.sqrt(2.0 * rho_budget)
+    return _search_next_mu(past, epsilon, delta, kind), 1.0 / gaussian_multiplier(epsilon, delta, False)
+
+
+def _search_next_mu(past: tuple, epsilon: float, delta: float, kind: str) -> float:
+    """The largest μ with ``compose_epsilon(past + (kind release of multiplier 1/μ,), δ) <= ε``, found by
+    dp-accounting's ``calibrate_dp_mechanism`` (Brent's method on the ε gap, then a bisection that guarantees a
+    non-positive gap) over this module's composition; ``0.0`` when ``past`` alone reaches ε. Valid whatever the
+    mechanisms: the closed forms of :func:`_next_mu` are checked against it."""
+    from dp_accounting import dp_event, mechanism_calibration
+
+    epsilon, delta = float(epsilon), float(delta)
+    if compose_epsilon(past, delta) >= epsilon:
+        return 0.0
+    mu_alone = 1.0 / gaussian_multiplier(epsilon, delta, kind == "discrete-gaussian")  # beside past: over ε
+
+    def event(mu: float):
+        return dp_event.NoOpDpEvent() if mu <= 0 else Mechanism(kind, 1.0 / mu).dp_event()
+
+    mu = mechanism_calibration.calibrate_dp_mechanism(
+        lambda: _accountant_class()(past), event, epsilon, delta,
+        mechanism_calibration.ExplicitBracketInterval(0.0, mu_alone), tol=_SEARCH_TOLERANCE * mu_alone)
+    return max(float(mu), 0.0)
+
+
+@functools.cache
+def _accountant_class() -> type:
+    """dp-accounting's ``PrivacyAccountant`` over :func:`compose_epsilon`, starting from what was spent (kept
+    apart from its own ledger, which the search asks to start empty); defined when a search first runs (the import
+    takes a second)."""
+    from dp_accounting import privacy_accountant
+
+    class Composer(privacy_accountant.PrivacyAccountant):
+        def __init__(self, spent: tuple):
+            super().__init__(privacy_accountant.NeighboringRelation.ADD_OR_REMOVE_ONE)
+            self._events = list(spent)
+
+        def _maybe_compose(self, event, count, do_compose):
+            if do_compose:
+                self._events.extend([event] * int(count))
+            return None  # every event is supported (compose_epsilon refuses the ones it cannot compose)
+
+        def get_epsilon(self, target_delta: float) -> float:
+            return compose_epsilon(self._events, target_delta)
+
+    return Composer
+
+
+def grouped(mechanisms, factor: float) -> tuple[Mechanism, ...] | None:
+    """``mechanisms`` for a group of ``factor`` neighbours (group privacy): every sensitivity times the factor (by
+    the triangle inequality), so a Gaussian, discrete Gaussian or Laplace noise multiplier divided by it (μ-GDP →
+    kμ, ρ-zCDP → k²ρ) and a pure step's ε multiplied by it; ``None`` for an unbounded group."""
+    if not math.isfinite(factor):
+        return None
+    if factor == 1:
+        return tuple(mechanisms)
+    return tuple(replace(m, parameter=m.parameter * factor if m.kind == "pure" else m.parameter / factor)
+                 for m in mechanisms)
+
+
+def gaussian_mu(mechanisms) -> float:
+    """μ of Gaussian or discrete Gaussian ``mechanisms`` together: ``√(Σ k/z²)`` (μ-GDP; for discrete ones
+    ``√(2ρ)`` of their ρ-zCDP, the same sum); a Laplace or pure step has no μ (refused)."""
+    parts = _parts(mechanisms)
+    if any(kind not in ("gaussian", "zcdp") for (kind, _), _ in parts):
+        raise DPHawkesError("only Gaussian mechanisms have a μ")
+    return math.sqrt(_mu_squared(parts) + 2.0 * sum(rho * k for (kind, rho), k in parts if kind == "zcdp"))

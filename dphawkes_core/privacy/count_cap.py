@@ -13,7 +13,8 @@ of ε (default 5 %) buys one:
    little: on the paper's processes the non-private estimate barely moves, while the release's noise
    is proportional to C (measured in ``docs/beyond_paper.md``).
 3. The counts are clipped at C and the statistics are released with the rest of the budget; the two
-   Gaussian releases compose exactly (:func:`~dphawkes_core.privacy.calibration.compose_count_cap`).
+   Gaussian releases compose exactly (:func:`~dphawkes_core.privacy.calibration.compose_count_cap`, the
+   accountant's :func:`~dphawkes_core.privacy.accounting.split`).
 
 The tail counts are integers: in an unseeded fit drawn from the discrete Gaussian
 (:func:`~dphawkes_core.privacy.noise.discrete_noise`, the lagged DP-SSP) they take OpenDP's exact discrete Gaussian
@@ -78,13 +79,9 @@ def cap_noise_sigma(epsilon: float, delta: float, share: float, discrete: bool =
 
     Only public numbers go in.
     """
-    from dp_accounting.gaussian_mechanism import get_sigma_gaussian  # 1.3 s import: private fits only
-
     check_epsilon_delta(epsilon, delta)
     check_share(share)
-    if discrete:
-        return gaussian_multiplier(share * epsilon, delta, discrete=True)
-    return float(get_sigma_gaussian(share * epsilon, delta))
+    return gaussian_multiplier(share * epsilon, delta, discrete)
 
 
 def choose_cap(noisy_tails: np.ndarray, sigma: float, clipped_fraction: float = AUTO_CAP_CLIPPED_FRACTION) -> int:

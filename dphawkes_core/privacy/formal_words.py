@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from dphawkes_core.errors import ConfigError
 
-from .calibration import NOT_RELEASED, FormalStatus, data_reason
+from .report import NOT_RELEASED, FormalStatus, data_reason
 
 SURFACES = ("cli", "app")
 # what a missing declaration asks for, per surface: the flag in the command line, the page in the app
@@ -43,7 +43,7 @@ class Reason:
 
     @classmethod
     def parse(cls, reason: str) -> Reason:
-        """The structured form of a reason string of :func:`~dphawkes_core.privacy.calibration.formal_status` (also
+        """The structured form of a reason string of :func:`~dphawkes_core.privacy.report.formal_status` (also
         of one stored by an older version with the CLI's advice in its words)."""
         match = _LEGACY_ADVICE.search(reason)
         if match is not None and match["what"] in DECLARE:

@@ -1,7 +1,7 @@
 """The noise every mechanism draws (the samplers): one source per fit, seeded for experiments, a CSPRNG for a release.
 
 * :class:`SeededNoise` (an int seed, or a numpy ``Generator``): tests, teaching, experiments — never a
-  release (:func:`~dphawkes_core.privacy.calibration.formal_status`). numpy's PCG64 with its ziggurat normals, drawn in
+  release (:func:`~dphawkes_core.privacy.report.formal_status`). numpy's PCG64 with its ziggurat normals, drawn in
   the order the mechanisms have always drawn them, so every seeded result is reproduced bit for bit. A seeded
   fit is never calibrated for the discrete Gaussian (:func:`discrete_noise`); only the privacy audit, which runs
   a release's mechanism seeded, asks for a discrete seeded source: it draws the discrete Gaussian by Canonne,

@@ -9,9 +9,10 @@ sequences, N the events). T is public under a declared window; N is not. A decla
    the fit after it draws it, as for the automatic count cap, :mod:`~dphawkes_core.privacy.count_cap`).
 2. **Post-processing** (:func:`time_scale_from_count`): ``ḡ = T / max(N̂, 1)``, ``Δ = nice(ḡ/BINS_PER_GAP)``,
    ``s = nice(GAPS_PER_SUPPORT·ḡ)`` (``nice``: the nearest 1, 2 or 5 × 10^k on a log scale), ``p = ⌈s/Δ⌉``.
-3. **Composition**: the fit gets what is left of (ε, δ): Gaussian mechanisms compose in μ-GDP
-   (``μ_total² = μ_count² + μ_fit²``, :func:`split_budget`), discrete ones in zCDP (``ρ`` adds up), so the count
-   and the fit together are (ε, δ)-DP — checked against dp-accounting's PLD accountant in the tests.
+3. **Composition**: the fit gets what is left of (ε, δ), the accountant's
+   :func:`~dphawkes_core.privacy.accounting.split`: Gaussian mechanisms compose in μ-GDP
+   (``μ_total² = μ_count² + μ_fit²``), discrete ones in zCDP (``ρ`` adds up), so the count and the fit together are
+   (ε, δ)-DP — checked against dp-accounting's PLD accountant in the tests.
 
 The session (:meth:`~dphawkes_core.release.session.PrivacySession.release_scaled`) draws ``N̂`` inside the
 recorded release and stores it with the estimate; a replay reads it and draws nothing. The same rule on the exact
@@ -31,11 +32,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.accounting import gaussian_multiplier, zcdp_epsilon, zcdp_rho
+from dphawkes_core.privacy.accounting import Split
 from dphawkes_core.privacy.count_cap import noisy_tails
 from dphawkes_core.privacy.noise import NoiseSource, noise_source
 from dphawkes_core.statistics.binning import lags_from_support
-from dphawkes_core.validation import check_epsilon_delta, check_share
 
 AUTO_SCALE_SHARE = 0.05  # share of ε spent on the time scale
 BINS_PER_GAP = 4  # Δ ≈ mean inter-event time / 4: most bins hold 0 or 1 event
@@ -44,7 +44,6 @@ DECAY_MULTIPLES = (0.7, 1.5, 3.0)  # β_u = m_u / ḡ: the public default decays
 TIME_SCALE, DECAYS = "time scale", "decays"
 CHOICES = (TIME_SCALE, DECAYS)  # what one noisy count can set: Δ and p, and (exp) the decays
 _SEED_STREAM = 0x5CA1E  # the count's noise is drawn from its own stream of a seeded fit
-_LEFT_OVER = 1e-9  # the fit's share of the total μ² (or ρ) below which a split is rounding, not a budget
 
 
 def nice_number(x: float) -> float:
@@ -173,56 +172,15 @@ class AutoScale:
         return changes
 
 
-@dataclass(frozen=True)
-class BudgetSplit:
-    """(ε, δ) split between the count ``N̂`` and the fit after it.
-
-    Attributes
-    ----------
-    sigma : float
-        Noise std (= noise multiplier, sensitivity 1) of ``N̂``.
-    fit_epsilon : float
-        The target ε of the fit, at the same δ.
-    """
-
-    sigma: float
-    fit_epsilon: float
-
-
-def split_budget(epsilon: float, delta: float, share: float = AUTO_SCALE_SHARE, discrete: bool = False) -> BudgetSplit:
-    """The count's noise and the fit's ε so that both together are (ε, δ)-DP (module docstring, step 3).
-
-    Continuous Gaussians: ``z_count = z(share·ε, δ)``, ``μ_fit² = 1/z(ε, δ)² − 1/z_count²`` and the fit's ε is the
-    analytic Gaussian's at ``1/μ_fit``; whatever mechanisms the fit is calibrated into at that ε compose to
-    ``μ_fit`` (they are Gaussian), so the total is ``μ_total``, exactly (ε, δ). ``discrete``: in zCDP,
-    ``ρ_count = ρ(share·ε, δ)``, ``ρ_fit = ρ(ε, δ) − ρ_count``, the fit's ε the conversion of ``ρ_fit``.
-    """
-    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
-
-    check_epsilon_delta(epsilon, delta)
-    check_share(share, "the time scale")
-    if discrete:
-        rho_total, rho_count = zcdp_rho(epsilon, delta), zcdp_rho(share * epsilon, delta)
-        if not rho_total - rho_count > _LEFT_OVER * rho_total:
-            raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the fit")
-        return BudgetSplit(1.0 / math.sqrt(2.0 * rho_count), zcdp_epsilon(rho_total - rho_count, delta))
-    count_multiplier = gaussian_multiplier(share * epsilon, delta)
-    total_multiplier = float(get_sigma_gaussian(epsilon, delta))
-    rest = 1 / total_multiplier**2 - 1 / count_multiplier**2
-    if not rest > _LEFT_OVER / total_multiplier**2:
-        raise ConfigError(f"the share {share:g} of ε = {epsilon:g} leaves nothing for the fit")
-    return BudgetSplit(count_multiplier, float(get_epsilon_gaussian(1 / math.sqrt(rest), delta)))
-
-
 def scale_rng(seed: int | None, discrete: bool = False) -> NoiseSource:
     """The count's noise: the OS CSPRNG (discrete Gaussian when ``discrete``), or numpy's stream of a seeded fit
     apart from the fit's own."""
     return noise_source(None if seed is None else (int(seed), _SEED_STREAM), discrete)
 
 
-def dp_time_scale(n_events: int, observed_time: float, split: BudgetSplit, share: float,
-                  rng: NoiseSource | np.random.Generator, applied=(TIME_SCALE,)) -> AutoScale:
-    """Release ``N̂`` with noise std ``split.sigma`` (sensitivity 1) and read Δ and s from it.
+def dp_time_scale(n_events: int, observed_time: float, split: Split, rng: NoiseSource | np.random.Generator,
+                  applied=(TIME_SCALE,)) -> AutoScale:
+    """Release ``N̂`` with noise std ``split.selection_multiplier`` (sensitivity 1) and read Δ and s from it.
 
     Parameters
     ----------
@@ -230,18 +188,17 @@ def dp_time_scale(n_events: int, observed_time: float, split: BudgetSplit, share
         N, the private count of events in the declared window.
     observed_time : float
         T, public (the declared window's length summed over sequences).
-    split : BudgetSplit
-        From :func:`split_budget`.
-    share : float
-        The share of ε it stands for (recorded).
+    split : Split
+        The accountant's :func:`~dphawkes_core.privacy.accounting.split` of the release's (ε, δ) at the count's
+        share (recorded with it).
     rng : NoiseSource or numpy.random.Generator
         :func:`scale_rng`; a discrete source draws the discrete Gaussian.
     applied : sequence of str
         What the release sets from ``N̂`` (:data:`CHOICES`); every choice is read from the one count.
     """
-    noisy = float(noisy_tails(np.array([int(n_events)]), split.sigma, rng)[0])
+    noisy = float(noisy_tails(np.array([int(n_events)]), split.selection_multiplier, rng)[0])
     scale = time_scale_from_count(observed_time, noisy)
-    return AutoScale(scale.bin_size, scale.support, scale.lags, noisy, float(observed_time), float(share),
-                     float(split.sigma), float(split.fit_epsilon), decays_from_count(observed_time, noisy),
+    return AutoScale(scale.bin_size, scale.support, scale.lags, noisy, float(observed_time), split.share,
+                     split.selection_multiplier, split.rest_epsilon, decays_from_count(observed_time, noisy),
                      check_choices(applied))
 

@@ -4,13 +4,12 @@ fit seen per event (it protects each event too)."""
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.accounting import zcdp_epsilon
-from dphawkes_core.privacy.calibration import PrivacyReport
+from dphawkes_core.privacy.accounting import compose_epsilon, gaussian_mu, grouped
+from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.privacy.sequence import capped_event_group
 from dphawkes_core.validation import check_positive_whole
 
@@ -103,30 +102,16 @@ class UnitConversion:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
-@functools.lru_cache(maxsize=256)  # public numbers only; each page render asks again (a root search)
-def gdp_mu(epsilon: float, delta: float) -> float:
-    """μ of the Gaussian mechanism whose exact (ε, δ) curve passes through ``(ε, δ)``."""
-    from dp_accounting.gaussian_mechanism import get_sigma_gaussian
-
-    return 1.0 / float(get_sigma_gaussian(epsilon, delta))
-
-
-@functools.lru_cache(maxsize=256)  # public numbers only; each page render asks again (a root search)
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """ε at δ of a μ-GDP mechanism (the analytic Gaussian mechanism, dp-accounting)."""
-    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
-
-    return math.inf if not math.isfinite(mu) else float(get_epsilon_gaussian(1.0 / mu, delta))
-
-
 def unit_conversion(report: PrivacyReport, events_per_person: int, max_events: int | None = None) -> UnitConversion:
     """Convert a formal fit's guarantee to the other unit.
 
-    Both formal mechanisms here are Gaussian (one release, K releases or a release plus the automatic
-    count cap's), so they are exactly μ-GDP with the μ whose Gaussian curve gives the reported (ε, δ);
-    a group of k neighbours is then exactly kμ-GDP (Dong, Roth & Su 2019, Theorem 2.14). A discrete Gaussian
-    fit (``report.discrete``, event unit) is not μ-GDP: it is ρ-zCDP (:attr:`PrivacyReport.rho`), and a group of
-    k events shifts its integer releases by at most k times the sensitivity, so ``k²ρ``-zCDP.
+    Group privacy is the report's mechanisms (:meth:`PrivacyReport.mechanisms`) grouped
+    (:func:`~dphawkes_core.privacy.accounting.grouped`: every sensitivity times the group's size) and composed by
+    the accountant. Both formal mechanisms here are Gaussian (one release, K releases or a release plus the
+    automatic count cap's), so they are exactly μ-GDP, and a group of k neighbours is exactly kμ-GDP (Dong, Roth &
+    Su 2019, Theorem 2.14). A discrete Gaussian fit (``report.discrete``, event unit) is not μ-GDP: it is ρ-zCDP
+    (:attr:`PrivacyReport.rho`), and a group of k events shifts its integer releases by at most k times the
+    sensitivity, so ``k²ρ``-zCDP.
 
     Under an enforced cap M (an event-level fit of the capped data, ``max_events``) the groups are the ledger's
     (:func:`~dphawkes_core.privacy.sequence.capped_event_group`): 2 capped events per raw event and 2M per
@@ -148,29 +133,26 @@ def unit_conversion(report: PrivacyReport, events_per_person: int, max_events: i
     unit, k, delta = report.privacy_unit, int(events_per_person), report.dp_delta
     eps = report.epsilon_by_calibration.get("formal") or report.epsilon
     discrete = getattr(report, "discrete", False)
-    if discrete:
-        mu = math.sqrt(2 * report.rho)  # ρ = μ²/2
-    else:
-        mu = gdp_mu(eps, delta) if math.isfinite(eps) else math.inf
+    mechanisms = report.mechanisms() if report.sigma2 > 0 else None  # σ² = 0: no noise, nothing bounded
+
+    def group(factor: float) -> tuple[float, float]:
+        """μ (GDP, or √(2ρ) of zCDP) and ε at δ of the fit's mechanisms for a group of ``factor`` neighbours."""
+        if mechanisms is None:
+            return math.inf, math.inf
+        seen = grouped(mechanisms, factor)
+        return gaussian_mu(seen), compose_epsilon(seen, delta)
+
+    mu = group(1)[0]
     if unit == "event" and max_events is not None:
-        return _capped(mu, int(max_events), delta, discrete)
+        (event_mu, event_eps), (person_mu, person_eps) = (group(capped_event_group(view, int(max_events)))
+                                                          for view in ("event", "sequence"))
+        return UnitConversion("event", int(max_events), mu, person_mu, person_eps, event_mu, event_eps, None, None,
+                              delta, "zcdp" if discrete else "gdp", capped=True)
+    if unit != "event":  # a sequence-level fit protects each event too: the same guarantee
+        return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta, "zcdp" if discrete else "gdp")
+    person_mu, person_eps = group(k)
     if discrete:
-        person_mu = k * mu if unit == "event" else mu
-        person_eps = zcdp_epsilon(person_mu**2 / 2, delta) if unit == "event" else eps
         return UnitConversion(unit, k, mu, person_mu, person_eps, mu, eps, None, None, delta, "zcdp")
-    if unit == "event":
-        log_naive_delta = math.log(k) + (k - 1) * eps + math.log(delta)  # in logs: e^((k−1)ε) overflows
-        return UnitConversion(unit, k, mu, k * mu, gdp_epsilon(k * mu, delta), mu, eps, k * eps,
-                              math.exp(log_naive_delta) if log_naive_delta < 0 else None, delta)
-    return UnitConversion(unit, k, mu, mu, eps, mu, eps, None, None, delta)
-
-
-def _capped(mu: float, cap: int, delta: float, discrete: bool) -> UnitConversion:
-    """An event-level fit of data capped at M events per sequence, seen per raw event and per sequence."""
-    event_mu, person_mu = capped_event_group("event", cap) * mu, capped_event_group("sequence", cap) * mu
-
-    def epsilon(group_mu):
-        return zcdp_epsilon(group_mu**2 / 2, delta) if discrete else gdp_epsilon(group_mu, delta)
-
-    return UnitConversion("event", cap, mu, person_mu, epsilon(person_mu), event_mu, epsilon(event_mu), None, None,
-                          delta, "zcdp" if discrete else "gdp", capped=True)
+    log_naive_delta = math.log(k) + (k - 1) * eps + math.log(delta)  # in logs: e^((k−1)ε) overflows
+    return UnitConversion(unit, k, mu, person_mu, person_eps, mu, eps, k * eps,
+                          math.exp(log_naive_delta) if log_naive_delta < 0 else None, delta)

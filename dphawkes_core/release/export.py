@@ -6,7 +6,7 @@ lag grid and baselines, and the kernels as functions of the lag: ``kernel_functi
 kernels or a step of s/1000 for smooth ones, from :func:`~dphawkes_core.evaluation.exp_kernels.fit_functions`), the
 privacy report, whether the estimate is
 a formal release
-(``formal_guarantee`` and ``formal_reasons``, from :func:`~dphawkes_core.privacy.calibration.formal_status`) and,
+(``formal_guarantee`` and ``formal_reasons``, from :func:`~dphawkes_core.privacy.report.formal_status`) and,
 when the truth is known, every error metric. Non-finite numbers become ``null`` so the output is
 strict JSON. Noise drawn from OS entropy has no seed, so none is exported.
 """
@@ -24,7 +24,7 @@ import numpy as np
 from dphawkes_core.estimators import FitConfig, FitResult, release_status
 from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.metrics import compare
-from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.privacy.report import FormalStatus
 
 if TYPE_CHECKING:  # pandas loads where a table is built (start-up of the CLI)
     import pandas as pd

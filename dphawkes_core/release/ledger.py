@@ -63,6 +63,8 @@ from dphawkes_core.privacy.accounting import (
     Mechanism,
     compose_epsilon,
     gaussian_mechanism,
+    grouped,
+    remaining,
 )
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS, capped_event_group
 
@@ -310,18 +312,6 @@ def group_factor(unit: str, max_events: int | None, view: str) -> float:
     return capped_event_group(view, max_events)
 
 
-def grouped(mechanisms, factor: float) -> tuple[Mechanism, ...] | None:
-    """``mechanisms`` for a group of ``factor`` neighbours: every sensitivity times the factor (by the triangle
-    inequality), so a Gaussian, discrete Gaussian or Laplace noise multiplier divided by it (μ-GDP → kμ, ρ-zCDP → k²ρ)
-    and a pure step's ε multiplied by it; ``None`` for an unbounded group."""
-    if not math.isfinite(factor):
-        return None
-    if factor == 1:
-        return tuple(mechanisms)
-    return tuple(dataclasses.replace(m, parameter=m.parameter * factor if m.kind == "pure" else m.parameter / factor)
-                 for m in mechanisms)
-
-
 def person_epsilon(mechanisms, unit: str, max_events: int | None, delta: float,
                    assumed_events: int | None = None) -> float | None:
     """ε at ``delta`` that a release of ``mechanisms`` (calibrated for ``unit``, with an event-level cap
@@ -481,26 +471,9 @@ class DataLedger:
 
     def remaining(self) -> float:
         """The remaining budget: the largest ε (alone, at the budget's δ) of one more Gaussian release that
-        still fits (0 in a closed view). It exceeds ``budget − spent`` because releases compose sub-additively.
-
-        Gaussian ledgers in closed form (``μ_next² = μ_budget² − μ_spent²``); with other mechanisms, by
-        bisection on the new release's μ through :func:`compose_epsilon`.
-        """
-        from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
-
-        past, delta = self.mechanisms(), self.budget.delta
-        if self.closed or compose_epsilon(past, delta) >= self.budget.epsilon:
-            return 0.0
-        mu_budget = 1.0 / get_sigma_gaussian(self.budget.epsilon, delta)
-        if all(m.kind == "gaussian" for m in past):
-            mu_next_sq = mu_budget**2 - sum(m.releases / m.parameter**2 for m in past)
-            return float(get_epsilon_gaussian(1.0 / math.sqrt(mu_next_sq), delta)) if mu_next_sq > 0 else 0.0
-        low, high = 0.0, mu_budget
-        for _ in range(20):
-            mid = (low + high) / 2
-            fits = compose_epsilon(past + (Mechanism("gaussian", 1.0 / mid),), delta) <= self.budget.epsilon
-            low, high = (mid, high) if fits else (low, mid)
-        return float(get_epsilon_gaussian(1.0 / low, delta)) if low > 0 else 0.0
+        still fits (0 in a closed view): :func:`~dphawkes_core.privacy.accounting.remaining`, the accountant's
+        inverse of the composition. It exceeds ``budget − spent`` because releases compose sub-additively."""
+        return 0.0 if self.closed else remaining(self.mechanisms(), self.budget)
 
     def view(self, unit: str) -> DataLedger:
         """The same ledger seen through ``unit``."""

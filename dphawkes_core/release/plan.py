@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from dphawkes_core.privacy.accounting import BudgetExceeded
-from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.privacy.report import FormalStatus
 from dphawkes_core.privacy.selection import TIME_SCALE
 from dphawkes_core.release.ledger import Budget, DataLedger, Entry, person_epsilon
 

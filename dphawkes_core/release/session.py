@@ -43,20 +43,18 @@ from dphawkes_core.estimators import (
     run_private,
 )
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.privacy.accounting import Mechanism, compose_epsilon
-from dphawkes_core.privacy.calibration import FormalStatus
+from dphawkes_core.privacy.accounting import Split, compose_epsilon, split
 from dphawkes_core.privacy.count_cap import AUTO
+from dphawkes_core.privacy.report import FormalStatus
 from dphawkes_core.privacy.selection import (
     AUTO_SCALE_SHARE,
     DECAY_MULTIPLES,
     DECAYS,
     TIME_SCALE,
     AutoScale,
-    BudgetSplit,
     check_choices,
     dp_time_scale,
     scale_rng,
-    split_budget,
 )
 from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
@@ -278,10 +276,10 @@ class PrivacySession:
         placeholder = _scale_placeholder(config, choices)
         _, full = self.plan(placeholder, data_derived)
         discrete = any(m.kind == "discrete-gaussian" for m in full)
-        split = split_budget(config.epsilon, config.dp_delta, share, discrete)
-        status, fit_plan = self.plan(placeholder.with_changes(epsilon=split.fit_epsilon), data_derived)
-        count = Mechanism("discrete-gaussian" if discrete else "gaussian", split.sigma, 1, _count_label(choices))
-        return ScaledPlan(status, (count, *fit_plan) if fit_plan else (), split, discrete, placeholder, choices)
+        shares = split(config.epsilon, config.dp_delta, share, discrete, "the time scale")
+        status, fit_plan = self.plan(placeholder.with_changes(epsilon=shares.rest_epsilon), data_derived)
+        count = shares.selection(_count_label(choices))
+        return ScaledPlan(status, (count, *fit_plan) if fit_plan else (), shares, discrete, placeholder, choices)
 
     def replay_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE,
                       choices=(TIME_SCALE,)) -> SessionAnswer | None:
@@ -309,7 +307,7 @@ class PrivacySession:
 
         def run() -> dict:
             n_events, observed = self._count()
-            scale = dp_time_scale(n_events, observed, plan.split, share, scale_rng(config.seed, plan.discrete),
+            scale = dp_time_scale(n_events, observed, plan.split, scale_rng(config.seed, plan.discrete),
                                   plan.choices)
             try:
                 record = self._run(config.with_changes(**scale.config_changes()), fit_plan, spent, first=count_first)
@@ -432,8 +430,8 @@ class ScaledPlan:
     status : FormalStatus
     mechanisms : tuple of Mechanism
         The count ``N̂``'s first, then the fit's at the ε left (empty when not formal).
-    split : BudgetSplit
-        The count's noise and the fit's ε.
+    split : Split
+        The count's noise and the fit's ε (:func:`~dphawkes_core.privacy.accounting.split`).
     discrete : bool
         The count draws the discrete Gaussian (as the fit does).
     placeholder : FitConfig
@@ -444,7 +442,7 @@ class ScaledPlan:
 
     status: FormalStatus
     mechanisms: tuple
-    split: BudgetSplit
+    split: Split
     discrete: bool
     placeholder: FitConfig
     choices: tuple

@@ -1,6 +1,7 @@
 """AppTest of the Privacy audit page for a family fitted to exact event times (ctls): its worst case is the
 family's adversarial events, said on the page, and the page reports how much of the bound the pair reaches."""
 
+import pytest
 from app_tools import ROOT, TIMEOUT, texts
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
@@ -9,6 +10,7 @@ from dphawkes_core.estimators import FitConfig
 from dphawkes_experiments.audit import AuditConfig, prepare_audit
 
 
+@pytest.mark.slow
 def test_the_audit_page_runs_the_exact_time_worst_case_and_says_how_much_of_the_bound_it_reaches():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.run()

@@ -16,8 +16,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "6_Privacy_budget.py")
 TIMEOUT = 60
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def open_budget_page() -> AppTest:
     return AppTest.from_file(PAGE, default_timeout=TIMEOUT).run()
@@ -203,6 +201,7 @@ def comparison_shown(at: AppTest) -> bool:
     return len(others) > 0 and not others["formal guarantee"].str.startswith("not run").any()
 
 
+@pytest.mark.slow
 def test_the_comparison_on_private_data_runs_on_request_through_the_ledger(private_ledger_file, uploaded):
     at = open_estimate_on(uploaded)
     book, key = LedgerBook(private_ledger_file), LedgerKey(data_fingerprint(uploaded.events))

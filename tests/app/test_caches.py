@@ -10,8 +10,6 @@ from dphawkes_core.data.datasets import simulate_dataset
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 FINGERPRINT = "paper-2d, 4000 events, seed 1"
 
 

@@ -16,8 +16,6 @@ from conftest import no_problems
 
 from dphawkes_core.estimators import get_family
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def test_choosing_the_width_by_validation_releases_once_and_shows_the_chosen_w_and_s():
     data = private_dataset()

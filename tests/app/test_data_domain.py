@@ -3,12 +3,10 @@ dimensions found in an upload are proposed, labelled "read from the data", and d
 data set's labels.csv declares them; the source radio, the upload label and the simulation size follow the
 loaded data."""
 
-import pytest
 from app_tools import ROOT, TIMEOUT, open_estimate, private_csv, private_dataset, texts, use_formal_method
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 DATA = str(ROOT / "pages" / "1_Data.py")
 
 

@@ -12,8 +12,6 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[2]
 EPOCH = 1_700_000_000
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def upload_page() -> AppTest:
     at = AppTest.from_file(str(ROOT / "pages/1_Data.py"), default_timeout=60).run()

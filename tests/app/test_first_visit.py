@@ -33,8 +33,6 @@ from dphawkes_experiments import reproduce
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 180
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def open_app_page(path: str, **query) -> AppTest:
     """Open the app (so ``ui_common`` resolves), then the page, with ``query`` in the URL."""
@@ -65,6 +63,7 @@ def figures(at: AppTest) -> list[dict]:
     return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
 
 
+@pytest.mark.slow
 def test_a_sweep_leaves_no_streamlit_context_warnings_in_the_log(capfd):
     at = open_app_page("pages/3_Privacy_utility.py")
     at.radio(key="pu_kind").set_value("σ² (noise variance)").run()
@@ -222,6 +221,7 @@ def test_clipped_pgd_cost_follows_the_informative_rows():
     assert estimate_fit_cost(15_000, 2, 50, "clipped", 2000, n_events=1000).seconds > 1.8 * dense.seconds
 
 
+@pytest.mark.slow
 def test_slow_clipped_pgd_asks_for_confirmation():
     """K = 1000 on the default data took seconds (36 s under load) but was predicted at 1.2 s."""
     at = open_page("pages/2_Estimate.py", preset="fig1")  # paper-2d, 1000 events, Δ = 0.1, s = 5

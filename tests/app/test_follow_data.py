@@ -3,7 +3,6 @@ Estimate: the Δ and s proposed for new public data are applied (and said so) un
 and said so) — never one claimed and another fitted; nothing is proposed from private data."""
 
 import numpy as np
-import pytest
 from app_tools import ROOT, TIMEOUT, texts
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
@@ -14,7 +13,6 @@ from dphawkes_core.release.ledger import LedgerKey
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.ledger_store import default_ledger_path
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 WEEK = 7 * 24 * 3600.0
 
 

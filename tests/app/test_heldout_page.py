@@ -23,8 +23,6 @@ from dphawkes_core.release.ledger_store import default_ledger_path
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.prediction import heldout_split, score_heldout
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 @pytest.fixture(scope="module")
 def data():
@@ -35,6 +33,7 @@ def _frame(at, column):
     return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
+@pytest.mark.slow
 def test_public_data_without_truth_headline_is_the_heldout_gain(data):
     LedgerBook(default_ledger_path()).open(LedgerKey(data_fingerprint(data.events)), public=True)  # published data
     at = use_formal_method(open_estimate(data))

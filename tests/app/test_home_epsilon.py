@@ -16,7 +16,6 @@ from streamlit.testing.v1 import AppTest
 from dphawkes_app.figures.privacy import PICTURE_X, PICTURE_Y, epsilon_caption, epsilon_picture, percent
 from dphawkes_app.glossary import GLOSSARY
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 PAGES = ["app.py", *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py")))]
 
 

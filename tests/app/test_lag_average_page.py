@@ -15,8 +15,6 @@ from dphawkes_core.data.kernels import get_scenario
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "2_Estimate.py")
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def open_estimate(**query) -> AppTest:
     at = AppTest.from_file(PAGE, default_timeout=180)

@@ -14,7 +14,6 @@ from dphawkes_app.state import fingerprint
 from dphawkes_core.data.datasets import DATA_DIR_ENV, default_data_dir
 from dphawkes_core.data.row_key import data_fingerprint
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 DATA = str(ROOT / "pages" / "1_Data.py")
 
 

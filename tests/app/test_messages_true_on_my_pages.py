@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from app_tools import ROOT, TIMEOUT, figures, open_estimate, private_dataset, texts
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
@@ -15,7 +14,6 @@ from test_words_on_screen import problems
 
 from dphawkes_core.release.ledger_store import LEDGER_ENV
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 AUDIT, BUDGET, REPRODUCE = (str(ROOT / "pages" / p) for p in ("5_Privacy_audit.py", "6_Privacy_budget.py",
                                                              "4_Reproduce_paper.py"))
 

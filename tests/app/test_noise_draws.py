@@ -3,11 +3,8 @@ noise draw for everyone; "Draw the noise again" draws new noise; a band shows se
 still reproduces a fit."""
 
 import numpy as np
-import pytest
 from app_tools import estimate_trace, figures, open_estimate, use_formal_method, with_comparison
 from conftest import no_problems
-
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def test_each_session_draws_its_own_noise():

@@ -1,5 +1,6 @@
 """Headless tests of the Streamlit app with AppTest: every page, defaults and edge values, all methods."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +14,11 @@ from dphawkes_app.presets import get_preset
 from dphawkes_core.estimators import FitConfig, fit, get_family, method_labels
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import compare, kernel_function_error
+from dphawkes_core.validation import EPSILON_MAX
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
 
-
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 
 
 def open_page(path: str = "app.py", **query) -> AppTest:
@@ -143,8 +143,11 @@ def test_each_preset_opens_with_its_data_and_settings(key):
         assert at.number_input(key="r").value == config.radius and at.number_input(key="K").value == config.iters
     comparison = comparison_table(at)
     assert f"{METHOD_LABEL[config.method]} — chosen" in comparison.index
-    if config.count_cap is None:  # DP-SSP needs a count cap: the table says so instead of failing
-        assert "count cap" in comparison.loc["DP-SSP", "formal guarantee"]
+    if config.count_cap is None:  # DP-SSP needs a count cap: the table says why it did not run instead of failing
+        captions = " ".join(c.value for c in at.caption)
+        epsilon = float(re.search(r"Every private method at ε = ([0-9.e+]+)", captions).group(1))
+        why = f"above {EPSILON_MAX:g}" if epsilon > EPSILON_MAX else "count cap"  # an ε no calibration takes: first
+        assert why in comparison.loc["DP-SSP", "formal guarantee"]
 
 
 def test_choosing_a_preset_sets_data_and_settings_together():

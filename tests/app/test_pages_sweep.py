@@ -23,8 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 180
 
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 class _Page:
     """Open the app, then switch to a page (the page imports ``ui_common`` from the app's folder)."""
@@ -56,6 +54,7 @@ def small_grid(at, runs=1):
     return at
 
 
+@pytest.mark.slow
 def test_privacy_page_runs_a_sweep_and_reuses_cells():
     at = page("pages/3_Privacy_utility.py").run()
     no_problems(at)
@@ -123,6 +122,7 @@ def test_privacy_page_on_real_data_shows_the_heldout_gain_first():
     assert (warned[0].startswith(f"{infinite} of 2 runs") if infinite else not warned), (infinite, warned)
 
 
+@pytest.mark.slow
 def test_reproduce_page_kernel_figure_and_small_boxplot():
     at = page("pages/4_Reproduce_paper.py").run()
     no_problems(at)
@@ -162,6 +162,7 @@ def test_reproduce_page_table1_on_small_real_data():
     assert any("MIMIC-II" in w.value for w in at.warning)
 
 
+@pytest.mark.slow
 def test_privacy_page_without_a_private_level_says_there_is_no_curve():
     at = page("pages/3_Privacy_utility.py").run()
     small_grid(at)
@@ -205,6 +206,7 @@ def size_view(at):
     return at.run()
 
 
+@pytest.mark.slow
 def test_how_much_data_view_matches_the_sweep_run_size_by_size():
     at = size_view(page("pages/3_Privacy_utility.py").run())
     no_problems(at)

@@ -16,7 +16,6 @@ from dphawkes_app.figures.palette import METHOD_PALETTE, method_color
 from dphawkes_core.estimators import get_family, method_labels, method_names
 from dphawkes_core.estimators.registry import reference_method
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 # the Estimate page's series named by role, not by method: the estimate (and its σ² = 0 line) and the reference
 ESTIMATE_ROLES = ("estimate", "σ² = 0, same post-processing")
 REFERENCE_ROLE = "non-private"

@@ -13,7 +13,6 @@ from dphawkes_app.estimate.person import PERSON_KEY
 from dphawkes_core.estimators import FAMILIES
 from dphawkes_core.release.ledger import person_epsilon
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 SEQUENCE_FAMILY = next(f for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units)
 
 

@@ -11,7 +11,6 @@ from app_tools import (
     ledger_of,
     open_estimate,
     planned_epsilon,
-    private_dataset,
     release_button,
     texts,
     use_formal_method,
@@ -24,13 +23,7 @@ from test_sequence_unit_page import several_sequences
 
 from dphawkes_core.estimators import FAMILIES
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 JARGON = re.compile(r"GDP|zCDP|μ =|ρ =")
-
-
-@pytest.fixture(scope="module")
-def data():
-    return private_dataset()
 
 
 def budget_box(at) -> str:
@@ -93,6 +86,7 @@ def test_a_capped_event_level_release_says_the_same_epsilon_on_the_button_and_af
     assert f"it spent ε = {button:.3g} — its own ε = 0.05 is per kept event" in message
 
 
+@pytest.mark.slow
 def test_the_privacy_utility_table_shows_the_registry_labels_and_readable_columns():
     at = page("pages/3_Privacy_utility.py").run()
     small_grid(at).run()

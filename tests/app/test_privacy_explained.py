@@ -16,7 +16,6 @@ from dphawkes_app.guidance import worst_case_gradient
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
 from dphawkes_core.estimators.registry import reference_method
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 ERROR = "relative error ‖Ĥ−H‖/‖H‖"
 
 

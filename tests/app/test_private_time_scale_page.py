@@ -8,7 +8,6 @@ from app_tools import (
     ledger_of,
     open_estimate,
     planned_epsilon,
-    private_dataset,
     release_button,
     texts,
     use_formal_method,
@@ -16,14 +15,8 @@ from app_tools import (
 from conftest import no_problems
 
 from dphawkes_app.guidance import time_scale
-from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, split_budget, time_scale_from_count
-
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
-
-@pytest.fixture(scope="module")
-def data():
-    return private_dataset()
+from dphawkes_core.privacy.accounting import split
+from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, time_scale_from_count
 
 
 def _auto(at):
@@ -39,10 +32,10 @@ def test_the_plan_says_the_share_before_the_button_and_reads_nothing_from_the_da
     at = _auto(use_formal_method(open_estimate(data)))
     no_problems(at)
     assert ledger_of(data) is None  # planning draws and records nothing
-    split = split_budget(1.0, 1e-5, AUTO_SCALE_SHARE)
+    count_noise = split(1.0, 1e-5, AUTO_SCALE_SHARE).selection_multiplier
     plan = texts(at.caption)
     assert f"{AUTO_SCALE_SHARE:.0%} of ε = 1 buys a noisy count of the events" in plan
-    assert f"noise std {split.sigma:.3g} events" in plan
+    assert f"noise std {count_noise:.3g} events" in plan
     assert planned_epsilon(at) == pytest.approx(1.0, rel=1e-3)  # the count and the fit compose to the ε asked
     assert at.number_input(key="dt").disabled and at.number_input(key="s").disabled
     scale = time_scale(data.events)  # the exact count's Δ and s appear nowhere before the release
@@ -60,7 +53,7 @@ def test_the_click_releases_inside_the_session_and_a_rerun_replays_it(data):
     entry = ledger.metered[0]
     assert entry.label.endswith("(auto Δ, s)")
     assert entry.mechanisms[0].label == "event count N (time scale Δ, s)"
-    assert entry.mechanisms[0].parameter == pytest.approx(split_budget(1.0, 1e-5, AUTO_SCALE_SHARE).sigma)
+    assert entry.mechanisms[0].parameter == pytest.approx(split(1.0, 1e-5, AUTO_SCALE_SHARE).selection_multiplier)
     chosen = entry.result["time_scale"]
     observed = sum(seq.end_time for seq in data.events.sequences)
     assert chosen["observed_time"] == pytest.approx(observed) and chosen["share"] == AUTO_SCALE_SHARE

@@ -8,8 +8,8 @@ import itertools
 import pytest
 from test_words_on_screen import FLAG
 
-from dphawkes_core.privacy.calibration import DATA_SETTINGS, formal_status
 from dphawkes_core.privacy.formal_words import Reason, would_be_sentence
+from dphawkes_core.privacy.report import DATA_SETTINGS, formal_status
 from dphawkes_experiments.compare import MethodRow
 
 SETTINGS = list(itertools.chain.from_iterable(itertools.combinations(sorted(DATA_SETTINGS), k) for k in (1, 2)))

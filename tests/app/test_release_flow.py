@@ -23,13 +23,6 @@ from dphawkes_core.release.ledger import Budget, LedgerKey
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.ledger_store import default_ledger_path
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
-
-@pytest.fixture(scope="module")
-def data():
-    return private_dataset()
-
 
 def test_opening_estimate_on_private_data_spends_nothing(data):
     at = open_estimate(data)

@@ -10,8 +10,6 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.data.datasets import list_samples
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 
 def finished_status(at: AppTest, title: str):
     """The status box of run ``title``, checked to be complete, closed and to hold a full progress bar."""

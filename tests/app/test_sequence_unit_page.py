@@ -18,7 +18,6 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels
 from dphawkes_core.privacy.accounting import compose_epsilon
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
 BY_LABEL = {label: name for name, label in method_labels().items()}
 
 

@@ -13,8 +13,6 @@ from streamlit.testing.v1 import AppTest
 
 from dphawkes_core.data.datasets import list_samples
 
-pytestmark = pytest.mark.usefixtures("clear_streamlit_caches")
-
 PAGES = ["app.py", *(f"pages/{p.name}" for p in sorted((ROOT / "pages").glob("*.py")))]
 REPOSITORY_PATH = re.compile(r"\b(?:scripts|docs|benchmarks|tests|sample_data|dphawkes_\w+)/|\b\w+\.(?:py|md)\b")
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]*")

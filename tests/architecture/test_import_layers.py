@@ -313,3 +313,24 @@ def accounting_functions() -> dict[str, list[str]]:
 
 def test_one_function_composes_epsilon():
     assert accounting_functions() == {"dphawkes_core.privacy.accounting": ["compose_epsilon"]}
+
+
+ACCOUNTANT = "dphawkes_core.privacy.accounting"
+
+
+def dp_accounting_importers() -> list[str]:
+    """Product modules (every layer) that import ``dp_accounting`` or anything in it, at any depth."""
+    return sorted(name for name, path in module_files().items()
+                  if any(target.split(".")[0] == "dp_accounting" for target in imported_names(name, path)))
+
+
+def test_dp_accounting_is_reached_only_through_the_accountant():
+    """One accountant: the composition, its inverses (split, remaining) and group privacy live in
+    ``privacy/accounting.py``; every other module asks it (a re-export would count as an import here too)."""
+    assert dp_accounting_importers() == [ACCOUNTANT]
+
+
+def test_the_importer_scan_sees_an_import_inside_a_function(tmp_path):
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from dp_accounting.gaussian_mechanism import get_sigma_gaussian\n")
+    assert any(t.split(".")[0] == "dp_accounting" for t in imported_names("pkg.m", source))

@@ -12,7 +12,7 @@ from cli_tools import run
 from dphawkes_cli.main import main
 from dphawkes_core.data.datasets import default_data_dir
 from dphawkes_core.data.io import load_csv
-from dphawkes_core.privacy.calibration import NOT_RELEASED
+from dphawkes_core.privacy.report import NOT_RELEASED
 
 DATA = default_data_dir()
 # (folder, bin size, support) in each data set's own time unit

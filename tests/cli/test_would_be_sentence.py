@@ -2,8 +2,8 @@
 data (:func:`dphawkes_core.privacy.formal_words.would_be_sentence`), the one the app's formal column shows."""
 
 from dphawkes_cli.main import main
-from dphawkes_core.privacy.calibration import formal_status
 from dphawkes_core.privacy.formal_words import would_be_sentence
+from dphawkes_core.privacy.report import formal_status
 
 ROWS = "time,dimension\n" + "".join(f"{0.5 + 0.7 * k},{k % 2}\n" for k in range(60))
 FORMAL = ["--method", "ssp", "--bin-size", "1", "--lags", "2", "--epsilon", "1", "--calibration", "formal",

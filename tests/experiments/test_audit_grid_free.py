@@ -28,6 +28,7 @@ def _cli_audit(tmp_path, *extra, name="audit") -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 def test_the_cli_worst_case_audit_of_ctls_catches_a_2x_noise_cut_and_passes_the_correct_mechanism(tmp_path, capsys):
     correct = _cli_audit(tmp_path, "--worst-case", "--trials", "2000", name="correct")
     assert not correct["violated"], (correct["mu_lower_bound"], correct["mu_claimed"])

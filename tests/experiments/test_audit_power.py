@@ -27,6 +27,7 @@ def _cli_audit(tmp_path, method, *extra) -> dict:
     return json.loads(out.read_text())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", FORMAL)
 def test_the_cli_worst_case_audit_catches_a_2x_noise_cut_and_passes_the_correct_mechanism(tmp_path, method):
     correct = _cli_audit(tmp_path, method)

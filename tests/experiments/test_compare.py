@@ -11,7 +11,7 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.estimators.cost import estimate_fit_cost
 from dphawkes_core.evaluation.metrics import compare
-from dphawkes_core.privacy.calibration import NOT_RELEASED, SEEDED_NOISE
+from dphawkes_core.privacy.report import NOT_RELEASED, SEEDED_NOISE
 from dphawkes_core.release.ledger import LedgerKey
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import ledger_fitter
@@ -183,7 +183,7 @@ def test_the_likelihood_reference_gets_its_own_statistics_beside_ctls_and_best_r
 
 def test_the_best_formal_estimator_is_never_one_no_better_than_zero():
     # the Figure 3 preset's case: DP-CG's formal fit at error 0.971 is the only formal row; it must not be named
-    from dphawkes_core.privacy.calibration import NOT_RELEASED, FormalStatus
+    from dphawkes_core.privacy.report import NOT_RELEASED, FormalStatus
     from dphawkes_experiments.compare import ZERO_LIKE, MethodRow, best_formal
     settings_formal = FormalStatus(False, (NOT_RELEASED,))
     zero_like = MethodRow("cg", 0.971, 1.0, settings_formal, function_error=0.968)
@@ -195,8 +195,8 @@ def test_the_best_formal_estimator_is_never_one_no_better_than_zero():
 
 
 def test_the_formal_column_on_public_data_says_what_the_settings_would_be_on_private_data():
-    from dphawkes_core.privacy.calibration import formal_status
     from dphawkes_core.privacy.formal_words import would_be_sentence
+    from dphawkes_core.privacy.report import formal_status
     from dphawkes_experiments.compare import MethodRow
     formal_settings = formal_status("formal", seed=None, window_stated=True)
     row = MethodRow("ssp", 0.3, 1.0, formal_settings)

@@ -82,6 +82,7 @@ def test_boxplot_checks_follow_the_sweep_medians():
     assert not any("pulled toward zero" in w for w in res.warnings)
 
 
+@pytest.mark.slow
 def test_figure4_small_run_end_to_end():
     with cf.ThreadPoolExecutor(2) as ex:
         res = figure_boxplots("4", runs=1, executor=ex)

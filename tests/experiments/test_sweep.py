@@ -11,8 +11,8 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
+from dphawkes_core.estimators.gradient import THEOREM_1, paper_sigma2
 from dphawkes_core.evaluation.metrics import compare
-from dphawkes_core.privacy.calibration import THEOREM_1, paper_sigma2
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.sweep import (
     DataSource,
@@ -174,6 +174,7 @@ def test_bad_grids_are_refused():
         DataSource(scenario=SCENARIO)
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_gives_the_same_table(table):
     pytest.importorskip("distributed")
     with dask_executor("local", n_workers=2) as ex:
@@ -182,6 +183,7 @@ def test_dask_local_cluster_gives_the_same_table(table):
     assert math.isclose(remote["relative_error"].sum(), table["relative_error"].sum())
 
 
+@pytest.mark.slow
 def test_cli_sweep_writes_the_table(tmp_path):
     from dphawkes_cli.main import main
 

@@ -76,6 +76,11 @@ VOLATILE_TEXT = (
 TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})?")
 _TMP, _ROOT = "<tmp>", "<root>"
 APP_TIMEOUT = 60
+#: The estimator families registered when the outputs were recorded. The snapshots pin numbers, not the registry:
+#: what a family registered later adds to a listing (its name among a ``--method``'s choices, its option flags and
+#: choice sets in ``--help``, its row in the Estimate page's comparison) is left out (:func:`later_families`), so
+#: adding a family (a plug-in, a test's toy) needs no re-recording, while every recorded family's entry still counts.
+RECORDED_FAMILIES = ("cls", "pgd", "cg", "ssp", "pgd-clip", "ctls", "exp", "mle")
 
 
 def code_under_test() -> dict[str, str]:
@@ -186,10 +191,41 @@ def run_cli(argv: list[str], tmp_dir) -> dict:
     if out is not None and out.exists():
         output = _read_output(command, out)
     elif "--help" in argv:
-        text = stdout.getvalue()
-        output = {"flags": sorted(set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))),
-                  "choices": sorted(set(re.findall(r"\{[^{}\s]+\}", text)))}
+        output = _help_listing(stdout.getvalue())
     return normalise({"status": status, "stderr": _stderr_lines(stderr.getvalue()), "output": output}, tmp_dir)
+
+
+def later_families() -> list:
+    """The registered families that are not among :data:`RECORDED_FAMILIES` (registered after the recording)."""
+    from dphawkes_core.estimators.registry import FAMILIES
+
+    return [family for name, family in FAMILIES.items() if name not in RECORDED_FAMILIES]
+
+
+def _help_listing(text: str) -> dict:
+    """The option flags and choice sets a ``--help`` names, without what families registered later add: their
+    flags and choice sets (unless a recorded family declares the same), and their names inside a method list."""
+    later = later_families()
+    recorded = [f for f in _registered() if f.name in RECORDED_FAMILIES]
+    own_flags = {s.flag for f in recorded for s in f.settings}
+    own_choices = {_choice_set(s.choices) for f in recorded for s in f.settings if s.kind == "choice"}
+    later_flags = {s.flag for f in later for s in f.settings} - own_flags
+    later_choices = {_choice_set(s.choices) for f in later for s in f.settings if s.kind == "choice"} - own_choices
+    later_names = {f.name for f in later}
+    flags = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text)) - later_flags
+    choices = {"{" + ",".join(c for c in found[1:-1].split(",") if c not in later_names) + "}"
+               for found in set(re.findall(r"\{[^{}\s]+\}", text)) - later_choices}
+    return {"flags": sorted(flags), "choices": sorted(choices)}
+
+
+def _registered() -> list:
+    from dphawkes_core.estimators.registry import FAMILIES
+
+    return list(FAMILIES.values())
+
+
+def _choice_set(choices) -> str:
+    return "{" + ",".join(str(c) for c in choices) + "}"
 
 
 def _stderr_lines(text: str) -> list[str]:
@@ -346,11 +382,18 @@ def _widget_value(value):
 
 
 def _frame(frame) -> dict:
-    """A dataframe as ``{"columns", "index", "cells"}`` (numbers, strings, None; NaN kept)."""
+    """A dataframe as ``{"columns", "index", "cells"}`` (numbers, strings, None; NaN kept); in a table of methods
+    (a ``method`` column) the rows of families registered later are left out (:data:`RECORDED_FAMILIES`)."""
     if hasattr(frame, "data") and not isinstance(frame, pd.DataFrame):  # a pandas Styler
         frame = frame.data
     frame = pd.DataFrame(frame)
     frame = frame.drop(columns=[c for c in frame.columns if c in VOLATILE_KEYS])
+    labels = tuple(f.label for f in later_families())
+    if "method" in frame.columns and labels:
+        later = frame["method"].astype(str).str.startswith(labels)
+        if later.any():  # the rows after them move up, as in a table without them (a range index renumbered)
+            frame = frame[~later]
+            frame = frame.reset_index(drop=True) if pd.api.types.is_integer_dtype(frame.index) else frame
     return {"columns": [str(c) for c in frame.columns], "index": [_cell(i) for i in frame.index],
             "cells": _records(frame)}
 

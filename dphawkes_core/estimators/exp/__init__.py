@@ -51,7 +51,8 @@ from dphawkes_core.estimators.exp.sequence import (
     prepare_exp_sequence_stats,
 )
 from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
-from dphawkes_core.estimators.family import AuditHints, Family, InputTags, PrivacyTags, Statistics
+from dphawkes_core.estimators.family import AuditHints, InputTags, PrivacyTags, Statistics
+from dphawkes_core.estimators.releases import SingleRelease
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import (
@@ -61,7 +62,6 @@ from dphawkes_core.estimators.solvers import (
     solve_nonnegative,
     stabilise,
 )
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.info import DataInfo
@@ -121,11 +121,13 @@ def exp_ridge(noise: float, A_hat: np.ndarray) -> float:
     return float(RIDGE_FACTOR * math.sqrt(noise / diagonal) * noise)
 
 
-class Exp(Family):
+class Exp(SingleRelease):
     """Least squares with exponential kernels on public decays, on exact event times: one Gaussian release of
     the exponentially weighted statistics of events kept under a public C per (dimension, w-bin), then least
     squares as free post-processing. With σ² = 0 (no ridge, no constraint) it is the exact non-private fit."""
 
+    note = NOTE
+    noiseless_without_cap = True  # the non-private fit (σ² = 0) of its own uncapped statistics
     name = "exp"
     label = "exponential kernels (least squares on exact times)"
     summary = ("least squares with kernels Σ_u a β_u exp(−β_u t) on public decays, on the exact event times: few "
@@ -188,29 +190,26 @@ class Exp(Family):
         config's decays, w and ρ."""
         return exp_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, config.exp_gram_scale)
 
-    def privacy_report(self, stats, config):
+    def release_stats(self, stats, config) -> ExpStats:
+        """This family's statistics for the config's decays; maximum likelihood (non-private only) refused before
+        any noise is drawn unless σ² = 0."""
         stats = self._stats(stats, config)
         if config.exp_likelihood and config.sigma2 != 0:  # refused before any noise is drawn
             raise ConfigError(f"{self.label}: maximum likelihood reads the events themselves, so it is non-private "
                               "only: give σ² = 0")
-        if config.unit.name == "sequence":
-            return self._sequence_report(stats, config)
+        return stats
+
+    def release_cap(self, stats):
         if isinstance(stats, ExpSequenceStats):
             raise ConfigError(f"{self.label}: these statistics are clipped sums of the sequence unit; the event unit's "
                               "sensitivity does not hold for them")
-        auto = config.count_cap == AUTO
-        if stats.event_cap is None and config.sigma2 == 0:  # the non-private fit: no cap, no noise
-            sens = math.inf
-        else:
-            if config.count_cap is None or stats.event_cap != config.count_cap and not (auto and stats.event_cap):
-                raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
-            sens = self.sensitivity(stats, config).total / stats.exp_pieces.duration
-        return calibrate_single_sensitivity(NOTE, sens, 1, config.calibration, config.dp_delta,
-                                            epsilon=None if config.sigma2 is not None else config.epsilon,
-                                            sigma2=config.sigma2,
-                                            auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
+        return stats.event_cap
 
-    def _sequence_report(self, stats, config):
+    def release_sensitivity(self, stats, config) -> float:
+        """:meth:`sensitivity`'s total in the units of A (over ``N = Σ T``)."""
+        return self.sensitivity(stats, config).total / stats.exp_pieces.duration
+
+    def sequence_report(self, stats, config):
         """One Gaussian release of the clipped sums: sensitivity √2·G/N (N = Σ T, public), composed with the private
         choice of G (:func:`~dphawkes_core.estimators.sequence_unit.calibrate_sequence_release`)."""
         clip, auto = expected_sequence_clip(stats, config) if isinstance(stats, ExpSequenceStats) else (None, None)

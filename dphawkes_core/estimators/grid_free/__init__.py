@@ -37,7 +37,7 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
-from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
+from dphawkes_core.estimators.family import AuditHints, CostTags, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.grid_free.release import (
     Sensitivity,
     ctls_sensitivity,
@@ -65,10 +65,10 @@ from dphawkes_core.estimators.grid_free.width_selection import (
     split_query,
     split_sensitivity,
 )
+from dphawkes_core.estimators.releases import SingleRelease
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
-from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import GridFreeStats, grid_free_pieces, stats_from_pieces
@@ -138,11 +138,13 @@ CTLSOptions = options_class("CTLSOptions", SETTINGS, "exact event times (continu
                             _check_options)
 
 
-class CTLS(Family):
+class CTLS(SingleRelease):
     """Continuous-time least squares with step kernels on exact event times: one Gaussian release of the pair
     statistics of events kept under a public C per (dimension, w-bin), then least squares as free
     post-processing. With σ² = 0 (and no ridge, smoothing or constraint) it is the exact non-private fit."""
 
+    note = NOTE
+    noiseless_without_cap = True  # the non-private fit (σ² = 0) of its own uncapped statistics
     name = "ctls"
     label = "exact event times (continuous-time least squares)"
     summary = ("step kernels of width Δ fitted to the times themselves, not to counts in bins (no binning bias): "
@@ -248,26 +250,20 @@ class CTLS(Family):
         bound = split_sensitivity if isinstance(stats, GridFreeSplitStats) else ctls_sensitivity
         return bound(stats.dim, stats.lags, stats.event_cap, share, config.ctls_gram_scale)
 
-    def privacy_report(self, stats, config):
-        stats = self._stats(stats, config)
-        if config.unit.name == "sequence":
-            return self._sequence_report(stats, config)
+    def release_stats(self, stats, config) -> GridFreeStats:
+        return self._stats(stats, config)
+
+    def release_cap(self, stats):
         if isinstance(stats, GridFreeSequenceStats):
             raise ConfigError(f"{self.label}: these statistics are clipped sums of the sequence unit; the event unit's "
                               "sensitivity does not hold for them")
-        auto = config.count_cap == AUTO
-        if stats.event_cap is None and config.sigma2 == 0:  # the non-private fit: no cap, no noise
-            sens = math.inf
-        else:
-            if config.count_cap is None or stats.event_cap != config.count_cap and not (auto and stats.event_cap):
-                raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
-            sens = self.sensitivity(stats, config).total / stats.grid_pieces.duration
-        return calibrate_single_sensitivity(
-            NOTE, sens, 1, config.calibration, config.dp_delta,
-            epsilon=None if config.sigma2 is not None else config.epsilon, sigma2=config.sigma2,
-            auto_cap=(config.count_cap_share, stats.event_cap) if auto else None)
+        return stats.event_cap
 
-    def _sequence_report(self, stats, config):
+    def release_sensitivity(self, stats, config) -> float:
+        """:meth:`sensitivity`'s total in the units of A (over N)."""
+        return self.sensitivity(stats, config).total / stats.grid_pieces.duration
+
+    def sequence_report(self, stats, config):
         """One Gaussian release of the clipped sums: sensitivity √2·G/N (N = Σ(T − s)/w, public), composed with
         the private choice of G (:func:`~dphawkes_core.estimators.sequence_unit.calibrate_sequence_release`)."""
         kappa, rho, clip, auto = (expected_sequence_clip(stats, config) if isinstance(stats, GridFreeSequenceStats)

@@ -287,6 +287,7 @@ def test_it_has_a_row_of_its_own_in_the_comparison_table():
     assert row.ran and np.isfinite(row.relative_error) and row.epsilon == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_it_with_its_decays():
     from dphawkes_core.data.kernels import get_scenario
     from dphawkes_experiments.sweep import DataSource, SweepSpec, run_sweep

@@ -4,6 +4,7 @@ two partitions, events exactly on the cuts), both, with and without a cap, an au
 2-worker Dask cluster and via the CLI. Each number is compared at its own scale."""
 
 import json
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -16,6 +17,7 @@ from dphawkes_core.data.io import load_parquet
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_partitioned, prepare_stats
 from dphawkes_core.statistics.partitioned import partitioned_window
+from tests.configs import fit_config
 
 W, CAP, END, DECAYS = 0.5, 2, 300.0, (0.7, 1.5, 3.0)
 CUTS = [100.27, 100.9, 101.6, 102.2, 150.1, 150.3, 200.0, 200.5]  # in w-bins, 0.6 apart, inside one bin, on events
@@ -36,9 +38,7 @@ def _paths(store, layout):
     return sorted(str(p) for p in (store / layout).glob("*.parquet"))
 
 
-def _config(cap=CAP, **other):
-    other = {"calibration": "formal", "sigma2": 0.0, **other}
-    return FitConfig(method="exp", bin_size=W, lags=10, count_cap=cap, decays=DECAYS, **other)
+_config = partial(fit_config, method="exp", bin_size=W, lags=10, count_cap=CAP, decays=DECAYS, sigma2=0.0)
 
 
 def _same(dist, one, dist_info, one_info):
@@ -57,7 +57,7 @@ def _same(dist, one, dist_info, one_info):
 @pytest.mark.parametrize("layout", ["by_seq", "by_time", "mixed", "on_edge"])
 def test_partitioned_statistics_equal_the_in_process_ones(store, layout, cap):
     events = load_parquet(store / "whole.parquet", end_time=END)
-    config = _config(cap)
+    config = _config(count_cap=cap)
     one, one_info = prepare_stats(events, config)
     paths = _paths(store, layout)
     window = partitioned_window(paths, end_time=END)
@@ -80,7 +80,7 @@ def test_simultaneous_events_in_two_partitions_see_the_state_before_them(tmp_pat
     write_events(tmp_path / "whole.parquet", t, d, np.zeros(5))
     write_events(tmp_path / "a.parquet", t[:2], d[:2], np.zeros(2))
     write_events(tmp_path / "b.parquet", t[2:], d[2:], np.zeros(3))
-    config = _config(None)
+    config = _config(count_cap=None)
     one, _ = prepare_stats(load_parquet(tmp_path / "whole.parquet", end_time=5.0), config)
     paths = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
     dist, _ = prepare_partitioned(paths, config, partitioned_window(paths, end_time=5.0))
@@ -124,7 +124,7 @@ def test_the_likelihood_is_refused_on_partitions_in_one_line(store):
     paths = _paths(store, "by_seq")
     window = partitioned_window(paths, end_time=END)
     with pytest.raises(ConfigError, match="one events file"):
-        prepare_partitioned(paths, _config(None, exp_likelihood=True), window)
+        prepare_partitioned(paths, _config(count_cap=None, exp_likelihood=True), window)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +143,7 @@ def test_a_formal_release_on_dask_with_an_automatic_cap_equals_the_in_process_on
     """Same events and seed: the same released C (from the partitioned w-bin tails), the same noise, the same
     estimate."""
     events = load_parquet(store / "whole.parquet", end_time=END)
-    config = _config("auto", sigma2=None, epsilon=1.0, seed=4)
+    config = _config(count_cap="auto", sigma2=None, epsilon=1.0, seed=4)
     one, one_info = fit(events, config)
     dist, dist_info = fit_partitions(_paths(store, "by_time"), config, executor, end_time=END)
     assert dist_info["auto_count_cap"] == one_info["auto_count_cap"]

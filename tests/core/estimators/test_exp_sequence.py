@@ -18,7 +18,8 @@ from dphawkes_core.estimators import FitConfig, fit, get_family, prepare_stats, 
 from dphawkes_core.estimators.exp.release import raw_release
 from dphawkes_core.estimators.exp.sequence import exp_max_events_clip, one_sequence_pieces, sequence_vector
 from dphawkes_core.estimators.exp.statistics import exp_pieces
-from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
+from dphawkes_core.privacy.calibration import compose_sequence_clip
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import cap_events, clip_grid, clip_rng, dp_sequence_clip
 
 DECAYS = (0.7, 1.5, 3.0)

@@ -3,6 +3,7 @@ sequence, by time (cuts inside a w-bin where the cap bites, a partition inside o
 both, with and without a cap, an automatic cap, events on bin edges; on a 2-worker Dask cluster and via the CLI."""
 
 import json
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +16,7 @@ from dphawkes_core.data.io import load_parquet
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, fit_partitions, fit_stats, prepare_partitioned, prepare_stats
 from dphawkes_core.statistics.partitioned import partitioned_window
+from tests.configs import fit_config
 
 W, B, CAP, END = 0.5, 6, 2, 300.0  # s = 3
 CUTS = [100.27, 100.9, 101.6, 102.2, 150.1, 150.3, 200.0]  # inside w-bins, closer than s, a partition inside one bin
@@ -35,9 +37,7 @@ def _paths(store, layout):
     return sorted(str(p) for p in (store / layout).glob("*.parquet"))
 
 
-def _config(cap=CAP, **other):
-    other = {"calibration": "formal", "sigma2": 0.0, **other}
-    return FitConfig(method="ctls", bin_size=W, lags=B, count_cap=cap, **other)
+_config = partial(fit_config, method="ctls", bin_size=W, lags=B, count_cap=CAP, sigma2=0.0)
 
 
 def _same(dist, one, dist_info, one_info):
@@ -60,7 +60,7 @@ def _same(dist, one, dist_info, one_info):
 @pytest.mark.parametrize("layout", ["by_seq", "by_time", "mixed"])
 def test_partitioned_statistics_equal_the_in_process_ones(store, layout, cap):
     events = load_parquet(store / "whole.parquet", end_time=END)
-    config = _config(cap)
+    config = _config(count_cap=cap)
     one, one_info = prepare_stats(events, config)
     paths = _paths(store, layout)
     dist, dist_info = prepare_partitioned(paths, config, partitioned_window(paths, end_time=END))
@@ -137,7 +137,7 @@ def test_an_automatic_count_cap_equals_the_in_process_one(store, executor):
     """Same events and seed: the same released C (from the partitioned w-bin tails), then the same estimate."""
     events = load_parquet(store / "whole.parquet", end_time=END)
     for share, seed in ((0.05, 4), (0.5, 7)):
-        config = _config("auto", sigma2=None, epsilon=1.0, seed=seed, count_cap_share=share)
+        config = _config(count_cap="auto", sigma2=None, epsilon=1.0, seed=seed, count_cap_share=share)
         one, one_info = fit(events, config)
         dist, dist_info = fit_partitions(_paths(store, "by_time"), config, executor, end_time=END)
         assert dist_info["auto_count_cap"] == one_info["auto_count_cap"]

@@ -35,7 +35,8 @@ from dphawkes_core.estimators.grid_free.sequence import (
     sequence_vector,
     window_pieces,
 )
-from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
+from dphawkes_core.privacy.calibration import compose_sequence_clip
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import cap_events, clip_grid, clip_rng, dp_sequence_clip
 from dphawkes_core.statistics.exact_times import grid_free_pieces, one_sequence_pieces
 

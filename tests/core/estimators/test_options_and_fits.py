@@ -162,6 +162,38 @@ def test_invalid_configs_are_refused():
         est.fit_stats(s, est.FitConfig(method="cg", lags=3, bin_size=0.5, radius=1.0))
 
 
+@pytest.mark.parametrize(("keywords", "message"), [
+    (dict(epsilon=-1.0), "ε must be a positive number, got -1.0"),
+    (dict(epsilon=0.0), "ε must be a positive number"),
+    (dict(epsilon=float("nan")), "ε must be a positive number, got nan"),
+    (dict(epsilon="1"), "ε must be a positive number, got '1'"),
+    (dict(epsilon=True), "ε must be a positive number"),
+    (dict(epsilon=1e9), "ε = 1e\\+09 is above 100"),
+    (dict(epsilon=1.0, dp_delta=1.0), "δ must be in \\(0, 1\\), got 1.0"),
+    (dict(epsilon=1.0, dp_delta=0.0), "δ must be in \\(0, 1\\)"),
+    (dict(epsilon=1.0, dp_delta="1e-5"), "δ must be in"),
+    (dict(sigma2=-0.5), "σ² must be a number >= 0, got -0.5"),
+    (dict(sigma2=float("inf")), "above 1e\\+100"),
+])
+def test_privacy_settings_out_of_range_are_refused_when_the_config_is_built(keywords, message):
+    """Before any statistics: every family, in one line naming the setting and the value."""
+    for method, bounds in (("ssp", {}), ("pgd", {"bound": 1.0}), ("cls", {})):
+        with pytest.raises(ConfigError, match=message) as refused:
+            est.FitConfig(method=method, lags=3, bin_size=0.5, calibration="formal", count_cap=3, **bounds,
+                          **keywords)
+        assert "\n" not in str(refused.value)
+
+
+def test_the_privacy_target_is_the_given_sigma2_else_epsilon():
+    both = est.FitConfig(method="ssp", calibration="formal", count_cap=3, epsilon=2.0, sigma2=0.1)
+    assert both.privacy_target == {"epsilon": None, "sigma2": 0.1}  # σ² given: ε is reported, not targeted
+    assert both.with_changes(sigma2=None).privacy_target == {"epsilon": 2.0, "sigma2": None}
+    assert est.FitConfig(method="cls").privacy_target == {"epsilon": None, "sigma2": None}
+    events = simulate(get_scenario("paper-2d"), n_events=300, seed=1)
+    report = est.fit(events, both.with_changes(bin_size=0.5, lags=3, sigma2=1e-4, seed=0))[0].privacy
+    assert report.sigma2 == 1e-4 and report.epsilon == report.epsilon_by_calibration["formal"] != 2.0
+
+
 # --- each family reads its own options only ------------------------------------------------------------------
 
 def _family_keywords(family) -> dict:

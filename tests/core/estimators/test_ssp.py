@@ -2,26 +2,28 @@
 reproducibility."""
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
 import scipy.optimize
-from conftest import zcdp_epsilon_reference
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, noisy_statistics, run_ssp, solvers
+from dphawkes_core.estimators.gradient import formal_bounds
+from dphawkes_core.estimators.releases import ssp_sensitivity
 from dphawkes_core.estimators.solvers import roughness_matrix, solve_nonnegative
 from dphawkes_core.estimators.ssp import (
     release_pieces,
     shrink_edges,
     ssp_lagged_sensitivity,
     ssp_ridge,
-    ssp_sensitivity,
 )
-from dphawkes_core.privacy.calibration import formal_bounds
 from dphawkes_core.statistics.binning import BinnedCounts
 from dphawkes_core.statistics.moments import design_matrix, moment_pieces
+from tests.configs import fit_config
+from tests.references import zcdp_epsilon_reference
 
 D, P, C = 2, 4, 3
 
@@ -52,9 +54,7 @@ def stats():
     return binned_stats(_binned(_random_series(rng, 300), _random_series(rng, 120)), P)
 
 
-def _config(**kw):
-    base = dict(method="ssp", bin_size=0.5, lags=P, count_cap=C, calibration="formal")
-    return FitConfig(**{**base, **kw})
+_config = partial(fit_config, method="ssp", bin_size=0.5, lags=P, count_cap=C)
 
 
 @pytest.mark.parametrize("release", ["lagged", "full"])

@@ -97,6 +97,7 @@ def test_it_has_a_row_in_the_comparison_table():
     assert toy.ran and np.isfinite(toy.relative_error) and toy.epsilon == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_it():
     spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=1000, label="paper-2d"),
                      methods=("cls", NAME), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0,), runs=2,

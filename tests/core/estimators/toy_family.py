@@ -34,8 +34,7 @@ class ToyMeanRate(Family):
     def privacy_report(self, stats, config):
         return calibrate_single_sensitivity(
             "formal (public N; one Gaussian release of the mean counts)", 1.0 / stats.n_rows, 1,
-            config.calibration, config.dp_delta, epsilon=None if config.sigma2 is not None else config.epsilon,
-            sigma2=config.sigma2, R=data_R(stats))
+            config.calibration, config.dp_delta, **config.privacy_target, R=data_R(stats))
 
     def run(self, stats, config, report, rng, transcript=None):
         released = self.query_vector(stats, config) + np.sqrt(report.sigma2) * rng.standard_normal(stats.dim)

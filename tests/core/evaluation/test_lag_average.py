@@ -16,7 +16,7 @@ from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import average_fit, average_lags, block_for_width, fit_steps
 from dphawkes_core.evaluation.metrics import function_relative_error, kernel_function_error, midpoint_grid
 from dphawkes_core.evaluation.step_kernels import StepKernels
-from dphawkes_core.privacy.calibration import NOT_RELEASED
+from dphawkes_core.privacy.report import NOT_RELEASED
 
 
 @pytest.fixture(scope="module")

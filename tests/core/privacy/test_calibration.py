@@ -9,6 +9,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from scipy.stats import norm
 
 from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import gradient as gr
 from dphawkes_core.estimators import paper_gradient
 from dphawkes_core.privacy import calibration as pv
 from dphawkes_core.statistics.binning import BinnedCounts
@@ -54,10 +55,10 @@ def test_paper_formulas_are_reproduced_exactly():
     K, delta, eps, dt, B, r, R = 1000, 1e-5, 0.7, 0.1, 0.2, 1.5, 3.0
     pgd = 8 * (dt * B) ** 2 * R**2 * K * math.log(K / delta) ** 2 / eps**2
     cg = 128 * K * dt**2 * r**2 * R**2 * math.log(K / delta) ** 2 / eps**2
-    assert pv.paper_sigma2(pv.THEOREM_1, eps, delta, K, dt * B, R) == pytest.approx(pgd, rel=1e-14)
-    assert pv.paper_sigma2(pv.THEOREM_3, eps, delta, K, dt * r, R) == pytest.approx(cg, rel=1e-14)
-    assert pv.paper_epsilon(pv.THEOREM_1, pgd, delta, K, dt * B, R) == pytest.approx(eps, rel=1e-12)
-    assert pv.paper_sensitivity(dt * B, R) == pytest.approx(4 * dt * B * R)
+    assert gr.paper_sigma2(gr.THEOREM_1, eps, delta, K, dt * B, R) == pytest.approx(pgd, rel=1e-14)
+    assert gr.paper_sigma2(gr.THEOREM_3, eps, delta, K, dt * r, R) == pytest.approx(cg, rel=1e-14)
+    assert gr.paper_epsilon(gr.THEOREM_1, pgd, delta, K, dt * B, R) == pytest.approx(eps, rel=1e-12)
+    assert gr.paper_sensitivity(dt * B, R) == pytest.approx(4 * dt * B * R)
 
 
 def test_issue_orientation_numbers_and_the_papers_slack():
@@ -66,10 +67,10 @@ def test_issue_orientation_numbers_and_the_papers_slack():
     assert pv.gaussian_sigma(1.0, delta, 1.0, K) == pytest.approx(118, rel=0.01)
     # the paper's sigma in units of its sensitivity 2L2 = 4ΔBR: about 412
     dt, B, R = 0.1, 0.2, 1.0
-    paper_sigma = math.sqrt(pv.paper_sigma2(pv.THEOREM_1, 1.0, delta, K, dt * B, R))
-    assert paper_sigma / pv.paper_sensitivity(dt * B, R) == pytest.approx(412, rel=0.01)
+    paper_sigma = math.sqrt(gr.paper_sigma2(gr.THEOREM_1, 1.0, delta, K, dt * B, R))
+    assert paper_sigma / gr.paper_sensitivity(dt * B, R) == pytest.approx(412, rel=0.01)
     # ... which under exact accounting of the same sensitivity is eps of about 0.1-0.3, not 1
-    eps = pv.gaussian_epsilon(paper_sigma, delta, pv.paper_sensitivity(dt * B, R), K)
+    eps = pv.gaussian_epsilon(paper_sigma, delta, gr.paper_sensitivity(dt * B, R), K)
     assert 0.1 < eps < 0.3
 
 
@@ -103,7 +104,7 @@ def test_formal_gradient_sensitivity_bounds_every_measured_change(d, p, cap):
         x2 = x.copy()
         x2[m, j] += 1
         s1, s2 = sufficient_stats(_binned(x), p), sufficient_stats(_binned(x2), p)
-        bounds = pv.formal_bounds(d, p, s1.n_rows, cap)
+        bounds = gr.formal_bounds(d, p, s1.n_rows, cap)
         assert np.linalg.norm(s2.A - s1.A) <= bounds.dA_fro_max
         assert np.linalg.norm(s2.b - s1.b) <= bounds.db_fro_max
         for s in (s1, s2):
@@ -127,7 +128,7 @@ def test_statistics_bounds_are_attained_in_order_of_magnitude_by_saturated_data(
     d, p, cap, n = 2, 4, 3, 40
     x = np.full((n, d), cap)
     s = sufficient_stats(_binned(x), p)
-    bounds = pv.formal_bounds(d, p, s.n_rows, cap)
+    bounds = gr.formal_bounds(d, p, s.n_rows, cap)
     # all counts at the cap: ||A||_op equals the bound max ||z_t||^2 exactly
     assert np.linalg.norm(s.A, 2) == pytest.approx(bounds.A_op_max, rel=1e-12)
     assert np.linalg.norm(s.b) == pytest.approx(bounds.b_fro_max, rel=1e-12)
@@ -137,20 +138,20 @@ def test_calibrate_reports_all_modes_and_refuses_formal_without_cap():
     rng = np.random.default_rng(0)
     x = rng.binomial(3, 0.2, (300, 2))
     s = sufficient_stats(_binned(x), 5)
-    rep = pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0, count_cap=3)
+    rep = gr.calibrate(s, gr.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0, count_cap=3)
     assert rep.formal and rep.epsilon == 1.0
     assert rep.epsilon_by_calibration["formal"] == pytest.approx(1.0, rel=1e-6)
     assert set(rep.epsilon_by_calibration) == {"paper", "formal", "tight-paper"}
     # the same sigma2 given directly reports the same eps
-    back = pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, sigma2=rep.sigma2, count_cap=3)
+    back = gr.calibrate(s, gr.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, sigma2=rep.sigma2, count_cap=3)
     assert back.epsilon == pytest.approx(1.0, rel=1e-6)
-    paper = pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "paper", 1e-5, epsilon=1.0, count_cap=3)
+    paper = gr.calibrate(s, gr.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "paper", 1e-5, epsilon=1.0, count_cap=3)
     assert not paper.formal and "NOT a formal guarantee" in paper.note
     assert paper.R == pytest.approx(max(np.sum(s.A**2), np.sum(s.b**2)))
     uncapped = sufficient_stats(BinnedCounts((x,), 0.1, 0, 0, None), 5)
     with pytest.raises(ConfigError, match="count cap"):
-        pv.calibrate(uncapped, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0)
+        gr.calibrate(uncapped, gr.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0)
     with pytest.raises(ConfigError, match="clipped at"):
-        pv.calibrate(s, pv.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0, count_cap=5)
-    no_formal = pv.calibrate(uncapped, pv.THEOREM_3, 0.1 * 1.0, 1.0, 100, "paper", 1e-5, sigma2=0.5)
+        gr.calibrate(s, gr.THEOREM_1, 0.1 * 0.2, 0.1 * 0.2, 100, "formal", 1e-5, epsilon=1.0, count_cap=5)
+    no_formal = gr.calibrate(uncapped, gr.THEOREM_3, 0.1 * 1.0, 1.0, 100, "paper", 1e-5, sigma2=0.5)
     assert no_formal.epsilon_by_calibration["formal"] is None

@@ -88,6 +88,7 @@ def moved_fractions(family_name: str, pairs, max_events: int | None = M) -> np.n
     return np.array(fractions)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family_name", PRIVATE)
 def test_one_raw_event_under_the_cap_moves_at_most_the_swap_group(family_name):
     """Adding one raw event before a full sequence's M-th event pushes that one out: a swap of two capped events,

@@ -6,8 +6,8 @@ import itertools
 import pytest
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.calibration import DATA_SETTINGS, formal_status
 from dphawkes_core.privacy.formal_words import Reason, render_reasons, would_be_sentence
+from dphawkes_core.privacy.report import DATA_SETTINGS, formal_status
 
 DERIVED = list(itertools.chain.from_iterable(itertools.combinations(sorted(DATA_SETTINGS), k) for k in (0, 1, 2)))
 

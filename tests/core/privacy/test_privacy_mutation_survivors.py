@@ -18,17 +18,12 @@ from dphawkes_core.data.io import Events, EventSequence
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit_stats, prepare_stats, privacy_report
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
-from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity, ssp_sensitivity
-from dphawkes_core.privacy.calibration import (
-    NOT_RELEASED,
-    compose_count_cap,
-    data_R,
-    formal_bounds,
-    formal_status,
-    gaussian_epsilon,
-    gaussian_sigma,
-)
+from dphawkes_core.estimators.gradient import formal_bounds
+from dphawkes_core.estimators.releases import ssp_sensitivity
+from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity
+from dphawkes_core.privacy.calibration import compose_count_cap, data_R, gaussian_epsilon, gaussian_sigma
 from dphawkes_core.privacy.count_cap import cap_from_tails, cap_noise_sigma, choose_cap, dp_count_cap, noisy_tails
+from dphawkes_core.privacy.report import NOT_RELEASED, formal_status
 from dphawkes_core.privacy.sequence import (
     cap_events,
     clip_grid,
@@ -45,7 +40,7 @@ from dphawkes_core.privacy.sequence import (
     sequence_pieces,
     sequence_sensitivity,
 )
-from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.privacy.unit_conversion import unit_conversion
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
 
 DELTA = 1e-5
@@ -437,7 +432,8 @@ def test_unit_conversion_fields_and_the_generic_group_bound():
         assert (seq.fit_unit, seq.events_per_person, seq.naive_epsilon, seq.naive_delta) == ("sequence", 4, None, None)
         assert (seq.mu, seq.person_mu, seq.event_mu) == pytest.approx((mu, mu, mu), rel=1e-9)
         assert (seq.person_epsilon, seq.event_epsilon) == pytest.approx((eps_formal, eps_formal), rel=1e-12)
-    assert gdp_epsilon(math.inf, DELTA) == math.inf
+    noiseless = unit_conversion(dataclasses.replace(report, sigma2=0.0), 2)  # no noise: nothing bounded
+    assert (noiseless.mu, noiseless.person_epsilon) == (math.inf, math.inf)
 
 
 def test_cap_events_counts_every_dropped_event():

@@ -6,6 +6,7 @@ dp-accounting's PLD accountant, and a replay that draws nothing."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 
 import numpy as np
 import pytest
@@ -16,17 +17,17 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, prepare_stats, privacy_report
-from dphawkes_core.privacy.accounting import compose_epsilon
+from dphawkes_core.privacy.accounting import compose_epsilon, split
 from dphawkes_core.privacy.selection import (
     DECAY_MULTIPLES,
     DECAYS,
     TIME_SCALE,
     decays_from_count,
-    split_budget,
     time_scale_from_count,
 )
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
+from tests.configs import fit_config
 
 FAMILY = get_family("exp")
 SHARE = 0.05
@@ -37,9 +38,7 @@ def _session(tmp_path, n=3000, seed=5):
     return events, PrivacySession.for_events(events, LedgerBook(tmp_path / "l.json"), "data")
 
 
-def _config(**changes) -> FitConfig:
-    return FitConfig(method="exp", bin_size=0.5, lags=8, calibration="formal", count_cap=5, epsilon=1.0,
-                     **changes)
+_config = partial(fit_config, method="exp", bin_size=0.5, lags=8, count_cap=5, epsilon=1.0)
 
 
 def _pld_epsilon(mechanisms, delta: float) -> float:
@@ -67,7 +66,7 @@ def test_the_decays_are_chosen_inside_the_release_and_the_fit_is_calibrated_at_t
     assert abs(scale.noisy_count - events.n_events) < 6 * scale.sigma
     # the fit's noise is the one the chosen decays' sensitivity needs, at the ε the count left
     chosen = config.with_changes(**scale.config_changes())
-    assert chosen.epsilon == pytest.approx(split_budget(1.0, 1e-5, SHARE).fit_epsilon)
+    assert chosen.epsilon == pytest.approx(split(1.0, 1e-5, SHARE).rest_epsilon)
     stats, _ = prepare_stats(events, chosen)
     assert answer.result.privacy.sigma2 == pytest.approx(privacy_report(stats, chosen).sigma2, rel=1e-12)
     # the recorded mechanisms: the count (share·ε alone), then the release; together ε, in dp-accounting too

@@ -17,12 +17,11 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.privacy.accounting import BudgetExceeded, compose_epsilon, zcdp_epsilon, zcdp_rho
+from dphawkes_core.privacy.accounting import BudgetExceeded, compose_epsilon, split, zcdp_epsilon, zcdp_rho
 from dphawkes_core.privacy.selection import (
     dp_time_scale,
     nice_number,
     scale_rng,
-    split_budget,
     time_scale_from_count,
 )
 from dphawkes_core.release.ledger_file import LedgerBook
@@ -65,29 +64,29 @@ def test_adding_or_removing_any_one_event_moves_the_released_count_by_at_most_on
 
 @pytest.mark.parametrize(("epsilon", "share"), [(1.0, 0.05), (1.0, 0.2), (8.0, 0.05), (0.3, 0.1)])
 def test_the_count_and_the_fit_compose_to_epsilon_in_dp_accounting(epsilon, share):
-    split = split_budget(epsilon, DELTA, share)
-    assert split.fit_epsilon < epsilon
-    count = _pld_epsilon([(split.sigma, 1)], DELTA)
+    shares = split(epsilon, DELTA, share)
+    assert shares.rest_epsilon < epsilon
+    count = _pld_epsilon([(shares.selection_multiplier, 1)], DELTA)
     assert count == pytest.approx(share * epsilon, rel=2e-3)
     from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
     for releases in (1, 30):  # the fit calibrated at its ε: one release, or K noisy gradients
-        fit_multiplier = get_sigma_gaussian(split.fit_epsilon, DELTA) * math.sqrt(releases)
-        total = _pld_epsilon([(split.sigma, 1), (fit_multiplier, releases)], DELTA)
+        fit_multiplier = get_sigma_gaussian(shares.rest_epsilon, DELTA) * math.sqrt(releases)
+        total = _pld_epsilon([(shares.selection_multiplier, 1), (fit_multiplier, releases)], DELTA)
         assert total == pytest.approx(epsilon, rel=2e-3)
         assert total <= epsilon * (1 + 2e-3)
 
 
 def test_a_discrete_split_adds_up_in_zcdp():
-    split = split_budget(1.0, DELTA, 0.05, discrete=True)
-    rho_count = 1 / (2 * split.sigma**2)
+    shares = split(1.0, DELTA, 0.05, discrete=True)
+    rho_count = 1 / (2 * shares.selection_multiplier**2)
     assert rho_count == pytest.approx(zcdp_rho(0.05, DELTA), rel=1e-12)
-    assert zcdp_epsilon(rho_count + zcdp_rho(split.fit_epsilon, DELTA), DELTA) == pytest.approx(1.0, rel=1e-6)
+    assert zcdp_epsilon(rho_count + zcdp_rho(shares.rest_epsilon, DELTA), DELTA) == pytest.approx(1.0, rel=1e-6)
 
 
 def test_a_share_that_leaves_nothing_is_refused():
     with pytest.raises(ConfigError, match="share"):
-        split_budget(1.0, DELTA, 1.0)
+        split(1.0, DELTA, 1.0)
 
 
 @pytest.mark.parametrize(("x", "nice"), [(0.26, 0.2), (0.4, 0.5), (7.0, 5.0), (7.2, 10.0), (1.4, 1.0), (1.5, 2.0)])
@@ -102,11 +101,11 @@ def test_the_rule_reads_a_mean_gap_of_t_over_n():
 
 
 def test_the_noisy_count_has_the_stated_spread():
-    split = split_budget(1.0, DELTA, 0.05)
+    shares = split(1.0, DELTA, 0.05)
     rng = scale_rng(3)
-    counts = np.array([dp_time_scale(10_000, 5000.0, split, 0.05, rng).noisy_count for _ in range(4000)])
-    assert abs(counts.mean() - 10_000) < 5 * split.sigma / math.sqrt(counts.size)
-    assert counts.std() == pytest.approx(split.sigma, rel=0.05)
+    counts = np.array([dp_time_scale(10_000, 5000.0, shares, rng).noisy_count for _ in range(4000)])
+    assert abs(counts.mean() - 10_000) < 5 * shares.selection_multiplier / math.sqrt(counts.size)
+    assert counts.std() == pytest.approx(shares.selection_multiplier, rel=0.05)
 
 
 def _session(tmp_path, n=3000, seed=5):

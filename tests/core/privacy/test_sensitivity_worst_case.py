@@ -29,15 +29,9 @@ import pytest
 
 from dphawkes_core.estimators import binned_stats, clipped_gradient, per_bin_design, run_dp_pgd
 from dphawkes_core.estimators.clipped import pgd_clip_sensitivity  # each family's sensitivity beside its fit
-from dphawkes_core.estimators.gradient import GradientOperator
-from dphawkes_core.estimators.ssp import (
-    noisy_statistics,
-    release_pieces,
-    released_stats,
-    ssp_lagged_sensitivity,
-    ssp_sensitivity,
-)
-from dphawkes_core.privacy.calibration import formal_bounds
+from dphawkes_core.estimators.gradient import GradientOperator, formal_bounds
+from dphawkes_core.estimators.releases import noisy_statistics, ssp_sensitivity
+from dphawkes_core.estimators.ssp import release_pieces, released_stats, ssp_lagged_sensitivity
 from dphawkes_core.statistics.binning import BinnedCounts
 
 # (d, p, C): the d = 1, p = 6, C = 2 and other small settings; n = 3p + 2 bins (a middle bin exists)

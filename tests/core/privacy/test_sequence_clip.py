@@ -4,6 +4,7 @@ PLD accountant, and seeded end-to-end fits (library and CLI)."""
 
 import json
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -14,8 +15,9 @@ from dp_accounting.pld import pld_privacy_accountant
 from dphawkes_cli.main import main
 from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators import FitConfig, fit, prepare_stats, release_status
-from dphawkes_core.privacy.calibration import NOT_RELEASED, compose_sequence_clip
+from dphawkes_core.estimators import fit, prepare_stats, release_status
+from dphawkes_core.privacy.calibration import compose_sequence_clip
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import (
     choose_clip,
     clip_grid,
@@ -27,6 +29,7 @@ from dphawkes_core.privacy.sequence import (
     norm_histogram,
 )
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
+from tests.configs import fit_config
 
 D, P, C, M = 2, 3, 2, 12
 
@@ -116,10 +119,8 @@ def _events(n_seq=300, seed=2, horizon=40.0):
     return Events(tuple(seqs), tuple(str(j) for j in range(D)), window_stated=True, dimensions_declared=True)
 
 
-def _config(**kw):
-    base = dict(method="ssp", bin_size=1.0, lags=P, calibration="formal", epsilon=20.0, count_cap=C,
-                privacy_unit="sequence", max_events=M, sequence_clip="auto")
-    return FitConfig(**{**base, **kw})
+_config = partial(fit_config, method="ssp", lags=P, epsilon=20.0, count_cap=C, privacy_unit="sequence", max_events=M,
+                  sequence_clip="auto")
 
 
 def test_seeded_auto_fit_reports_the_private_choice_and_is_reproducible():
@@ -176,7 +177,8 @@ def test_cli_sequence_clip_auto(tmp_path):
 def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     """Through the ledger: the histogram release that chose G is one mechanism (named for G, not the count
     cap), the statistics the other, and together they spend exactly the fit's ε."""
-    from dphawkes_core.privacy.unit_conversion import gdp_epsilon
+    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian
+
     from dphawkes_core.release.ledger import LedgerKey
     from dphawkes_core.release.ledger_file import LedgerBook
     from dphawkes_core.release.session import metered_fit
@@ -189,6 +191,6 @@ def test_an_auto_clip_fit_is_metered_with_its_selection_release(tmp_path):
     selection, release = metered.entry.mechanisms
     assert "clip norm G" in selection.label and "count cap" not in selection.label
     assert selection.parameter == metered.result.privacy.budget_split.cap_sigma
-    assert metered.ledger.spent() == pytest.approx(gdp_epsilon(math.hypot(1 / selection.parameter,
-                                                                          1 / release.parameter), 1e-5), rel=1e-6)
+    mu = math.hypot(1 / selection.parameter, 1 / release.parameter)  # two Gaussians: μ² adds up
+    assert metered.ledger.spent() == pytest.approx(get_epsilon_gaussian(1 / mu, 1e-5), rel=1e-6)
     assert metered.ledger.spent() == pytest.approx(2.0, rel=1e-6)

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import zcdp_epsilon_reference
-from dp_accounting.gaussian_mechanism import get_sigma_gaussian
+from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gaussian
 from scipy.stats import norm
 
 from dphawkes_cli.main import main
@@ -20,7 +19,7 @@ from dphawkes_core.data.io import Events, EventSequence, save_csv
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, binned_stats, fit, fit_stats, prepare_stats
 from dphawkes_core.estimators.ssp import released_stats
-from dphawkes_core.privacy.calibration import NOT_RELEASED
+from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import (
     cap_events,
     clipped_sums,
@@ -33,10 +32,11 @@ from dphawkes_core.privacy.sequence import (
     sequence_sensitivity,
     vector_pieces,
 )
-from dphawkes_core.privacy.unit_conversion import gdp_epsilon, unit_conversion
+from dphawkes_core.privacy.unit_conversion import unit_conversion
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
 from dphawkes_core.statistics.moments import design_matrix
 from dphawkes_experiments.audit import AuditConfig, prepare_sequence_audit, run_session
+from tests.references import zcdp_epsilon_reference
 
 D, P, C = 2, 3, 2
 ROOT = Path(__file__).resolve().parents[3]
@@ -302,7 +302,7 @@ def test_event_fit_person_guarantee_is_k_mu_gdp(k):
     if k == 1:
         assert conv.person_epsilon == pytest.approx(1.0, rel=1e-6)
     elif conv.naive_delta is not None:  # at the generic bound's own δ, exact group privacy gives less than kε
-        assert gdp_epsilon(conv.person_mu, conv.naive_delta) < conv.naive_epsilon
+        assert get_epsilon_gaussian(1 / conv.person_mu, conv.naive_delta) < conv.naive_epsilon
     assert (conv.naive_delta is None) == (k * math.exp((k - 1) * 1.0) * delta >= 1)
 
 
@@ -530,7 +530,7 @@ def test_sweep_on_the_sequence_unit_uses_the_clipped_sums(tmp_path):
 
 @pytest.mark.parametrize("epsilon", [800.0, math.inf])
 def test_unit_conversion_of_a_huge_or_infinite_epsilon(epsilon):
-    from dphawkes_core.privacy.calibration import PrivacyReport
+    from dphawkes_core.privacy.report import PrivacyReport
 
     report = PrivacyReport(sigma2=0.0, epsilon=epsilon, dp_delta=1e-5, calibration="formal", sensitivity=1.0, R=0.0,
                            epsilon_by_calibration={"formal": epsilon}, formal=True)

@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import zcdp_epsilon_reference
 from scipy.optimize import brentq
 from scipy.stats import norm
 
@@ -14,7 +13,7 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
-from dphawkes_core.privacy.calibration import SEEDED_NOISE
+from dphawkes_core.privacy.report import SEEDED_NOISE
 from dphawkes_core.release.ledger import (
     Budget,
     BudgetExceeded,
@@ -27,6 +26,7 @@ from dphawkes_core.release.ledger import (
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.ledger_store import LedgerError
 from dphawkes_core.release.session import PrivacySession, metered_fit, request_identity
+from tests.references import zcdp_epsilon_reference
 
 DELTA = 1e-5
 

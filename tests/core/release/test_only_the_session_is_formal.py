@@ -6,6 +6,7 @@ the session, says true (the positive control that keeps this test honest)."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pandas as pd
 import pytest
@@ -15,9 +16,10 @@ from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv, save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.estimators import FitConfig, fit, release_status
+from dphawkes_core.estimators import fit, release_status
 from dphawkes_core.release.export import fit_payload, to_csv
 from dphawkes_experiments.compare import compare_methods
+from tests.configs import fit_config
 
 END = 400.0
 
@@ -31,9 +33,7 @@ def data(tmp_path_factory):
     return path
 
 
-def _config(**changes):
-    return FitConfig(**{**dict(method="ssp", bin_size=1.0, lags=3, epsilon=1.0, calibration="formal",
-                               count_cap=3), **changes})
+_config = partial(fit_config, method="ssp", epsilon=1.0)
 
 
 def _cli(argv, out):
