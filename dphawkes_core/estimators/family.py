@@ -316,6 +316,17 @@ class Family:
         return (NoisedQuery("release", np.asarray(self.query_vector(stats, config), dtype=float),
                             float(self.privacy_report(stats, config).sensitivity)),)
 
+    def largest_move(self, pairs, config):
+        """Of neighbouring ``(D, D')`` event pairs, the one whose :meth:`query_vector` moves most under ``config``
+        (a family's ``worst_case_events`` offering several kinds of neighbour returns it)."""
+        best = None
+        for pair in pairs:
+            d, d_prime = (self.prepare_stats(events, config)[0] for events in pair)
+            moved = float(np.linalg.norm(self.query_vector(d_prime, config) - self.query_vector(d, config)))
+            if best is None or moved > best[0]:
+                best = (moved, pair)
+        return best[1]
+
     def query_states(self, config, dim: int) -> StateSpace | None:
         """Where an iterative family's releases are made (:class:`StateSpace`, public: its constraint set);
         ``None`` (the default) for a family that releases once. The neighbour search picks states in it."""

@@ -249,14 +249,8 @@ class Exp(Family):
         corners = [((end, after), corner_bounds(dim, config.decays, config.bin_size, config.count_cap, end, after))
                    for end in (0, 1) for after in (True, False)]
         insertion = max(corners, key=lambda c: c[1]["gram"] / config.exp_gram_scale**2 + c[1]["rest"])[0]
-        best = None
-        for corner in (insertion, SWAP):
-            pair = worst_case_events(dim, config.decays, config.bin_size, config.count_cap, corner)
-            d, d_prime = (self.prepare_stats(events, config)[0] for events in pair)
-            moved = float(np.linalg.norm(self.query_vector(d_prime, config) - self.query_vector(d, config)))
-            if best is None or moved > best[0]:
-                best = (moved, pair)
-        return best[1]
+        return self.largest_move([worst_case_events(dim, config.decays, config.bin_size, config.count_cap, corner)
+                                  for corner in (insertion, SWAP)], config)
 
     def run(self, stats, config, report, rng, transcript=None):
         stats = self._stats(stats, config)
