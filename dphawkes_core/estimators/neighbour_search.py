@@ -21,11 +21,13 @@ config's public ones (d, the bin width w, the count cap C, the window).
   *swap* (it held C or more and z comes ahead of the C-th: keeping the first C, the kept sets then differ by a
   removal and an insertion, so the two events' corners mix), or *beyond the cap* (z after the C kept);
 * a hill climb on the measured ratio ``max over queries ‖v(D') − v(D)‖ / S``: moves re-fill a bin, fill every bin
-  before or after z (or all) alike, re-pack z's own bin around z, move z (and its dimension), add or remove an
-  event; an iterative family's state moves too (a random step, to the boundary, to 0), inside its state space;
-* after the climb, the best pair of each config again with z swept over the edges around it, and through
-  partitioned Parquet stores cut at z, just after z, at z's bin edge and inside z's bin (where the family reads
-  partitions);
+  before z alike and every bin after z alike, re-pack z's own bin around z, set a swap up, move z (and its
+  dimension), add or remove an event; an iterative family's state moves too (a random step, to the boundary, to 0),
+  inside its state space;
+* a polish of the best insertion and the best swap by coordinate ascent (:func:`_polish`: each of those moves tried
+  in all its values; the state by power steps along the ratio's gradient), and the best pair of each config again
+  through partitioned Parquet stores cut at z, just after z, at z's bin edge and inside z's bin (where the family
+  reads partitions);
 * the sequence unit (``privacy_unit="sequence"``): several sequences, one of them replaced by another (bursts in
   one dimension, packed bins, empty, random), climbed the same way.
 
@@ -55,13 +57,21 @@ from dphawkes_core.estimators.pipeline import prepare_partitioned, prepare_stats
 from dphawkes_core.statistics.binning import bin_index
 
 INSERT, SWAP, BEYOND, REPLACE = "insertion", "swap", "beyond the cap", "sequence replaced"
-KINDS = (INSERT, SWAP, BEYOND)
 SHARED_GRID = {"dim": (1, 2, 3, 5), "count_cap": (1, 2, 3), "bin_size": (0.5, 1.0, 2.0, 4.0), "lags": (1, 2, 3, 5)}
 OPTION_FACTORS = (1.0, 1.0, 0.25, 4.0)  # a number option: its default half the time, else a quarter or 4×
 PUBLIC_BOUNDS = (1.0, 10.0)  # a public bound without a default
 BINS = 32  # n: the window is n bins of the config's w
 TINY = (1e-6, 1e-9)  # offsets of packed events, in units of w
 SENSITIVITY_RTOL = 1e-12  # S on both sides of a pair must agree to this: it is a public number
+ROUND_OFF = 1e-9  # ratios this close are equal: a climb's path must not turn on how a BLAS kernel rounds
+
+
+def _not_worse(new: float, old: float) -> bool:
+    return new >= old * (1 - ROUND_OFF)
+
+
+def _better(new: float, old: float) -> bool:
+    return new > old * (1 + ROUND_OFF)
 
 
 @dataclass(frozen=True)
@@ -460,7 +470,7 @@ def _climb(measure: _Measure, rng: np.random.Generator, start: _Point, steps: in
         except (ConfigError, DataError):
             continue
         _record(best, measure, candidate, r, q)
-        if r >= ratio:
+        if _not_worse(r, ratio):
             point, ratio = candidate, r
 
 
@@ -555,7 +565,7 @@ def _polish(measure: _Measure, rng, point: _Point, rounds: int, space, best: dic
                 except (ConfigError, DataError):
                     continue
                 _record(best, measure, candidate, r, q)
-                if r > ratio:
+                if _better(r, ratio):
                     point, ratio = candidate, r
         if space is not None:
             point, ratio = _state_ascent(measure, rng, point, ratio, space, best)
@@ -581,7 +591,7 @@ def _state_ascent(measure: _Measure, rng, point: _Point, ratio: float, space, be
         candidate = _with_state(point, grad * (space.radius / np.linalg.norm(grad)))
         r, q = measure.ratio(candidate)
         _record(best, measure, candidate, r, q)
-        if r < ratio:
+        if not _not_worse(r, ratio):
             break
         point, ratio = candidate, r
     step = 0.5
@@ -592,7 +602,7 @@ def _state_ascent(measure: _Measure, rng, point: _Point, ratio: float, space, be
         candidate = _with_state(point, U)
         r, q = measure.ratio(candidate)
         _record(best, measure, candidate, r, q)
-        if r >= ratio:
+        if _not_worse(r, ratio):
             point, ratio = candidate, r
         else:
             step = max(step * 0.8, 1e-3)
@@ -771,7 +781,7 @@ def search_sequence_neighbours(family: Family, budget: Budget = Budget()) -> Sea
                     else:
                         new_seqs[pick] = _random_sequence(rng, dim, n, config.bin_size)
                     r = ratio(new_seqs, new_other)
-                    if r[0] >= current[0]:
+                    if _not_worse(r[0], current[0]):
                         seqs, other, current = new_seqs, new_other, r
                     if best is None or current[0] > best[0]:
                         best = (current[0], current[1], seqs, other)

@@ -399,10 +399,10 @@ def unseeded_draws(monkeypatch, tmp_path) -> dict:
     for _ in range(2):
         prepare_stats(clip_events()[0], clip_config("exp").with_changes(seed=None))
     draws["sequence clip histogram"] = histograms
-    counts = []  # an integer count with σ ≈ 70: four draws, all equal with probability about 1e-7
+    counts = []  # an integer count with σ ≈ 18: four draws, all equal with probability about 4e-6
     for k in range(4):
         session = PrivacySession.for_events(count_events()[0], LedgerBook(tmp_path / f"u-{k}.json"), f"u-{k}")
-        config = FitConfig(method="ssp", bin_size=1.0, lags=2, epsilon=1.0, calibration="formal", count_cap=2)
+        config = FitConfig(method="ssp", bin_size=1.0, lags=2, epsilon=4.0, calibration="formal", count_cap=2)
         counts.append(session.release_scaled(config, 0.05).time_scale.noisy_count)
     draws["time scale count (the count share)"] = counts
     for name in ("ssp", "pgd", "cg", "pgd-clip", "ctls", "exp"):

@@ -61,7 +61,7 @@ def test_the_search_finds_the_swap_over_the_old_bound(monkeypatch):
     monkeypatch.setattr(exp_family, "exp_sensitivity", old_bound)
     report = search_neighbours(EXP, SWAP_BUDGET, configs=[(SWAP_CONFIG, 5)])
     by_kind = report.worst_by_kind()
-    assert by_kind[SWAP].ratio > 1.02
+    assert by_kind[SWAP].ratio > 1.02  # 1.082 measured
     assert by_kind[INSERT].ratio <= 1 + 1e-9
 
 
@@ -70,7 +70,7 @@ def test_with_the_corrected_bound_the_same_search_stays_under_it():
     reaches most of it (the swap's bound is not loose there)."""
     report = search_neighbours(EXP, SWAP_BUDGET, configs=[(SWAP_CONFIG, 5)])
     assert report.worst.ratio <= 1 + 1e-9
-    assert report.worst_by_kind()[SWAP].ratio > 0.95
+    assert report.worst_by_kind()[SWAP].ratio > 0.9  # 0.974 measured
     assert exp_sensitivity(5, SWAP_CONFIG.decays, 4.0, 1, 12.0).kind == "swap"
 
 
@@ -82,11 +82,12 @@ def test_the_contract_check_kills_the_smallest_corner_mutant(monkeypatch):
         check_neighbour_search(EXP)
 
 
-#: How far below its stated S a family's planted S must be for a small search (2 configs, 1 climb of 20 moves, one
-#: polish) to catch it: a little under what that search reaches on the real bounds (measured: ssp 1.00, exp 0.90,
-#: ctls 0.74, pgd 0.50, cg 0.49, pgd-clip 0.24 of S). A weaker search fails here; the gradient families' bounds hold
-#: over a whole ball of states and are loose at d >= 2 (tests/core/privacy/test_sensitivity_worst_case.py).
-UNDERSTATED = {"ssp": 0.95, "exp": 0.85, "ctls": 0.7, "pgd": 0.45, "cg": 0.45, "pgd-clip": 0.2}
+#: How far below its stated S a family's planted S is: some 20 % under what a small search (2 configs, 1 climb of 20
+#: moves, one polish) reaches on the real bounds (measured: ssp 1.00, exp 0.90, ctls 0.74, pgd 0.50, cg 0.49,
+#: pgd-clip 0.24 of S), so that another BLAS kernel's round-off cannot turn the verdict. A search weakened by more
+#: fails here; the gradient families' bounds hold over a whole ball of states and are loose at d >= 2
+#: (tests/core/privacy/test_sensitivity_worst_case.py).
+UNDERSTATED = {"ssp": 0.8, "exp": 0.75, "ctls": 0.6, "pgd": 0.4, "cg": 0.4, "pgd-clip": 0.2}
 SMALL = Budget(configs=2, starts=1, steps=20, polish=1, partitions=False, sequence_configs=0)
 
 
