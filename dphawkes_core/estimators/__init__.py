@@ -5,6 +5,7 @@
 * the families: :mod:`.least_squares` (CLS), :mod:`.gradient` (DP-PGD, DP-CG), :mod:`.ssp` (DP-SSP),
   :mod:`.clipped` (clipped DP-PGD), :mod:`.grid_free` (ctls), :mod:`.exp` (exp), :mod:`.mle` (mle);
   :data:`FAMILIES` is the list that counts;
+* :mod:`.checks` — the contract suite; :mod:`.neighbour_search` — the family-blind adversary it runs;
 * :mod:`.binned` — the binned statistics most families fit; :mod:`.sequence_unit` — the sequence unit's
   statistics and calibration; :mod:`.releases` — the one-release families' base (:class:`SingleRelease`) and the
   releases several families share;
@@ -15,7 +16,16 @@
 from dphawkes_core.estimators.binned import BinnedStats, bin_with_cap, binned_stats, pieces_stats
 from dphawkes_core.estimators.clipped import clipped_gradient, per_bin_design, run_pgd_clip
 from dphawkes_core.estimators.config import UNIT_KEYWORDS, FitConfig
-from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
+from dphawkes_core.estimators.family import (
+    AuditHints,
+    CostTags,
+    Family,
+    InputTags,
+    NoisedQuery,
+    PrivacyTags,
+    StateSpace,
+    Statistics,
+)
 from dphawkes_core.estimators.gradient import FW_STEP_RULES, STEP_RULES, run_dp_cg, run_dp_pgd, theorem_step_scale
 from dphawkes_core.estimators.pipeline import (
                        fit,
@@ -42,7 +52,7 @@ from dphawkes_core.estimators.units import EventUnit, SequenceUnit
 
 __all__ = [
     "AuditHints", "BinnedStats", "CostTags", "EventUnit", "FAMILIES", "FW_STEP_RULES", "Family", "FitConfig",
-    "FitResult", "InputTags", "PrivacyTags", "Statistics",
+    "FitResult", "InputTags", "NoisedQuery", "PrivacyTags", "StateSpace", "Statistics",
     "SSP_RELEASES",
     "SSP_STABILISERS", "STEP_RULES", "SequenceUnit", "SingleRelease", "UNIT_KEYWORDS", "Setting", "bin_with_cap",
     "binned_stats",

@@ -8,7 +8,11 @@ family breaks its contract:
   an independent dense reference written from the paper (counts laid out with plain loops, Z built row by row);
 * :func:`check_sensitivity` — on adversarial neighbour pairs (all counts at the cap C and one count lower, or the
   family's own ``worst_case_events``) the release vector moves at most the sensitivity the family's privacy
-  report states, and at least its documented ``sensitivity_fraction`` of it;
+  report states, and at least its documented ``sensitivity_fraction`` of it (the bound is not loose);
+* :func:`check_neighbour_search` — the family-blind adversary
+  (:mod:`~dphawkes_core.estimators.neighbour_search`): neighbours it builds without asking the family anything but
+  its noised vectors (insertions, swaps, bursts over the cap, edges and ulps, ties, 0 and T, partitioned stores,
+  replaced sequences) never move a noised vector by more than its stated sensitivity (the bound is not short);
 * :func:`check_only_a_session_release_is_formal` — a fit outside a privacy session, or a seeded one, never
   carries the formal claim;
 * :func:`check_foreign_options_refused` and :func:`check_options_round_trip` — an option another family reads is
@@ -30,6 +34,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import binned_stats
 from dphawkes_core.estimators.config import FitConfig
 from dphawkes_core.estimators.family import Family
+from dphawkes_core.estimators.neighbour_search import Budget, search_neighbours, search_sequence_neighbours
 from dphawkes_core.estimators.pipeline import fit_stats, prepare_stats, privacy_report, release_status
 from dphawkes_core.estimators.registry import FAMILIES
 from dphawkes_core.statistics.binning import BinnedCounts
@@ -344,6 +349,31 @@ def check_sensitivity(family: Family) -> None:
                                f"than the documented {family.audit_hints.sensitivity_fraction}")
 
 
+#: The neighbour search's budget in the contract suite (``make test``): 3 configs, 2 climbs of 25 moves, one round
+#: of polish, the sequence unit's 2 configs; measured at about 25 s of CPU for the six private families together
+#: (ctls the most, ~9 s). The long sweep is ``make bench``'s ``neighbour_search`` target.
+SEARCH_BUDGET = Budget(configs=3, starts=2, steps=25, polish=1, sequence_configs=2, sequence_steps=15)
+
+
+def check_neighbour_search(family: Family, budget: Budget = SEARCH_BUDGET) -> None:
+    """No neighbouring pair the family-blind search builds (:func:`~dphawkes_core.estimators.neighbour_search.
+    search_neighbours`, and :func:`~dphawkes_core.estimators.neighbour_search.search_sequence_neighbours` for a
+    family with the sequence unit) moves any vector the family adds noise to by more than the sensitivity it
+    states for it (``1 + BOUND_SLACK``), nor gives a sensitivity that differs between the two data sets; and the
+    search measured something (a family that refuses every config drawn fails)."""
+    reports = [search_neighbours(family, budget)]
+    if "sequence" in family.privacy.units:
+        reports.append(search_sequence_neighbours(family, budget))
+    for report in reports:
+        worst = report.worst
+        if worst is not None and worst.ratio > 1 + BOUND_SLACK:
+            raise FamilyCheckError(f"{family.name}: the neighbour search found neighbours that move a noised vector "
+                                   f"past its stated sensitivity: {worst.describe()}")
+    if not reports[0].findings:
+        raise FamilyCheckError(f"{family.name}: the neighbour search measured nothing (every config refused: "
+                               f"{'; '.join(reports[0].skipped)[:300]})")
+
+
 def sequence_neighbours(rng: np.random.Generator) -> tuple[Events, Events]:
     """Replace-one neighbours of the sequence unit at which √2·G binds: six 2-d sequences on [0, 60], the last a
     burst of 20 events in dimension 0, replaced by the same burst in dimension 1. Every released number names
@@ -422,6 +452,7 @@ def check_options_round_trip(family: Family) -> None:
 CHECKS: dict[str, Callable[[Family], None]] = {
     "noiseless limit": check_noiseless_limit,
     "sensitivity": check_sensitivity,
+    "neighbour search": check_neighbour_search,
     "sequence-unit sensitivity": check_sequence_sensitivity,
     "only a session release is formal": check_only_a_session_release_is_formal,
     "foreign options refused": check_foreign_options_refused,
@@ -433,7 +464,7 @@ def skip_reason(family: Family, check: str) -> str:
     """Why ``check`` does not apply to ``family`` (empty when it does)."""
     if check == "noiseless limit" and not has_reference(family):
         return f"no independent reference here for the noiseless limit {family.audit_hints.noiseless_limit!r}"
-    if check in ("sensitivity", "sequence-unit sensitivity", "only a session release is formal") \
+    if check in ("sensitivity", "neighbour search", "sequence-unit sensitivity", "only a session release is formal") \
             and not family.privacy.private:
         return "not private: nothing released"
     if check == "sequence-unit sensitivity" and "sequence" not in family.privacy.units:

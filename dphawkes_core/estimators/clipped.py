@@ -10,7 +10,15 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import BinnedStats
-from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags
+from dphawkes_core.estimators.family import (
+    AuditHints,
+    CostTags,
+    Family,
+    InputTags,
+    NoisedQuery,
+    PrivacyTags,
+    StateSpace,
+)
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity, data_R
@@ -133,6 +141,17 @@ class PGDClip(Family):
     def query_vector(self, stats, config) -> np.ndarray:
         """The first clipped gradient's mean, at ``U_0 = 0``."""
         return clipped_gradient(np.zeros_like(stats.b), per_bin_design(stats), config.clip).ravel()
+
+    def noised_queries(self, stats, config, state=None):
+        """The clipped gradient sum at ``state`` (``U``; ``None``: ``U_0 = 0``), at ``2(p+1)G/N`` (which holds at
+        every U)."""
+        U = np.zeros_like(stats.b) if state is None else np.asarray(state, dtype=float)
+        return (NoisedQuery("gradient", clipped_gradient(U, per_bin_design(stats), config.clip).ravel(),
+                            float(self.privacy_report(stats, config).sensitivity)),)
+
+    def query_states(self, config, dim: int) -> StateSpace:
+        """Every step releases at an iterate projected on ``||U||_F <= ΔB``."""
+        return StateSpace((int(dim), int(dim) * config.lags + 1), float(config.bin_size * config.bound))
 
     def run(self, stats, config, report, rng, transcript=None):
         design = per_bin_design(stats)

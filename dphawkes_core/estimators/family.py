@@ -128,6 +128,44 @@ class CostTags:
     kind: str = "solve"
 
 
+@dataclass(frozen=True)
+class NoisedQuery:
+    """One vector a release adds Gaussian noise to, with the L2 sensitivity that noise is calibrated to: what
+    the neighbour search (:mod:`~dphawkes_core.estimators.neighbour_search`) measures on neighbouring data sets.
+
+    Attributes
+    ----------
+    name : str
+        Which release it is (``release``; a family with several names each).
+    vector : numpy.ndarray
+        The noiseless numbers, in the units ``sensitivity`` is stated in.
+    sensitivity : float
+        The L2 sensitivity the family states for them: a public number, the same on every data set.
+    """
+
+    name: str
+    vector: np.ndarray
+    sensitivity: float
+
+
+@dataclass(frozen=True)
+class StateSpace:
+    """The public states at which an iterative family releases: every ``U`` of ``shape`` with
+    ``||U||_F <= radius`` (the constraint set its iterates are projected on, or a ball holding it). Its noised
+    vector depends on the state, so a neighbour search chooses the state too.
+
+    Attributes
+    ----------
+    shape : tuple of int
+        ``(d, d·p + 1)``.
+    radius : float
+        The largest ``||U||_F``.
+    """
+
+    shape: tuple[int, int]
+    radius: float
+
+
 #: Class attributes a family no longer sets one by one, and the tags that now hold them.
 _MOVED_TO_TAGS = {"private": "privacy", "calibrations": "privacy", "units": "privacy", "auto_count_cap": "privacy",
                   "constraint": "privacy", "statistics": "inputs", "per_bin": "inputs", "iterative": "cost",
@@ -258,6 +296,41 @@ class Family:
         sensitivity is stated in: the L2 change of this vector between neighbours is what :meth:`privacy_report`'s
         ``sensitivity`` bounds."""
         raise ConfigError(f"{self.label} releases nothing: it adds no noise")
+
+    def noised_queries(self, stats: SufficientStats, config, state: np.ndarray | None = None
+                       ) -> tuple[NoisedQuery, ...]:
+        """Every vector the release of ``config`` on ``stats`` adds Gaussian noise to, each with the L2 sensitivity
+        its noise is calibrated to: the one entry point of the neighbour search
+        (:func:`~dphawkes_core.estimators.neighbour_search.search_neighbours`, run by ``check_family`` on every
+        registered family), which builds neighbouring data sets, computes their statistics with
+        :func:`~dphawkes_core.estimators.pipeline.prepare_stats` (or ``prepare_partitioned``) and checks that no
+        vector moves by more than its sensitivity — told nothing else about the family.
+
+        Default: one, ``release``: :meth:`query_vector` at :meth:`privacy_report`'s ``sensitivity``. A family
+        that adds noise to more than one vector (a second release, counts for a choice) returns each with its
+        own sensitivity; an iterative one returns the vector it releases at ``state`` (a point of
+        :meth:`query_states`; ``None``: its first).
+        """
+        if state is not None:
+            raise ConfigError(f"{self.label} releases once: it has no state to release at")
+        return (NoisedQuery("release", np.asarray(self.query_vector(stats, config), dtype=float),
+                            float(self.privacy_report(stats, config).sensitivity)),)
+
+    def largest_move(self, pairs, config):
+        """Of neighbouring ``(D, D')`` event pairs, the one whose :meth:`query_vector` moves most under ``config``
+        (a family's ``worst_case_events`` offering several kinds of neighbour returns it)."""
+        best = None
+        for pair in pairs:
+            d, d_prime = (self.prepare_stats(events, config)[0] for events in pair)
+            moved = float(np.linalg.norm(self.query_vector(d_prime, config) - self.query_vector(d, config)))
+            if best is None or moved > best[0]:
+                best = (moved, pair)
+        return best[1]
+
+    def query_states(self, config, dim: int) -> StateSpace | None:
+        """Where an iterative family's releases are made (:class:`StateSpace`, public: its constraint set);
+        ``None`` (the default) for a family that releases once. The neighbour search picks states in it."""
+        return None
 
     def worst_case_state(self, dim: int, lags: int, count_cap: int, config) -> np.ndarray | None:
         """A public state ``U`` (``d × (dp+1)``) at which the worst-case audit observes the releases, for a

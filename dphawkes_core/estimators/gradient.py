@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.family import AuditHints, CostTags, Family, PrivacyTags
+from dphawkes_core.estimators.family import AuditHints, CostTags, Family, NoisedQuery, PrivacyTags, StateSpace
 from dphawkes_core.estimators.settings import ITERATIONS, STEP_RULES, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS, data_R, gaussian_epsilon, gaussian_sigma
@@ -405,6 +405,17 @@ class _NoisyGradientFamily(Family):
     def query_vector(self, stats, config) -> np.ndarray:
         """The first noisy gradient's mean, ``∇L(U_0) = (U_0 A − b)A`` at ``U_0 = 0``."""
         return -(stats.b @ stats.A).ravel()
+
+    def noised_queries(self, stats, config, state=None):
+        """The noisy gradient's mean at ``state`` (``U``; ``None``: ``U_0 = 0``), ``(UA − b)A``, at the per-step
+        gradient bound of the privacy report (which holds over the whole constraint set)."""
+        U = np.zeros_like(stats.b) if state is None else np.asarray(state, dtype=float)
+        return (NoisedQuery("gradient", ((U @ stats.A - stats.b) @ stats.A).ravel(),
+                            float(self.privacy_report(stats, config).sensitivity)),)
+
+    def query_states(self, config, dim: int) -> StateSpace:
+        """Every step releases at an iterate of the constraint set, inside ``||U||_F <= fro_radius``."""
+        return StateSpace((int(dim), int(dim) * config.lags + 1), float(self.fro_radius(config)))
 
     def privacy_report(self, stats, config):
         return calibrate(stats, self.theorem, self.theorem_scale(config), self.fro_radius(config), config.iters,

@@ -306,6 +306,7 @@ def gaussian_multiplier(epsilon: float, delta: float, discrete: bool = False) ->
     return float(get_sigma_gaussian(epsilon, delta))
 
 
+@functools.lru_cache(maxsize=4096)  # public numbers only; the neighbour search calibrates each pair (~10 ms)
 def multiplier_epsilon(multiplier: float, delta: float, discrete: bool = False) -> float:
     """ε at δ of one Gaussian release with noise multiplier ``z = σ/S`` (inverse of :func:`gaussian_multiplier`);
     a multiplier below :data:`~dphawkes_core.validation.MULTIPLIER_MIN` is refused (its ε leaves float64's range)."""

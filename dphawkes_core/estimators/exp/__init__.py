@@ -38,7 +38,9 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
 from dphawkes_core.estimators.exp.release import (
+    SWAP,
     ExpSensitivity,
+    corner_bounds,
     exp_sensitivity,
     pieces_from_release,
     raw_release,
@@ -240,11 +242,14 @@ class Exp(SingleRelease):
         return self._noisy(stats, config, math.sqrt(report.sigma2), rng) / stats.exp_pieces.duration
 
     def worst_case_events(self, config, dim: int):
-        """The neighbours of :func:`~dphawkes_core.estimators.exp.release.worst_case_events` at the corner where
-        the bound for ``config``'s decays, w, C and ρ is largest."""
-        corner = exp_sensitivity(dim, config.decays, config.bin_size, config.count_cap,
-                                 config.exp_gram_scale).corner
-        return worst_case_events(dim, config.decays, config.bin_size, config.count_cap, corner)
+        """Of the neighbours of :func:`~dphawkes_core.estimators.exp.release.worst_case_events` at the largest
+        insertion corner and at the swap (for ``config``'s decays, w, C and ρ), the pair whose release moves most:
+        the tests' and the audit's worst case (the neighbour search, ``check_family``, does not use it)."""
+        corners = [((end, after), corner_bounds(dim, config.decays, config.bin_size, config.count_cap, end, after))
+                   for end in (0, 1) for after in (True, False)]
+        insertion = max(corners, key=lambda c: c[1]["gram"] / config.exp_gram_scale**2 + c[1]["rest"])[0]
+        return self.largest_move([worst_case_events(dim, config.decays, config.bin_size, config.count_cap, corner)
+                                  for corner in (insertion, SWAP)], config)
 
     def run(self, stats, config, report, rng, transcript=None):
         stats = self._stats(stats, config)

@@ -61,14 +61,15 @@ class ExpSensitivity:
     Attributes
     ----------
     total : float
-        The bound: the largest ``sqrt(gram²/ρ² + rest²)`` over the corners of :func:`exp_sensitivity`.
+        The bound: the largest ``sqrt(gram²/ρ² + rest²)`` over the four insertion corners of
+        :func:`corner_bounds` and the swap of :func:`swap_bounds`.
     rho : float
         The public scale the Gram and the integrals are released over.
     corner : tuple
-        ``(end, after)`` of the largest: where the added event sits in its w-bin (0: at its start, 1: at its
-        end) and whether the other dimensions' events of its bin come after it.
+        Where the largest is: ``(end, after)`` of an insertion (z at the start, ``end = 0``, or the end, ``1``, of
+        its w-bin; the other dimensions' events of its bin after it or before), or ``("swap",)``.
     parts : dict
-        ``{"gram": …, "rest": …}``: the squared bounds of the two parts at that corner (no scale applied).
+        ``{"gram": …, "rest": …}``: the squared bounds of the two parts there (no scale applied).
     """
 
     total: float
@@ -76,10 +77,34 @@ class ExpSensitivity:
     corner: tuple = (0, True)
     parts: dict = field(default_factory=dict)
 
+    @property
+    def kind(self) -> str:
+        """``insert`` or ``swap``: the kind of neighbour whose bound is the largest."""
+        return "swap" if self.corner == SWAP else "insert"
+
+
+SWAP = ("swap",)  # the corner of :class:`ExpSensitivity` when the swap's bound is the largest
+
+
+def _gram_entries(decays, width: float, count_cap: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of the Gram's entries when z is inserted at one end of its w-bin (:func:`corner_bounds`): the
+    ``U × U`` entries against another dimension (row: z's decay u, column: the other's decay v) and the upper
+    triangle of the entries within z's own dimension."""
+    beta = np.asarray(decays, dtype=float)
+    C, w = float(count_cap), float(width)
+    q = np.exp(-beta * w)
+    past, future = q**end / (1 - q), q ** (1 - end) / (1 - q)
+    kappa = np.outer(beta, beta) / (beta[:, None] + beta[None, :])
+    cross = C * kappa * (1 + past[None, :] + future[:, None])
+    own = (kappa * ((C - 1) + C * past[None, :] + C * future[:, None])
+           + kappa * ((C - 1) + C * past[:, None] + C * future[None, :]) + kappa)
+    return cross, own[np.triu_indices(beta.size)]
+
 
 def corner_bounds(dim: int, decays, width: float, count_cap: int, end: int, after: bool) -> dict:
-    """Squared bounds of the change of each part of the release when one event z is added to dimension 0, at
-    one corner of the adversary's choices (``docs/privacy.md``, "Exponential kernels").
+    """Squared bounds of the change of each part of the release when one event z is inserted into dimension 0
+    (its w-bin kept fewer than C), at one corner of the adversary's choices (``docs/privacy.md``, "Exponential
+    kernels").
 
     With ``q_u = e^{−β_u w}``, z at the start (``end = 0``) or the end (``end = 1``) of its bin: the earlier
     bins' events are at least ``φ + (r − 1)w`` before z (``P_u = q_u^{end}/(1 − q_u)`` summed), the later ones
@@ -98,16 +123,40 @@ def corner_bounds(dim: int, decays, width: float, count_cap: int, end: int, afte
     d, C, w = int(dim), float(count_cap), float(width)
     q = np.exp(-beta * w)
     past, future = q**end / (1 - q), q ** (1 - end) / (1 - q)
-    kappa = np.outer(beta, beta) / (beta[:, None] + beta[None, :])
-    cross = C * kappa * (1 + past[None, :] + future[:, None])
-    own = (kappa * ((C - 1) + C * past[None, :] + C * future[:, None])
-           + kappa * ((C - 1) + C * past[:, None] + C * future[None, :]) + kappa)
+    cross, own = _gram_entries(decays, width, count_cap, end)
     a = C if after else 0.0
     targets = beta * (a + C * future)
     sources = beta * ((C - a) + C * past)
     both = beta * ((C - 1) + C * (future + past))
-    gram = (d - 1) * float(np.sum(cross**2)) + float(np.sum(own[np.triu_indices(beta.size)] ** 2)) + beta.size
+    gram = (d - 1) * float(np.sum(cross**2)) + float(np.sum(own**2)) + beta.size
     rest = (d - 1) * float(np.sum(targets**2) + np.sum(sources**2)) + float(np.sum(both**2)) + 1.0
+    return {"gram": gram, "rest": rest}
+
+
+def swap_bounds(dim: int, decays, width: float, count_cap: int) -> dict:
+    """Squared bounds of the change of each part of the release when z, inserted into a full w-bin of dimension
+    0 ahead of its last kept event v, evicts v (a *swap*: the kept sets differ by v removed and z inserted;
+    ``docs/privacy.md``, "Exponential kernels", where each line is proved).
+
+    The change of every number is ``f_z − f_v``, the changes of inserting z and of inserting v into the events
+    both sets keep, each a sum of non-negative terms:
+
+    * the Gram (both parts) and the integrals: ``|f_z − f_v| <= max(f_z, f_v)``, so each entry is at most its
+      largest insertion bound over the two ends of the bin (:func:`_gram_entries`), the integrals 1;
+    * the values at the events cancel in part: with ``q_u = e^{−β_u w}``, ``c_0[(k, v)]``, k ≠ 0 (z and v as
+      targets), moves by at most ``β_v (C + n_b (1 − q_v))`` and ``c_k[(0, u)]`` (z and v as sources) by at most
+      ``β_u (C + n_a (1 − q_u))``, where ``n_b`` and ``n_a`` (``n_b + n_a <= C``) are dimension k's events of
+      the bin before z and after v; the square of the pair is convex in ``(n_b, n_a)``, largest at ``n_b = C``
+      (or ``n_a = C``): ``C² Σ_u β_u² (1 + (2 − q_u)²)`` per other dimension; ``c_0[(0, u)]`` by at most
+      ``β_u (2C − 1)``; the totals do not move.
+    """
+    beta = np.asarray(decays, dtype=float)
+    d, C = int(dim), float(count_cap)
+    q = np.exp(-beta * float(width))
+    starts, ends = _gram_entries(decays, width, count_cap, 0), _gram_entries(decays, width, count_cap, 1)
+    cross, own = np.maximum(starts[0], ends[0]), np.maximum(starts[1], ends[1])
+    gram = (d - 1) * float(np.sum(cross**2)) + float(np.sum(own**2)) + beta.size
+    rest = (d - 1) * C**2 * float(np.sum(beta**2 * (1 + (2 - q) ** 2))) + (2 * C - 1) ** 2 * float(np.sum(beta**2))
     return {"gram": gram, "rest": rest}
 
 
@@ -115,25 +164,28 @@ def exp_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale: 
     """L2 sensitivity of the release under one event added or removed, at most C events kept per (dimension,
     w-bin) by keeping the first C (derivation: ``docs/privacy.md``, "Exponential kernels").
 
-    Every number released is a sum of non-negative terms, each of them at most its bound in
-    :func:`corner_bounds`; the squared change is convex in where z sits in its bin and in how many of its bin's
-    events come after it, so its largest value is at one of the four corners (z at either end of its bin; the
-    other dimensions' events of its bin all after or all before it). A swap (z evicts the last kept event v of
-    its bin) changes each number by a difference of two such non-negative sums, at most the larger: never more
-    than an insertion, so the insertion's bound is the bound.
+    Keeping the first C, an added event z changes nothing (its bin already kept C events before it), is inserted
+    (its bin kept fewer than C), or evicts the bin's last kept event v (a swap). An insertion: every number
+    released is a sum of non-negative terms, each of them at most its bound in :func:`corner_bounds`; the squared
+    change is convex in where z sits in its bin and in how many of its bin's events come after it, so its largest
+    value is at one of the four corners (z at either end of its bin; the other dimensions' events of its bin all
+    after or all before it). A swap: :func:`swap_bounds` (its change can mix the two ends' corners, one number
+    at z's and another at v's: up to 1.12× the insertions' bound where the decays are fast against w). The bound
+    is the largest of the five.
     """
     if count_cap is None or count_cap < 1:
         raise ConfigError("the exponential-kernel formal release needs a public count cap C >= 1 (events per "
                           "dimension per w-bin, the first C kept)")
     if not gram_scale > 0:
         raise ConfigError(f"the Gram scale must be positive, got {gram_scale!r}")
+    cases = [((end, after), corner_bounds(dim, decays, width, count_cap, end, after))
+             for end in (0, 1) for after in (True, False)]
+    cases.append((SWAP, swap_bounds(dim, decays, width, count_cap)))
     best = None
-    for end in (0, 1):
-        for after in (True, False):
-            parts = corner_bounds(dim, decays, width, count_cap, end, after)
-            total = math.sqrt(parts["gram"] / gram_scale**2 + parts["rest"])
-            if best is None or total > best.total:
-                best = ExpSensitivity(total, float(gram_scale), (end, after), parts)
+    for corner, parts in cases:
+        total = math.sqrt(parts["gram"] / gram_scale**2 + parts["rest"])
+        if best is None or total > best.total:
+            best = ExpSensitivity(total, float(gram_scale), corner, parts)
     return best
 
 
@@ -145,12 +197,19 @@ TAIL = 30.0  # the window runs on 30/β_min after the last event, so nothing is 
 
 
 def worst_case_events(dim: int, decays, width: float, count_cap: int, corner: tuple):
-    """Neighbours at the bound's largest corner (:func:`exp_sensitivity`), in the limit the bound is a supremum
-    of: D' adds z to dimension 0 at the start (``end = 0``) or the end (``end = 1``) of bin g, whose dimension
-    0 holds C − 1 events in D; in every dimension, each of the R bins before g holds C events at its end and
-    each of the R bins after g holds C events at its start (R: until ``q^R < 1e−6``); bin g holds C events of
-    every other dimension right after z (``after``) or right before it (and dimension 0's C − 1 on the same
-    side). Every distance the bound takes as 0 is ``<= 1e−6 w``.
+    """Neighbours at the bound's largest case (:func:`exp_sensitivity`), in the limit the bound is a supremum
+    of (every distance the bound takes as 0 is ``<= 2e−6 w``; in every dimension, each of the R bins before z's
+    bin g holds C events at its end and each of the R bins after it C events at its start, R until
+    ``q^R < 1e−6``).
+
+    An insertion corner ``(end, after)``: D' adds z to dimension 0 at the start (``end = 0``) or the end
+    (``end = 1``) of bin g, whose dimension 0 holds C − 1 events in D; bin g holds C events of every other
+    dimension right after z (``after``) or right before it (and dimension 0's C − 1 on the same side).
+
+    The swap (``corner == SWAP``): bin g of dimension 0 holds C events in D, its last v at the bin's end and the
+    C − 1 others right after z; D' adds z near the bin's start, which evicts v; bin g holds C events of every
+    other dimension between the bin's start and z. The values at the events reach their bound in
+    :func:`swap_bounds` as ``q → 0``; the Gram's (the largest of two insertions) is not reached.
 
     Returns
     -------
@@ -159,19 +218,23 @@ def worst_case_events(dim: int, decays, width: float, count_cap: int, corner: tu
     """
     from dphawkes_core.data.io import from_arrays
 
-    end, after = corner
     d, C, w = int(dim), int(count_cap), float(width)
     reach = math.ceil(REACH / (min(decays) * w))
     g = reach + 1
-    z = g + NEAR if end == 0 else g + 1 - NEAR
     spread = NEAR * (np.arange(C) + 1) / (C + 1)  # C distinct times within NEAR
-    own = z + spread if after else z - spread
+    if corner == SWAP:
+        z = g + 2 * NEAR
+        own = {0: np.append(z + spread[:C - 1], g + 1 - NEAR), "other": g + spread}
+    else:
+        end, after = corner
+        z = g + NEAR if end == 0 else g + 1 - NEAR
+        near = z + spread if after else z - spread
+        own = {0: near[:C - 1], "other": near}
     times = []
     for j in range(d):
-        near = own if j else own[:C - 1]
         earlier = [(g - r + 1) - spread for r in range(1, reach + 1)]
         later = [(g + r) + spread for r in range(1, reach + 1)]
-        times.append(np.concatenate([near, *earlier, *later]))
+        times.append(np.concatenate([own[0] if j == 0 else own["other"], *earlier, *later]))
     window = (g + reach + 1) * w + TAIL / min(decays)
 
     def events(columns):

@@ -166,14 +166,8 @@ class CTLS(SingleRelease):
     def worst_case_events(self, config, dim: int):
         """Of the two kinds of :func:`worst_case_events` (for ``config``'s B, C, w), the pair whose release moves
         most under ``config``'s scales: the neighbours the contract suite and the tests measure."""
-        best = None
-        for kind in ("insert", "swap"):
-            pair = worst_case_events(dim, config.lags, config.count_cap, config.bin_size, kind)
-            d, d_prime = (self.prepare_stats(events, config)[0] for events in pair)
-            moved = float(np.linalg.norm(self.query_vector(d_prime, config) - self.query_vector(d, config)))
-            if best is None or moved > best[0]:
-                best = (moved, pair)
-        return best[1]
+        return self.largest_move([worst_case_events(dim, config.lags, config.count_cap, config.bin_size, kind)
+                                  for kind in ("insert", "swap")], config)
 
     def check(self, config) -> None:
         super().check(config)

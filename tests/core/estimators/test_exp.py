@@ -154,12 +154,17 @@ def moved_fraction(config, pair) -> float:
     return float(moved / privacy_report(s_d, config).sensitivity)
 
 
-@pytest.mark.parametrize("d,cap,width,decays,rho", [(1, 1, 1.0, DECAYS, 1.0), (2, 3, 0.5, (1.0,), 1.0),
-                                                   (3, 2, 0.2, DECAYS, 3.0), (2, 2, 2.0, (0.5, 4.0), 0.5)])
-def test_adversarial_neighbours_reach_the_bound_through_the_code_that_runs(d, cap, width, decays, rho):
+@pytest.mark.parametrize("d,cap,width,decays,rho,reach", [(1, 1, 1.0, DECAYS, 1.0, 0.99),
+                                                         (2, 3, 0.5, (1.0,), 1.0, 0.99),
+                                                         (3, 2, 0.2, DECAYS, 3.0, 0.99),
+                                                         (2, 2, 2.0, (0.5, 4.0), 0.5, 0.98)])
+def test_adversarial_neighbours_reach_the_bound_through_the_code_that_runs(d, cap, width, decays, rho, reach):
+    """Where an insertion's corner binds, its pair reaches the bound; where the swap's does (the last case: fast
+    decays against w, ρ < 1), the best pair reaches 0.98 of it (the swap's Gram bound, the larger of two
+    insertions' entry by entry, is not reached)."""
     config = FitConfig(method="exp", bin_size=width, lags=3, calibration="formal", count_cap=cap, sigma2=1.0,
                        decays=decays, exp_gram_scale=rho)
-    assert 0.99 <= moved_fraction(config, FAMILY.worst_case_events(config, d)) <= 1.0
+    assert reach <= moved_fraction(config, FAMILY.worst_case_events(config, d)) <= 1.0
 
 
 def random_neighbours(rng, d, cap, width):
