@@ -40,7 +40,6 @@ from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
 from dphawkes_core.estimators.exp.basis import (
     BASES,
     DECAYS_BASIS,
-    DIFFERENCES,
     basis_matrix,
     basis_sensitivity,
     from_basis,
@@ -78,7 +77,7 @@ from dphawkes_core.statistics.info import DataInfo
 LIKELIHOOD_START_FLOOR = 1e-3  # the likelihood's start lifts each parameter to at least this share of its scale
 LIKELIHOOD_TOL, LIKELIHOOD_MAX_ITER = 1e-10, 500  # Newton stops when no parameter moves by 1e-10 of the largest
 RIDGE_FACTOR = 5.0  # λ = c·√r·ρσ√q, the grid-free family's rule with c = 5 (chosen on exp-2d: docs/accuracy.md)
-BASIS_RIDGE_FACTOR = {DECAYS_BASIS: RIDGE_FACTOR, DIFFERENCES: 0.0}  # the rule's c per basis (docs/accuracy.md)
+BASIS_RIDGE_SCALE = 2.0  # differences basis: λ = ā·(r/2)³, ā at r = 2 (chosen on tuning processes: docs/accuracy.md)
 GRAM_SCALE = 3.0  # default ρ (3 against 1 and 10 on the tuning process exp-2d: docs/accuracy.md)
 DECAYS = (0.7, 1.5, 3.0)
 NOTE = ("formal (public C per dimension and w-bin, d, the decays, the windows; one Gaussian release of the "
@@ -89,8 +88,8 @@ SETTINGS = (
             "the public decays of the kernels h_ij(t) = Σ_u a_iju β_u exp(−β_u t) (one or more; the sensitivity "
             "depends on them)", minimum=0.0, minimum_exclusive=True, public_bound=True),
     Setting("exp_ridge", "ridge λ", "float", None, "λ added to the noisy A (Â + λI)", minimum=0.0, optional=True,
-            none_means=("the rule 5·√r·ρσ√(dU+1), r = ρσ√(dU+1) / the mean diagonal of the released A (in the "
-                        "decays basis; none in the differences basis)")),
+            none_means=("the rule 5·√r·ρσ√(dU+1), r = ρσ√(dU+1) / the mean diagonal ā of the released A (decays "
+                        "basis); ā·(r/2)³ (differences basis)")),
     Setting("exp_nonnegative", "kernels and baselines >= 0", "bool", True,
             "post-processing: constrain the estimate to be non-negative (no privacy cost)",
             cli_flag="--exp-allow-negative", cli_negates=True),
@@ -103,8 +102,8 @@ SETTINGS = (
     Setting("exp_basis", "basis of the release", "choice", DECAYS_BASIS,
             "'decays': release the statistics of one feature per decay. 'differences': release them for the "
             "differences of consecutive decays' exponentials (the same kernels, the same least squares, a "
-            "better-conditioned release: less of the noise reaches the kernels; no ridge unless stated; event unit "
-            "only)", choices=BASES, added_later=True),
+            "better-conditioned release: less of the noise reaches the kernels; event unit only)", choices=BASES,
+            added_later=True),
 )
 
 ExpOptions = options_class("ExpOptions", SETTINGS, "exponential kernels", __name__)
@@ -130,11 +129,18 @@ def adjacency(theta: np.ndarray, n_decays: int) -> np.ndarray:
     return theta[:, :-1].reshape(d, n_decays, d).transpose(0, 2, 1)
 
 
-def exp_ridge(noise: float, A_hat: np.ndarray, factor: float = RIDGE_FACTOR) -> float:
-    """Public default ridge ``λ = c·√r·noise`` (``c = factor``), ``r = noise / (mean diagonal of Â's kernel block)``
+def basis_ridge(noise: float, A_hat: np.ndarray) -> float:
+    """The differences basis' default ridge ``λ = ā·(r/2)³`` (ā the mean diagonal of Â's kernel block, ``r = noise/ā``):
+    none while the noise is well below the signal, ā where it is twice it (post-processing of the release)."""
+    diagonal = max(float(np.mean(np.diag(A_hat)[:-1])), 1e-12)
+    return float(diagonal * (noise / diagonal / BASIS_RIDGE_SCALE) ** 3)
+
+
+def exp_ridge(noise: float, A_hat: np.ndarray) -> float:
+    """Public default ridge ``λ = RIDGE_FACTOR·√r·noise``, ``r = noise / (mean diagonal of Â's kernel block)``
     (post-processing of the release); 0 without noise."""
     diagonal = max(float(np.mean(np.diag(A_hat)[:-1])), 1e-12)
-    return float(factor * math.sqrt(noise / diagonal) * noise)
+    return float(RIDGE_FACTOR * math.sqrt(noise / diagonal) * noise)
 
 
 class Exp(Family):
@@ -289,9 +295,8 @@ class Exp(Family):
             noisy = pieces_from_release(self._noisy(stats, config, sigma, rng), template, rho)
             stats = stats_from_pieces(from_basis(noisy, config.exp_basis), stats.width, stats.lags)
         noise = rho * sigma * math.sqrt(stats.n_params)
-        factor = BASIS_RIDGE_FACTOR[config.exp_basis]
-        lam = (exp_ridge(noise, stats.A, factor) if noise > 0 else 0.0) if config.exp_ridge is None \
-            else float(config.exp_ridge)
+        rule = exp_ridge if config.exp_basis == DECAYS_BASIS else basis_ridge
+        lam = (rule(noise, stats.A) if noise > 0 else 0.0) if config.exp_ridge is None else float(config.exp_ridge)
         A_tilde = stabilise(stats.A, lam, "ridge")
         if config.exp_nonnegative:
             theta, info = solve_nonnegative(A_tilde, stats.b), {"solver": "nnls"}

@@ -107,9 +107,21 @@ def test_without_noise_the_fit_is_exps_least_squares_and_the_noisy_one_is_not():
     plain, _ = fit(events, FitConfig(**exact))
     changed, _ = fit(events, FitConfig(**exact, exp_basis="differences"))
     np.testing.assert_allclose(changed.H, plain.H, rtol=1e-7, atol=1e-9 * np.abs(plain.H).max())
-    noisy, _ = fit(events, FitConfig(**{**exact, "sigma2": None, "epsilon": 1.0}, exp_basis="differences"))
-    assert noisy.info["basis"] == "differences" and noisy.info["ridge"] == 0.0
+    noisy, _ = fit(events, FitConfig(**{**exact, "sigma2": None, "epsilon": 1.0, "exp_ridge": None},
+                                     exp_basis="differences"))
+    assert noisy.info["basis"] == "differences" and noisy.info["ridge"] > 0.0
     assert not np.allclose(noisy.H, plain.H)
+
+
+def test_the_differences_basis_ridge_is_the_diagonal_where_the_noise_is_twice_it():
+    """``λ = ā·(r/2)³``, r the noise over the released mean diagonal ā: ā at r = 2, an eighth of it at r = 1,
+    nothing without noise."""
+    from dphawkes_core.estimators.exp import basis_ridge
+
+    A = np.diag([0.4, 0.6, 0.5, 1.0])  # the kernel block's mean diagonal 0.5; the baseline's entry apart
+    assert basis_ridge(1.0, A) == pytest.approx(0.5)
+    assert basis_ridge(0.5, A) == pytest.approx(0.5 / 8)
+    assert basis_ridge(0.0, A) == 0.0
 
 
 # --- the suprema and variations the bound is made of --------------------------------------------------------------
