@@ -91,21 +91,21 @@ def function_error(adjacency, scenario: Scenario) -> float:
     return function_relative_error(values, scenario.kernel_values(t))
 
 
-def config(kind: str, seed: int | None = None) -> FitConfig:
+def config(kind: str, seed: int | None = None, epsilon: float = EPSILON) -> FitConfig:
     """The fits measured: ``ls`` and ``mle`` (non-private, every event), ``decays`` and ``differences`` (formal,
     the judged configuration: ε = 1, δ = 1e-5, w = 0.5, C chosen privately with 5 % of ε; the basis as named)."""
     shared = dict(method="exp", bin_size=WIDTH, lags=int(round(SUPPORT / WIDTH)), calibration="formal",
                   decays=DECAYS)
     if kind in ("ls", "mle"):
         return FitConfig(**shared, sigma2=0.0, exp_likelihood=kind == "mle")
-    return FitConfig(**shared, epsilon=EPSILON, dp_delta=DP_DELTA, count_cap="auto", seed=seed, exp_basis=kind)
+    return FitConfig(**shared, epsilon=epsilon, dp_delta=DP_DELTA, count_cap="auto", seed=seed, exp_basis=kind)
 
 
-def measure(seed: int, n_events: int, draws: int, cache: Path = CACHE) -> dict:
+def measure(seed: int, n_events: int, draws: int, cache: Path = CACHE, epsilon: float = EPSILON) -> dict:
     """Every fit of :func:`config` on one simulation of network ``seed`` (simulation seed = network seed)."""
     scenario = exp_network(seed)
     events = cached_events(scenario, n_events, seed, cache)
-    row = {"network": seed, "events": n_events, "radius": round(scenario.spectral_radius(), 3)}
+    row = {"network": seed, "events": n_events, "epsilon": epsilon, "radius": round(scenario.spectral_radius(), 3)}
     with blas_threads(1):
         for kind in ("ls", "mle"):
             start = time.perf_counter()
@@ -115,10 +115,27 @@ def measure(seed: int, n_events: int, draws: int, cache: Path = CACHE) -> dict:
         for kind in ("decays", "differences"):
             errors, caps = [], []
             for draw in range(1, draws + 1):
-                result, info = fit(events, config(kind, seed=draw))
+                result, info = fit(events, config(kind, seed=draw, epsilon=epsilon))
                 errors.append(function_error(result.info["adjacency"], scenario))
                 caps.append(int(info["count_cap"]))
             row[kind], row[f"{kind}_caps"] = errors, caps
+    return row
+
+
+def measure_suite(name: str, n_events: int, seed: int, draws: int, epsilon: float = EPSILON) -> dict:
+    """exp's formal fit in both bases on a process of the held-out suite (:mod:`benchmarks.heldout_suite`, its seeds
+    and simulations), at the family's default decays (0.7, 1.5, 3: not the processes' own) and the judged settings:
+    the grid-free error over [0, 5] of the fitted functions, beside the suite's step-kernel rows."""
+    from benchmarks.heldout_suite import PROCESSES as SUITE
+    from dphawkes_core.data.simulate import simulate
+
+    scenario = SUITE[name]()
+    events = simulate(scenario, n_events=n_events, seed=seed)
+    row = {"process": name, "events": n_events, "seed": seed, "epsilon": epsilon}
+    with blas_threads(1):
+        for kind in ("decays", "differences"):
+            row[kind] = [function_error(fit(events, config(kind, seed=draw, epsilon=epsilon))[0].info["adjacency"],
+                                        scenario) for draw in range(1, draws + 1)]
     return row
 
 
@@ -157,11 +174,20 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(TEST_SEEDS))
     parser.add_argument("--draws", type=int, default=DRAWS)
     parser.add_argument("--cache", type=Path, default=CACHE)
+    parser.add_argument("--epsilon", type=float, default=EPSILON, help="the formal fits' ε (the judged one: 1)")
+    parser.add_argument("--suite", nargs="+", metavar="PROCESS",
+                        help="instead: these processes of the held-out suite at its seeds 1001–1003")
     args = parser.parse_args()
+    if args.suite:
+        for name in args.suite:
+            for n_events in args.sizes:
+                for seed in (1001, 1002, 1003):
+                    print(json.dumps(measure_suite(name, n_events, seed, args.draws, args.epsilon)), flush=True)
+        return
     measured = []
     for n_events in args.sizes:
         for seed in args.seeds:
-            row = measure(seed, n_events, args.draws, args.cache)
+            row = measure(seed, n_events, args.draws, args.cache, args.epsilon)
             measured.append(row)
             print(json.dumps(row), flush=True)
         print("SUMMARY " + json.dumps(summary(measured, n_events)), flush=True)

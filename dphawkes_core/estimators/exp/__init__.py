@@ -102,8 +102,10 @@ SETTINGS = (
     Setting("exp_basis", "basis of the release", "choice", DECAYS_BASIS,
             "'decays': release the statistics of one feature per decay. 'differences': release them for the "
             "differences of consecutive decays' exponentials (the same kernels, the same least squares, a "
-            "better-conditioned release: less of the noise reaches the kernels; event unit only)", choices=BASES,
-            added_later=True),
+            "better-conditioned release: less of the noise reaches the kernels; event unit only). Measured at ε = 1 "
+            "on 5-d exponential networks: 0.70 of the decays basis' error at 10⁵ events (0.165 against 0.235), 0.86 "
+            "at 10⁴, 0.84 at 10⁶; on the quake catalogues (about 5,000 events) not better: use it from 10⁵ events",
+            choices=BASES, added_later=True),
 )
 
 ExpOptions = options_class("ExpOptions", SETTINGS, "exponential kernels", __name__)

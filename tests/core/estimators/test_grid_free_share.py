@@ -304,3 +304,21 @@ def test_the_cli_says_the_choice_in_one_line(tmp_path, capsys):
         "budget by the validation contrast, then released directly with the rest"]
     assert payload["privacy"]["further_releases"][0]["label"] == "noisy statistics at the chosen width and support"
     assert np.asarray(payload["kernels"]).shape == (2, 2, 16)
+
+
+def test_the_options_help_quotes_what_docs_accuracy_measured():
+    """The help the CLI and the app show for the share choice and the differences basis states what
+    docs/accuracy.md measured, in its numbers — not a claim the measurement does not make."""
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[3] / "docs" / "accuracy.md").read_text()
+    (width,) = [s for s in CTLS.settings if s.name == "ctls_width_choice"]
+    section = docs.split("## Where each formal method wins")[1].split("\n## ")[0]
+    assert "1.13–1.48 × the best of three fixed widths at 10⁴ events and 1.30–1.32 × at 10⁵" in width.help
+    assert "1.13–1.48 / 1.30–1.32 × the best fixed width" in section and "1.72–1.91 / 1.46–1.65 ×" in section
+    (basis,) = [s for s in get_family("exp").settings if s.name == "exp_basis"]
+    assert "0.70 of the decays basis' error at 10⁵ events (0.165 against 0.235), 0.86 at 10⁴, 0.84 at 10⁶" in basis.help
+    for row in ("| 10⁵ | 1 | 0.033 (0.020–0.051) | 0.029 (0.016–0.044) | 0.235 (0.205–0.276) | **0.165**",
+                "| 0.650 (0.612–0.691) | **0.558** (0.499–0.626) | 0.86",
+                "| 0.085 (0.056–0.121) | **0.071** (0.040–0.110) | 0.84"):
+        assert row in docs
