@@ -660,3 +660,15 @@ def fit_by_share(stats: GridFreeShareStats, config, report, kappa: float, rho: f
                               "directly with the rest"),
     })
     return on_fine_grid(U, best.factor, stats.lags), info
+
+
+def share_queries(stats: GridFreeShareStats, config, choice: np.ndarray, choice_sensitivity: float) -> list:
+    """Every vector share then direct adds noise to, ``(name, vector, sensitivity)`` in the units of A: the choice's
+    release (given: the family's query and its stated sensitivity), then each candidate's direct release
+    (:func:`direct_query`: any of them may be the one released) — for a neighbour search that measures every noised
+    vector against its own bound."""
+    queries = [("choice", np.asarray(choice, dtype=float), float(choice_sensitivity))]
+    for factor, lags, _, _ in stats.direct_pieces:
+        vector, sensitivity = direct_query(stats, config, factor, lags)
+        queries.append((f"direct (k = {factor}, B' = {lags})", vector, sensitivity))
+    return queries

@@ -24,6 +24,7 @@ from dphawkes_core.estimators.grid_free.width_selection import (
     candidate_grid,
     direct_query,
     share_multipliers,
+    share_queries,
     stated_caps,
 )
 from dphawkes_core.privacy.accounting import compose_epsilon, gaussian_multiplier
@@ -195,6 +196,21 @@ def test_random_neighbours_never_move_a_direct_release_beyond_its_bound():
             vectors = [direct_query(s, config, k, lags) for s in stats]
             worst = max(worst, float(np.linalg.norm(vectors[1][0] - vectors[0][0]) / vectors[0][1]))
     assert 0.05 < worst <= 1.0
+
+
+def test_every_noised_vector_is_listed_with_its_bound():
+    """:func:`share_queries`: the choice's release (as the family's query) and one direct release per candidate of the
+    grid, each with the sensitivity its noise is calibrated to."""
+    config = share_config(0.25, 8, sigma2=None)
+    stats, _ = prepare_stats(random_events(3), config)
+    report = privacy_report(stats, config)
+    queries = share_queries(stats, config, CTLS.query_vector(stats, config), report.sensitivity)
+    assert [name for name, _, _ in queries][0] == "choice" and len(queries) == 1 + len(candidate_grid(8))
+    for (name, vector, sensitivity), (k, lags) in zip(queries[1:], candidate_grid(8), strict=True):
+        expected = direct_query(stats, config, k, lags)
+        assert name == f"direct (k = {k}, B' = {lags})"
+        np.testing.assert_array_equal(vector, expected[0])
+        assert sensitivity == expected[1]
 
 
 # --- the session, the audit, the contract, refusals ----------------------------------------------------------------
