@@ -244,6 +244,7 @@ def claimed_mu(report) -> float | None:
     if not report.formal or not report.sensitivity:
         return None
     mu = math.inf if report.sigma2 <= 0 else report.sensitivity * math.sqrt(report.iters) / math.sqrt(report.sigma2)
+    mu = math.hypot(mu, *(1.0 / z for z, _ in report.further))  # releases after the first compose with it
     split = report.budget_split  # an automatic count cap's release composes with it
     return math.hypot(mu, 1.0 / split.cap_sigma) if split else mu
 

@@ -85,9 +85,11 @@ def read_controls(ctx: PageContext) -> FitConfig:
     bin_size, lags = _binning(sb, ctx.defaults, ctx.private)
     family = _method(sb, ctx.defaults)
     kwargs = family_controls(sb, family, ctx.defaults, url=URL)
-    if kwargs.get("ctls_width_choice") == "validation":
+    if kwargs.get("ctls_width_choice") in ("validation", "share"):
         sb.caption("Width by validation: Δ above is the finest width w0 and s the longest support s_max; the fit "
-                   "chooses w = k·Δ and s ≤ s_max inside the release.")
+                   "chooses w = k·Δ and s ≤ s_max inside the release"
+                   + (" with a share of the budget, then releases the chosen w and s directly with the rest."
+                      if kwargs["ctls_width_choice"] == "share" else "."))
     kwargs.update(_count_cap(sb, family, ctx.defaults))
     if family.privacy.private:
         kwargs.update(_privacy(sb, family, ctx.defaults, ctx.events.n_sequences))

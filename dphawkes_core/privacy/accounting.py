@@ -431,6 +431,17 @@ def split(epsilon: float, delta: float, share: float, discrete: bool = False, wh
                  multiplier_epsilon(1.0 / mu, delta, discrete))
 
 
+def divided(multiplier: float, shares) -> tuple[float, ...]:
+    """One Gaussian release of noise multiplier ``multiplier`` divided into adaptive Gaussian releases that compose
+    exactly to it: release ``i`` gets the share ``shares[i]`` of its μ² = 1/z² (μ-GDP: μ² adds up), so its multiplier
+    is ``z/√share``. Shares in (0, 1], summing to 1 (ctls's width chosen with a share of the budget: the choice's
+    release and the direct one)."""
+    shares = tuple(float(q) for q in shares)
+    if not shares or any(not 0.0 < q <= 1.0 for q in shares) or abs(sum(shares) - 1.0) > 1e-12:
+        raise ConfigError(f"the shares {', '.join(f'{q:g}' for q in shares)} must each be in (0, 1] and sum to 1")
+    return tuple(float(multiplier) / math.sqrt(q) for q in shares)
+
+
 def _next_mu(past: tuple, epsilon: float, delta: float, kind: str) -> tuple[float, float]:
     """``(μ_next, μ_budget)``: the ``1/z`` of the largest one more ``kind`` release whose composition with ``past``
     is at most ε at δ (0 when none fits), and that of one release spending ε alone. Gaussians alone: μ² adds up;

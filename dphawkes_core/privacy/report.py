@@ -109,6 +109,11 @@ class PrivacyReport:
         The noise (of the release and of an automatic count cap) is the exact discrete Gaussian, calibrated and
         accounted in zCDP (:func:`~dphawkes_core.privacy.noise.discrete_noise`): the fit draws it (an unseeded release
         of integers). False: continuous Gaussian noise, exact Gaussian accounting.
+    further : tuple of (float, str)
+        Further Gaussian releases of the fit after its first, each ``(noise multiplier z = σ/S, label)`` — fixed from
+        public numbers before any draw, while its σ and S may follow what the first release chose (ctls's width chosen
+        with a share of ε, then released directly). ``sigma2`` and ``sensitivity`` are the first release's; ``epsilon``
+        is of all of them composed.
     """
 
     sigma2: float
@@ -125,6 +130,7 @@ class PrivacyReport:
     budget_split: BudgetSplit | None = None
     privacy_unit: str = "event"
     discrete: bool = False
+    further: tuple = ()
 
     def to_dict(self) -> dict:
         """Plain dict for JSON export (``noise`` only for the discrete Gaussian, so seeded exports are unchanged).
@@ -142,6 +148,8 @@ class PrivacyReport:
         }
         if self.discrete:
             out["noise"] = DISCRETE_NOISE
+        if self.further:
+            out["further_releases"] = [{"noise_multiplier": z, "label": label} for z, label in self.further]
         return out
 
     def to_record(self) -> dict:
@@ -152,7 +160,8 @@ class PrivacyReport:
     def from_record(cls, record: dict) -> PrivacyReport:
         """The report :meth:`to_record` wrote (fields it does not know are ignored)."""
         values = {k: v for k, v in record.items() if k in cls.__dataclass_fields__}
-        return cls(**{**values, "budget_split": BudgetSplit.from_dict(values.get("budget_split") or {})})
+        return cls(**{**values, "budget_split": BudgetSplit.from_dict(values.get("budget_split") or {}),
+                      "further": tuple((float(z), str(label)) for z, label in values.get("further") or ())})
 
     @property
     def rho(self) -> float:
@@ -160,13 +169,14 @@ class PrivacyReport:
         if not self.discrete:
             raise ConfigError("only discrete Gaussian noise is accounted in zCDP")
         rho = self.iters * self.sensitivity**2 / (2.0 * self.sigma2) if self.sigma2 > 0 else math.inf
+        rho += sum(1.0 / (2.0 * z * z) for z, _ in self.further)
         return rho + (1.0 / (2.0 * self.budget_split.cap_sigma**2) if self.budget_split else 0.0)
 
     def mechanisms(self) -> tuple[Mechanism, ...]:
         """What the fit spent: its noisy releases (σ, sensitivity, K) and, with a privately chosen count cap C or
         clip norm G, that selection's own Gaussian release (noise multiplier ``budget_split.cap_sigma``, sensitivity
-        1). Both are ``discrete-gaussian`` when the report was calibrated for the discrete Gaussian (the fit draws it
-        for both).
+        1), then its :attr:`further` releases. All are ``discrete-gaussian`` when the report was calibrated for the
+        discrete Gaussian (the fit draws it for all).
 
         Raises
         ------
@@ -180,7 +190,7 @@ class PrivacyReport:
         cap = (Mechanism(kind, float(split.cap_sigma), 1, split.selection_label),) if split else ()
         main = Mechanism(kind, math.sqrt(self.sigma2) / float(self.sensitivity), int(self.iters),
                          "noisy statistics" if self.iters == 1 else "noisy gradients")
-        return cap + (main,)
+        return cap + (main,) + tuple(Mechanism(kind, float(z), 1, label) for z, label in self.further)
 
 
 DISCRETE_NOISE = "discrete Gaussian (exact sampler, OpenDP), composed in zCDP"

@@ -442,3 +442,234 @@ def fit_by_validation(stats: GridFreeSplitStats, config, sigma: float, kappa: fl
                               "release by the validation contrast (post-processing: no extra privacy cost)"),
     })
     return on_fine_grid(choice.U, best.factor, stats.lags), info
+
+
+# --- share then direct: choose with a share of the budget, release the chosen (w, s) with the rest ----------------
+
+CHOICE_SHARE = 50.0  # default share of the release's μ² (in percent) the choice spends; the rest releases directly
+DIRECT_LABEL = "noisy statistics at the chosen width and support"
+CAPS_LABEL = "count caps C per candidate width (noisy tail counts)"
+
+
+def stated_caps(cap: int | None, factors) -> dict:
+    """The caps per w-bin of the candidate widths ``k·w0`` under a stated C per w0-bin: ``k·C`` (a w-bin spans k
+    w0-bins, so as many events as the stated cap allows there; ``None`` for no cap)."""
+    return {int(k): None if cap is None else int(cap) * int(k) for k in factors}
+
+
+@dataclass(frozen=True)
+class WidthCaps:
+    """Caps per w-bin of every candidate width chosen privately in one release: the tail counts of the unclipped
+    w-bin counts at each width k·w0 (one event moves one count of each width by one: sensitivity √K for K widths),
+    with noise std ``multiplier·√K``, and each width's C chosen from its own tails by the automatic cap's rule
+    (:func:`~dphawkes_core.privacy.count_cap.choose_cap`).
+
+    Attributes
+    ----------
+    caps : dict
+        ``{k: C_k}``.
+    multiplier : float
+        The release's noise multiplier: that of the automatic cap at its share of ε.
+    share : float
+    max_cap : int
+    """
+
+    caps: dict
+    multiplier: float
+    share: float
+    max_cap: int
+
+    def to_dict(self) -> dict:
+        """The data info's ``auto_count_cap``: the w0 cap first (the choice's release), then every width's."""
+        return {"count_cap": self.caps[1], "share": self.share, "sigma": self.multiplier * math.sqrt(len(self.caps)),
+                "max_cap": self.max_cap, "count_caps_by_width": {str(k): c for k, c in self.caps.items()}}
+
+
+def private_caps(events, width: float, factors, epsilon: float, delta: float, share: float, max_cap: int,
+                 rng) -> WidthCaps:
+    """:class:`WidthCaps` of ``events`` at the widths ``k·w0``, ``k`` in ``factors`` (1 among them), spending
+    ``share·ε`` (the multiplier of :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
+    from dphawkes_core.privacy.count_cap import cap_noise_sigma, choose_cap
+    from dphawkes_core.statistics.binning import bin_sparse, tail_counts
+
+    factors = sorted({int(k) for k in factors})
+    multiplier = cap_noise_sigma(epsilon, delta, share)
+    sigma = multiplier * math.sqrt(len(factors))
+    caps = {}
+    for k in factors:
+        tails = tail_counts(bin_sparse(events, k * width), int(max_cap))
+        caps[k] = choose_cap(tails + sigma * rng.standard_normal(tails.size), sigma)
+    return WidthCaps(caps, float(multiplier), float(share), int(max_cap))
+
+
+@dataclass(frozen=True)
+class GridFreeShareStats(GridFreeSplitStats):
+    """The statistics of ctls with the width and support chosen by a share of the budget and released directly:
+    the two blocks' pieces at (w0, s_max) (the choice's release, as :class:`GridFreeSplitStats`, kept at C per
+    w0-bin) and, for every candidate (k, B') of the grid, the whole windows' pieces at (k·w0, B') of the events kept
+    at its own cap C_k per w-bin (the direct release's; the head ``[0, s_max)`` of every candidate).
+    ``choice_share``: the share of μ² the choice spends (a fraction), public."""
+
+    direct_pieces: tuple = ()  # ((factor, lags, cap, pieces), ...)
+    choice_share: float = math.nan
+
+    def direct(self, factor: int, lags: int) -> tuple[int | None, GridFreePieces]:
+        """The direct release's cap and pieces of candidate (k, B')."""
+        for k, b, cap, pieces in self.direct_pieces:
+            if (k, b) == (int(factor), int(lags)):
+                return cap, pieces
+        raise ConfigError(f"no statistics for the candidate (k, B') = ({factor}, {lags})")
+
+
+def prepare_share_stats(events, width: float, lags: int, caps: dict, share: float, choice_share: float
+                        ) -> tuple[GridFreeShareStats, dict]:
+    """:func:`prepare_split_stats` at the w0 cap ``caps[1]`` and every candidate's direct pieces at its width's cap
+    (:class:`GridFreeShareStats`)."""
+    split, counts = prepare_split_stats(events, width, lags, caps[1], share)
+    direct = []
+    for k in sorted({k for k, _ in candidate_grid(lags)}):
+        coarse, _ = grid_free_pieces(events, k * width, lags // k, caps[k])
+        direct += [(k, b, caps[k], truncate_pieces(coarse, b)) for kk, b in candidate_grid(lags) if kk == k]
+    stats = GridFreeShareStats(**{f.name: getattr(split, f.name) for f in fields(split)}, direct_pieces=tuple(direct),
+                               choice_share=float(choice_share))
+    return stats, counts
+
+
+@dataclass(frozen=True)
+class ShareMultipliers:
+    """The noise multipliers (σ/S) of share then direct, from public numbers only.
+
+    Attributes
+    ----------
+    choice, direct : float
+        Of the choice's release (μ² share q of what the caps leave) and of the direct release (1 − q).
+    cap : float or None
+        Of the automatic caps' tail counts (the automatic cap's share of ε), if any.
+    """
+
+    choice: float
+    direct: float
+    cap: float | None = None
+
+
+def share_multipliers(epsilon: float, delta: float, choice_share: float, cap_share: float | None = None
+                      ) -> ShareMultipliers:
+    """The multipliers that make the releases together exactly (ε, δ)-DP, from the accountant
+    (:mod:`~dphawkes_core.privacy.accounting`): automatic caps take the automatic cap's share of ε
+    (:func:`~dphawkes_core.privacy.accounting.split`, as every automatic cap), the releases after them the rest,
+    divided between the choice (the share q of its μ²) and the direct release (the remainder,
+    :func:`~dphawkes_core.privacy.accounting.divided`)."""
+    from dphawkes_core.privacy.accounting import divided, gaussian_multiplier, split
+
+    if not 0.0 < choice_share < 1.0:
+        raise ConfigError(f"the shares leave nothing for one of the releases (choice share {choice_share:g})")
+    if cap_share is None:
+        cap, rest = None, gaussian_multiplier(epsilon, delta)
+    else:
+        parts = split(epsilon, delta, cap_share, what="the automatic caps")
+        cap, rest = parts.selection_multiplier, parts.rest_multiplier
+    choice, direct = divided(rest, (choice_share, 1.0 - choice_share))
+    return ShareMultipliers(choice, direct, cap)
+
+
+def share_report(stats: GridFreeShareStats, config, choice_sensitivity: float, note: str):
+    """The privacy report of share then direct: the choice's release first (its σ² and sensitivity, in the units of
+    A), the direct release as a further Gaussian of its own multiplier, automatic caps as the budget split; ε all of
+    them composed. σ² = 0: both exact (not private)."""
+    from dphawkes_core.privacy.accounting import Mechanism, compose_epsilon
+    from dphawkes_core.privacy.count_cap import AUTO
+    from dphawkes_core.privacy.report import BudgetSplit, PrivacyReport
+
+    if config.sigma2 == 0:
+        z = ShareMultipliers(0.0, 0.0)
+    elif config.epsilon is None:
+        raise ConfigError("choosing the width with a share of the budget splits ε: give ε, not σ²")
+    else:
+        z = share_multipliers(config.epsilon, config.dp_delta, stats.choice_share,
+                              config.count_cap_share if config.count_cap == AUTO else None)
+    releases = [Mechanism("gaussian", z.choice), Mechanism("gaussian", z.direct)] if z.choice else []
+    epsilon = compose_epsilon(releases + ([Mechanism("gaussian", z.cap)] if z.cap else []), config.dp_delta) \
+        if releases else math.inf
+    split = None if z.cap is None else BudgetSplit(
+        share=float(config.count_cap_share), cap_sigma=float(z.cap),
+        cap_epsilon=float(config.count_cap_share * config.epsilon),
+        release_epsilon=compose_epsilon(releases, config.dp_delta), epsilon_total=epsilon, count_cap=stats.event_cap)
+    return PrivacyReport(
+        sigma2=float((z.choice * choice_sensitivity) ** 2) if z.choice else 0.0,
+        epsilon=float(config.epsilon or epsilon), dp_delta=float(config.dp_delta), calibration="formal",
+        sensitivity=float(choice_sensitivity), R=math.nan,
+        epsilon_by_calibration={"paper": None, "tight-paper": None, "formal": epsilon},
+        sensitivity_by_calibration={"paper": None, "tight-paper": None, "formal": float(choice_sensitivity)},
+        formal=True, iters=1, budget_split=split, further=((float(z.direct), DIRECT_LABEL),) if z.direct else (),
+        note=note + f"; w and s chosen with {stats.choice_share:.0%} of the releases' budget, then released "
+                    "directly" + ("; count caps chosen privately, one per candidate width, with "
+                                  f"{config.count_cap_share:.0%} of ε" if split else ""))
+
+
+def direct_sensitivity(pieces: GridFreePieces, cap: int, config) -> Sensitivity:
+    """The ctls bound of one candidate's direct release: its B', its cap per w-bin, the windows' edge share (or the
+    stated one) and the config's ρ."""
+    share = default_edge_share(pieces) if config.ctls_edge_share is None else config.ctls_edge_share / 100.0
+    return ctls_sensitivity(pieces.dim, pieces.lags, cap, share, config.ctls_gram_scale)
+
+
+def direct_release(pieces: GridFreePieces, width: float, cap: int | None, config, multiplier: float, rng):
+    """The direct release of one candidate's pieces at noise multiplier ``multiplier`` (0: exact) and its ctls fit:
+    ``(U, info)`` (the ctls post-processing of the stated fit: the edges shrunk, ridge, smoothing, non-negative)."""
+    sens = direct_sensitivity(pieces, cap, config) if cap is not None else None
+    raw_sigma = float(multiplier) * sens.total if sens is not None else 0.0
+    kappa, rho = (sens.kappa, sens.rho) if sens is not None else (1.0, float(config.ctls_gram_scale))
+    noisy = pieces
+    if raw_sigma > 0:
+        vector = raw_release(pieces, kappa, rho)
+        noisy = shrink_edges(pieces_from_release(vector + raw_sigma * rng.standard_normal(vector.size), pieces, kappa,
+                                                 rho), raw_sigma, part_scales(kappa, rho))
+    U, info = solve_released(stats_from_pieces(noisy, width), rho * raw_sigma / max(pieces.duration, 1e-300), config)
+    info.update({"direct_sensitivity": sens.total if sens is not None else None, "direct_count_cap": cap,
+                 "direct_kappa": kappa})
+    return U, info
+
+
+def direct_query(stats: GridFreeShareStats, config, factor: int, lags: int) -> tuple[np.ndarray, float]:
+    """The direct release of candidate (k, B') without noise and its sensitivity, both in the units of A (over the
+    candidate's public N): the vector the second release adds noise to, for the tests and the audit."""
+    cap, pieces = stats.direct(factor, lags)
+    sens = direct_sensitivity(pieces, cap, config)
+    return raw_release(pieces, sens.kappa, sens.rho) / pieces.duration, sens.total / pieces.duration
+
+
+def fit_by_share(stats: GridFreeShareStats, config, report, kappa: float, rho: float, rng
+                 ) -> tuple[np.ndarray, dict]:
+    """Share then direct: the two blocks released at the report's σ (the choice's share), every candidate scored
+    (:func:`select_width`), the chosen (k, B') released directly from its own pieces at the further multiplier, and
+    its fit on the fine grid (:func:`on_fine_grid`), with the choice and its candidates in the info."""
+    sigma = math.sqrt(report.sigma2) if report is not None else 0.0
+    release = release_blocks(stats.train_pieces, stats.validation_pieces, stats.width,
+                             sigma * stats.grid_pieces.duration, kappa, rho, rng)
+    candidates = select_width(release.train, release.validation, release.fine_width,
+                              lambda pieces, width: solve_candidate(release, config, pieces, width)[0])
+    best = candidates[0]
+    multiplier = report.further[0][0] if report is not None and report.further else 0.0
+    cap, pieces = stats.direct(best.factor, best.lags)
+    U, info = direct_release(pieces, best.width, cap, config, multiplier, rng)
+    info.update({
+        "width_choice": "share", "chosen_width": best.width, "chosen_support": best.support,
+        "validation_share": stats.share, "choice_share": stats.choice_share,
+        "candidates": [{"width": c.width, "support": c.support, "score": c.score} for c in candidates],
+        "chosen_in_release": (f"width w = {best.width:g} and support s = {best.support:g} chosen with "
+                              f"{stats.choice_share:.0%} of the budget by the validation contrast, then released "
+                              "directly with the rest"),
+    })
+    return on_fine_grid(U, best.factor, stats.lags), info
+
+
+def share_queries(stats: GridFreeShareStats, config, choice: np.ndarray, choice_sensitivity: float) -> list:
+    """Every vector share then direct adds noise to, ``(name, vector, sensitivity)`` in the units of A: the choice's
+    release (given: the family's query and its stated sensitivity), then each candidate's direct release
+    (:func:`direct_query`: any of them may be the one released) — for a neighbour search that measures every noised
+    vector against its own bound."""
+    queries = [("choice", np.asarray(choice, dtype=float), float(choice_sensitivity))]
+    for factor, lags, _, _ in stats.direct_pieces:
+        vector, sensitivity = direct_query(stats, config, factor, lags)
+        queries.append((f"direct (k = {factor}, B' = {lags})", vector, sensitivity))
+    return queries
