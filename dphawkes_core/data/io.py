@@ -199,17 +199,21 @@ def save_csv(events: Events, path: str | os.PathLike | io.TextIOBase) -> None:
 
 
 def load_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
-    """Read a ``labels.csv`` (``dimension,label``) next to a data set, if there is one."""
+    """Read a ``labels.csv`` (``dimension,label``) next to a data set, if there is one: every cell as its text (a
+    label ``01`` stays ``01``), in the order of the dimension column's integers (else of its text)."""
     path = Path(path)
     if not path.is_file():
         return None
     import pandas as pd
 
-    frame = pd.read_csv(path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    frame.columns = [str(c).strip() for c in frame.columns]
     if {"dimension", "label"} - set(frame.columns):
         return None
-    frame = frame.sort_values("dimension")
-    return tuple(str(x) for x in frame["label"])
+    order = frame["dimension"].str.strip()
+    numbers = [cells.whole_number(x) for x in order]
+    key = numbers if all(n is not None for n in numbers) else list(order)
+    return tuple(frame["label"].str.strip().iloc[np.argsort(np.array(key, dtype=object), kind="stable")])
 
 
 # --- reading ---------------------------------------------------------------------------------------

@@ -179,7 +179,8 @@ def _text_hashes(values: np.ndarray) -> np.ndarray:
 def _distinct_numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(uniques, inverse)`` of numeric cells: by counting when they are whole numbers in a small range (the
     usual dimension and sequence columns, O(n)), else by sorting."""
-    if values.size and (values.dtype.kind in "iu" or bool(np.all(np.isfinite(values) & (values == np.round(values))))):
+    if values.size and (values.dtype.kind in "iu" or bool(np.all(np.isfinite(values) & (values == np.round(values))
+                                                                 & (np.abs(values) < 2.0**62)))):  # int64-exact
         whole = values.astype(np.int64)
         low, high = int(whole.min()), int(whole.max())
         if high - low < 1 << 22:

@@ -611,10 +611,13 @@ def partition_rows(path: str) -> tuple[np.ndarray, int]:
 
 
 def _stored_values(column) -> np.ndarray:
-    """A column's cells: numbers (missing as NaN), datetimes, or text (missing as empty)."""
+    """A column's cells: numbers (missing as NaN; booleans as 1 and 0, as every reader reads them:
+    :func:`~dphawkes_core.data.io.table_columns`), datetimes, or text (missing as empty)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_boolean(column.type):
+        column = column.cast(pa.float64())
     if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
         return column.to_numpy(zero_copy_only=False).astype(np.float64)
     if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
