@@ -11,7 +11,8 @@ one pandas call for datetimes), with a mask of the cells that failed, never one 
   NaN or infinity), after its surrounding whitespace, parsed by Arrow's correctly rounded parser; anything else
   (``True``, ``0x10``, ``1_000``, ``١٢``, empty) is not a number;
 * **a datetime** is an ISO-8601 cell (pandas' ``format="ISO8601"``, each cell parsed on its own, naive ones read as
-  UTC) inside the nanosecond range of ``datetime64[ns]``; outside it, not a datetime (NaT);
+  UTC) at an instant of :data:`DATETIME_RANGE`; outside it, not a datetime (NaT) — near the ends of
+  ``datetime64[ns]``'s range pandas' reading of a cell depends on the resolution the column's other cells ask for;
 * **a key** (a dimension or a sequence cell) is its stripped text; a typed cell reads as a CSV writer writes it —
   an integer in decimal, a whole float without its point (``3.0`` → ``3``), a boolean as ``1``/``0`` (a writer that
   inferred a boolean column from ``0``/``1`` cells stored them so) — and matches a declared key (:func:`key_codes`)
@@ -40,7 +41,9 @@ _WHOLE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _MAX_KEY_DIGITS = 40  # a whole-number key with more digits than this matches by its text only
 _NS_BOUNDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _PROBE = 64  # cells a cast of a whole column tries first
-_SAFE_NS = tuple(int(np.datetime64(day, "ns").view(np.int64)) for day in ("1678-01-02", "2262-04-10"))
+#: The instants a datetime cell may hold (UTC, both ends included): ``datetime64[ns]``'s range less a day or more at
+#: each end, where a cell's reading would depend on its offset and on the resolution of its column.
+DATETIME_RANGE = (np.datetime64("1678-01-02", "ns"), np.datetime64("2262-04-10", "ns"))
 
 
 def is_text(column) -> bool:
@@ -120,6 +123,12 @@ def datetimes(column) -> np.ndarray:
     return fast if fast is not None else _pandas_datetimes(text)
 
 
+def _in_range(values: np.ndarray) -> np.ndarray:
+    """``datetime64[ns]`` values with NaT for every instant outside :data:`DATETIME_RANGE`."""
+    inside = (values >= DATETIME_RANGE[0]) & (values <= DATETIME_RANGE[1])  # NaT compares False
+    return np.where(inside, values, np.datetime64("NaT", "ns"))
+
+
 def _pandas_datetimes(text) -> np.ndarray:
     """Each stripped cell by pandas' ISO-8601 parser (each cell on its own), NaT where it is none."""
     import pandas as pd
@@ -130,27 +139,24 @@ def _pandas_datetimes(text) -> np.ndarray:
 
 
 def _arrow_datetimes(text) -> np.ndarray | None:
-    """The column by Arrow's ISO-8601 cast when every cell casts (all with a UTC offset, or all without) to an
-    instant well inside the nanosecond range, else None. Where Arrow's cast accepts a cell, it gives pandas' instant
+    """The column by Arrow's ISO-8601 cast when every cell casts (all with a UTC offset, or all without), else None.
+    Where Arrow's cast accepts a cell, it gives pandas' instant inside :data:`DATETIME_RANGE`
     (``tests/core/data/test_cells.py`` checks it on random datetimes), so this is the per-cell reading, faster."""
     import pyarrow as pa
 
     for kind in (pa.timestamp("ns", tz="UTC"), pa.timestamp("ns")):
         cast = _cast_all(text, kind)
         if cast is not None:
-            values = cast.cast(pa.int64()).to_numpy(zero_copy_only=False)
-            if len(values) and not (values.min() >= _SAFE_NS[0] and values.max() <= _SAFE_NS[1]):
-                return None  # near the range's ends pandas reads the local time before its offset: its reading
-            return values.view("datetime64[ns]")
+            return _in_range(cast.cast(pa.int64()).to_numpy(zero_copy_only=False).view("datetime64[ns]"))
     return None
 
 
 def nanoseconds(values: np.ndarray) -> np.ndarray:
-    """``datetime64`` values of any resolution as ``datetime64[ns]``, NaT where the instant is outside the
-    nanosecond range (a plain cast would wrap around: pandas reads ``1000-01-01`` at microsecond resolution)."""
+    """``datetime64`` values of any resolution as ``datetime64[ns]``, NaT where the instant is outside
+    :data:`DATETIME_RANGE` (a plain cast would wrap around: pandas reads ``1000-01-01`` at microsecond resolution)."""
     unit = np.datetime_data(values.dtype)[0]
     if unit == "ns":
-        return values
+        return _in_range(values)
     scale = _NS_BOUNDS.get(unit)
     if scale is None:  # days, months, ...: through seconds
         return nanoseconds(values.astype("datetime64[s]"))
@@ -159,7 +165,7 @@ def nanoseconds(values: np.ndarray) -> np.ndarray:
     limit = np.iinfo(np.int64).max // scale
     inside = ~missing & (np.abs(raw) <= limit)
     out = np.where(inside, raw, 0) * scale
-    return np.where(inside, out, np.iinfo(np.int64).min).view("datetime64[ns]")
+    return _in_range(np.where(inside, out, np.iinfo(np.int64).min).view("datetime64[ns]"))
 
 
 def typed_column(column):

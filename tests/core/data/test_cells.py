@@ -89,14 +89,15 @@ def _iso(rng) -> str:
 
 
 def _one_at_a_time(cell: str) -> np.datetime64:
-    """The reference: pandas on this one cell alone, NaT outside the nanosecond range."""
+    """The reference: pandas on this one cell alone, NaT outside 1678-01-02 … 2262-04-10 (UTC)."""
     import pandas as pd
 
     try:
         stamp = pd.to_datetime(cell, format="ISO8601", utc=True)
-        return np.datetime64(stamp.as_unit("ns").value, "ns")
     except (ValueError, OverflowError):
         return np.datetime64("NaT", "ns")
+    inside = pd.Timestamp("1678-01-02", tz="UTC") <= stamp <= pd.Timestamp("2262-04-10", tz="UTC")
+    return np.datetime64(stamp.as_unit("ns").value, "ns") if inside else np.datetime64("NaT", "ns")
 
 
 @pytest.mark.parametrize("offsets", [True, False])
@@ -111,6 +112,23 @@ def test_a_datetime_cell_has_the_instant_it_has_alone_whatever_its_column_holds(
     assert cells._arrow_datetimes(cells.text_cells(pa.array(written))) is not None  # the fast path is compared
     for extra in ([], ["2024"], ["2024-01-01T00:00:00" if offsets else "2024-01-01T00:00:00Z"]):
         np.testing.assert_array_equal(cells.datetimes(pa.array(written + extra))[:len(written)], reference)
+
+
+@pytest.mark.parametrize("edge", ["1677-09-20 23:08:37-0530", "2262-04-11T23:47:16+01:00", "1678-01-01T23:00:00Z"])
+@pytest.mark.parametrize("beside", [["2024-01-01 00:00:00+00:00"], ["2024-01-01T00:00:00.123456789Z"], ["2024"],
+                                    ["2024-01-01T00:00:00.123456789Z", "2024"]])  # Arrow; pandas in µs, in ns
+def test_near_the_ends_of_the_range_a_datetime_is_none_whatever_its_column_holds(edge, beside):
+    """Near the ends of ``datetime64[ns]``, pandas read ``1677-09-20 23:08:37-0530`` as an instant beside
+    microsecond cells and as nothing beside a nanosecond one (the local time is out of range before its offset), and
+    Arrow's cast read it: outside 1678-01-02 … 2262-04-10 every path reads no datetime, a Parquet timestamp too."""
+    stamps = cells.datetimes(pa.array([edge, *beside]))
+    assert np.isnat(stamps[0]) and not np.isnat(stamps[1:]).any() and np.isnat(_one_at_a_time(edge))
+    typed = pa.array([_arrow_instant(edge), np.datetime64("2024-01-01", "ns")], type=pa.timestamp("ns"))
+    assert np.isnat(cells.nanoseconds(typed.to_numpy())[0])
+
+
+def _arrow_instant(cell: str) -> np.datetime64:
+    return np.datetime64(pc.cast(pa.array([cell]), pa.timestamp("ns", tz="UTC"))[0].value, "ns")
 
 
 def test_a_datetime_outside_the_nanosecond_range_is_none_not_wrapped_around():

@@ -8,7 +8,7 @@ arbitrary cells — booleans, zero-padded, signed and huge numbers, NaN and infi
 whitespace, bytes that are not UTF-8 — inserted anywhere in a data set leaves every other row's parsed values, the
 release's shape and σ² unchanged on a CSV, on a Parquet file typed by its writer (Arrow's inference: the row may
 retype the column) and on a Parquet file of text, and is counted once: one event more, or one row more dropped and
-counted (a blank line is no row).
+counted (a blank line is no row) — the event or the count the line has when read on its own.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from dphawkes_cli.main import main
@@ -96,7 +96,7 @@ def _cells(csv_bytes: bytes) -> list[list[str]] | None:
 def _parquet_bytes(csv_bytes: bytes, as_text: bool, inserted: bytes | None = None, at: int = 0) -> bytes | None:
     """The CSV's rows (plus the line ``inserted`` before row ``at``, read on its own) as a Parquet file, typed by
     Arrow's inference as a writer does (``as_text``: every column text); None when the line is not three cells."""
-    rows = _cells(csv_bytes.split(b"\n", 1)[1])
+    rows = _cells(csv_bytes.split(b"\n", 1)[1]) or []
     if inserted is not None:
         line = _cells(inserted + b"\n")
         if line is None or len(line) != 1:
@@ -113,20 +113,24 @@ def _parquet_bytes(csv_bytes: bytes, as_text: bool, inserted: bytes | None = Non
     return sink.getvalue()
 
 
-def _extra_events(events, base) -> int:
+def _extra_events(events, base, alone=None) -> int:
     """How many events ``events`` holds beyond ``base`` (0 or 1), asserting every event of ``base`` is there with
-    its value unchanged, bit for bit, and nothing else changed."""
+    its value unchanged, bit for bit, and nothing else changed; with ``alone`` (the line read on its own), that the
+    extra event is the one the line has on its own."""
     assert events.names == base.names and events.n_sequences == base.n_sequences
     extra = 0
-    for seq, ref in zip(events.sequences, base.sequences):
+    for s, (seq, ref) in enumerate(zip(events.sequences, base.sequences)):
         assert seq.end_time == ref.end_time and seq.start_time == ref.start_time
-        for times, expected in zip(seq.times, ref.times):
+        for j, (times, expected) in enumerate(zip(seq.times, ref.times)):
+            own = np.empty(0) if alone is None else alone.sequences[s].times[j]
             if len(times) == len(expected):
                 np.testing.assert_array_equal(times, expected)
+                assert alone is None or not len(own), (s, j, own)
                 continue
             assert len(times) == len(expected) + 1
             k = int(np.argmax(np.append(times[:-1] != expected, True)))  # the first place they differ
             np.testing.assert_array_equal(np.delete(times, k), expected)
+            assert alone is None or own.tolist() == [times[k]], (s, j, times[k], own)
             extra += 1
     return extra
 
@@ -137,13 +141,17 @@ def _release(events) -> tuple:
     return result.kernels.shape, result.privacy.sigma2, info["n_bins"]
 
 
-def _counted_once(events, base, line: bytes, what: str, release: bool = True) -> None:
+def _counted_once(events, base, line: bytes, what: str, release: bool = True, alone=None) -> None:
     """The line is one event more or one row more dropped and counted (a blank line: nothing), the other rows are
-    read as without it, and (``release``) the formal release has the same shape, bins and σ²."""
-    kept = _extra_events(events, base)
+    read as without it, the line (given ``alone``: the line read on its own) as it is on its own, and
+    (``release``) the formal release has the same shape, bins and σ²."""
+    kept = _extra_events(events, base, alone)
     dropped = (events.outside_domain - base.outside_domain) + (events.outside_window - base.outside_window)
     blank = not line.decode("utf-8", errors="replace").strip()
     assert (kept, dropped) in ([(0, 0)] if blank else [(1, 0), (0, 1)]), (what, line, kept, dropped)
+    if alone is not None:
+        assert (kept, events.outside_domain - base.outside_domain, events.outside_window - base.outside_window) == \
+            (alone.n_events, alone.outside_domain, alone.outside_window), (what, line)
     if release:
         assert _release(events) == _release(base), (what, line)
 
@@ -166,12 +174,23 @@ BASES = {(padded, quirky): _loads(_base_rows(padded), PADDED if padded else DOMA
 
 @PROPERTY
 @given(line=LINE, position=st.integers(0, 60), padded=st.booleans(), quirky=st.booleans())
+@example(line=b"1000,True,0", position=60, padded=False, quirky=False)  # the finding, at the end of the file
+@example(line=b"3.5,True,1", position=5, padded=True, quirky=False)
+@example(line=b"3.5,x,1", position=5, padded=True, quirky=False)  # a text row among padded labels
+@example(line=b'"6.5,0,1', position=0, padded=False, quirky=True)  # a quote that swallowed the rows after it
+@example(line=b'x"y,"z,1', position=3, padded=True, quirky=True)
+@example(line=b"4.5,\xff\xfe,0", position=2, padded=False, quirky=True)  # not UTF-8
+@example(line=b"2.5,0,1,9", position=1, padded=False, quirky=True)  # ragged
+@example(line=b"   ", position=9, padded=False, quirky=False)  # no row
 def test_an_arbitrary_row_changes_no_other_row_and_is_counted_once(line, position, padded, quirky):
     base = BASES[(padded, quirky)]
     assert base["csv"].n_events == 60 - quirky and base["csv"].outside_domain == quirky
-    loads = _loads(_base_rows(padded), PADDED if padded else DOMAIN, line, position, quirky, end_time=END)
+    domain = PADDED if padded else DOMAIN
+    loads = _loads(_base_rows(padded), domain, line, position, quirky, end_time=END)
+    alone = _loads([], domain, line, end_time=END)  # the line on its own (a writer types it alone otherwise)
     for what, events in loads.items():  # the release (a fit: the slow part) on the CSV, the finding's path
-        _counted_once(events, base[what], line, what, release=what == "csv")
+        _counted_once(events, base[what], line, what, release=what == "csv",
+                      alone=alone.get(what) if what != "parquet typed by its writer" else None)
     for what, events in base.items():  # every format reads the base rows alike, quirks and padding included
         assert _extra_events(events, base["csv"]) == 0, what
 
@@ -188,15 +207,19 @@ def test_on_a_datetime_axis_an_arbitrary_row_changes_no_other_row(line, position
     datetime with another offset or none, or a cell pandas alone reads changes no other row's instant."""
     base = _loads(DATETIME_BASE, DOMAIN, **DATETIME_WINDOW)
     assert base["csv"].n_events == len(DATETIME_BASE)
+    alone = _loads([], DOMAIN, line, **DATETIME_WINDOW)
     for what, events in _loads(DATETIME_BASE, DOMAIN, line, position, **DATETIME_WINDOW).items():
-        _counted_once(events, base[what], line, what, release=False)
+        _counted_once(events, base[what], line, what, release=False,
+                      alone=alone.get(what) if what != "parquet typed by its writer" else None)
 
 
 @pytest.mark.parametrize("line", [b"2024-01-01,1,0", b"2024-01-01T12:00:00+05:00,0,1", b"2024-01-01 06:30,1,1",
                                   b"1000,0,0", b"2024,0,0", b"2023-12-31T23:00:00-02:00,1,0", b"1000-01-01,0,0"])
 def test_datetime_rows_of_other_spellings_are_each_read_alone(line):
     base = load_csv(_csv_bytes(DATETIME_BASE), domain=DOMAIN, **DATETIME_WINDOW)
-    _counted_once(load_csv(_csv_bytes(DATETIME_BASE, line, 5), domain=DOMAIN, **DATETIME_WINDOW), base, line, "csv")
+    alone = load_csv(_csv_bytes([], line), domain=DOMAIN, **DATETIME_WINDOW)
+    _counted_once(load_csv(_csv_bytes(DATETIME_BASE, line, 5), domain=DOMAIN, **DATETIME_WINDOW), base, line, "csv",
+                  alone=alone)
 
 
 @settings(max_examples=20, derandomize=True, deadline=None, database=None)
