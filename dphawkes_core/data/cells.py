@@ -39,7 +39,7 @@ import numpy as np
 NUMBER = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan(?:\([0-9a-z_]*\))?))"
 _WHOLE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _MAX_KEY_DIGITS = 40  # a whole-number key with more digits than this matches by its text only
-_NS_BOUNDS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+_NS_PER_UNIT = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _PROBE = 64  # cells a cast of a whole column tries first
 #: The instants a datetime cell may hold (UTC, both ends included): ``datetime64[ns]``'s range less a day or more at
 #: each end, where a cell's reading would depend on its offset and on the resolution of its column.
@@ -111,8 +111,8 @@ def _cast_all(text, kind):
 
 
 def datetimes(column) -> np.ndarray:
-    """Each cell as ``datetime64[ns]`` (UTC), NaT where it is not an ISO-8601 datetime in the nanosecond range.
-    Typed timestamps are their values."""
+    """Each cell as ``datetime64[ns]`` (UTC), NaT where it is not an ISO-8601 datetime of :data:`DATETIME_RANGE`.
+    Typed timestamps are their values (inside the range)."""
     if not is_text(column):
         values = np.asarray(column)
         if values.dtype.kind == "M":
@@ -157,7 +157,7 @@ def nanoseconds(values: np.ndarray) -> np.ndarray:
     unit = np.datetime_data(values.dtype)[0]
     if unit == "ns":
         return _in_range(values)
-    scale = _NS_BOUNDS.get(unit)
+    scale = _NS_PER_UNIT.get(unit)
     if scale is None:  # days, months, ...: through seconds
         return nanoseconds(values.astype("datetime64[s]"))
     raw = values.view(np.int64)
