@@ -168,10 +168,11 @@ def nanoseconds(values: np.ndarray) -> np.ndarray:
     return _in_range(np.where(inside, out, np.iinfo(np.int64).min).view("datetime64[ns]"))
 
 
-def typed_column(column):
+def typed_column(column, parsed_numbers=None):
     """A column as typed NumPy values when every cell parses — float64 when every cell is a number, ``datetime64[ns]``
     when none is a number and every one is a datetime — else the text column itself (the readers' type inference,
-    cell by cell: a typed reading gives each cell the value it has on its own)."""
+    cell by cell: a typed reading gives each cell the value it has on its own). ``parsed_numbers``: a function giving
+    the column's :func:`numbers`, when they are kept for later."""
     if not is_text(column):
         return column
     import pyarrow as pa
@@ -183,7 +184,7 @@ def typed_column(column):
     stamps = _arrow_datetimes(text)  # a cell Arrow casts to an instant is never a number
     if stamps is not None:
         return stamps
-    if _numbers(text)[1].any():
+    if (parsed_numbers() if parsed_numbers is not None else _numbers(text))[1].any():
         return column
     stamps = _pandas_datetimes(text)
     return column if np.isnat(stamps).any() else stamps

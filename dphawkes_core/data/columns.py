@@ -13,7 +13,7 @@ import numpy as np
 from dphawkes_core.data import cells, timeaxis
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.events import Events, EventSequence
-from dphawkes_core.data.row_key import row_lanes, rows_key
+from dphawkes_core.data.row_key import no_lanes, row_lanes, rows_key
 from dphawkes_core.errors import DataError
 
 MAX_DIMENSIONS = 50
@@ -74,38 +74,84 @@ def _cell(column, row: int):
 
 def columns_key(columns: dict) -> str:
     """The source key of a file's columns as read (:mod:`~dphawkes_core.data.row_key`), whatever is declared about
-    them: of the columns typed where every cell parses (:func:`inferred_columns`), so every load of a file — declared
-    or not — and :func:`~dphawkes_core.data.io.source_key` give one key."""
-    return _columns_key(inferred_columns(columns))
+    them: the same for every load of a file — declared or not — and :func:`~dphawkes_core.data.io.source_key`."""
+    parsed = Parsed(columns)
+    return _columns_key(inferred_columns(columns, parsed), parsed)
 
 
-def _columns_key(typed: dict) -> str:
-    def lane(column):
-        return column if not _is_text(column) else cells.text_list(column)
+def _columns_key(typed: dict, parsed: Parsed) -> str:
+    """The key of the rows, each row's cells read as the key reads a cell alone (:mod:`~dphawkes_core.data.row_key`:
+    a finite number, a datetime, a whole-number key, else its text). Rows whose text cells all parse are hashed from
+    the parsed values (vectorised), the others from their text; the lanes of the parts add up to those of all rows."""
+    names = ["time", "dimension"] + (["sequence"] if "sequence" in typed else [])
+    parts = {name: typed[name] for name in names}
+    parsed_rows = np.ones(len(typed["time"]), dtype=bool)
+    for name in names[1:]:
+        if _is_text(typed[name]):  # a key read as a whole number has the same key text typed
+            values, is_number = parsed.numbers(name)
+            parsed_rows &= is_number & np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**62)
+            parts[name] = values
+    groups = [(parsed_rows, parts)]
+    if _is_text(typed["time"]):
+        values, is_number = parsed.numbers("time")  # a text column: some cell is no number
+        stamps = np.full(len(values), np.datetime64("NaT", "ns"))
+        stamps[~is_number] = cells.datetimes(_rows(typed["time"], ~is_number))
+        number, datetime = is_number & np.isfinite(values), ~np.isnat(stamps)
+        groups = [(parsed_rows & number, {**parts, "time": values}),
+                  (parsed_rows & datetime, {**parts, "time": stamps})]
+        parsed_rows = parsed_rows & (number | datetime)
+    lanes = no_lanes()
+    for rows, columns in groups:
+        if rows.any():
+            lanes = lanes + row_lanes(*(columns[name][rows] for name in names[:2]),
+                                      columns["sequence"][rows] if "sequence" in columns else None)
+    rest = ~parsed_rows
+    if rest.any():  # the rows some cell of which only its text can key
+        text = [cells.text_list(_rows(typed[name], rest)) if _is_text(typed[name]) else typed[name][rest]
+                for name in names]
+        lanes = lanes + row_lanes(text[0], text[1], text[2] if len(text) > 2 else None)
+    return rows_key(lanes, len(typed["time"]))
 
-    return rows_key(row_lanes(lane(typed["time"]), lane(typed["dimension"]),
-                              lane(typed["sequence"]) if "sequence" in typed else None), len(typed["time"]))
+
+class Parsed:
+    """What one load parses of its columns, each at most once: the numbers of a column, the distinct cells of a key
+    column (:mod:`~dphawkes_core.data.cells`)."""
+
+    def __init__(self, columns: dict):
+        self._columns = columns
+        self._numbers: dict = {}
+        self._keys: dict = {}
+
+    def numbers(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~dphawkes_core.data.cells.numbers` of a column (a key column's parsed once per distinct cell)."""
+        if name not in self._numbers:
+            column = self._columns[name]
+            if name == "time" or not _is_text(column):
+                self._numbers[name] = cells.numbers(column)
+            else:
+                distinct, inverse = self.keys(name)
+                values, is_number = cells.numbers(distinct)
+                self._numbers[name] = values[inverse], is_number[inverse]
+        return self._numbers[name]
+
+    def keys(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~dphawkes_core.data.cells.key_texts` of a key column."""
+        if name not in self._keys:
+            self._keys[name] = cells.key_texts(self._columns[name])
+        return self._keys[name]
 
 
-def inferred_columns(columns: dict, keys: dict | None = None) -> dict:
+def inferred_columns(columns: dict, parsed: Parsed | None = None) -> dict:
     """The columns read without a declared domain: ``time``, ``dimension`` and ``sequence`` as typed values when every
     one of their cells parses (:func:`~dphawkes_core.data.cells.typed_column`), else as text; ``start``/``end`` as
-    they are (text, parsed as window bounds). ``keys`` caches the key columns' distinct cells (:func:`_keys`)."""
-    keys = {} if keys is None else keys
+    they are (text, parsed as window bounds). ``parsed`` keeps what is parsed for the rest of the load."""
+    parsed = Parsed(columns) if parsed is None else parsed
     typed = dict(columns)
-    typed["time"] = cells.typed_column(columns["time"])
+    typed["time"] = cells.typed_column(columns["time"], lambda: parsed.numbers("time"))
     for name in ("dimension", "sequence"):
         if name in columns:
-            typed[name] = cells.typed_keys(columns[name], _keys(columns, name, keys) if _is_text(columns[name])
-                                           else None)
+            typed[name] = cells.typed_keys(columns[name], parsed.keys(name) if _is_text(columns[name]) else None)
     return typed
-
-
-def _keys(columns: dict, name: str, cache: dict) -> tuple:
-    """A key column's :func:`~dphawkes_core.data.cells.key_texts`, computed once per load."""
-    if name not in cache:
-        cache[name] = cells.key_texts(columns[name])
-    return cache[name]
 
 
 # --- validation and assembly -----------------------------------------------------------------------
@@ -123,15 +169,15 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     position (:func:`from_arrays`).
     """
     domain = domain or Domain()
-    keys: dict = {}
-    typed = inferred_columns(columns, keys)
-    source_key = _columns_key(typed)
+    parsed = Parsed(columns)
+    typed = inferred_columns(columns, parsed)
+    source_key = _columns_key(typed, parsed)
     declared_bounds = [start_time, end_time, *(b for w in domain.windows or () for b in w)]
     kind = declared_kind(declared_bounds)
     if domain.dimensions is None and domain.sequences is None:
         columns, outside_domain, domain_notes = typed, 0, []
     else:
-        columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, kind, typed, keys)
+        columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, kind, typed, parsed)
     n_rows = len(columns["time"])
     fully_declared = kind is not None and domain.dimensions is not None and (
         domain.sequences is not None or "sequence" not in columns)
@@ -183,7 +229,7 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
 
 
 def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = None, typed: dict | None = None,
-                       keys: dict | None = None) -> tuple[dict, int, list[str]]:
+                       parsed: Parsed | None = None) -> tuple[dict, int, list[str]]:
     """The one domain filter of every reader (CSV, Parquet, each partition of a store, on Dask or not).
 
     Under a declared domain every dimension, sequence and time cell is parsed on its own
@@ -207,8 +253,8 @@ def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = No
         column; ``None`` (no declared window): what most of its cells are.
     typed : dict, optional
         The columns already typed by :func:`inferred_columns` (not parsed twice).
-    keys : dict, optional
-        The key columns' distinct cells, when already computed (:func:`_keys`).
+    parsed : Parsed, optional
+        What the load has parsed of ``columns`` already.
 
     Returns
     -------
@@ -220,8 +266,8 @@ def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = No
     notes : list of str
         One note on them, when there are any.
     """
-    keys = {} if keys is None else keys
-    typed = inferred_columns(columns, keys) if typed is None else typed
+    parsed = Parsed(columns) if parsed is None else parsed
+    typed = inferred_columns(columns, parsed) if typed is None else typed
     if domain.dimensions is None and domain.sequences is None:
         return typed, 0, []
     n_rows = len(columns["time"])
@@ -229,9 +275,9 @@ def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = No
     coded = {}
     if domain.dimensions is not None:
         coded["dimension"], inside = cells.key_codes(columns["dimension"], domain.dimensions, indices=True,
-                                                     keys=_keys(columns, "dimension", keys))
+                                                     keys=parsed.keys("dimension"))
         keep &= inside
-    times, well_formed = time_cells(columns["time"], time_kind, typed["time"])
+    times, well_formed = time_cells(columns["time"], time_kind, typed["time"], parsed)
     keep &= well_formed
     if domain.sequences is not None:
         if "sequence" not in columns:
@@ -241,7 +287,7 @@ def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = No
             coded["sequence"] = np.zeros(n_rows, dtype=np.int64)
         else:
             coded["sequence"], inside = cells.key_codes(columns["sequence"], domain.sequences,
-                                                        keys=_keys(columns, "sequence", keys))
+                                                        keys=parsed.keys("sequence"))
             keep &= inside
     kept = {name: _rows(typed[name], keep) for name in columns
             if name not in coded and name != "time" and not (domain.sequences is not None and name in ("start", "end"))}
@@ -272,27 +318,32 @@ def _reads_as_number(value) -> bool:
     return True
 
 
-def time_cells(column, kind: str | None, typed=None) -> tuple[np.ndarray, np.ndarray]:
+def time_cells(column, kind: str | None, typed=None, parsed: Parsed | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(values, well_formed)``: each time cell parsed on its own — a finite number (float64) or an ISO-8601
     datetime (``datetime64[ns]``) of the declared window's ``kind`` — and which cells are one.
 
     A cell's reading never depends on the column's other cells: a text cell is a number or a datetime by its own
     text (:mod:`~dphawkes_core.data.cells`), a typed cell by its writer's type. Without a declared ``kind`` (no
     window, so not a formal release) the column's type decides, or for text what most of its cells are.
-    ``typed`` is the column already typed by :func:`~dphawkes_core.data.cells.typed_column`, when it is.
+    ``typed`` is the column already typed by :func:`~dphawkes_core.data.cells.typed_column`, and ``parsed`` the load's
+    parsed cells (``parsed.numbers("time")`` this column's numbers), when they are.
     """
     if not _is_text(column):
         values = np.asarray(column)
         return values, _well_formed_typed(values, kind)
     typed = cells.typed_column(column) if typed is None else typed
+
+    def numbers() -> np.ndarray:
+        return (parsed.numbers("time") if parsed is not None else cells.numbers(column))[0]
+
     if kind is None:
         if not _is_text(typed):
             kind = "datetime" if typed.dtype.kind == "M" else "number"
         else:
-            finite = np.isfinite(cells.numbers(column)[0])
+            finite = np.isfinite(numbers())
             kind = "number" if np.count_nonzero(finite) * 2 >= len(finite) else "datetime"
     if kind == "number":
-        values = typed if not _is_text(typed) and typed.dtype.kind == "f" else cells.numbers(column)[0]
+        values = typed if not _is_text(typed) and typed.dtype.kind == "f" else numbers()
         return values, np.isfinite(values)
     values = typed if not _is_text(typed) and typed.dtype.kind == "M" else cells.datetimes(column)
     return values, ~np.isnat(values)

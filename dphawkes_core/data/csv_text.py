@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import io
 
-#: The characters that end a line: Arrow's parser ends rows at both, as :meth:`bytes.splitlines` does.
-LINE_BREAKS = "[\r\n]"
-
 
 def header_end(raw: bytes) -> int:
     """The offset just after the header line: the first line that is not blank (its ``\\r\\n``, ``\\n`` or ``\\r``
@@ -87,34 +84,41 @@ def _read(data: bytes, header: list[str]) -> tuple:
     for block_size in (None, len(data) + 1):  # a line longer than a block: read the data in one block
         skipped = []
         options = _read_options(header, skip_rows=0, block_size=block_size)
-        parse = pacsv.ParseOptions(invalid_row_handler=lambda row, into=skipped: _skip(row, into))
+        parse = pacsv.ParseOptions(invalid_row_handler=lambda row, into=skipped: into.append(row.text) or "skip")
         try:
             table = pacsv.read_csv(io.BytesIO(data), read_options=options, parse_options=parse,
                                    convert_options=_convert(header))
         except pa.ArrowInvalid:
             continue
-        spanned = any(_has_break(t) for t in skipped) or (b'"' in data and _cells_hold_breaks(table))
-        return table, len(skipped), spanned
+        not_rows = [text for text in skipped if text.strip()]  # a blank or whitespace-only line is no row
+        return table, len(not_rows), b'"' in data and _spanned(data, table, skipped)
     empty = pa.table({name: pa.array([], type=pa.string()) for name in header})
     lines = [line for line in data.splitlines() if line.strip()]
     return empty, len(lines), len(lines) > 1  # unreadable: split further; one line: a row of empty cells
 
 
-def _skip(row, into: list) -> str:
-    """Arrow's invalid-row handler: skip the row, remembering its text unless the line is blank."""
-    if row.text.strip():
-        into.append(row.text)
-    return "skip"
+def _spanned(data: bytes, table, skipped: list[str]) -> bool:
+    """Whether a row of one read took more than one line of ``data`` (which holds a quote): the rows read and skipped
+    are not one per non-empty line. Each line is at most one row, so a row that took a line break into a cell — or
+    the lines Arrow's parser drops silently after an unclosed quote, up to the end of its block — leaves fewer rows
+    than lines."""
+    return table.num_rows + len(skipped) != _non_empty_lines(data)
 
 
-def _has_break(text: str) -> bool:
-    return "\n" in text or "\r" in text
+def _non_empty_lines(data: bytes) -> int:
+    """The lines of ``data`` that are not empty (``\r\n``, ``\n`` and ``\r`` end a line), counted as Arrow's
+    parser counts rows: an empty line is none."""
+    import numpy as np
 
-
-def _cells_hold_breaks(table) -> bool:
-    import pyarrow.compute as pc
-
-    return any(pc.any(pc.match_substring_regex(column, LINE_BREAKS)).as_py() for column in table.columns)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if not buf.size:
+        return 0
+    breaks = (buf == 10) | (buf == 13)
+    ends = breaks.copy()
+    ends[1:] &= ~((buf[1:] == 10) & (buf[:-1] == 13))  # the \n of a \r\n ends no line of its own
+    empty = ends.copy()  # a line end right at the start or right after another line's break: an empty line
+    empty[1:] &= breaks[:-1]
+    return int(np.count_nonzero(ends) - np.count_nonzero(empty)) + int(not breaks[-1])
 
 
 def _is_utf8(body: bytes) -> bool:
