@@ -175,3 +175,29 @@ def test_a_column_is_typed_only_when_every_cell_parses():
     stamps = cells.typed_column(pa.array(["2024-01-01", "2024-01-02T10:00:00Z"]))
     assert stamps.dtype == np.dtype("datetime64[ns]")
     assert cells.typed_keys(pa.array(["01", "1", "01"])).tolist() == [1.0, 1.0, 1.0]
+
+
+def test_the_ledger_key_of_rows_is_the_key_of_their_text_however_they_are_read(tmp_path):
+    """The source key hashes the rows whose cells parse from their parsed values and the others from their text
+    (``columns._columns_key``); the reference hashes every row from its text (``row_key``'s own text path). They agree
+    on a file with a ragged row, bad times, bad and padded dimensions and datetimes, and a typed Parquet file of the
+    same rows has the key of the CSV."""
+    from dphawkes_core.data.io import source_key
+    from dphawkes_core.data.row_key import row_lanes, rows_key
+
+    rng = np.random.default_rng(5)
+    rows = [[f"{t:.4f}", str(j), str(j % 2)] for t, j in zip(np.sort(rng.uniform(0, 50, 300)), rng.integers(0, 3, 300))]
+    odd = [["abc", "1", "0"], ["nan", "0", "1"], ["", "1", "1"], ["5.5", "x", "0"], ["6.5", "0.50", "1"],
+           ["7.5", "01", "0"], ["2024-01-01T00:00:01Z", "1", "0"], ["1e400", "1", "1"], ["8.5", "1e0", "1.0"]]
+    text = "time,dimension,sequence\n" + "".join(",".join(r) + "\n" for r in rows + odd) + "1,2,3,4\n"
+    (tmp_path / "odd.csv").write_text(text)
+    cells_ = [*zip(*(rows + odd + [["", "", ""]]))]  # the ragged line: a row of empty cells
+    reference = rows_key(row_lanes(*(np.array(c, dtype=object) for c in cells_)), len(cells_[0]))
+    assert source_key(tmp_path / "odd.csv") == reference
+    (tmp_path / "rows.csv").write_text("time,dimension,sequence\n" + "".join(",".join(r) + "\n" for r in rows))
+    import pyarrow.parquet as pq
+
+    typed = pa.table({"time": [float(r[0]) for r in rows], "dimension": [int(r[1]) for r in rows],
+                      "sequence": [int(r[2]) for r in rows]})
+    pq.write_table(typed, tmp_path / "rows.parquet")
+    assert source_key(tmp_path / "rows.csv") == source_key(tmp_path / "rows.parquet")
