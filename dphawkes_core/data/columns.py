@@ -32,8 +32,10 @@ def from_arrays(
     times : sequence of array-like
         ``times[j]`` are the event times of dimension ``j`` (any order, from 0).
     end_time : float, optional
-        Window end T, which states the window (events after it are dropped and counted);
-        defaults to the last event time (window read from the data).
+        Window end T, which states the window ``[0, T]``: a time outside it is dropped and counted in
+        ``outside_window``, one that is not finite in ``outside_domain`` (as the readers do under a declared domain);
+        defaults to the last event time (window read from the data; a time that is not finite or negative is then
+        refused).
     names : sequence of str, optional
         Dimension names; defaults to ``"0" .. "d-1"``.
 

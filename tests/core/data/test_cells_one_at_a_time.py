@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from dphawkes_cli.main import main
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv, load_parquet
+from dphawkes_core.errors import DataError
 from dphawkes_core.estimators import FitConfig, fit_stats, prepare_stats
 from dphawkes_core.statistics.partitioned import read_partition
 
@@ -371,3 +372,16 @@ def test_lines_are_counted_as_the_line_splitter_counts_them():
     for _ in range(3_000):
         data = bytes(rng.choice([10, 13, 97, 32, 34], int(rng.integers(0, 14))).astype(np.uint8))
         assert _non_empty_lines(data) == len([line for line in data.splitlines() if line]), data
+
+
+def test_from_arrays_with_a_stated_window_drops_and_counts_what_it_cannot_use():
+    """The array reader under a stated window [0, T] and its caller's dimensions: a time that is NaN or infinite is
+    dropped and counted (it was refused), one before 0 or after T dropped and counted as outside the window."""
+    from dphawkes_core.data.io import from_arrays
+
+    base = from_arrays([[0.5, 3.0], [1.0]], end_time=10, names=["a", "b"])
+    events = from_arrays([[0.5, np.nan, -1.0, 3.0, 11.0, np.inf], [1.0]], end_time=10, names=["a", "b"])
+    assert _extra_events(events, base) == 0 and events.names == ("a", "b") and events.dimensions_declared
+    assert (events.outside_domain, events.outside_window) == (2, 2) and events.window_stated
+    with pytest.raises(DataError, match="finite"):
+        from_arrays([[0.5, np.nan]])  # no stated window: read from the data, a bad time is refused
