@@ -9,7 +9,6 @@ Rows outside a declared domain are dropped and counted, never refused.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import streamlit as st
@@ -17,6 +16,7 @@ import streamlit as st
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv, load_parquet
+from dphawkes_core.data.io import sequence_keys as file_sequence_keys
 from dphawkes_core.errors import DataError
 
 DECLARED_KEY = "declared_domain"  # {(source, name): {"dimensions": tuple, "sequences": tuple | None}}
@@ -38,22 +38,12 @@ def upload_with_domain(name: str, content: bytes, end_time=None, *, start_time=N
 
 
 def sequence_keys(name: str, content: bytes) -> tuple[str, ...] | None:
-    """The sequence keys of an uploaded file in order of first appearance (``None`` without a sequence column)."""
-    import pandas as pd
-
+    """The sequence keys of an uploaded file in order of first appearance, each as a declared load reads its cell
+    (``None`` without a sequence column or for an unreadable file)."""
     try:
-        if is_parquet(name):
-            frame = pd.read_parquet(io.BytesIO(content))
-        else:
-            frame = pd.read_csv(io.BytesIO(content), dtype=str, usecols=lambda c: c.strip().lower() == "sequence")
-    except (ValueError, OSError):
+        return file_sequence_keys(content, parquet=is_parquet(name))
+    except DataError:
         return None
-    columns = {c.strip().lower(): c for c in frame.columns}
-    if "sequence" not in columns:
-        return None
-    from dphawkes_core.data.domain import key_text
-
-    return tuple(dict.fromkeys(key_text(frame[columns["sequence"]].to_numpy())))
 
 
 def declared(source: str, name: str) -> Domain | None:

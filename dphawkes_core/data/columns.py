@@ -4,18 +4,20 @@ CSV, Parquet; :func:`from_arrays`) goes through :func:`_events_from_columns`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from dphawkes_core.data import timeaxis
-from dphawkes_core.data.domain import Domain, codes_in, dimension_codes
+from dphawkes_core.data import cells, timeaxis
+from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.events import Events, EventSequence
-from dphawkes_core.data.row_key import row_lanes, rows_key
+from dphawkes_core.data.row_key import no_lanes, row_lanes, rows_key
 from dphawkes_core.errors import DataError
 
 MAX_DIMENSIONS = 50
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 
 
 def from_arrays(
@@ -30,8 +32,10 @@ def from_arrays(
     times : sequence of array-like
         ``times[j]`` are the event times of dimension ``j`` (any order, from 0).
     end_time : float, optional
-        Window end T, which states the window (events after it are dropped and counted);
-        defaults to the last event time (window read from the data).
+        Window end T, which states the window ``[0, T]``: a time outside it is dropped and counted in
+        ``outside_window``, one that is not finite in ``outside_domain`` (as the readers do under a declared domain);
+        defaults to the last event time (window read from the data; a time that is not finite or negative is then
+        refused).
     names : sequence of str, optional
         Dimension names; defaults to ``"0" .. "d-1"``.
 
@@ -50,38 +54,132 @@ def from_arrays(
     values = np.concatenate(arrays)
     dims = np.repeat(np.arange(len(arrays)), [a.size for a in arrays])
     columns = {"time": values, "dimension": dims}
-    events = _events_from_columns(columns, first_row=1, names=names, end_time=end_time, relative_numbers=True)
-    return replace(events, dimensions_declared=True)  # the caller gave one array per dimension
+    if end_time is None:  # the window is read from the data: a malformed time is refused, naming it
+        events = _events_from_columns(columns, first_row=1, names=names, relative_numbers=True)
+        return replace(events, dimensions_declared=True)  # the caller gave one array per dimension
+    # a stated window [0, T] over the caller's dimensions: a time that is not finite is dropped and counted, one
+    # outside the window dropped and counted, as the readers do under a declared domain
+    positional = Domain(dimensions=tuple(str(j) for j in range(len(arrays))))
+    return _events_from_columns(columns, first_row=1, end_time=end_time, relative_numbers=True, domain=positional,
+                                display_names=names)
 
 
-def _is_text(column) -> bool:
-    """Whether a column holds text cells (``pandas.Series``) rather than typed NumPy values."""
-    return not isinstance(column, np.ndarray)
+_is_text = cells.is_text
 
 
 def _cell(column, row: int):
-    """One cell of a text or typed column, by position."""
-    return column.iloc[row] if _is_text(column) else column[row]
+    """One cell of a text or typed column, by position (text stripped)."""
+    if not _is_text(column):
+        return column[row]
+    return str(cells.text_list(column[row:row + 1])[0])
+
+
+def columns_key(columns: dict) -> str:
+    """The source key of a file's columns as read (:mod:`~dphawkes_core.data.row_key`), whatever is declared about
+    them: the same for every load of a file — declared or not — and :func:`~dphawkes_core.data.io.source_key`."""
+    parsed = Parsed(columns)
+    return _columns_key(inferred_columns(columns, parsed), parsed)
+
+
+def _columns_key(typed: dict, parsed: Parsed) -> str:
+    """The key of the rows, each row's cells read as the key reads a cell alone (:mod:`~dphawkes_core.data.row_key`:
+    a finite number, a datetime, a whole-number key, else its text). Rows whose text cells all parse are hashed from
+    the parsed values (vectorised), the others from their text; the lanes of the parts add up to those of all rows."""
+    names = ["time", "dimension"] + (["sequence"] if "sequence" in typed else [])
+    parts = {name: typed[name] for name in names}
+    parsed_rows = np.ones(len(typed["time"]), dtype=bool)
+    for name in names[1:]:
+        if _is_text(typed[name]):  # a key read as a whole number has the same key text typed
+            values, is_number = parsed.numbers(name)
+            parsed_rows &= is_number & np.isfinite(values) & (values == np.round(values)) & (np.abs(values) < 2.0**62)
+            parts[name] = values
+    groups = [(parsed_rows, parts)]
+    if _is_text(typed["time"]):
+        values, is_number = parsed.numbers("time")  # a text column: some cell is no number
+        stamps = np.full(len(values), np.datetime64("NaT", "ns"))
+        stamps[~is_number] = cells.datetimes(_rows(typed["time"], ~is_number))
+        number, datetime = is_number & np.isfinite(values), ~np.isnat(stamps)
+        groups = [(parsed_rows & number, {**parts, "time": values}),
+                  (parsed_rows & datetime, {**parts, "time": stamps})]
+        parsed_rows = parsed_rows & (number | datetime)
+    lanes = no_lanes()
+    for rows, columns in groups:
+        if rows.any():
+            lanes = lanes + row_lanes(*(columns[name][rows] for name in names[:2]),
+                                      columns["sequence"][rows] if "sequence" in columns else None)
+    rest = ~parsed_rows
+    if rest.any():  # the rows some cell of which only its text can key
+        text = [cells.text_list(_rows(typed[name], rest)) if _is_text(typed[name]) else typed[name][rest]
+                for name in names]
+        lanes = lanes + row_lanes(text[0], text[1], text[2] if len(text) > 2 else None)
+    return rows_key(lanes, len(typed["time"]))
+
+
+class Parsed:
+    """What one load parses of its columns, each at most once: the numbers of a column, the distinct cells of a key
+    column (:mod:`~dphawkes_core.data.cells`)."""
+
+    def __init__(self, columns: dict):
+        self._columns = columns
+        self._numbers: dict = {}
+        self._keys: dict = {}
+
+    def numbers(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~dphawkes_core.data.cells.numbers` of a column (a key column's parsed once per distinct cell)."""
+        if name not in self._numbers:
+            column = self._columns[name]
+            if name == "time" or not _is_text(column):
+                self._numbers[name] = cells.numbers(column)
+            else:
+                distinct, inverse = self.keys(name)
+                values, is_number = cells.numbers(distinct)
+                self._numbers[name] = values[inverse], is_number[inverse]
+        return self._numbers[name]
+
+    def keys(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`~dphawkes_core.data.cells.key_texts` of a key column."""
+        if name not in self._keys:
+            self._keys[name] = cells.key_texts(self._columns[name])
+        return self._keys[name]
+
+
+def inferred_columns(columns: dict, parsed: Parsed | None = None) -> dict:
+    """The columns read without a declared domain: ``time``, ``dimension`` and ``sequence`` as typed values when every
+    one of their cells parses (:func:`~dphawkes_core.data.cells.typed_column`), else as text; ``start``/``end`` as
+    they are (text, parsed as window bounds). ``parsed`` keeps what is parsed for the rest of the load."""
+    parsed = Parsed(columns) if parsed is None else parsed
+    typed = dict(columns)
+    typed["time"] = cells.typed_column(columns["time"], lambda: parsed.numbers("time"))
+    for name in ("dimension", "sequence"):
+        if name in columns:
+            typed[name] = cells.typed_keys(columns[name], parsed.keys(name) if _is_text(columns[name]) else None)
+    return typed
 
 
 # --- validation and assembly -----------------------------------------------------------------------
 
 
 def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=None, start_time=None,
-                         time_unit=None, relative_numbers: bool = False, domain: Domain | None = None) -> Events:
+                         time_unit=None, relative_numbers: bool = False, domain: Domain | None = None,
+                         display_names: tuple[str, ...] | None = None) -> Events:
     """Validate typed or text columns and assemble :class:`Events` (windows, relative times, groups).
 
     ``relative_numbers`` turns off the timestamp detection for numbers; ``domain`` restricts the rows to the
-    declared dimensions and sequences (:func:`restrict_to_domain`). Under a declared domain and window, data
-    without a row in them are a data set of empty sequences, not an error: one row more must not make the
-    difference between a release and a refusal.
+    declared dimensions and sequences (:func:`restrict_to_domain`), each cell parsed on its own. Under a declared
+    domain and window, data without a row in them are a data set of empty sequences, not an error: one row more must
+    not make the difference between a release and a refusal. ``display_names`` name declared dimensions given by
+    position (:func:`from_arrays`).
     """
     domain = domain or Domain()
-    source_key = rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")),
-                          len(columns["time"]))
+    parsed = Parsed(columns)
+    typed = inferred_columns(columns, parsed)
+    source_key = _columns_key(typed, parsed)
     declared_bounds = [start_time, end_time, *(b for w in domain.windows or () for b in w)]
     kind = declared_kind(declared_bounds)
-    columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, kind)
+    if domain.dimensions is None and domain.sequences is None:
+        columns, outside_domain, domain_notes = typed, 0, []
+    else:
+        columns, outside_domain, domain_notes = restrict_to_domain(columns, domain, kind, typed, parsed)
     n_rows = len(columns["time"])
     fully_declared = kind is not None and domain.dimensions is not None and (
         domain.sequences is not None or "sequence" not in columns)
@@ -90,7 +188,8 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
     seconds = timeaxis.unit_seconds(time_unit)
     times = _time_values(columns["time"], "time", first_row) if n_rows else timeaxis.no_times(kind)
     if domain.dimensions is not None:  # d and the names are the declared ones, whatever the rows hold
-        dims, dim_names, notes = np.asarray(columns["dimension"], dtype=np.int64), domain.dimensions, []
+        dims, dim_names, notes = (np.asarray(columns["dimension"], dtype=np.int64),
+                                  display_names or domain.dimensions, [])
     else:
         dims, dim_names, notes = _parse_dimensions(columns["dimension"], names, first_row)
     if domain.sequences is not None:
@@ -131,44 +230,57 @@ def _events_from_columns(columns: dict, *, first_row: int, names=None, end_time=
                       outside_domain=outside_domain, source_key=source_key)
 
 
-def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = None) -> tuple[dict, int, list[str]]:
+def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = None, typed: dict | None = None,
+                       parsed: Parsed | None = None) -> tuple[dict, int, list[str]]:
     """The one domain filter of every reader (CSV, Parquet, each partition of a store, on Dask or not).
 
-    Under a declared domain, a row is dropped and counted — never refused, since a refusal would tell neighbouring
-    data sets apart — when its dimension is not a declared one (−1, 0.5, a missing value or an unknown name), its
-    sequence key is not a declared one, or its time is malformed (missing, NaN, infinite, not a ``time_kind``).
-    With declared sequences the file's own ``start``/``end`` columns are not read (the windows are declared, or
-    given by the window options). Without a declaration nothing is dropped (the readers then refuse a malformed
-    row, naming it: such data are not a formal release anyway).
+    Under a declared domain every dimension, sequence and time cell is parsed on its own
+    (:mod:`~dphawkes_core.data.cells`), whatever the column's other cells or the type a writer gave it, and a row is
+    dropped and counted — never refused, since a refusal would tell neighbouring data sets apart — when its dimension
+    is not a declared one (−1, 0.5, ``True``, a missing value or an unknown name), its sequence key is not a declared
+    one, or its time is malformed (missing, NaN, infinite, not a ``time_kind``). With declared sequences the file's
+    own ``start``/``end`` columns are not read (the windows are declared, or given by the window options). Without a
+    declaration nothing is dropped: the columns are returned typed where every cell parses
+    (:func:`inferred_columns`), and the readers then refuse a malformed row, naming it (such data are not a formal
+    release anyway).
 
     Parameters
     ----------
     columns : dict
-        The columns as read (typed NumPy values, or text as ``pandas.Series``).
+        The columns as read (typed NumPy values, or text).
     domain : Domain
         The declared domain.
     time_kind : {"number", "datetime"}, optional
         The axis of the declared window (:func:`declared_kind`), which decides what a well-formed time is in a text
         column; ``None`` (no declared window): what most of its cells are.
+    typed : dict, optional
+        The columns already typed by :func:`inferred_columns` (not parsed twice).
+    parsed : Parsed, optional
+        What the load has parsed of ``columns`` already.
 
     Returns
     -------
     columns : dict
-        The kept rows, the dimension (and sequence) column as indices into the declared ones.
+        The kept rows: the time column typed (float64 or ``datetime64[ns]``), the dimension (and sequence) column
+        as indices into the declared ones.
     dropped : int
         The rows dropped.
     notes : list of str
         One note on them, when there are any.
     """
+    parsed = Parsed(columns) if parsed is None else parsed
+    typed = inferred_columns(columns, parsed) if typed is None else typed
     if domain.dimensions is None and domain.sequences is None:
-        return columns, 0, []
+        return typed, 0, []
     n_rows = len(columns["time"])
     keep = np.ones(n_rows, dtype=bool)
     coded = {}
     if domain.dimensions is not None:
-        coded["dimension"], inside = dimension_codes(_plain(columns["dimension"]), domain.dimensions)
+        coded["dimension"], inside = cells.key_codes(columns["dimension"], domain.dimensions, indices=True,
+                                                     keys=parsed.keys("dimension"))
         keep &= inside
-    keep &= _well_formed_times(columns["time"], time_kind)
+    times, well_formed = time_cells(columns["time"], time_kind, typed["time"], parsed)
+    keep &= well_formed
     if domain.sequences is not None:
         if "sequence" not in columns:
             if len(domain.sequences) != 1:
@@ -176,11 +288,13 @@ def restrict_to_domain(columns: dict, domain: Domain, time_kind: str | None = No
                                 "column")
             coded["sequence"] = np.zeros(n_rows, dtype=np.int64)
         else:
-            coded["sequence"], inside = codes_in(_plain(columns["sequence"]), domain.sequences)
+            coded["sequence"], inside = cells.key_codes(columns["sequence"], domain.sequences,
+                                                        keys=parsed.keys("sequence"))
             keep &= inside
-    kept = {name: _rows(column, keep) for name, column in columns.items()
-            if not (domain.sequences is not None and name in ("start", "end"))}
+    kept = {name: _rows(typed[name], keep) for name in columns
+            if name not in coded and name != "time" and not (domain.sequences is not None and name in ("start", "end"))}
     kept.update({name: codes[keep] for name, codes in coded.items()})
+    kept["time"] = times[keep]
     dropped = int(n_rows - np.count_nonzero(keep))
     note = [f"{dropped:,} row{'s' if dropped != 1 else ''} outside the declared domain (unknown dimension or "
             f"sequence, or a malformed time) {'were' if dropped != 1 else 'was'} dropped"] if dropped else []
@@ -206,29 +320,42 @@ def _reads_as_number(value) -> bool:
     return True
 
 
-def _well_formed_times(column, kind: str | None) -> np.ndarray:
-    """Rows whose time is a finite number or an ISO-8601 datetime of the declared window's ``kind`` (without one:
-    of the kind the column's type or most of its cells are), so that which rows are kept never turns on a count
-    of private rows or on the type a reader inferred from them."""
-    if not _is_text(column):
-        return _well_formed_typed(np.asarray(column), kind)
-    import pandas as pd
+def time_cells(column, kind: str | None, typed=None, parsed: Parsed | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, well_formed)``: each time cell parsed on its own — a finite number (float64) or an ISO-8601
+    datetime (``datetime64[ns]``) of the declared window's ``kind`` — and which cells are one.
 
-    cells = column.str.strip()
-    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
+    A cell's reading never depends on the column's other cells: a text cell is a number or a datetime by its own
+    text (:mod:`~dphawkes_core.data.cells`), a typed cell by its writer's type. Without a declared ``kind`` (no
+    window, so not a formal release) the column's type decides, or for text what most of its cells are.
+    ``typed`` is the column already typed by :func:`~dphawkes_core.data.cells.typed_column`, and ``parsed`` the load's
+    parsed cells (``parsed.numbers("time")`` this column's numbers), when they are.
+    """
+    if not _is_text(column):
+        values = np.asarray(column)
+        return values, _well_formed_typed(values, kind)
+    typed = cells.typed_column(column) if typed is None else typed
+
+    def numbers() -> np.ndarray:
+        return (parsed.numbers("time") if parsed is not None else cells.numbers(column))[0]
+
     if kind is None:
-        kind = "number" if np.count_nonzero(np.isfinite(numbers)) * 2 >= len(cells) else "datetime"
+        if not _is_text(typed):
+            kind = "datetime" if typed.dtype.kind == "M" else "number"
+        else:
+            finite = np.isfinite(numbers())
+            kind = "number" if np.count_nonzero(finite) * 2 >= len(finite) else "datetime"
     if kind == "number":
-        return np.isfinite(numbers)
-    parsed = pd.to_datetime(cells, errors="coerce", utc=True, format="ISO8601")
-    return ~parsed.isna().to_numpy()
+        values = typed if not _is_text(typed) and typed.dtype.kind == "f" else numbers()
+        return values, np.isfinite(values)
+    values = typed if not _is_text(typed) and typed.dtype.kind == "M" else cells.datetimes(column)
+    return values, ~np.isnat(values)
 
 
 def _well_formed_typed(values: np.ndarray, kind: str | None) -> np.ndarray:
     """Rows of a typed time column that are finite numbers (a missing timestamp is NaT) of the declared kind."""
     is_datetime = values.dtype.kind == "M"
     if kind is not None and is_datetime != (kind == "datetime"):
-        return np.zeros(values.shape, dtype=bool)  # e.g. one row left, a number, under a window of dates
+        return np.zeros(values.shape, dtype=bool)  # e.g. a Parquet column of numbers under a window of dates
     if is_datetime:
         return ~np.isnat(values)
     return np.isfinite(values) if values.dtype.kind == "f" else np.ones(values.shape, dtype=bool)
@@ -288,15 +415,19 @@ def _data_dimensions(column) -> np.ndarray:
 
 
 def _plain(column) -> np.ndarray:
-    """A column as a NumPy array (text as str)."""
-    return column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
+    """A column as a NumPy array (text as stripped str)."""
+    return cells.text_list(column) if _is_text(column) else np.asarray(column)
 
 
 def _rows(column, keep: np.ndarray):
-    """The kept rows of a NumPy or pandas column (a pandas one re-indexed from 0)."""
+    """The kept rows of a NumPy, Arrow or pandas column (a pandas one re-indexed from 0)."""
     if hasattr(column, "iloc"):
         return column[keep].reset_index(drop=True)
-    return np.asarray(column)[keep]
+    if not isinstance(column, np.ndarray):
+        import pyarrow as pa
+
+        return column.filter(pa.array(keep))
+    return column[keep]
 
 
 def _refuse_negative(t: np.ndarray, first_row: int) -> None:
@@ -373,21 +504,21 @@ def _column_bounds(column, what: str, seq_codes, n_seq: int, kind: str, first_ro
     never refused."""
     if column is None:
         return [None] * n_seq, []
-    good = _well_formed_times(column, kind)
+    values, good = time_cells(column, kind)
     rows = np.flatnonzero(good)
-    parsed = _time_values(_rows(column, good), what, first_row) if rows.size else None
-    if parsed is None or parsed.kind != kind:
+    if not rows.size:
         return [None] * n_seq, [f"column '{what}' holds no {kind} as the time column does: not read"]
+    parsed = values[rows].view(np.int64) if values.dtype.kind == "M" else values[rows]
     latest = what == "end"
-    order = np.lexsort((-parsed.values if latest else parsed.values, seq_codes[rows]))
+    order = np.lexsort((-parsed if latest else parsed, seq_codes[rows]))
     first_of = np.full(n_seq, -1)
     first_of[seq_codes[rows][order][::-1]] = order[::-1]  # each sequence's first row in that order
     bounds = [None if k < 0 else _cell(column, int(rows[k])) for k in first_of]
     notes = []
     if rows.size < len(good):
         notes.append(f"{len(good) - rows.size:,} malformed value(s) in column '{what}' were not read")
-    extreme = np.array([parsed.values[k] if k >= 0 else 0 for k in first_of])
-    differs = parsed.values != extreme[seq_codes[rows]]
+    extreme = np.array([parsed[k] if k >= 0 else 0 for k in first_of])
+    differs = parsed != extreme[seq_codes[rows]]
     if differs.any():
         row = int(rows[np.flatnonzero(differs)[0]])
         notes.append(f"rows of a sequence give different {what} values (row {row + first_row}: "
@@ -485,14 +616,11 @@ def _sequence_codes(column, n_rows: int, first_row: int) -> tuple[np.ndarray, in
         return np.zeros(n_rows, dtype=np.int64), 1
     if not _is_text(column):
         return _numeric_sequence_codes(column, first_row)
-    import pandas as pd
-
-    labels = column.str.strip()
-    empty = (labels == "").to_numpy()
-    if empty.any():
-        raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'sequence': empty value")
-    codes, uniques = pd.factorize(labels, sort=False)
-    return codes.astype(np.int64), len(uniques)
+    distinct, codes = cells.key_texts(column)  # codes in order of first appearance
+    empty = np.flatnonzero(distinct == "")
+    if empty.size:
+        raise DataError(f"row {int(np.argmax(codes == empty[0])) + first_row}, column 'sequence': empty value")
+    return codes, len(distinct)
 
 
 def _numeric_sequence_codes(values: np.ndarray, first_row: int) -> tuple[np.ndarray, int]:
@@ -510,28 +638,27 @@ def _parse_dimensions(column, names, first_row: int) -> tuple[np.ndarray, tuple[
     """Integer dimensions ``0..d-1`` when every value is an integer; otherwise labels (sorted)."""
     if not _is_text(column):
         return _integer_dimensions(column, None, names, first_row), _integer_names(column, names), []
-    import pandas as pd
-
-    labels = column.str.strip()
-    empty = (labels == "").to_numpy()
+    labels = cells.text_list(column)
+    empty = labels == ""
     if empty.any():
         raise DataError(f"row {int(np.flatnonzero(empty)[0]) + first_row}, column 'dimension': empty value")
-    numbers = pd.to_numeric(labels, errors="coerce").to_numpy(dtype=float)
-    numeric = np.isfinite(numbers)
-    if numeric.all():
-        return _integer_dimensions(numbers, labels, names, first_row), _integer_names(numbers, names), []
-    uniques = sorted(labels.unique())
+    values, is_number = cells.numbers(column)
+    if (is_number & np.isfinite(values)).all():
+        return _integer_dimensions(values, labels, names, first_row), _integer_names(values, names), []
+    distinct, inverse = cells.key_texts(column)
+    uniques = sorted(str(label) for label in distinct)
     _check_dim_count(len(uniques))
-    lookup = {label: j for j, label in enumerate(uniques)}
+    rank = {label: j for j, label in enumerate(uniques)}
     notes = []
-    integer = labels.str.fullmatch(r"\d+").to_numpy()
+    integer = np.array([bool(_DIGITS.fullmatch(str(label))) for label in distinct], dtype=bool)[inverse]
     if integer.any():
         odd = ~integer if integer.sum() * 2 >= len(integer) else integer
         row = int(np.flatnonzero(odd)[0])
         kind = "an integer among labels" if integer[row] else "not an integer"
-        notes.append(f"column 'dimension' mixes integers and labels ({labels.iloc[row]!r} on row {row + first_row} "
+        notes.append(f"column 'dimension' mixes integers and labels ({labels[row]!r} on row {row + first_row} "
                      f"is {kind}), so every value is a label: {len(uniques)} dimensions: {', '.join(uniques)}")
-    return labels.map(lookup).to_numpy(dtype=np.int64), tuple(uniques), notes
+    codes = np.array([rank[str(label)] for label in distinct], dtype=np.int64)[inverse]
+    return codes, tuple(uniques), notes
 
 
 def _integer_dimensions(values: np.ndarray, labels, names, first_row: int) -> np.ndarray:
@@ -541,7 +668,7 @@ def _integer_dimensions(values: np.ndarray, labels, names, first_row: int) -> np
         not_int = ~np.isfinite(values) | (values != np.round(values)) | (values < 0)
     if not_int.any():
         row = int(np.flatnonzero(not_int)[0])
-        shown = labels.iloc[row] if labels is not None else f"{values[row]:g}"
+        shown = labels[row] if labels is not None else f"{values[row]:g}"
         raise DataError(f"row {row + first_row}, column 'dimension': {shown!r} is not a non-negative integer")
     _check_dim_count(int(values.max()) + 1)
     return values.astype(np.int64)

@@ -92,41 +92,25 @@ def read_sequences(text: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], .
 
 
 def key_text(values) -> np.ndarray:
-    """Keys as text, the way a key file writes them: whole numbers without a decimal point."""
-    values = np.asarray(values)
-    if values.dtype.kind in "iu":
-        return values.astype(str)
-    if values.dtype.kind == "f":
-        whole = np.isfinite(values) & (values == np.round(values))
-        return np.where(whole, np.char.mod("%d", np.where(whole, values, 0).astype(np.int64)), values.astype(str))
-    return np.char.strip(values.astype(str))
+    """Keys as text, the way a key file writes them: whole numbers without a decimal point, booleans as ``1``/``0``
+    (:func:`~dphawkes_core.data.cells.typed_key_text`)."""
+    from dphawkes_core.data.cells import typed_key_text
+
+    return typed_key_text(values)
 
 
 def codes_in(values, declared: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, inside)``: each value's index in ``declared`` (text match), and which values are declared."""
-    return _by_distinct(values, lambda text: _lookup(text, declared))
+    """``(codes, inside)``: each cell's index in ``declared`` and which cells are declared, each cell matched on its
+    own (:func:`~dphawkes_core.data.cells.key_codes`)."""
+    from dphawkes_core.data.cells import key_codes
+
+    return key_codes(values, declared)
 
 
 def dimension_codes(values, declared: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of a dimension column against declared names: a name matches its index; an integer that is not a
-    declared name is an index when it is below d (files write dimensions as integers beside a labels file)."""
-    def codes_of(text: np.ndarray) -> np.ndarray:
-        codes = _lookup(text, declared)
-        digits = np.char.isdigit(text) & (codes < 0)
-        index = np.where(digits, np.char.zfill(text, 1), "0").astype(np.int64)
-        return np.where(digits & (index < len(declared)), index, codes)
+    """Codes of a dimension column against declared names: a name matches its index; a whole number that is not a
+    declared name matches the one declared name of its value, else is an index when it is below d (files write
+    dimensions as integers beside a labels file) (:func:`~dphawkes_core.data.cells.key_codes`)."""
+    from dphawkes_core.data.cells import key_codes
 
-    return _by_distinct(values, codes_of)
-
-
-def _by_distinct(values, codes_of) -> tuple[np.ndarray, np.ndarray]:
-    """``codes_of`` (key text → codes, −1 outside) on the distinct values only — a column holds few distinct keys,
-    and a Python lookup per row costs about a second per million rows — spread back to every row."""
-    distinct, inverse = np.unique(np.asarray(values), return_inverse=True)
-    codes = codes_of(key_text(distinct))[inverse.ravel()] if distinct.size else np.zeros(0, dtype=np.int64)
-    return codes, codes >= 0
-
-
-def _lookup(text: np.ndarray, declared: tuple[str, ...]) -> np.ndarray:
-    index = {key: k for k, key in enumerate(declared)}
-    return np.fromiter((index.get(v, -1) for v in text), dtype=np.int64, count=len(text))
+    return key_codes(values, declared, indices=True)

@@ -5,9 +5,12 @@ per-sequence window columns ``start``/``end``. ``time`` holds numbers or ISO-860
 file). ``dimension`` holds integers ``0..d-1`` when every value is an integer; otherwise every value is a
 label and labels are mapped to indices in sorted order.
 
-A numeric file is read into typed NumPy columns (pyarrow) without importing pandas, which only
-datetime and text columns (labels, window columns, diagnostics of bad rows) and :meth:`Events.to_frame`
-need.
+Cells are read one at a time (:mod:`~dphawkes_core.data.cells`): a CSV's cells are read as text, never typed by
+inference (:mod:`~dphawkes_core.data.csv_text`), and a Parquet file's as their writer typed them, then each cell is
+parsed on its own, so one row never changes how another is read. Under a declared domain a cell that does not parse
+against it is dropped and counted with its row. A numeric file is parsed into typed NumPy columns by Arrow's compute
+functions without importing pandas, which only datetime and label columns, diagnostics of bad rows and
+:meth:`Events.to_frame` need.
 
 Times inside :class:`Events` are relative to each sequence's window start (0 = start), so binning and
 statistics never see epoch offsets. The window is *stated* only when it is declared — the user gives its end
@@ -24,14 +27,14 @@ import io
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
-from dphawkes_core.data.columns import MAX_DIMENSIONS, _events_from_columns, _is_text, from_arrays
+from dphawkes_core.data import cells, csv_text
+from dphawkes_core.data.columns import MAX_DIMENSIONS, _events_from_columns, columns_key, from_arrays
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.events import Events, EventSequence
-from dphawkes_core.data.row_key import row_lanes, rows_key
 from dphawkes_core.errors import DataError
 
 __all__ = [
@@ -43,11 +46,9 @@ __all__ = [
     "load_parquet",
     "load_labels",
     "save_csv",
+    "sequence_keys",
     "source_key",
 ]
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 #: The size guard of an exploration load (no declared domain): a file larger than this is refused before parsing.
 #: Under a declared domain — the only loads a formal release is made from — no size guard applies: a file's size is a
@@ -135,12 +136,28 @@ def source_key(source: str | os.PathLike, max_bytes: int | None = None) -> str:
     (:mod:`~dphawkes_core.data.row_key`), read without a declaration — the :attr:`Events.source_key` of every load of
     the file, whatever its declared domain, window or time unit. No size guard unless ``max_bytes`` is given (the key
     serves formal releases, which are never refused for a file's size)."""
-    if Path(source).suffix.lower() in (".parquet", ".pq"):
-        columns = _parquet_columns(source, max_bytes)
-    else:
-        path = _csv_input(source, max_bytes)
-        columns = _csv_columns(path, _csv_header(_file_head(path), lenient=True), lenient=True)
-    return rows_key(row_lanes(columns["time"], columns["dimension"], columns.get("sequence")), len(columns["time"]))
+    return columns_key(_declared_columns(source, Path(source).suffix.lower() in (".parquet", ".pq"), max_bytes))
+
+
+def sequence_keys(source: str | os.PathLike | bytes | BinaryIO, parquet: bool) -> tuple[str, ...] | None:
+    """The distinct keys of a file's ``sequence`` column in order of first appearance, each as a declared-domain load
+    reads it (:func:`~dphawkes_core.data.cells.key_codes`: a cell's stripped text, a typed cell as a CSV writer
+    writes it) — the keys a user can declare from the file; ``None`` without a sequence column."""
+    columns = _declared_columns(source, parquet, None)
+    if "sequence" not in columns:
+        return None
+    distinct, inverse = cells.key_texts(columns["sequence"])
+    first = np.full(len(distinct), len(inverse))
+    np.minimum.at(first, inverse, np.arange(len(inverse)))
+    return tuple(str(distinct[k]) for k in np.argsort(first, kind="stable"))
+
+
+def _declared_columns(source, parquet: bool, max_bytes: int | None) -> dict:
+    """Every column of a file as a declared-domain load reads it (a CSV leniently, as text)."""
+    if parquet:
+        return _parquet_columns(source, max_bytes)
+    raw = _read_bytes(source, max_bytes)
+    return _csv_columns(raw, _csv_header(raw[:HEAD_BYTES], lenient=True), lenient=True)
 
 
 def _declared(domain: Domain | None) -> bool:
@@ -182,17 +199,21 @@ def save_csv(events: Events, path: str | os.PathLike | io.TextIOBase) -> None:
 
 
 def load_labels(path: str | os.PathLike) -> tuple[str, ...] | None:
-    """Read a ``labels.csv`` (``dimension,label``) next to a data set, if there is one."""
+    """Read a ``labels.csv`` (``dimension,label``) next to a data set, if there is one: every cell as its text (a
+    label ``01`` stays ``01``), in the order of the dimension column's integers (else of its text)."""
     path = Path(path)
     if not path.is_file():
         return None
     import pandas as pd
 
-    frame = pd.read_csv(path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    frame.columns = [str(c).strip() for c in frame.columns]
     if {"dimension", "label"} - set(frame.columns):
         return None
-    frame = frame.sort_values("dimension")
-    return tuple(str(x) for x in frame["label"])
+    order = frame["dimension"].str.strip()
+    numbers = [cells.whole_number(x) for x in order]
+    key = numbers if all(n is not None for n in numbers) else list(order)
+    return tuple(frame["label"].str.strip().iloc[np.argsort(np.array(key, dtype=object), kind="stable")])
 
 
 # --- reading ---------------------------------------------------------------------------------------
@@ -264,32 +285,24 @@ def _not_text(exc: UnicodeDecodeError) -> DataError:
 
 
 def _csv_columns(source: bytes | Path, header: list[str], lenient: bool = False) -> dict:
-    """Typed columns of a CSV (pyarrow), or its text columns when the typed read fails (:func:`_csv_text_columns`,
-    ``lenient`` under a declared domain)."""
+    """Every column of a CSV as text (Arrow string columns; :mod:`~dphawkes_core.data.csv_text`): under a declared
+    domain (``lenient``) each line one row and no line refused; without one, a file Arrow cannot parse gets a one-line
+    error from the diagnostic read (:func:`_csv_text_columns`)."""
     import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    text_types = {c: pa.string() for c in ("start", "end") if c in header}
-
-    try:
-        table = pacsv.read_csv(
-            io.BytesIO(source) if isinstance(source, bytes) else str(source),
-            read_options=pacsv.ReadOptions(column_names=header, skip_rows=1),
-            convert_options=pacsv.ConvertOptions(column_types=text_types, null_values=[], strings_can_be_null=False,
-                                                 quoted_strings_can_be_null=False),
-        )
-        return table_columns(table)
-    except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
-        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header, lenient)
-
-
-def _csv_text_columns(raw: bytes, header: list[str], lenient: bool = False) -> dict:
-    """Slow diagnostic read (every cell as text) for files the typed reader refused (``lenient``:
-    :func:`_lenient_text_columns`)."""
-    import pandas as pd
 
     if lenient:
-        return _lenient_text_columns(raw, header)
+        return csv_text.text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
+    try:
+        table = csv_text.strict_text_table(io.BytesIO(source) if isinstance(source, bytes) else str(source), header)
+    except pa.ArrowInvalid:  # e.g. ragged rows or bytes that are not UTF-8: find out which, row by row
+        return _csv_text_columns(source if isinstance(source, bytes) else source.read_bytes(), header)
+    return {name: table.column(name) for name in header}
+
+
+def _csv_text_columns(raw: bytes, header: list[str]) -> dict:
+    """Slow diagnostic read (every cell as text) of a file Arrow's parser refused, without a declared domain."""
+    import pandas as pd
+
     try:
         frame = pd.read_csv(io.BytesIO(raw), dtype=str, skipinitialspace=True, keep_default_na=False,
                             encoding="utf-8-sig")
@@ -301,51 +314,47 @@ def _csv_text_columns(raw: bytes, header: list[str], lenient: bool = False) -> d
     return {name: frame[name].fillna("").astype(str) for name in header}  # a missing cell: empty
 
 
-def _lenient_text_columns(raw: bytes, header: list[str]) -> dict:
-    """Every cell as text under a declared domain: each line is one row, read on its own (a quote never spans
-    lines, so one row cannot swallow the next), and a line that is not UTF-8 text or has another number of cells
-    than the header is a row of empty cells — which the domain filter drops and counts, where the file used to be
-    refused for it."""
-    import pandas as pd
-
-    text = raw.decode("utf-8", errors="replace").lstrip("\ufeff").replace("\x00", "\ufffd")
-    rows = []
-    for line in text.splitlines()[1:]:
-        if line.strip():
-            cells = next(csv.reader([line], skipinitialspace=True))
-            rows.append(cells if len(cells) == len(header) else [""] * len(header))
-    return {name: pd.Series([row[k] for row in rows], dtype=object).astype(str) for k, name in enumerate(header)}
-
-
 def table_columns(table) -> dict:
-    """Every column of an Arrow table as text (``pandas.Series`` of str) or typed NumPy values (numbers,
-    datetime64): the row reader of every path — a CSV, a Parquet file and each partition of a store
-    (:mod:`~dphawkes_core.statistics.partitioned`) — before the domain filter
-    (:func:`~dphawkes_core.data.columns.restrict_to_domain`)."""
+    """Every column of an Arrow table as its cells (:mod:`~dphawkes_core.data.cells`): text (an Arrow string column,
+    missing cells empty) or typed NumPy values (numbers, booleans as 1.0/0.0, ``datetime64[ns]``): the row reader of
+    every path — a CSV, a Parquet file and each partition of a store (:mod:`~dphawkes_core.statistics.partitioned`)
+    — before the domain filter (:func:`~dphawkes_core.data.columns.restrict_to_domain`)."""
     return {name: _arrow_values(table.column(name)) for name in table.column_names}
 
 
 def _concatenated(parts: list):
-    """One column from its row-group parts (text Series or NumPy arrays)."""
+    """One column from its row-group parts (text Arrow columns or NumPy arrays)."""
     if len(parts) == 1:
         return parts[0]
-    if _is_text(parts[0]):
-        import pandas as pd
+    if cells.is_text(parts[0]):
+        import pyarrow as pa
 
-        return pd.concat(parts, ignore_index=True)
+        return pa.chunked_array([c for part in parts for c in part.chunks], type=pa.string())
     return np.concatenate(parts)
 
 
 def _arrow_values(column):
-    """An Arrow column as text (``pandas.Series`` of str) or typed NumPy values (numbers, datetime64)."""
+    """An Arrow column as its cells, each as its writer typed it: numbers (booleans read as the numbers 1 and 0, as a
+    writer that inferred a boolean column from ``0``/``1`` cells stored them), timestamps (one outside the
+    nanosecond range is NaT, never a refusal of the file), or text (anything else; bytes that are not UTF-8 with their
+    bad bytes replaced)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     kind = column.type
+    if pa.types.is_boolean(kind):
+        return _numbers(column.cast(pa.float64()))
     if pa.types.is_integer(kind) or pa.types.is_floating(kind):
         return _numbers(column)
     if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
-        return column.cast(pa.timestamp("ns", tz=getattr(kind, "tz", None))).to_numpy().astype("datetime64[ns]")
-    return _text(column.cast(pa.string()))
+        if pa.types.is_date(kind):
+            column = column.cast(pa.timestamp("s"))
+        return cells.nanoseconds(column.to_numpy())
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind) or pa.types.is_fixed_size_binary(kind):
+        raw = pc.fill_null(column.cast(pa.binary()), b"").to_pylist()
+        return pa.chunked_array([pa.array([b.decode("utf-8", errors="replace") for b in raw], type=pa.string())])
+    text = column.cast(pa.string()) if not pa.types.is_string(kind) else column
+    return pc.fill_null(text, "") if text.null_count else text
 
 
 def _numbers(column) -> np.ndarray:
@@ -357,14 +366,6 @@ def _numbers(column) -> np.ndarray:
     if column.null_count:
         return column.to_numpy()
     return np.from_dlpack(column.combine_chunks())
-
-
-def _text(column) -> pd.Series:
-    """An Arrow text column as strings; missing values become empty strings (reported as empty)."""
-    import pandas as pd
-    import pyarrow.compute as pc
-
-    return pd.Series(pc.fill_null(column, "").to_numpy(zero_copy_only=False), dtype=object).astype(str)
 
 
 def _first_line(exc: Exception) -> str:

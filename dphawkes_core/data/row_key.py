@@ -151,10 +151,13 @@ def partition_rows(path: str) -> tuple[np.ndarray, int]:
 
 
 def _stored_values(column) -> np.ndarray:
-    """A column's cells: numbers (missing as NaN), datetimes, or text (missing as empty)."""
+    """A column's cells: numbers (missing as NaN; booleans as 1 and 0, as every reader reads them:
+    :func:`~dphawkes_core.data.io.table_columns`), datetimes, or text (missing as empty)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if pa.types.is_boolean(column.type):
+        column = column.cast(pa.float64())
     if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
         return column.to_numpy(zero_copy_only=False).astype(np.float64)
     if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
@@ -279,7 +282,8 @@ def _text_hashes(values: np.ndarray) -> np.ndarray:
 def _distinct_numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(uniques, inverse)`` of numeric cells: by counting when they are whole numbers in a small range (the
     usual dimension and sequence columns, O(n)), else by sorting."""
-    if values.size and (values.dtype.kind in "iu" or bool(np.all(np.isfinite(values) & (values == np.round(values))))):
+    if values.size and (values.dtype.kind in "iu" or bool(np.all(np.isfinite(values) & (values == np.round(values))
+                                                                 & (np.abs(values) < 2.0**62)))):  # int64-exact
         whole = values.astype(np.int64)
         low, high = int(whole.min()), int(whole.max())
         if high - low < 1 << 22:

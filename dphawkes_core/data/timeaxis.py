@@ -73,8 +73,9 @@ def parse_column(text: pd.Series | None, typed: np.ndarray | None, column: str, 
 
     Parameters
     ----------
-    text : pandas.Series of str, optional
-        The column's cells as text (used when ``typed`` is None).
+    text : text column, optional
+        The column's cells as text (Arrow, pandas or NumPy strings; used when ``typed`` is None), each parsed on its
+        own (:mod:`~dphawkes_core.data.cells`).
     typed : numpy.ndarray, optional
         Already typed values: float64 numbers or datetime64[ns] (UTC).
     column : str
@@ -88,22 +89,28 @@ def parse_column(text: pd.Series | None, typed: np.ndarray | None, column: str, 
         values = typed.astype(float, copy=False)
         _check_finite(values, None, column, first_row)
         return TimeValues("number", values)
-    import pandas as pd  # text only: typed columns (the common case) need no pandas
+    from dphawkes_core.data import cells  # text: each cell parsed on its own, as under a declared domain
 
-    cells = text.str.strip()
-    numbers = pd.to_numeric(cells, errors="coerce").to_numpy(dtype=float)
-    is_number = ~np.isnan(numbers) | cells.str.lower().isin(["nan", "+nan", "-nan"]).to_numpy()
-    if is_number[0] or not len(cells):
+    numbers, is_number = cells.numbers(text)
+    if not len(is_number) or is_number[0]:
         bad = ~is_number
         if bad.any():
-            _refuse(cells, int(np.flatnonzero(bad)[0]), column, first_row, "number")
-        _check_finite(numbers, cells, column, first_row)
+            _refuse(_text_cell(text, int(np.flatnonzero(bad)[0])), int(np.flatnonzero(bad)[0]), column, first_row,
+                    "number")
+        _check_finite(numbers, text, column, first_row)
         return TimeValues("number", numbers)
-    stamps = pd.to_datetime(cells, format="ISO8601", utc=True, errors="coerce")
-    bad = stamps.isna().to_numpy()
+    stamps = cells.datetimes(text)
+    bad = np.isnat(stamps)
     if bad.any():
-        _refuse(cells, int(np.flatnonzero(bad)[0]), column, first_row, "datetime")
-    return TimeValues("datetime", stamps.to_numpy(dtype="datetime64[ns]").view(np.int64), NS_PER_SECOND)
+        row = int(np.flatnonzero(bad)[0])
+        _refuse(_text_cell(text, row), row, column, first_row, "datetime")
+    return TimeValues("datetime", stamps.view(np.int64), NS_PER_SECOND)
+
+
+def _text_cell(text, row: int) -> str:
+    from dphawkes_core.data import cells
+
+    return str(cells.text_list(text[row:row + 1])[0])
 
 
 def no_times(kind: str) -> TimeValues:
@@ -235,16 +242,15 @@ def _decimals(value) -> int | None:
     return max(0, -exponent)
 
 
-def _check_finite(values: np.ndarray, cells: pd.Series | None, column: str, first_row: int) -> None:
+def _check_finite(values: np.ndarray, text, column: str, first_row: int) -> None:
     bad = ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        shown = cells.iloc[row] if cells is not None else values[row]
+        shown = _text_cell(text, row) if text is not None else values[row]
         raise DataError(f"row {row + first_row}, column '{column}': {str(shown)!r} is not a finite number")
 
 
-def _refuse(cells: pd.Series, row: int, column: str, first_row: int, expected: str) -> None:
-    value = cells.iloc[row]
+def _refuse(value: str, row: int, column: str, first_row: int, expected: str) -> None:
     where = f"row {row + first_row}, column '{column}'"
     if value == "":
         raise DataError(f"{where}: empty value")
@@ -258,8 +264,9 @@ def _refuse(cells: pd.Series, row: int, column: str, first_row: int, expected: s
 
 
 def _parses_as(value: str, kind: str) -> bool:
-    import pandas as pd
+    from dphawkes_core.data import cells
 
+    cell = np.array([value], dtype=object)
     if kind == "number":
-        return _decimals(value) is not None or not pd.isna(pd.to_numeric(value, errors="coerce"))
-    return not pd.isna(pd.to_datetime(value, format="ISO8601", utc=True, errors="coerce"))
+        return bool(cells.numbers(cell)[1][0])
+    return not np.isnat(cells.datetimes(cell)[0])

@@ -383,3 +383,42 @@ def test_the_cli_fits_a_store_with_a_row_moved_into_overlap_as_the_csv(tmp_path)
     for key in ("n_bins", "n_events", "binned_events", "sigma2", "outside_domain"):
         assert store[key] == one[key], key
     assert np.shape(store["kernels"]) == np.shape(one["kernels"]) == (2, 2, 2)
+
+
+# one-row neighbours whose cell used to retype its whole column (issue 40, item 4): the row, and whether a declared
+# domain keeps it (True: dimension 1 or 0) on a CSV; a writer that infers a boolean column keeps ``True`` as 1
+RETYPING = {"boolean dimension": ("8.5,True,0", False), "lowercase boolean": ("8.5,false,1", False),
+            "zero-padded dimension": ("9.5,01,1", True), "float-written dimension": ("10.25,1.0,1", True),
+            "boolean time": ("True,0,1", False), "unicode digit dimension": ("10.5,١,0", False),
+            "huge dimension": ("11.5,99999999999999999999999,1", False), "padded sequence": ("12.5,0,01", True)}
+
+
+@pytest.fixture(scope="module")
+def base_releases(tmp_path_factory) -> dict:
+    """The CLI's release of :data:`BASE` on each path (computed once for the neighbours below)."""
+    folder = tmp_path_factory.mktemp("retyping")
+    files = _as_files(folder / "base", _rows_text(BASE))
+    return {path: _cli(files[path], folder / f"{path}.json") for path in ("csv", "parquet", "store")}
+
+
+@pytest.mark.parametrize("kind", sorted(RETYPING))
+def test_a_cell_that_used_to_retype_its_column_changes_no_other_row_on_any_path(tmp_path, base_releases, kind):
+    """Through the real CLI on a CSV, a Parquet file and a store written by Arrow's type inference (the row may make
+    a column boolean, integer or text): every base row is still binned, the row is one event more or one row dropped
+    and counted, and the shape, bins and σ² are the base's. On the CSV the row is kept exactly when its cells name a
+    declared dimension and key; a writer's boolean column keeps ``True``/``false`` as 1/0."""
+    row, kept_on_csv = RETYPING[kind]
+    rows = _rows_text(BASE)
+    cut = rows.index("\n", len(rows) // 2) + 1
+    neighbour = _as_files(tmp_path / "neighbour", rows[:cut] + row + "\n" + rows[cut:])
+    for path in ("csv", "parquet", "store"):
+        status, ours = base_releases[path]
+        status_n, theirs = _cli(neighbour[path], tmp_path / f"n-{path}.json")
+        assert status == status_n == 0, (kind, path)
+        assert np.shape(theirs["kernels"]) == np.shape(ours["kernels"]) == (2, 2, 2), (kind, path)
+        assert theirs["sigma2"] == ours["sigma2"] and theirs["n_bins"] == ours["n_bins"] == 60, (kind, path)
+        kept = theirs["n_events"] - ours["n_events"]
+        assert (kept, theirs["outside_domain"] - ours["outside_domain"]) in ((1, 0), (0, 1)), (kind, path)
+        assert theirs["formal_settings"] and ours["outside_domain"] == 0, (kind, path)
+        writer_boolean = "boolean" in kind and kind != "boolean time" and path != "csv"
+        assert kept == (kept_on_csv or writer_boolean), (kind, path)
