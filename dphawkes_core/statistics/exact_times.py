@@ -17,6 +17,7 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.statistics.binning import keep_first
 from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.statistics.pair_passes import offset_cells
 from dphawkes_core.validation import check_bin_size
 
 _PAIR_CHUNK = 1 << 20  # events whose later partners are enumerated at once (bounds the temporaries)
@@ -94,10 +95,9 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
     ``1 − f`` to ``R[⌊δ⌋, j_e, j_l]`` and f to the next lag), plus ``1 − δ`` to ``R[0, j_l, j_e]`` for ``δ < 1``
     (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
     ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). The pairs are
-    counted by one compiled pass (:func:`~dphawkes_core.statistics.compiled_passes.offset_cells`).
+    counted by one pass (:func:`~dphawkes_core.statistics.pair_passes.offset_cells`: NumPy, or compiled where that
+    pays).
     """
-    from dphawkes_core.statistics.compiled_passes import offset_cells  # numba: loaded when pieces are counted
-
     d, B = int(dim), int(lags)
     counts, weighted, whole, near = offset_cells(x, dims * d, dims, d, B, _PAIR_CHUNK)
     counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
