@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS, MAX_FFT_CELLS, toeplitz_product_cost
+from dphawkes_core.statistics.pair_passes import COMPILED_MIN_PAIRS, dense_design
 from dphawkes_core.statistics.per_bin import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
 
 WARN_SECONDS = 5.0
@@ -42,8 +43,13 @@ _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, p
 _BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
 _SECONDS_PER_EVENT = 2e-7  # exact bin index, run-length encoding and sort of the entries
 _SECONDS_PER_PAIR = 5e-8  # one pair of non-empty bins at most p apart (vectorised bincount)
-_SECONDS_PER_EVENT_PAIR = 4.5e-9  # one pair of events at most s apart in the grid-free walk (its compiled pass: 0.99×
-# and 1.8× of the measured on bench_cost_model's two ctls cases, warmed up; it checks it within 2×)
+# one pair of events at most s apart in the grid-free walk: compiled (above pair_passes.COMPILED_MIN_PAIRS) and in NumPy
+# (below; 11–26 ns measured, 12–15 ns on bench_cost_model's ctls cases); loading the compiled passes (~0.7 s once per
+# process, 4.5 s into an empty cache) is start-up, not the fit's cost (docs/load.md)
+_SECONDS_PER_EVENT_PAIR = 4.5e-9
+_SECONDS_PER_NUMPY_EVENT_PAIR = 1.5e-8
+_SECONDS_PER_EDGE_CELL = 5e-8  # the head and tail pieces' runs turned into cells, per (B·d)² cell
+_SECONDS_PER_NNLS_CUBE = 4e-10  # ctls's non-negative solve (Lawson–Hanson) per dimension and q³ (q = 641, d = 4: 0.4 s)
 _BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
 
 
@@ -90,7 +96,8 @@ def _fmt_seconds(s: float) -> str:
 
 
 COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
-# maximum likelihood on exact times (mle): its pair design built once by a compiled walk, then 5-15 Newton iterations,
+# maximum likelihood on exact times (mle), above pair_passes.dense_design's bound: its pair design built once by a
+# compiled walk, then 5-15 Newton iterations,
 # each a compiled pass over every target's row of (source, step) cells, quadratic in the row's cells. Calibrated on CPU
 # time with one BLAS thread, warmed up (benchmarks/bench_cost_model.py checks it within 2x; 0.99x and 1.6x of the
 # measured on its two cases), per pair, per event and per event times
@@ -100,6 +107,14 @@ _SECONDS_PER_DESIGN_PAIR = 3.7e-10
 _SECONDS_PER_LIKELIHOOD_EVENT = 6.0e-7
 _SECONDS_PER_ROW_CELL_SQUARED = 7.5e-9
 _BYTES_PER_DESIGN_PAIR = 48  # the rows' cells (column and count), their growth and the copies per dimension
+# ... or, below pair_passes.dense_design's bound, the rows laid out densely by the NumPy walk (per pair, and per cell
+# for the zeros and the copy per dimension) and NEWTON_ITERATIONS iterations of BLAS on them (per target, (q+1)² for
+# the curvature, q+1 for the products and the line search); 0.7–1.7× of the measured on bench_cost_model's cases
+_SECONDS_PER_DENSE_DESIGN_PAIR = 4e-8
+_SECONDS_PER_DENSE_ROW_CELL = 2e-9
+_SECONDS_PER_CURVATURE_CELL = 6e-11
+_SECONDS_PER_DENSE_PRODUCT_CELL = 4e-9
+_NEWTON_ITERATIONS = 8  # 5–16 measured
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
@@ -141,21 +156,21 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         raise ValueError(f"unknown cost kind {kind!r}; one of {', '.join(COST_KINDS)} (a family's cost_kind)")
     n, d, p = max(int(n_bins), 1), int(dim), int(lags)
     q = d * p + 1
-    memory, seconds = _statistics_cost(n, d, p, n_events, fft=kind not in ("pairs", "likelihood"))
+    exact_times = kind in ("pairs", "likelihood")
+    memory, seconds = _statistics_cost(n, d, p, n_events, fft=not exact_times)
     memory += q * q * _BYTES_PER_GRAM_CELL
-    seconds += p * p * d * d * _SECONDS_PER_FLOP  # edges
+    seconds += p * p * d * d * (_SECONDS_PER_EDGE_CELL if exact_times else _SECONDS_PER_FLOP)  # edges
     if kind == "gradient":
         seconds += _gradient_seconds(d, p, int(iters), sequences)
     else:
         seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
+    if kind == "pairs":
+        seconds += d * q**3 * _SECONDS_PER_NNLS_CUBE
     seconds += sum(int(size) ** 3 for size in extra_solves) * _SECONDS_PER_FLOP
     if kind == "likelihood" and n_events is not None:
-        events = float(n_events)
-        pairs = events * (1.0 + events * (p + 1) / n)
-        row_cells = min(pairs / max(events, 1.0), float(d * p))
-        memory += pairs * _BYTES_PER_DESIGN_PAIR
-        seconds += (pairs * _SECONDS_PER_DESIGN_PAIR + events * _SECONDS_PER_LIKELIHOOD_EVENT
-                    + events * row_cells**2 * _SECONDS_PER_ROW_CELL_SQUARED)
+        design_memory, design_seconds = _likelihood_cost(float(n_events), n, d, p)
+        memory += design_memory
+        seconds += design_seconds
     if kind == "clipped":
         clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
         memory += clip_memory
@@ -174,6 +189,22 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
                             f"this fit needs {_fmt_bytes(memory)} and {_fmt_seconds(seconds)}; "
                             "a larger Δ, a shorter support or fewer iterations K make it faster")
     return CostEstimate(memory, seconds, "ok")
+
+
+def _likelihood_cost(events: float, n: int, d: int, p: int) -> tuple[float, float]:
+    """Memory and time of the likelihood's pair design and its Newton iterations: dense rows and BLAS below
+    :func:`~dphawkes_core.statistics.pair_passes.dense_design`'s bound, the compiled sparse rows above it."""
+    pairs = events * (1.0 + events * (p + 1) / n)
+    q = d * p
+    if dense_design(events, q):
+        memory = 3 * events * q * 8  # the rows, the copy per dimension and the scaled rows of the curvature
+        seconds = (pairs * _SECONDS_PER_DENSE_DESIGN_PAIR + events * q * _SECONDS_PER_DENSE_ROW_CELL
+                   + _NEWTON_ITERATIONS * events * ((q + 1) ** 2 * _SECONDS_PER_CURVATURE_CELL
+                                                    + (q + 1) * _SECONDS_PER_DENSE_PRODUCT_CELL))
+        return memory, seconds
+    row_cells = min(pairs / max(events, 1.0), float(q))
+    return pairs * _BYTES_PER_DESIGN_PAIR, (pairs * _SECONDS_PER_DESIGN_PAIR + events * _SECONDS_PER_LIKELIHOOD_EVENT
+                                            + events * row_cells**2 * _SECONDS_PER_ROW_CELL_SQUARED)
 
 
 def _gradient_seconds(d: int, p: int, iters: int, sequences: int | None) -> float:
@@ -224,8 +255,9 @@ def _statistics_cost(n: int, d: int, p: int, n_events: int | None, fft: bool = T
         return dense
     events = float(max(int(n_events), 0))
     pairs = events * (1.0 + events * (p + 1) / n)
-    if not fft:  # the grid-free walk over pairs of events
-        return events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_EVENT_PAIR
+    if not fft:  # the grid-free walk over pairs of events, compiled where that pays
+        per_pair = _SECONDS_PER_EVENT_PAIR if pairs >= COMPILED_MIN_PAIRS else _SECONDS_PER_NUMPY_EVENT_PAIR
+        return events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * per_pair
     sparse = (events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_PAIR)
     if n * d > MAX_FFT_CELLS:
         return sparse

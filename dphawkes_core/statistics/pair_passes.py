@@ -12,17 +12,12 @@ likelihood's curvature is the same sum in another order (BLAS on dense rows), eq
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
-
-COMPILED_MODULE = "dphawkes_core.statistics.compiled_passes"
 
 # The NumPy offset walk (ctls's Toeplitz cells) costs 11–26 ns of CPU per pair, the compiled one 4–8 ns plus ~0.7 s
 # to import numba and load the cached pass (4.5 s to compile it into an empty cache); measured with one BLAS thread on
 # the four held-out processes at 10^4–10^6 events (docs/load.md, "Compiled passes where they pay"): the walk wins below
-# ~4·10^7 pairs. Once the compiled passes are loaded in the process (a likelihood fit's rows) they are used whatever the
-# size: the two give the same numbers bit for bit.
+# ~4·10^7 pairs.
 COMPILED_MIN_PAIRS = 40_000_000
 # The likelihood's rows laid out densely (targets × d·B) with the Newton curvature by BLAS (0.1–0.45 ns per target ×
 # (d·B + 1)² per iteration), against the compiled sparse rows and curvature (~0.5 ns per target × cells² and the
@@ -46,8 +41,8 @@ def pair_count(x: np.ndarray, lags: int) -> int:
 def offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ctls's Toeplitz pair cells (:func:`numpy_offset_cells`), by the compiled pass when the pairs are many enough
-    to pay for loading it (:data:`COMPILED_MIN_PAIRS`) or it is loaded already; the two are equal bit for bit."""
-    if COMPILED_MODULE in sys.modules or pair_count(x, lags) >= COMPILED_MIN_PAIRS:
+    to pay for loading it (:data:`COMPILED_MIN_PAIRS`); the two are equal bit for bit."""
+    if pair_count(x, lags) >= COMPILED_MIN_PAIRS:
         from dphawkes_core.statistics.compiled_passes import offset_cells as compiled  # numba: loaded here
 
         return compiled(x, codes, dims, int(dim), int(lags), int(chunk))
@@ -132,12 +127,19 @@ def target_matrices(sequences, dim: int, lags: int, first_target: float) -> tupl
     by the compiled passes (their counts are the same)."""
     d, q = int(dim), int(dim) * int(lags)
     targets = sum(x.size - int(np.searchsorted(x, first_target, side="left")) for x, _ in sequences)
-    if targets * (q + 1) ** 2 < COMPILED_MIN_DESIGN_WORK and targets * q <= MAX_DENSE_DESIGN_CELLS:
+    if dense_design(targets, q):
         parts = [dense_target_rows(x, dims, d, lags, first_target) for x, dims in sequences]
         rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, q))
         target_dims = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
         return tuple(rows[target_dims == i] for i in range(d))
     return _compiled_matrices(sequences, d, int(lags), first_target)
+
+
+def dense_design(targets: float, columns: int) -> bool:
+    """Whether the pair design of ``targets`` rows of ``columns`` (d·B) cells is laid out densely (and solved by
+    BLAS) rather than built and solved by the compiled passes."""
+    return (targets * (columns + 1) ** 2 < COMPILED_MIN_DESIGN_WORK
+            and targets * columns <= MAX_DENSE_DESIGN_CELLS)
 
 
 def _compiled_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
