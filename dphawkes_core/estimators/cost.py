@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS, MAX_FFT_CELLS, toeplitz_product_cost
-from dphawkes_core.statistics.pair_passes import COMPILED_MIN_PAIRS, dense_design
+from dphawkes_core.statistics.pair_passes import COMPILED_MIN_PAIRS, SECONDS_TO_LOAD_COMPILED, design_seconds
 from dphawkes_core.statistics.per_bin import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
 
 WARN_SECONDS = 5.0
@@ -96,25 +96,8 @@ def _fmt_seconds(s: float) -> str:
 
 
 COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
-# maximum likelihood on exact times (mle), above pair_passes.dense_design's bound: its pair design built once by a
-# compiled walk, then 5-15 Newton iterations,
-# each a compiled pass over every target's row of (source, step) cells, quadratic in the row's cells. Calibrated on CPU
-# time with one BLAS thread, warmed up (benchmarks/bench_cost_model.py checks it within 2x; 0.99x and 1.6x of the
-# measured on its two cases), per pair, per event and per event times
-# the square of its row's cells (the pairs per event, at most d*p; clustered processes have more pairs than the
-# model's E(p+1)/n per event, which the per-event term absorbs)
-_SECONDS_PER_DESIGN_PAIR = 3.7e-10
-_SECONDS_PER_LIKELIHOOD_EVENT = 6.0e-7
-_SECONDS_PER_ROW_CELL_SQUARED = 7.5e-9
-_BYTES_PER_DESIGN_PAIR = 48  # the rows' cells (column and count), their growth and the copies per dimension
-# ... or, below pair_passes.dense_design's bound, the rows laid out densely by the NumPy walk (per pair, and per cell
-# for the zeros and the copy per dimension) and NEWTON_ITERATIONS iterations of BLAS on them (per target, (q+1)² for
-# the curvature, q+1 for the products and the line search); 0.7–1.7× of the measured on bench_cost_model's cases
-_SECONDS_PER_DENSE_DESIGN_PAIR = 4e-8
-_SECONDS_PER_DENSE_ROW_CELL = 2e-9
-_SECONDS_PER_CURVATURE_CELL = 6e-11
-_SECONDS_PER_DENSE_PRODUCT_CELL = 4e-9
-_NEWTON_ITERATIONS = 8  # 5–16 measured
+_BYTES_PER_DESIGN_PAIR = 48  # mle's compiled sparse rows: the cells (column and count), their growth and the copies
+# (mle's time: statistics as ctls's, then the pair design and its Newton iterations, pair_passes.design_seconds)
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
@@ -192,19 +175,15 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
 
 
 def _likelihood_cost(events: float, n: int, d: int, p: int) -> tuple[float, float]:
-    """Memory and time of the likelihood's pair design and its Newton iterations: dense rows and BLAS below
-    :func:`~dphawkes_core.statistics.pair_passes.dense_design`'s bound, the compiled sparse rows above it."""
+    """Memory and time of the likelihood's pair design and its Newton iterations, on the layout the fit will choose
+    (:func:`~dphawkes_core.statistics.pair_passes.design_seconds`: dense rows and BLAS, or the compiled sparse rows,
+    whichever is faster with the compiled passes' load counted; the load itself is start-up, not the fit's)."""
     pairs = events * (1.0 + events * (p + 1) / n)
     q = d * p
-    if dense_design(events, q):
-        memory = 3 * events * q * 8  # the rows, the copy per dimension and the scaled rows of the curvature
-        seconds = (pairs * _SECONDS_PER_DENSE_DESIGN_PAIR + events * q * _SECONDS_PER_DENSE_ROW_CELL
-                   + _NEWTON_ITERATIONS * events * ((q + 1) ** 2 * _SECONDS_PER_CURVATURE_CELL
-                                                    + (q + 1) * _SECONDS_PER_DENSE_PRODUCT_CELL))
-        return memory, seconds
-    row_cells = min(pairs / max(events, 1.0), float(q))
-    return pairs * _BYTES_PER_DESIGN_PAIR, (pairs * _SECONDS_PER_DESIGN_PAIR + events * _SECONDS_PER_LIKELIHOOD_EVENT
-                                            + events * row_cells**2 * _SECONDS_PER_ROW_CELL_SQUARED)
+    dense, compiled = design_seconds(events, pairs, q)
+    if dense <= compiled:
+        return 2 * events * q * 8, dense  # the rows and their copy at the start
+    return pairs * _BYTES_PER_DESIGN_PAIR, compiled - SECONDS_TO_LOAD_COMPILED
 
 
 def _gradient_seconds(d: int, p: int, iters: int, sequences: int | None) -> float:

@@ -4,7 +4,7 @@ compiled twins (:mod:`~dphawkes_core.statistics.compiled_passes`, numba).
 The compiled passes are faster per pair, but a process pays for them before the first pair: importing numba and
 loading the cached passes costs about 0.7 s of CPU, and compiling them into an empty cache (a fresh checkout, a
 new machine) about 4.5 s. A small fit never earns that back, so below a measured size the pure-NumPy passes run
-instead (:data:`COMPILED_MIN_PAIRS`, :data:`COMPILED_MIN_DESIGN_WORK`). Both count the same: the integer counts are
+instead (:data:`COMPILED_MIN_PAIRS`, :func:`dense_design`). Both count the same: the integer counts are
 equal cell for cell, and ctls's weighted sums are summed in the same order, so they are equal bit for bit; the
 likelihood's curvature is the same sum in another order (BLAS on dense rows), equal at its own scale
 (``tests/core/statistics/test_pair_passes.py`` compares them, and both with a brute force).
@@ -19,13 +19,40 @@ import numpy as np
 # the four held-out processes at 10^4–10^6 events (docs/load.md, "Compiled passes where they pay"): the walk wins below
 # ~4·10^7 pairs.
 COMPILED_MIN_PAIRS = 40_000_000
-# The likelihood's rows laid out densely (targets × d·B) with the Newton curvature by BLAS (0.1–0.45 ns per target ×
-# (d·B + 1)² per iteration), against the compiled sparse rows and curvature (~0.5 ns per target × cells² and the
-# ~0.7 s load): measured on the same data, the dense layout is faster up to ~10^9 of that work per iteration (at
-# 10^5 events: near-critical-2d 1.7·10^8, dense 0.53 s against 0.89 s; sparse-5d 10^9, 0.75 s against 0.76 s; at
-# 10^6 near-critical-2d 1.7·10^9, 6.4 s against 2.7 s). Also never more than 2^25 dense cells (256 MiB).
-COMPILED_MIN_DESIGN_WORK = 1_000_000_000
-MAX_DENSE_DESIGN_CELLS = 1 << 25
+# The likelihood's pair design: rows laid out densely by the NumPy walk (~35 ns of CPU per pair) and NEWTON_ITERATIONS
+# curvatures by BLAS (~0.1 ns per target × (d·B + 1)², in cache-sized chunks), against the compiled walk (~25 ns per
+# pair, most of it writing the sparse rows) and compiled curvature (~0.6 ns per target × cells², cells ≤ d·B) plus
+# ~0.7 s to load numba (4.5 s to compile into an empty cache). Measured with one BLAS thread on the held-out
+# processes (docs/load.md, "Compiled passes where they pay"): at 10^6 events of near-critical-2d the dense layout fits
+# in 3.2 s, the compiled one in 2.7 s plus the load; at 10^5 of sparse-5d (q = 100, ~10 cells a row) the two tie.
+SECONDS_PER_DENSE_PAIR = 3.5e-8
+SECONDS_PER_DENSE_CURVATURE_CELL = 1e-10
+SECONDS_PER_COMPILED_PAIR = 3e-8
+SECONDS_PER_COMPILED_CELL_PRODUCT = 6e-10
+SECONDS_TO_LOAD_COMPILED = 0.7
+NEWTON_ITERATIONS = 8  # 4–16 measured
+MAX_DENSE_DESIGN_CELLS = 1 << 26  # 512 MiB of dense rows at most
+CURVATURE_CHUNK = 4096  # rows scaled and multiplied at once by the dense curvature (1.5× faster than all at once)
+
+
+def design_seconds(targets: float, pairs: float, columns: int) -> tuple[float, float]:
+    """Predicted CPU seconds of the likelihood's pair design and its Newton curvatures: dense rows and BLAS, and the
+    compiled sparse rows (with numba's load from a warm cache); ``inf`` for dense rows over
+    :data:`MAX_DENSE_DESIGN_CELLS`."""
+    targets, pairs = float(targets), float(pairs)
+    row_cells = min(pairs / max(targets, 1.0), float(columns))
+    dense = (pairs * SECONDS_PER_DENSE_PAIR
+             + NEWTON_ITERATIONS * targets * (columns + 1) ** 2 * SECONDS_PER_DENSE_CURVATURE_CELL)
+    compiled = (SECONDS_TO_LOAD_COMPILED + pairs * SECONDS_PER_COMPILED_PAIR
+                + NEWTON_ITERATIONS * targets * row_cells**2 * SECONDS_PER_COMPILED_CELL_PRODUCT)
+    return (dense if targets * columns <= MAX_DENSE_DESIGN_CELLS else float("inf")), compiled
+
+
+def dense_design(targets: float, pairs: float, columns: int) -> bool:
+    """Whether the pair design of ``targets`` rows of ``columns`` (d·B) cells and ``pairs`` pairs is laid out densely
+    (and solved by BLAS) rather than built and solved by the compiled passes: whichever is predicted faster."""
+    dense, compiled = design_seconds(targets, pairs, columns)
+    return dense <= compiled
 
 
 def pair_count(x: np.ndarray, lags: int) -> int:
@@ -98,48 +125,60 @@ def dense_target_rows(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, firs
     :func:`~dphawkes_core.statistics.compiled_passes.target_rows` (for each target k — the events with
     ``x >= first_target`` in time order — the count of earlier events of source j with ``δ = x_k − x_source ∈
     (b, b+1]``, b < B, in column ``b·d + j``; ``δ = 0`` is no pair) as a ``(targets, d·B)`` array, with the targets'
-    dimensions. Walked offset by offset: at one offset every target has one source, so its cell is added once."""
-    n, d, B = x.size, int(dim), int(lags)
-    q = d * B
+    dimensions."""
+    q = int(dim) * int(lags)
     first = int(np.searchsorted(x, first_target, side="left"))
-    rows = np.zeros((n - first) * q)
-    active = np.arange(first, n)
+    rows = np.zeros((x.size - first) * q)
+    _count_rows(x, dims, int(dim), int(lags), first, np.arange(x.size - first), rows)
+    return rows.reshape(x.size - first, q), dims[first:].copy()
+
+
+def _count_rows(x: np.ndarray, dims: np.ndarray, d: int, B: int, first: int, row_of: np.ndarray,
+                rows: np.ndarray) -> None:
+    """Add the pair counts of the targets ``x[first:]`` to ``rows`` (flat, ``d·B`` cells a row), target k in row
+    ``row_of[k − first]``. Walked offset by offset: at one offset every target has one source, so its cell is added
+    once."""
+    q = d * B
+    active = np.arange(first, x.size)
     offset = 1
     while active.size:
-        active = active[active >= offset]
+        active = active[np.searchsorted(active, offset):]  # ascending: those with a source this far back
         source = active - offset
         delta = x[active] - x[source]
         inside = delta <= B
         if not inside.all():
             active, source, delta = active[inside], source[inside], delta[inside]
         step = np.ceil(delta).astype(np.int64) - 1
-        pair = step >= 0
-        rows[(active[pair] - first) * q + step[pair] * d + dims[source[pair]]] += 1.0
+        target = active - first
+        if step.size and step.min() < 0:  # simultaneous events are no pair
+            pair = step >= 0
+            target, step, source = target[pair], step[pair], source[pair]
+        rows[row_of[target] * q + step * d + dims[source]] += 1.0
         offset += 1
-    return rows.reshape(n - first, q), dims[first:].copy()
 
 
 def target_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
     """The pair design's rows of every sequence (``sequences``: ``(x, dims)`` per sequence, sorted, in units of w),
     one matrix per target dimension (its targets in sequence and time order; columns ``b·d + j``): dense arrays
-    (:func:`dense_target_rows`) while the Newton work on them, targets × (d·B + 1)² per iteration, is below
-    :data:`COMPILED_MIN_DESIGN_WORK` and they fit in :data:`MAX_DENSE_DESIGN_CELLS`; otherwise CSR matrices built
-    by the compiled passes (their counts are the same)."""
-    d, q = int(dim), int(dim) * int(lags)
-    targets = sum(x.size - int(np.searchsorted(x, first_target, side="left")) for x, _ in sequences)
-    if dense_design(targets, q):
-        parts = [dense_target_rows(x, dims, d, lags, first_target) for x, dims in sequences]
-        rows = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, q))
-        target_dims = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-        return tuple(rows[target_dims == i] for i in range(d))
-    return _compiled_matrices(sequences, d, int(lags), first_target)
-
-
-def dense_design(targets: float, columns: int) -> bool:
-    """Whether the pair design of ``targets`` rows of ``columns`` (d·B) cells is laid out densely (and solved by
-    BLAS) rather than built and solved by the compiled passes."""
-    return (targets * (columns + 1) ** 2 < COMPILED_MIN_DESIGN_WORK
-            and targets * columns <= MAX_DENSE_DESIGN_CELLS)
+    (one block, each dimension's rows a view of it) where they are predicted faster (:func:`dense_design`), otherwise
+    CSR matrices built by the compiled passes (their counts are the same)."""
+    d, B = int(dim), int(lags)
+    q = d * B
+    firsts = [int(np.searchsorted(x, first_target, side="left")) for x, _ in sequences]
+    targets = sum(x.size - f for (x, _), f in zip(sequences, firsts))
+    if not dense_design(targets, sum(pair_count(x, B) for x, _ in sequences), q):
+        return _compiled_matrices(sequences, d, B, first_target)
+    target_dims = np.concatenate([dims[f:] for (_, dims), f in zip(sequences, firsts)] + [np.zeros(0, np.int64)])
+    position = np.empty(target_dims.size, dtype=np.int64)  # dimension-major, in sequence and time order within each
+    position[np.argsort(target_dims, kind="stable")] = np.arange(target_dims.size)
+    rows = np.zeros(target_dims.size * q)
+    done = 0
+    for (x, dims), f in zip(sequences, firsts):
+        _count_rows(x, dims, d, B, f, position[done:done + x.size - f], rows)
+        done += x.size - f
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(target_dims, minlength=d))])
+    rows = rows.reshape(target_dims.size, q)
+    return tuple(rows[bounds[i]:bounds[i + 1]] for i in range(d))
 
 
 def _compiled_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
@@ -180,10 +219,11 @@ def weighted_gram(X, weights: np.ndarray) -> np.ndarray:
     pass over their cells (:func:`~dphawkes_core.statistics.compiled_passes.weighted_gram`)."""
     if isinstance(X, np.ndarray):
         q = X.shape[1]
-        scaled = X * weights[:, None]
-        H = np.empty((q + 1, q + 1))
-        H[:q, :q] = scaled.T @ scaled
-        H[:q, q] = H[q, :q] = scaled.T @ weights
+        H = np.zeros((q + 1, q + 1))
+        for start in range(0, X.shape[0], CURVATURE_CHUNK):  # chunks that stay in the cache: 1.5× faster at 10^6 rows
+            scaled = X[start:start + CURVATURE_CHUNK] * weights[start:start + CURVATURE_CHUNK, None]
+            H[:q, :q] += scaled.T @ scaled
+        H[:q, q] = H[q, :q] = X.T @ (weights * weights)
         H[q, q] = weights @ weights
         return H
     from dphawkes_core.statistics.compiled_passes import weighted_gram as compiled  # numba: loaded here
