@@ -17,7 +17,8 @@ and at 10⁶ (at least 10× faster; near-critical-2d, the process where the pair
 fitted in ≤ 0.5 s whole command (wall, least of ``REPEATS``: a quiet machine's figure — on a loaded one the CPU
 seconds beside it are the better guide).
 
-Usage: ``nice .venv/bin/python -m benchmarks.bench_vs_em [--sizes 10000 100000] [--processes near-critical-2d]``.
+Usage: ``nice .venv/bin/python -m benchmarks.bench_vs_em [--sizes 10000 100000] [--processes near-critical-2d]
+[--repo ../other-checkout]`` (``--repo``: the command of another checkout, e.g. a before, on the same events).
 """
 
 from __future__ import annotations
@@ -79,11 +80,13 @@ def mle_command(events: Path, out: Path) -> list[str]:
             "--support", str(SUPPORT), "--json", str(out)]
 
 
-def measure(name: str, n_events: int, scratch: Path) -> dict:
+REPO = Path(__file__).resolve().parent.parent  # the checkout whose command is timed (--repo: another, for a before)
+
+
+def measure(name: str, n_events: int, scratch: Path, repo: Path = REPO) -> dict:
     """EM's fit and the mle command (cache cold and warm), side by side: per-round CPU seconds and ratios."""
     events = scratch / f"{name}-{n_events}.csv"
     save_csv(simulate(PROCESSES[name](), n_events=n_events, seed=SEED), events)
-    repo = Path(__file__).resolve().parent.parent
     warm_cache = scratch / "numba-warm"
     env = {**os.environ, "NUMBA_CACHE_DIR": str(warm_cache)}
     _run(mle_command(events, scratch / "out.json"), env, repo)  # fills the warm cache (untimed)
@@ -99,13 +102,12 @@ def measure(name: str, n_events: int, scratch: Path) -> dict:
             "cold_ratio": statistics.median(r["cold"] / r["em"] for r in rounds)}
 
 
-def small_fit(scratch: Path) -> dict:
+def small_fit(scratch: Path, repo: Path = REPO) -> dict:
     """The whole command on 1,000 events of each process: the least wall time and its run's CPU seconds."""
     best = {}
     for name in PROCESSES:
         events = scratch / f"{name}-{SMALL_EVENTS}.csv"
         save_csv(simulate(PROCESSES[name](), n_events=SMALL_EVENTS, seed=SEED), events)
-        repo = Path(__file__).resolve().parent.parent
         runs = [_run(mle_command(events, scratch / "out.json"), dict(os.environ), repo)[:2]
                 for _ in range(REPEATS[SMALL_EVENTS])]
         best[name] = min(runs, key=lambda run: run[1])
@@ -121,18 +123,18 @@ def _ratio_row(record: dict, state: str) -> dict:
             "met": ratio <= target}
 
 
-def rows(cases=CASES) -> list[dict]:
+def rows(cases=CASES, repo: Path = REPO) -> list[dict]:
     """``make bench``: the ratio rows (cold and warm) and the 1,000-event row per process."""
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        for name, (cpu, wall) in small_fit(scratch).items():
+        for name, (cpu, wall) in small_fit(scratch, repo).items():
             out.append({"benchmark": f"mle command, {SMALL_EVENTS:,} events, {name} (wall, least of "
                                      f"{REPEATS[SMALL_EVENTS]})",
                         "measured": f"{wall:.2f} s (CPU {cpu:.2f} s; load {os.getloadavg()[0]:.1f})",
                         "target": f"<= {SMALL_SECONDS} s (quiet)", "met": wall <= SMALL_SECONDS})
         for name, n in cases:
-            record = measure(name, n, scratch)
+            record = measure(name, n, scratch, repo)
             out += [_ratio_row(record, "warm"), _ratio_row(record, "cold")]
     return out
 
@@ -141,9 +143,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--processes", nargs="*", default=list(PROCESSES))
+    parser.add_argument("--repo", type=Path, default=REPO, help="time the command of another checkout (a before)")
     args = parser.parse_args()
     cases = [case for case in CASES if case[0] in args.processes and case[1] in args.sizes]
-    for row in rows(cases):
+    for row in rows(cases, args.repo.resolve()):
         print(f"{row['benchmark']:<78} {row['measured']:<48} {row['target']:<18} {'MET' if row['met'] else 'MISSED'}",
               flush=True)
 
