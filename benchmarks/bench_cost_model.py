@@ -31,7 +31,8 @@ CASES = (  # method, scenario, events, Δ, support s, K
     ("ctls", "paper-2d", 200_000, 0.5, 20.0, 1),  # ~30 pairs per event within s: the pair walk dominates
     ("ctls", "paper-4d", 100_000, 1.0, 30.0, 1),
     ("ctls", "paper-4d", 50_000, 0.0625, 10.0, 1),  # a fine grid (B = 160, q = 641): the edge pieces and the solves
-    ("mle", "paper-2d", 200_000, 0.5, 20.0, 1),  # compiled rows (~15 cells each): the per-event work dominates
+    ("mle", "paper-2d", 200_000, 0.5, 20.0, 1),  # dense rows, 200,000 of them: the BLAS curvature dominates
+    ("mle", "paper-2d", 200_000, 0.1, 20.0, 1),  # 8·10^7 cells, too many to lay out densely: the compiled sparse rows
     ("mle", "paper-4d", 20_000, 0.1, 5.0, 1),  # ~70 cells per row, dense rows: the BLAS curvature dominates
     ("mle", "paper-2d", 10_000, 0.25, 5.0, 1),  # a small fit: dense rows, no compiled pass
     ("mle", "paper-4d", 50_000, 0.25, 5.0, 1),  # the largest dense layout of the cases

@@ -16,20 +16,22 @@ import numpy as np
 
 # The NumPy offset walk (ctls's Toeplitz cells) costs 11–26 ns of CPU per pair, the compiled one 4–8 ns plus ~0.7 s
 # to import numba and load the cached pass (4.5 s to compile it into an empty cache); measured with one BLAS thread on
-# the four held-out processes at 10^4–10^6 events (docs/load.md, "Compiled passes where they pay"): the walk wins below
+# the four held-out processes at 10^4–10^6 events (docs/load.md, "The whole command against EM"): the walk wins below
 # ~4·10^7 pairs.
 COMPILED_MIN_PAIRS = 40_000_000
 # The likelihood's pair design: rows laid out densely by the NumPy walk (~35 ns of CPU per pair) and NEWTON_ITERATIONS
 # curvatures by BLAS (~0.1 ns per target × (d·B + 1)², in cache-sized chunks), against the compiled walk (~25 ns per
 # pair, most of it writing the sparse rows) and compiled curvature (~0.6 ns per target × cells², cells ≤ d·B) plus
 # ~0.7 s to load numba (4.5 s to compile into an empty cache). Measured with one BLAS thread on the held-out
-# processes (docs/load.md, "Compiled passes where they pay"): at 10^6 events of near-critical-2d the dense layout fits
-# in 3.2 s, the compiled one in 2.7 s plus the load; at 10^5 of sparse-5d (q = 100, ~10 cells a row) the two tie.
+# processes (docs/load.md, "The whole command against EM"): at 10^6 events of near-critical-2d the dense layout fits
+# in 3.2 s, the compiled one in 2.7 s plus the load; at 10^5 of sparse-5d (q = 100, ~10 cells a row) the two tie
+# with the load from a warm cache, and the compiled one took 6.0–6.5 s of CPU into an empty one. A fit cannot tell
+# which it will get, so the load is counted as 2 s: the compiled passes run only where they win by more.
 SECONDS_PER_DENSE_PAIR = 3.5e-8
 SECONDS_PER_DENSE_CURVATURE_CELL = 1e-10
 SECONDS_PER_COMPILED_PAIR = 3e-8
 SECONDS_PER_COMPILED_CELL_PRODUCT = 6e-10
-SECONDS_TO_LOAD_COMPILED = 0.7
+SECONDS_TO_LOAD_COMPILED = 2.0
 NEWTON_ITERATIONS = 8  # 4–16 measured
 MAX_DENSE_DESIGN_CELLS = 1 << 26  # 512 MiB of dense rows at most
 CURVATURE_CHUNK = 4096  # rows scaled and multiplied at once by the dense curvature (1.5× faster than all at once)
@@ -37,7 +39,7 @@ CURVATURE_CHUNK = 4096  # rows scaled and multiplied at once by the dense curvat
 
 def design_seconds(targets: float, pairs: float, columns: int) -> tuple[float, float]:
     """Predicted CPU seconds of the likelihood's pair design and its Newton curvatures: dense rows and BLAS, and the
-    compiled sparse rows (with numba's load from a warm cache); ``inf`` for dense rows over
+    compiled sparse rows (with numba's load, :data:`SECONDS_TO_LOAD_COMPILED`); ``inf`` for dense rows over
     :data:`MAX_DENSE_DESIGN_CELLS`."""
     targets, pairs = float(targets), float(pairs)
     row_cells = min(pairs / max(targets, 1.0), float(columns))
