@@ -21,10 +21,10 @@ kernels non-negative; a step with no exposure has no pairs and stays 0. It start
 solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (the Newton iterations — of the slowest dimension —, the final relative change and ℓ are
 reported in the result's ``info``). One iteration builds ``H`` from the ``nnz(X)`` non-zero (target, source-step)
-cells (one compiled pass, :mod:`~dphawkes_core.statistics.compiled_passes`) and solves a ``(q+1)``-square
-system; it converges in 5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated,
-took 60–2,000 cycles (Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the
-same maximum: the tests compare the two.
+cells (BLAS on dense rows, or one compiled pass over sparse ones: :mod:`~dphawkes_core.statistics.pair_passes`) and
+solves a ``(q+1)``-square system; it converges in 5–16 iterations where EM (Lewis & Mohler 2011; tick's
+``HawkesEM``), SQUAREM-accelerated, took 60–2,000 cycles (Japan quakes at s = 20 days: 0.55 s against 15.8 s;
+``docs/accuracy.md``). EM's fixed point is the same maximum: the tests compare the two.
 
 Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
 applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
@@ -52,6 +52,7 @@ from dphawkes_core.statistics.exact_times import (
 )
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.statistics.pair_passes import stored_cells, target_matrices
 from dphawkes_core.validation import check_count_cap
 
 START_KERNEL_FLOOR = 1e-3  # the start's kernel heights are at least this times 1/s (a branching ratio of 1e-3)
@@ -66,8 +67,9 @@ class PairDesign:
 
     Attributes
     ----------
-    matrices : tuple of scipy.sparse.csr_matrix
-        One per target dimension i: ``X_i[k, c]``, the earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``
+    matrices : tuple of numpy.ndarray or scipy.sparse.csr_matrix
+        One per target dimension i (dense or CSR: :func:`~dphawkes_core.statistics.pair_passes.target_matrices`):
+        ``X_i[k, c]``, the earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``
         for its k-th target (time order).
     exposure : numpy.ndarray
         ``(q,)`` ``E_c = ∫ N_j^b dt`` over the fit windows (time units).
@@ -87,47 +89,20 @@ class PairDesign:
     @property
     def cells(self) -> int:
         """Non-zero cells of ``X`` (what one pass of EM walks)."""
-        return int(sum(X.nnz for X in self.matrices))
+        return sum(stored_cells(X) for X in self.matrices)
 
 
 def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.ndarray, baseline_time: float,
                 history: bool = True) -> PairDesign:
     """:class:`PairDesign` of ``events`` (kept under ``cap``, as ctls keeps them) for steps of ``width``, with the
     given exposures. ``history``: the first s of every window is history only (the family's convention); without
-    it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
-    from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
-
-    from dphawkes_core.statistics.compiled_passes import group_rows, target_rows  # numba: loaded here
-
-    d, q = events.dim, events.dim * int(lags)
-    pointers, columns, counts, target_dims, n_cells = [np.zeros(1, dtype=np.int64)], [], [], [], 0
+    it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``. The
+    rows are dense or CSR, whichever pays (:func:`~dphawkes_core.statistics.pair_passes.target_matrices`)."""
     first = float(lags) if history else -math.inf
-    for seq in events.sequences:
-        if history and float(seq.end_time) / width <= lags:
-            continue
-        x, dims, _ = sequence_arrays(seq.times, width, cap)
-        indptr, indices, cells, tdims = target_rows(x, dims, d, int(lags), first)
-        pointers.append(indptr[1:] + n_cells)
-        columns.append(indices)
-        counts.append(cells)
-        target_dims.append(tdims)
-        n_cells += indices.size
-    indptr, indices, cells, starts = group_rows(_joined(pointers, np.int64), _joined(columns, np.int64),
-                                                _joined(counts, np.float64), _joined(target_dims, np.int64), d)
-    matrices = []
-    for i in range(d):
-        r0, r1 = starts[i], starts[i + 1]
-        c0, c1 = indptr[r0], indptr[r1]
-        rows = (indptr[r0:r1 + 1] - c0).astype(np.int32 if c1 - c0 < 2**31 else np.int64)
-        matrices.append(csr_matrix((cells[c0:c1], indices[c0:c1], rows), shape=(int(r1 - r0), q), copy=False))
-    return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
-
-
-def _joined(parts: list, dtype) -> np.ndarray:
-    """The arrays of ``parts`` end to end (the one array itself when there is one)."""
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+    sequences = [sequence_arrays(seq.times, width, cap)[:2] for seq in events.sequences
+                 if not history or float(seq.end_time) / width > lags]
+    matrices = target_matrices(sequences, events.dim, int(lags), first)
+    return PairDesign(matrices, np.asarray(exposure, dtype=np.float64), float(baseline_time))
 
 
 # --- the likelihood and EM ------------------------------------------------------------------------------------

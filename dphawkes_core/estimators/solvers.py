@@ -117,10 +117,10 @@ def _dimension_value(X, exposure: np.ndarray, theta_i: np.ndarray) -> tuple[floa
 
 
 def _curvature(X, inverse: np.ndarray) -> np.ndarray:
-    """``X̃ᵀ diag(1/λ²) X̃`` with ``X̃ = [X, 1]`` (``inverse`` = 1/λ; ``X`` CSR), one compiled pass over its cells."""
-    from dphawkes_core.statistics.compiled_passes import weighted_gram  # numba: loaded when a likelihood is fitted
+    """``X̃ᵀ diag(1/λ²) X̃`` with ``X̃ = [X, 1]`` (``inverse`` = 1/λ; ``X`` dense: BLAS; CSR: one compiled pass)."""
+    from dphawkes_core.statistics.pair_passes import weighted_gram
 
-    return weighted_gram(X.indptr, X.indices, X.data, X.shape[1], inverse)
+    return weighted_gram(X, inverse)
 
 
 def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, max_iter: int
@@ -130,9 +130,9 @@ def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, m
 
     At θ the gradient ``g = X̃ᵀ(1/λ) − e`` and the curvature ``H = X̃ᵀ diag(1/λ²) X̃``; a parameter at 0 whose
     gradient points below 0 stays there, the others move by ``H_FF⁻¹ g_F``, projected onto θ >= 0 and halved until
-    ℓ_i rises by the Armijo share (an intensity ≤ 0 is ℓ = −∞: rejected). ``X`` is a scipy sparse matrix (targets ×
-    columns), ``exposure`` = e (the last entry the baseline's). Returns θ_i, the iterations, the final relative
-    change and whether it fell below ``tol``."""
+    ℓ_i rises by the Armijo share (an intensity ≤ 0 is ℓ = −∞: rejected). ``X`` is a NumPy array or a scipy CSR
+    matrix (targets × columns), ``exposure`` = e (the last entry the baseline's). Returns θ_i, the iterations, the
+    final relative change and whether it fell below ``tol``."""
     live = exposure > 0
     value, lam = _dimension_value(X, exposure, theta_i)
     change = math.inf

@@ -322,8 +322,6 @@ class Exp(SingleRelease):
         if stats.likelihood_design is None:
             raise ConfigError(f"{self.label}: these statistics have no likelihood design: compute them with "
                               "prepare_stats on a config with exp_likelihood")
-        from scipy.sparse import csr_matrix
-
         features, integral, duration = stats.likelihood_design
         theta = solve_nonnegative(stats.A, stats.b)
         theta[:, :-1] = np.maximum(theta[:, :-1], LIKELIHOOD_START_FLOOR * max(float(theta[:, :-1].max()), 1.0))
@@ -331,7 +329,7 @@ class Exp(SingleRelease):
         exposure = np.append(integral, duration)
         iterations, converged = 0, True
         for i, X in enumerate(features):
-            theta[i], count, _, done = newton_dimension(csr_matrix(X), exposure, theta[i], LIKELIHOOD_TOL,
+            theta[i], count, _, done = newton_dimension(X, exposure, theta[i], LIKELIHOOD_TOL,
                                                         LIKELIHOOD_MAX_ITER)
             iterations, converged = max(iterations, count), converged and done
         decays = tuple(config.decays)
