@@ -41,7 +41,7 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.settings import BASELINE_FLOOR, Setting, options_class
 from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import (
@@ -160,14 +160,17 @@ class MLOutcome:
     converged: bool
 
 
-def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> MLOutcome:
+def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int,
+                        lower: np.ndarray | None = None) -> MLOutcome:
     """Projected Newton (:func:`~dphawkes_core.estimators.solvers.newton_dimension`) on every target dimension
-    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations."""
+    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations; θ >= ``lower``
+    (``(d, q+1)``, default 0: a baseline floor)."""
     theta = np.array(start, dtype=np.float64)
     exposure = np.append(design.exposure, design.baseline_time)
     iterations, changes, converged = [], [], True
     for i, X in enumerate(design.matrices):
-        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter)
+        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter,
+                                                         None if lower is None else lower[i])
         iterations.append(count)
         changes.append(change)
         converged &= done
@@ -194,6 +197,7 @@ SETTINGS = (
     Setting("mle_max_iter", "largest number of iterations", "int", 500,
             "Newton stops after this many iterations even if not converged (the result says so)",
             minimum=1, step=100),
+    BASELINE_FLOOR,
 )
 
 MLEOptions = options_class("MLEOptions", SETTINGS, "exact event times (maximum likelihood)", __name__)
@@ -222,7 +226,7 @@ class MLE(Family):
     privacy = PrivacyTags(private=False, units=("event", "sequence"))
     inputs = InputTags(statistics=Statistics.PAIRS)
     cost = CostTags(kind="likelihood")
-    audit_hints = AuditHints(noiseless_limit="maximum likelihood")
+    audit_hints = AuditHints(noiseless_limit="maximum likelihood", noiseless_options=dict(baseline_floor=0.0))
 
     def prepare_stats(self, events, config):
         """ctls's statistics of the events kept under ``config.count_cap`` (all when None) and their pair design
@@ -257,12 +261,15 @@ class MLE(Family):
         w = stats.width
         design = stats.pair_design
         theta_ls = solve_cls(stats)[0] / w
+        lower = np.zeros((design.targets.size, design.exposure.size + 1))
+        lower[:, -1] = config.baseline_floor * np.maximum(design.targets, 1) / max(design.baseline_time, 1e-300)
         outcome = maximise_likelihood(design, positive_start(theta_ls, design, w * stats.lags), config.mle_tol,
-                                      config.mle_max_iter)
+                                      config.mle_max_iter, lower)
         U = w * outcome.theta
         info = {"solver": "projected Newton", "start": "ctls least squares clipped to positive",
                 "iterations": outcome.iterations, "relative_change": outcome.relative_change,
                 "tolerance": float(config.mle_tol), "converged": outcome.converged,
                 "log_likelihood": outcome.log_likelihood, "targets": int(design.targets.sum()),
-                "cells": design.cells, "statistics": "exact event times"}
+                "cells": design.cells, "statistics": "exact event times",
+                "baseline_floor_share": config.baseline_floor, "baseline_floor": lower[:, -1].tolist()}
         return U, [paper_loss(U, stats)], info

@@ -196,3 +196,14 @@ def options_class(name: str, settings: tuple[Setting, ...], family_label: str, m
 STEP_RULES = ("theorem", "constant")
 ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy gradient steps", minimum=1,
                      maximum=10**7, step=100, primary=True)
+
+# ---- settings that the families with a non-negative estimate share (ssp, ctls, exp, mle) ----
+
+#: The default floor of every baseline as a share of its dimension's mean rate (``docs/accuracy.md``, "Positive
+#: intensities": chosen on simulations, and what it changes).
+BASELINE_FLOOR_SHARE = 0.05
+BASELINE_FLOOR = Setting(
+    "baseline_floor", "baseline floor (share of the mean rate)", "float", BASELINE_FLOOR_SHARE,
+    "every baseline is at least this share of its dimension's mean rate (its released count over the window), so "
+    "that with kernels >= 0 no event has probability 0; post-processing of released numbers, no privacy cost (0: "
+    "none)", minimum=0.0, maximum=1.0, step=0.05)

@@ -53,8 +53,9 @@ from dphawkes_core.estimators.exp.sequence import (
 from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
 from dphawkes_core.estimators.family import AuditHints, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.settings import BASELINE_FLOOR, Setting, options_class
 from dphawkes_core.estimators.solvers import (
+    baseline_floor,
     newton_dimension,
     paper_loss,
     solve_cls,
@@ -89,6 +90,7 @@ SETTINGS = (
     Setting("exp_gram_scale", "noise of G relative to c", "float", GRAM_SCALE,
             "the Gram and the integrals are released with this many times the noise of the values at the events",
             minimum=0.0, minimum_exclusive=True, step=0.5),
+    BASELINE_FLOOR,
 )
 
 ExpOptions = options_class("ExpOptions", SETTINGS, "exponential kernels", __name__)
@@ -259,12 +261,15 @@ class Exp(Family):
         noise = rho * sigma * math.sqrt(stats.n_params)
         lam = (exp_ridge(noise, stats.A) if noise > 0 else 0.0) if config.exp_ridge is None else float(config.exp_ridge)
         A_tilde = stabilise(stats.A, lam, "ridge")
+        share = config.baseline_floor if config.exp_nonnegative else 0.0
+        lower = baseline_floor(stats.b, stats.A, stats.exp_pieces.duration, share)
         if config.exp_nonnegative:
-            theta, info = solve_nonnegative(A_tilde, stats.b), {"solver": "nnls"}
+            theta, info = solve_nonnegative(A_tilde, stats.b, lower), {"solver": "nnls"}
         else:
             theta, info = solve_cls(replace(stats, A=A_tilde))
         decays = tuple(config.decays)
         info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": rho, "decays": list(decays),
+                     "baseline_floor_share": share, "baseline_floor": lower[:, -1].tolist(),
                      "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
                      "statistics": "exact event times (exponential kernels)"})
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info
@@ -279,18 +284,20 @@ class Exp(Family):
         from scipy.sparse import csr_matrix
 
         features, integral, duration = stats.likelihood_design
-        theta = solve_nonnegative(stats.A, stats.b)
+        lower = baseline_floor(stats.b, stats.A, duration, config.baseline_floor)
+        theta = solve_nonnegative(stats.A, stats.b, lower)
         theta[:, :-1] = np.maximum(theta[:, :-1], LIKELIHOOD_START_FLOOR * max(float(theta[:, :-1].max()), 1.0))
         theta[:, -1] = np.maximum(theta[:, -1], LIKELIHOOD_START_FLOOR * stats.exp_pieces.totals / duration)
         exposure = np.append(integral, duration)
         iterations, converged = 0, True
         for i, X in enumerate(features):
             theta[i], count, _, done = newton_dimension(csr_matrix(X), exposure, theta[i], LIKELIHOOD_TOL,
-                                                        LIKELIHOOD_MAX_ITER)
+                                                        LIKELIHOOD_MAX_ITER, lower[i])
             iterations, converged = max(iterations, count), converged and done
         decays = tuple(config.decays)
         info = {"solver": "projected Newton (maximum likelihood)", "iterations": iterations,
                 "converged": bool(converged), "tolerance": LIKELIHOOD_TOL, "decays": list(decays),
+                "baseline_floor_share": config.baseline_floor, "baseline_floor": lower[:, -1].tolist(),
                 "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
                 "statistics": "exact event times (exponential kernels)"}
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info

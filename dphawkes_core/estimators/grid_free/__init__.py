@@ -66,7 +66,7 @@ from dphawkes_core.estimators.grid_free.width_selection import (
     split_sensitivity,
 )
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.settings import BASELINE_FLOOR, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.privacy.count_cap import AUTO
@@ -124,6 +124,7 @@ SETTINGS = (
             "with the width chosen by validation: the last share of every declared window (cut at a multiple of "
             "w0) is the validation block, the rest the training block", minimum=0.0, maximum=100.0,
             minimum_exclusive=True, step=5.0, added_later=True),
+    BASELINE_FLOOR,
 )
 
 
