@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from dphawkes_core.data.baseline_bins import BASELINE_FLOOR_SHARE, BaselineBins
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.validation import is_number, is_whole
 
@@ -199,11 +200,28 @@ ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy grad
 
 # ---- settings that the families with a non-negative estimate share (ssp, ctls, exp, mle) ----
 
-#: The default floor of every baseline as a share of its dimension's mean rate (``docs/accuracy.md``, "Positive
-#: intensities": chosen on simulations, and what it changes).
-BASELINE_FLOOR_SHARE = 0.05
 BASELINE_FLOOR = Setting(
     "baseline_floor", "baseline floor (share of the mean rate)", "float", BASELINE_FLOOR_SHARE,
     "every baseline is at least this share of its dimension's mean rate (its released count over the window), so "
     "that with kernels >= 0 no event has probability 0; post-processing of released numbers, no privacy cost (0: "
     "none)", minimum=0.0, maximum=1.0, step=0.05)
+
+# ---- the baseline that follows the clock (mle, exp): dphawkes_core.data.baseline_bins ----
+
+BASELINE_PERIOD = Setting(
+    "baseline_period", "baseline period P", "float", None,
+    "the baseline is constant on K equal parts of a period of this length on the data's time axis (24 for the day "
+    "in hours, 168 the week)", minimum=0.0, minimum_exclusive=True, optional=True,
+    none_means="no period: the K parts are equal bins of each sequence's window", added_later=True)
+BASELINE_BINS = Setting(
+    "baseline_bins", "baseline parts K", "int", 1,
+    "the number of parts the baseline is constant on (of the period, or of each window without one); 1: a constant "
+    "baseline (whatever the period)", minimum=1, maximum=1000, added_later=True)
+
+
+def baseline_bins_of(config) -> BaselineBins:
+    """The :class:`~dphawkes_core.data.baseline_bins.BaselineBins` a config asks for (constant for a family without
+    the options)."""
+    if not config.family.reads("baseline_bins"):
+        return BaselineBins()
+    return BaselineBins(int(config.baseline_bins), config.baseline_period)

@@ -125,6 +125,10 @@ def baseline_floor(b_hat: np.ndarray, A_hat: np.ndarray, n_rows: float, share: f
 ARMIJO_SHARE = 1e-4  # a Newton step is kept when ℓ rises by at least this share of the gradient along it
 SMALLEST_STEP = 1e-12  # the line search stops halving here
 NEWTON_RIDGE = 1e-12  # relative to the curvature's mean diagonal: solves a system singular on a column with no events
+#: The ridges a Newton iteration tries in turn when no step along the previous direction raises ℓ (a curvature
+#: singular along a direction the gradient is not in, e.g. a kernel column equal to a baseline part's on its few
+#: targets): the plain Newton step first, then damped ones (Levenberg–Marquardt), the last close to a gradient step.
+NEWTON_RIDGES = (NEWTON_RIDGE, 1e-6, 1e-2, 1e2)
 
 
 def _dimension_value(X, exposure: np.ndarray, theta_i: np.ndarray) -> tuple[float, np.ndarray]:
@@ -140,6 +144,32 @@ def _curvature(X, inverse: np.ndarray) -> np.ndarray:
     from dphawkes_core.statistics.compiled_passes import weighted_gram  # numba: loaded when a likelihood is fitted
 
     return weighted_gram(X.indptr, X.indices, X.data, X.shape[1], inverse)
+
+
+def with_baseline_columns(X, parts: np.ndarray, n_parts: int):
+    """``[X, B]`` (CSR): the target rows of ``X`` with one indicator column per part of a baseline that follows the
+    clock (``parts``: the part of each row's target; :mod:`dphawkes_core.data.baseline_bins`). With the intercept's
+    exposure 0, :func:`newton_dimension` then fits one baseline per part (mle, exp's likelihood)."""
+    from scipy.sparse import csr_matrix, hstack
+
+    indicator = csr_matrix((np.ones(parts.size), (np.arange(parts.size), parts)), shape=(parts.size, n_parts))
+    return hstack([X, indicator], format="csr")
+
+
+def _projected_step(X, exposure: np.ndarray, theta_i: np.ndarray, value: float, gradient: np.ndarray, H: np.ndarray,
+                    free: np.ndarray, ridge: float, lower: np.ndarray, live: np.ndarray) -> tuple:
+    """One projected Newton step of :func:`newton_dimension` with ``ridge`` added to the curvature: the direction
+    ``(H + ridge·I)⁻¹ g`` on the free parameters, projected onto θ >= l and halved until ℓ rises by the Armijo share
+    (or the step is below :data:`SMALLEST_STEP`). Returns the new θ, ℓ there and the intensities."""
+    direction = np.zeros_like(theta_i)
+    direction[free] = np.linalg.solve(H + ridge * np.eye(H.shape[0]), gradient[free])
+    alpha = 1.0
+    while True:
+        new = np.where(live, np.maximum(theta_i + alpha * direction, lower), 0.0)
+        new_value, new_lam = _dimension_value(X, exposure, new)
+        if new_value >= value + ARMIJO_SHARE * float(gradient @ (new - theta_i)) or alpha < SMALLEST_STEP:
+            return new, new_value, new_lam
+        alpha /= 2.0
 
 
 def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, max_iter: int,
@@ -163,16 +193,12 @@ def newton_dimension(X, exposure: np.ndarray, theta_i: np.ndarray, tol: float, m
         gradient = np.append(X.T @ inverse, inverse.sum()) - exposure
         free = live & ((theta_i > lower) | (gradient > 0))
         H = _curvature(X, inverse)[np.ix_(free, free)]
-        ridge = NEWTON_RIDGE * max(float(np.trace(H)) / max(int(free.sum()), 1), 1e-300)
-        direction = np.zeros_like(theta_i)
-        direction[free] = np.linalg.solve(H + ridge * np.eye(H.shape[0]), gradient[free])
-        alpha = 1.0
-        while True:
-            new = np.where(live, np.maximum(theta_i + alpha * direction, lower), 0.0)
-            new_value, new_lam = _dimension_value(X, exposure, new)
-            if new_value >= value + ARMIJO_SHARE * float(gradient @ (new - theta_i)) or alpha < SMALLEST_STEP:
+        scale = max(float(np.trace(H)) / max(int(free.sum()), 1), 1e-300)
+        for ridge in NEWTON_RIDGES:  # a curvature singular along some direction: a damped step, then a steeper one
+            new, new_value, new_lam = _projected_step(X, exposure, theta_i, value, gradient, H, free, ridge * scale,
+                                                      lower, live)
+            if new_value >= value:
                 break
-            alpha /= 2.0
         if new_value < value:  # no step raises ℓ any more: θ_i is the maximum to the precision of ℓ
             return theta_i, iteration, 0.0, True
         change = float(np.max(np.abs(new - theta_i)) / max(float(np.max(np.abs(new))), 1e-300))

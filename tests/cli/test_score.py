@@ -37,7 +37,8 @@ def test_fit_holdout_fits_on_the_training_part_and_score_agrees(simulated, tmp_p
     assert code == 0, err
     payload = json.loads((tmp_path / "fit.json").read_text())
     heldout = payload["heldout"]
-    assert "not private" in heldout["note"] and "held-out: gain over Poisson" in err
+    assert "not private" in heldout["note"] and f"held-out verdict: {heldout['verdict_text']}" in err
+    assert heldout["verdict"] == "better" and heldout["verdict_text"].startswith("better than a constant rate")
     # The fit is the fit of the events before the cut, on the window [0, cut).
     before = tmp_path / "before.csv"
     before.write_text("\n".join([lines[0]] + [line for line, t in zip(lines[1:], times) if t < cut]) + "\n")
@@ -173,14 +174,16 @@ def test_real_data_score_matches_ticks_score_of_hawkes_em(tmp_path, capsys):
 
 
 @pytest.mark.skipif(not JAPAN.exists(), reason=f"the shared data set is absent: {JAPAN}")
-def test_real_data_zero_intensities_are_counted_not_floored(tmp_path, capsys):
-    """A non-private ctls fit on Japan quakes has zero baselines: the events where its intensity is 0 are counted
-    (brute force over the exported step kernels) and the score is −∞."""
+def test_real_data_zero_intensities_are_counted_and_said(tmp_path, capsys):
+    """A non-private ctls fit on Japan quakes without the baseline floor has zero baselines: the events where its
+    intensity is 0 are counted (brute force over the exported step kernels), the score reads it as at least the
+    floor there and the verdict says those events could not happen; with the floor (the default) there are none."""
     from dphawkes_core.data.io import load_csv
 
     cut = 0.7 * 3652
-    code, _, err = run(["fit", JAPAN, "--end-time", "3652", "--bin-size", "0.25", "--support", "5", "--method",
-                        "ctls", "--sigma2", "0", "--holdout-start", cut, "--json", tmp_path / "fit.json"], capsys)
+    fit = ["fit", JAPAN, "--end-time", "3652", "--bin-size", "0.25", "--support", "5", "--method", "ctls",
+           "--sigma2", "0", "--holdout-start", cut, "--json", tmp_path / "fit.json"]
+    code, _, err = run([*fit, "--baseline-floor", "0"], capsys)
     assert code == 0, err
     payload = json.loads((tmp_path / "fit.json").read_text())
     table = payload["kernel_functions"]
@@ -195,8 +198,15 @@ def test_real_data_zero_intensities_are_counted_not_floored(tmp_path, capsys):
         index = np.searchsorted(edges, lag[near], side="left") - 1
         zero += payload["baseline"][i] + right[i, dims[near], index].sum() <= 0
     heldout = payload["heldout"]
-    assert heldout["nonpositive_intensity_events"] == zero > 0
-    assert heldout["loglik_per_event"] == "-inf" and heldout["gain_standard_error"] is None
+    assert heldout["nonpositive_intensity_events"] == zero > 0 and heldout["rectified"]
+    assert np.isfinite(heldout["loglik_per_event"]) and heldout["gain_standard_error"] > 0
+    assert f"the fit says {zero:,} of the {heldout['n_test_events']:,} test events could not happen" \
+        in heldout["verdict_text"]
+    code, _, err = run(fit, capsys)
+    assert code == 0, err
+    floored = json.loads((tmp_path / "fit.json").read_text())
+    assert floored["heldout"]["nonpositive_intensity_events"] == 0 and not floored["heldout"]["rectified"]
+    assert min(floored["baseline"]) > 0
 
 
 def test_score_reads_an_exp_fit_as_its_exponential_sums_like_fit_holdout(simulated, tmp_path, capsys):
@@ -213,7 +223,7 @@ def test_score_reads_an_exp_fit_as_its_exponential_sums_like_fit_holdout(simulat
     for key in ("loglik_per_event", "gain_over_poisson", "gain_standard_error", "n_test_events",
                 "nonpositive_intensity_events"):
         assert scored[key] == pytest.approx(heldout[key], rel=1e-12)
-    kernels = _fit_kernels(tmp_path / "fit.json")
+    kernels, _ = _fit_kernels(tmp_path / "fit.json")
     assert isinstance(kernels, ExponentialKernels)
     payload = json.loads((tmp_path / "fit.json").read_text())
     steps = average_lags(np.asarray(payload["kernels"]), np.asarray(payload["baseline"]), 0.5, 1)

@@ -37,6 +37,16 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
+from dphawkes_core.estimators.exp.baseline import (
+    event_parts,
+    mean_baseline,
+    part_floor,
+    periodic_from_release,
+    periodic_normal_equations,
+    periodic_pieces,
+    periodic_sensitivity,
+    periodic_vector,
+)
 from dphawkes_core.estimators.exp.release import (
     ExpSensitivity,
     exp_sensitivity,
@@ -53,7 +63,14 @@ from dphawkes_core.estimators.exp.sequence import (
 from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
 from dphawkes_core.estimators.family import AuditHints, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
-from dphawkes_core.estimators.settings import BASELINE_FLOOR, Setting, options_class
+from dphawkes_core.estimators.settings import (
+    BASELINE_BINS,
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    Setting,
+    baseline_bins_of,
+    options_class,
+)
 from dphawkes_core.estimators.solvers import (
     baseline_floor,
     newton_dimension,
@@ -61,6 +78,7 @@ from dphawkes_core.estimators.solvers import (
     solve_cls,
     solve_nonnegative,
     stabilise,
+    with_baseline_columns,
 )
 from dphawkes_core.privacy.calibration import calibrate_single_sensitivity
 from dphawkes_core.privacy.count_cap import AUTO
@@ -91,6 +109,8 @@ SETTINGS = (
             "the Gram and the integrals are released with this many times the noise of the values at the events",
             minimum=0.0, minimum_exclusive=True, step=0.5),
     BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    BASELINE_BINS,
 )
 
 ExpOptions = options_class("ExpOptions", SETTINGS, "exponential kernels", __name__)
@@ -149,6 +169,9 @@ class Exp(Family):
     def check(self, config) -> None:
         super().check(config)
         check_auto_clip(config)
+        if config.unit.name == "sequence" and not baseline_bins_of(config).constant:
+            raise ConfigError(f"{self.label}: a baseline that follows the clock is for the event unit (the sequence "
+                              "unit's clipped vectors have no parts); drop --baseline-bins")
 
     def prepare_stats(self, events, config):
         """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C (``"auto"``: C
@@ -165,8 +188,13 @@ class Exp(Family):
             clipped_events=counts["clipped"], skipped_sequences=0, window_stated=bool(events.window_stated),
             **domain_info(events), count_cap=cap, auto_count_cap=auto.to_dict() if auto is not None else None)
         stats = stats_from_pieces(pieces, config.bin_size, config.lags)
+        bins = baseline_bins_of(config)
+        if not bins.constant:
+            stats = replace(stats, periodic=periodic_pieces(events, config.decays, config.bin_size, cap, bins))
         if config.exp_likelihood:
-            stats = replace(stats, likelihood_design=event_features(events, config.decays, config.bin_size, cap))
+            stats = replace(stats, likelihood_design=event_features(events, config.decays, config.bin_size, cap),
+                            likelihood_parts=None if bins.constant else
+                            tuple(event_parts(events, config.bin_size, cap, bins)))
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
@@ -174,6 +202,9 @@ class Exp(Family):
         ``executor``): :func:`~dphawkes_core.estimators.exp.partitioned.prepare_exp_partitioned`."""
         from dphawkes_core.estimators.exp.partitioned import prepare_exp_partitioned
 
+        if not baseline_bins_of(config).constant:
+            raise ConfigError(f"{self.label}: a baseline that follows the clock is not available on a partitioned "
+                              "store (its parts' statistics need each window's events in one place); fit one file")
         return prepare_exp_partitioned(paths, config, window, executor)
 
     def _stats(self, stats, config) -> ExpStats:
@@ -183,6 +214,10 @@ class Exp(Family):
         if stats.exp_pieces.decays != tuple(config.decays):
             raise ConfigError(f"these statistics are for the decays {stats.exp_pieces.decays}, the config asks for "
                               f"{tuple(config.decays)}")
+        bins = baseline_bins_of(config)
+        if (stats.periodic is None) != bins.constant or stats.periodic is not None and stats.periodic.bins != bins:
+            raise ConfigError(f"{self.label}: these statistics were computed for another baseline (its period and "
+                              "parts): compute them with prepare_stats on this config")
         return stats
 
     def sensitivity(self, stats: ExpStats, config) -> ExpSensitivity:
@@ -206,7 +241,8 @@ class Exp(Family):
         else:
             if config.count_cap is None or stats.event_cap != config.count_cap and not (auto and stats.event_cap):
                 raise ConfigError(f"{self.label} needs a public count cap C and events kept under it")
-            sens = self.sensitivity(stats, config).total / stats.exp_pieces.duration
+            sens = math.hypot(self.sensitivity(stats, config).total, self._periodic_sensitivity(stats, config)) \
+                / stats.exp_pieces.duration
         return calibrate_single_sensitivity(NOTE, sens, 1, config.calibration, config.dp_delta,
                                             epsilon=None if config.sigma2 is not None else config.epsilon,
                                             sigma2=config.sigma2,
@@ -224,13 +260,28 @@ class Exp(Family):
         return calibrate_sequence_release(stats, config, clip, auto, SEQUENCE_NOTE,
                                           normaliser=stats.exp_pieces.duration)
 
+    def _periodic_sensitivity(self, stats: ExpStats, config) -> float:
+        """The bound of the baseline parts' numbers the release appends (0 for a constant baseline):
+        :func:`~dphawkes_core.estimators.exp.baseline.periodic_sensitivity`."""
+        if stats.periodic is None:
+            return 0.0
+        return periodic_sensitivity(config.decays, config.bin_size, float(config.exp_gram_scale))
+
+    def _clean(self, stats: ExpStats, config) -> np.ndarray:
+        """The release vector without noise, in the pieces' units: the family's numbers, then a periodic baseline's
+        (:func:`~dphawkes_core.estimators.exp.baseline.periodic_vector`)."""
+        rho = float(config.exp_gram_scale)
+        clean = raw_release(stats.exp_pieces, rho)
+        return clean if stats.periodic is None else np.concatenate([clean, periodic_vector(stats.periodic, rho)])
+
     def query_vector(self, stats, config) -> np.ndarray:
-        """The released numbers without noise, in the units of A (divided by ``N = Σ T``)."""
+        """The released numbers without noise, in the units of A (divided by ``N = Σ T``); with a baseline that
+        follows the clock, its parts' numbers after the family's."""
         stats = self._stats(stats, config)
-        return raw_release(stats.exp_pieces, config.exp_gram_scale) / stats.exp_pieces.duration
+        return self._clean(stats, config) / stats.exp_pieces.duration
 
     def _noisy(self, stats: ExpStats, config, sigma: float, rng) -> np.ndarray:
-        clean = raw_release(stats.exp_pieces, config.exp_gram_scale)
+        clean = self._clean(stats, config)
         if sigma <= 0:
             return clean
         return clean + sigma * stats.exp_pieces.duration * rng.standard_normal(clean.size)
@@ -256,23 +307,57 @@ class Exp(Family):
         sigma = math.sqrt(report.sigma2) if report is not None else 0.0
         rho = float(config.exp_gram_scale)
         if sigma > 0:
-            noisy = pieces_from_release(self._noisy(stats, config, sigma, rng), stats.exp_pieces, rho)
-            stats = stats_from_pieces(noisy, stats.width, stats.lags)
+            vector = self._noisy(stats, config, sigma, rng)
+            size = raw_release(stats.exp_pieces, rho).size
+            noisy = pieces_from_release(vector[:size], stats.exp_pieces, rho)
+            periodic = None if stats.periodic is None else periodic_from_release(vector[size:], stats.periodic, rho)
+            stats = replace(stats_from_pieces(noisy, stats.width, stats.lags), periodic=periodic)
         noise = rho * sigma * math.sqrt(stats.n_params)
         lam = (exp_ridge(noise, stats.A) if noise > 0 else 0.0) if config.exp_ridge is None else float(config.exp_ridge)
-        A_tilde = stabilise(stats.A, lam, "ridge")
         share = config.baseline_floor if config.exp_nonnegative else 0.0
-        lower = baseline_floor(stats.b, stats.A, stats.exp_pieces.duration, share)
-        if config.exp_nonnegative:
-            theta, info = solve_nonnegative(A_tilde, stats.b, lower), {"solver": "nnls"}
-        else:
-            theta, info = solve_cls(replace(stats, A=A_tilde))
+        theta, info, extra = self._solve(stats, config, lam, share)
         decays = tuple(config.decays)
         info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": rho, "decays": list(decays),
-                     "baseline_floor_share": share, "baseline_floor": lower[:, -1].tolist(),
-                     "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
-                     "statistics": "exact event times (exponential kernels)"})
+                     "baseline_floor_share": share, "adjacency": adjacency(theta, len(decays)).tolist(),
+                     "baseline": theta[:, -1].tolist(), "statistics": "exact event times (exponential kernels)",
+                     **extra})
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info
+
+    def _solve(self, stats: ExpStats, config, lam: float, share: float) -> tuple[np.ndarray, dict, dict]:
+        """The least squares of (released) statistics: ridge λ, non-negative (each baseline at least its floor) unless
+        allowed. Returns θ (``(d, dU+1)``, the baseline's mean last), the solver's info and the baseline's (its floor;
+        with parts, the profile)."""
+        if stats.periodic is None:
+            A, b, duration = stats.A, stats.b, stats.exp_pieces.duration
+            lower = baseline_floor(b, A, duration, share)
+        else:
+            A, b = periodic_normal_equations(stats.exp_pieces.gram, stats.exp_pieces.pairs, stats.periodic,
+                                             stats.exp_pieces.duration)
+            lower = np.zeros_like(b)
+            lower[:, stats.exp_pieces.gram.shape[0]:] = part_floor(stats.periodic, share)[:, None]
+        A_tilde = stabilise(A, lam, "ridge")
+        if config.exp_nonnegative:
+            theta, info = solve_nonnegative(A_tilde, b, lower), {"solver": "nnls"}
+        else:
+            theta, info = solve_cls(replace(stats, A=A_tilde, b=b))
+        if stats.periodic is None:
+            return theta, info, {"baseline_floor": lower[:, -1].tolist()}
+        return self._with_mean(theta, stats.periodic), info, self._profile_info(theta, stats.periodic, lower)
+
+    @staticmethod
+    def _with_mean(theta: np.ndarray, periodic) -> np.ndarray:
+        """θ with the kernels and the parts (``(d, q+K)``) as ``(d, q+1)``, the baseline's mean over the windows
+        last."""
+        q = theta.shape[1] - periodic.exposure.size
+        return np.column_stack([theta[:, :q], mean_baseline(theta[:, q:], periodic)])
+
+    @staticmethod
+    def _profile_info(theta: np.ndarray, periodic, lower: np.ndarray) -> dict:
+        """The baseline's parts for the result's info (what the score and the app's plot read)."""
+        q = theta.shape[1] - periodic.exposure.size
+        return {**periodic.bins.to_dict(), "baseline_profile": theta[:, q:].tolist(),
+                "baseline_floor": lower[:, q].tolist(),
+                "baseline_note": "the baseline of each part; 'baseline' is their mean over the windows"}
 
     def _likelihood_fit(self, stats: ExpStats, config):
         """The non-private maximum-likelihood fit: projected Newton on each target dimension
@@ -284,20 +369,49 @@ class Exp(Family):
         from scipy.sparse import csr_matrix
 
         features, integral, duration = stats.likelihood_design
-        lower = baseline_floor(stats.b, stats.A, duration, config.baseline_floor)
-        theta = solve_nonnegative(stats.A, stats.b, lower)
-        theta[:, :-1] = np.maximum(theta[:, :-1], LIKELIHOOD_START_FLOOR * max(float(theta[:, :-1].max()), 1.0))
-        theta[:, -1] = np.maximum(theta[:, -1], LIKELIHOOD_START_FLOOR * stats.exp_pieces.totals / duration)
-        exposure = np.append(integral, duration)
+        theta, _, extra = self._solve(stats, config, 0.0, config.baseline_floor)  # the least squares: the start
+        theta = self._likelihood_start(theta, stats) if stats.periodic is None else theta
+        periodic, q = stats.periodic, integral.size
+        if periodic is None:
+            lower = baseline_floor(stats.b, stats.A, duration, config.baseline_floor)
+            exposure, starts = np.append(integral, duration), theta
+        else:
+            K = periodic.exposure.size
+            floor = part_floor(periodic, config.baseline_floor)
+            lower = np.column_stack([np.zeros((theta.shape[0], q)), np.tile(floor[:, None], (1, K)),
+                                     np.zeros(theta.shape[0])])
+            exposure = np.concatenate([integral, periodic.exposure, [0.0]])  # the intercept held at 0
+            parts = np.array(extra["baseline_profile"])
+            starts = self._likelihood_start(np.column_stack([theta[:, :q], parts, np.zeros(theta.shape[0])]), stats)
+            starts[:, -1] = 0.0
         iterations, converged = 0, True
         for i, X in enumerate(features):
-            theta[i], count, _, done = newton_dimension(csr_matrix(X), exposure, theta[i], LIKELIHOOD_TOL,
-                                                        LIKELIHOOD_MAX_ITER, lower[i])
+            design = csr_matrix(X)
+            if periodic is not None:
+                design = with_baseline_columns(design, stats.likelihood_parts[i], periodic.exposure.size)
+            starts[i], count, _, done = newton_dimension(design, exposure, starts[i], LIKELIHOOD_TOL,
+                                                         LIKELIHOOD_MAX_ITER, lower[i])
             iterations, converged = max(iterations, count), converged and done
+        if periodic is None:
+            theta, extra = starts, {"baseline_floor": lower[:, -1].tolist()}
+        else:
+            theta = self._with_mean(starts[:, :-1], periodic)
+            extra = self._profile_info(starts[:, :-1], periodic, lower[:, :-1])
         decays = tuple(config.decays)
         info = {"solver": "projected Newton (maximum likelihood)", "iterations": iterations,
                 "converged": bool(converged), "tolerance": LIKELIHOOD_TOL, "decays": list(decays),
-                "baseline_floor_share": config.baseline_floor, "baseline_floor": lower[:, -1].tolist(),
+                "baseline_floor_share": config.baseline_floor, **extra,
                 "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
                 "statistics": "exact event times (exponential kernels)"}
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info
+
+    @staticmethod
+    def _likelihood_start(theta: np.ndarray, stats: ExpStats) -> np.ndarray:
+        """The least-squares θ lifted so that every intensity at an event is positive: kernels at least a small share
+        of the largest, baselines (the last column, or every part) at least a small share of the mean rate."""
+        theta = np.array(theta, dtype=float)
+        q = stats.exp_pieces.gram.shape[0]
+        theta[:, :q] = np.maximum(theta[:, :q], LIKELIHOOD_START_FLOOR * max(float(theta[:, :q].max()), 1.0))
+        rate = stats.exp_pieces.totals / stats.exp_pieces.duration
+        theta[:, q:] = np.maximum(theta[:, q:], LIKELIHOOD_START_FLOOR * rate[:, None])
+        return theta

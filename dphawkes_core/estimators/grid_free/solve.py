@@ -38,8 +38,9 @@ def ctls_ridge(noise: float, ratio: float) -> float:
 
 def solve_released(noisy_stats: GridFreeStats, gram_sigma: float, config) -> tuple[np.ndarray, dict]:
     """The ctls post-processing of released statistics: the ridge and the roughness penalty scaled by the released
-    noise-to-signal ratio, then least squares (non-negative unless allowed, the baselines then at least their floor). ``gram_sigma``: the noise std of G's
-    pieces in the units of A (ρσ; 0 without noise). Reads released and public numbers only."""
+    noise-to-signal ratio, then least squares (non-negative unless allowed, the baselines then at least their
+    floor). ``gram_sigma``: the noise std of G's pieces in the units of A (ρσ; 0 without noise). Reads released and
+    public numbers only."""
     noise = gram_sigma * math.sqrt(noisy_stats.n_params)
     ratio = noise_to_signal(noisy_stats.A, noise)
     lam = ctls_ridge(noise, ratio) if config.ctls_ridge is None else float(config.ctls_ridge)
