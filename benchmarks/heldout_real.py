@@ -4,13 +4,14 @@ Each data set's stated window is cut at 70 %: every method is fitted on the even
 rest by its log-likelihood per test event, conditioning on the whole history, minus the Poisson model's of the
 training part (:func:`dphawkes_experiments.prediction.score_fit`). A fit whose intensity can be ≤ 0 is read as at
 least 5 % of the training part's mean rate there (the count of test events where its own intensity is ≤ 0 is given);
-the non-negative families keep every baseline at least that share of the released mean rate (``baseline_floor``). Methods: tick's ``HawkesEM`` (support s, s/w steps, 100 iterations, tol 1e-10) as the
-anchor; the non-private families (CLS, maximum likelihood), ctls and exp with σ² = 0 (exp without a ridge or a
-cap: its plain least squares); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration, C chosen
-privately where the family can, else the public C = 5 of "Privacy that works" with its B, r, G and K; exp's decays
-by :func:`public_decays` from s and w), 3 seeded noise draws each (an experiment, not a release): mean and range.
-An exp fit is scored with its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels.
-fit_functions`); every other fit with its step kernels on [0, s].
+the non-negative families keep every baseline at least that share of the released mean rate (``baseline_floor``).
+Methods: tick's ``HawkesEM`` (support s, s/w steps, 100 iterations, tol 1e-10) as the anchor; the non-private
+families (CLS, maximum likelihood), ctls and exp with σ² = 0 (exp without a ridge or a cap: its plain least
+squares); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration, C chosen privately where the family
+can, else the public C = 5 of "Privacy that works" with its B, r, G and K; exp's decays by :func:`public_decays`
+from s and w), 3 seeded noise draws each (an experiment, not a release): mean and range. An exp fit is scored with
+its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels. fit_functions`); every other fit
+with its step kernels on [0, s].
 
 Usage (the data directory: ``$DPHAWKES_DATA_DIR`` or ``../shared/data``)::
 
