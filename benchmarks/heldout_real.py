@@ -10,7 +10,7 @@ families (CLS, maximum likelihood), ctls and exp with σ² = 0 (exp without a ri
 squares); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration, C chosen privately where the family
 can, else the public C = 5 of "Privacy that works" with its B, r, G and K; exp's decays by :func:`public_decays`
 from s and w), 3 seeded noise draws each (an experiment, not a release): mean and range. An exp fit is scored with
-its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels. fit_functions`); every other fit
+its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels.fit_functions`); every other fit
 with its step kernels on [0, s].
 
 Usage (the data directory: ``$DPHAWKES_DATA_DIR`` or ``../shared/data``)::
