@@ -19,16 +19,13 @@ first of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.statistics.exact_times import merged_events
 from dphawkes_core.statistics.moments import SufficientStats
-
-if TYPE_CHECKING:
-    from dphawkes_core.estimators.exp.baseline import PeriodicPieces
 
 SPAN_LIMIT = 500.0  # β·(τ_last − τ_first) within one block of the recursion: e^{±500} stays a finite double
 BLOCK_EVENTS = 1 << 16  # events per block (bounds the temporaries: U·block·d floats)
@@ -203,7 +200,7 @@ class ExpStats(SufficientStats):
     counts: None = None  # no per-bin rows (pgd-clip needs them)
     pieces: None = None  # no binned moment pieces
     likelihood_design: tuple | None = None  # (g(t−) per target dimension, ∫g, Σ T): event_features, non-private
-    periodic: PeriodicPieces | None = None  # a baseline that follows the clock: its parts' statistics (exp.baseline)
+    periodic: object = None  # a baseline that follows the clock: its parts' statistics (exp.baseline.PeriodicPieces)
     likelihood_parts: tuple | None = None  # … and the part of each event of likelihood_design's rows
 
     @property
