@@ -28,5 +28,5 @@ def show_proposal(sb, events, private_data: bool, private_method: bool) -> None:
     family = get_family(proposal.method)
     extra = " by maximum likelihood (σ² = 0, option 'maximum likelihood')" if proposal.options.get(
         "exp_likelihood") else ""
-    box.caption(f"Proposed: **{family.label}**{extra} — {proposal.reason}. The measurements behind the rule: "
-                "docs/accuracy.md, \"Which family predicts\".")
+    box.caption(f"Proposed: **{family.label}**{extra} — {proposal.reason}. The measurements behind the rule are in "
+                "the accuracy notes (\"Which family predicts: the proposal rule\").")
