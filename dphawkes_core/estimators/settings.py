@@ -60,7 +60,8 @@ class Setting:
     added_later : bool
         Added after ledgers were written with the family: at its default it is left out of a release request's
         identity (:func:`~dphawkes_core.release.session.request_identity`), so the entries of those ledgers still
-        replay. Only for an option whose default reproduces what the family did before it existed.
+        replay. Only for an option whose default reproduces what the family did before it existed, or that only
+        post-processes the same release (the baseline floor): a replay returns the release as it was recorded.
     """
 
     name: str
@@ -204,7 +205,7 @@ BASELINE_FLOOR = Setting(
     "baseline_floor", "baseline floor (share of the mean rate)", "float", BASELINE_FLOOR_SHARE,
     "every baseline is at least this share of its dimension's mean rate (its released count over the window), so "
     "that with kernels >= 0 no event has probability 0; post-processing of released numbers, no privacy cost (0: "
-    "none)", minimum=0.0, maximum=1.0, step=0.05)
+    "none)", minimum=0.0, maximum=1.0, step=0.05, added_later=True)
 
 # ---- the baseline that follows the clock (mle, exp): dphawkes_core.data.baseline_bins ----
 

@@ -18,7 +18,8 @@ from dphawkes_core.estimators.proposal import CTLS_FROM, DELAYED, SMOOTH, UNKNOW
 def test_one_branch_per_case(private, kernels, events, method):
     proposal = propose_family(private, kernels, events)
     assert proposal.method == method
-    config = FitConfig(method=method, bin_size=1.0, lags=2, **proposal.options)  # a config that exists
+    formal = {"calibration": "formal", "epsilon": 1.0, "count_cap": 2} if private else {}
+    config = FitConfig(method=method, bin_size=1.0, lags=2, **{**formal, **proposal.options})  # a config that exists
     assert config.family.privacy.private == private or (config.sigma2 == 0 and not private)
     if method == "exp" and not private:
         assert config.exp_likelihood and config.sigma2 == 0
