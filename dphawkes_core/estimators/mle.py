@@ -229,7 +229,8 @@ def maximise_periodic(design: PairDesign, baseline: BaselineDesign, start: np.nd
                       floor: np.ndarray) -> tuple[MLOutcome, np.ndarray]:
     """The likelihood with the baseline ``μ_ik`` of each part: per target dimension, projected Newton on ``[X, B]``
     (B: the parts' indicators, exposures the parts' times; the intercept column held at 0 by a zero exposure) from
-    the constant ``start`` (``(d, q+1)``), every part at least ``floor[i]``. Returns the outcome (``theta``
+    the constant ``start`` (``(d, q+1)``), every part at least ``floor[i]`` — a part no fit window reaches (all of it
+    within s of a window's start) has no likelihood and is set to the floor. Returns the outcome (``theta``
     ``(d, q+K)``: kernels, then the parts) and the profile ``(d, K)``."""
     q, K = design.exposure.size, baseline.bins.bins
     exposure = np.concatenate([design.exposure, baseline.exposure, [0.0]])
@@ -240,6 +241,7 @@ def maximise_periodic(design: PairDesign, baseline: BaselineDesign, start: np.nd
         lower = np.concatenate([np.zeros(q), np.full(K, floor[i]), [0.0]])
         theta_i, count, change, done = newton_dimension(wide, exposure, first, tol, max_iter, lower)
         theta[i] = theta_i[:-1]
+        theta[i, q:] = np.where(baseline.exposure > 0, theta[i, q:], floor[i])  # unseen parts: the floor
         total += float(np.sum(np.log(wide @ theta[i])) - theta[i] @ exposure[:-1])
         iterations.append(count)
         changes.append(change)

@@ -395,6 +395,8 @@ class Exp(Family):
         if periodic is None:
             theta, extra = starts, {"baseline_floor": lower[:, -1].tolist()}
         else:
+            parts = starts[:, q:-1]  # a part no window reaches has no likelihood: the floor
+            starts[:, q:-1] = np.where(periodic.exposure[None, :] > 0, parts, lower[:, q:-1])
             theta = self._with_mean(starts[:, :-1], periodic)
             extra = self._profile_info(starts[:, :-1], periodic, lower[:, :-1])
         decays = tuple(config.decays)

@@ -204,3 +204,15 @@ def test_refusals_in_words():
                   privacy_unit="sequence", max_events=10, baseline_bins=3)
     with pytest.raises(ConfigError, match="does not read baseline_bins"):
         FitConfig(method="ctls", bin_size=1.0, lags=2, baseline_bins=3)
+
+
+def test_a_part_no_fit_window_reaches_is_at_the_floor_not_zero():
+    """Window bins on windows shorter than s·K/(K−1)…: the first part of every window lies within s of its start
+    (history only for mle), so no target sees it; it has no likelihood and sits at the floor, keeping the intensity
+    positive there."""
+    rng = np.random.default_rng(13)
+    seqs = tuple(EventSequence((np.sort(rng.uniform(0, 6, 20)),), 6.0) for _ in range(30))
+    result = fit(Events(seqs, ("a",)), FitConfig(method="mle", bin_size=0.5, lags=4, baseline_bins=4))[0]
+    profile = np.array(result.info["baseline_profile"])[0]
+    floor = result.info["baseline_floor"][0]
+    assert profile[0] == pytest.approx(floor) and floor > 0 and np.all(profile[1:] >= floor)
