@@ -38,11 +38,19 @@ from typing import ClassVar
 
 import numpy as np
 
+from dphawkes_core.data.baseline_bins import BaselineBins
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
-from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls
+from dphawkes_core.estimators.settings import (
+    BASELINE_BINS,
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    Setting,
+    baseline_bins_of,
+    options_class,
+)
+from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls, with_baseline_columns
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import (
     GridFreeStats,
@@ -135,14 +143,17 @@ class MLOutcome:
     converged: bool
 
 
-def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> MLOutcome:
+def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int,
+                        lower: np.ndarray | None = None) -> MLOutcome:
     """Projected Newton (:func:`~dphawkes_core.estimators.solvers.newton_dimension`) on every target dimension
-    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations."""
+    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations; θ >= ``lower``
+    (``(d, q+1)``, default 0: a baseline floor)."""
     theta = np.array(start, dtype=np.float64)
     exposure = np.append(design.exposure, design.baseline_time)
     iterations, changes, converged = [], [], True
     for i, X in enumerate(design.matrices):
-        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter)
+        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter,
+                                                         None if lower is None else lower[i])
         iterations.append(count)
         changes.append(change)
         converged &= done
@@ -160,6 +171,60 @@ def positive_start(theta_ls: np.ndarray, design: PairDesign, support: float) -> 
     return start
 
 
+# --- a baseline that follows the clock (dphawkes_core.data.baseline_bins) ------------------------------------
+
+@dataclass(frozen=True)
+class BaselineDesign:
+    """The parts of a periodic (or windowed) baseline at the targets: ``parts[i]`` (the part of each target of
+    dimension i, in the order of :attr:`PairDesign.matrices`' rows), ``exposure`` (``(K,)``: the fit windows' time in
+    each part) and the :class:`~dphawkes_core.data.baseline_bins.BaselineBins`."""
+
+    parts: tuple
+    exposure: np.ndarray
+    bins: BaselineBins
+
+
+def baseline_design(events, width: float, lags: int, cap: int | None, bins: BaselineBins) -> BaselineDesign:
+    """:class:`BaselineDesign` of the targets of :func:`pair_design` (history-only first s: the events at ``t >= s``
+    of every window longer than s, kept under ``cap``) and the exposure of each part over ``[s, T]``."""
+    d, parts, exposure = events.dim, [[] for _ in range(events.dim)], np.zeros(bins.bins)
+    for seq in events.sequences:
+        if float(seq.end_time) / width <= lags:
+            continue
+        x, dims, _ = sequence_arrays(seq.times, width, cap)
+        target = x >= float(lags)
+        part = bins.index(x[target] * width, seq.start_time, seq.end_time)
+        for i in range(d):
+            parts[i].append(part[dims[target] == i])
+        exposure += bins.exposure(width * lags, float(seq.end_time), seq.start_time, float(seq.end_time))
+    return BaselineDesign(tuple(np.concatenate(p) if p else np.zeros(0, np.int64) for p in parts), exposure, bins)
+
+
+def maximise_periodic(design: PairDesign, baseline: BaselineDesign, start: np.ndarray, tol: float, max_iter: int,
+                      floor: np.ndarray) -> tuple[MLOutcome, np.ndarray]:
+    """The likelihood with the baseline ``μ_ik`` of each part: per target dimension, projected Newton on ``[X, B]``
+    (B: the parts' indicators, exposures the parts' times; the intercept column held at 0 by a zero exposure) from
+    the constant ``start`` (``(d, q+1)``), every part at least ``floor[i]`` — a part no fit window reaches (all of it
+    within s of a window's start) has no likelihood and is set to the floor. Returns the outcome (``theta``
+    ``(d, q+K)``: kernels, then the parts) and the profile ``(d, K)``."""
+    q, K = design.exposure.size, baseline.bins.bins
+    exposure = np.concatenate([design.exposure, baseline.exposure, [0.0]])
+    theta, total, iterations, changes, converged = np.zeros((start.shape[0], q + K)), 0.0, [], [], True
+    for i, X in enumerate(design.matrices):
+        wide = with_baseline_columns(X, baseline.parts[i], K)
+        first = np.concatenate([start[i, :-1], np.full(K, start[i, -1]), [0.0]])
+        lower = np.concatenate([np.zeros(q), np.full(K, floor[i]), [0.0]])
+        theta_i, count, change, done = newton_dimension(wide, exposure, first, tol, max_iter, lower)
+        theta[i] = theta_i[:-1]
+        theta[i, q:] = np.where(baseline.exposure > 0, theta[i, q:], floor[i])  # unseen parts: the floor
+        total += float(np.sum(np.log(wide @ theta[i])) - theta[i] @ exposure[:-1])
+        iterations.append(count)
+        changes.append(change)
+        converged &= done
+    outcome = MLOutcome(theta, total, max(iterations), max(changes), bool(converged))
+    return outcome, theta[:, q:]
+
+
 # --- the family -------------------------------------------------------------------------------------------------
 
 SETTINGS = (
@@ -169,6 +234,9 @@ SETTINGS = (
     Setting("mle_max_iter", "largest number of iterations", "int", 500,
             "Newton stops after this many iterations even if not converged (the result says so)",
             minimum=1, step=100),
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    BASELINE_BINS,
 )
 
 MLEOptions = options_class("MLEOptions", SETTINGS, "exact event times (maximum likelihood)", __name__)
@@ -182,6 +250,7 @@ class MLEStats(GridFreeStats):
 
     kind: ClassVar[str] = "pairs"
     pair_design: PairDesign | None = None
+    baseline_design: BaselineDesign | None = None
 
 
 class MLE(Family):
@@ -197,7 +266,7 @@ class MLE(Family):
     privacy = PrivacyTags(private=False, units=("event", "sequence"))
     inputs = InputTags(statistics=Statistics.PAIRS)
     cost = CostTags(kind="likelihood")
-    audit_hints = AuditHints(noiseless_limit="maximum likelihood")
+    audit_hints = AuditHints(noiseless_limit="maximum likelihood", noiseless_options=dict(baseline_floor=0.0))
 
     def prepare_stats(self, events, config):
         """ctls's statistics of the events kept under ``config.count_cap`` (all when None) and their pair design
@@ -210,7 +279,10 @@ class MLE(Family):
         w = config.bin_size
         exposure = w * (np.tile(pieces.totals, pieces.lags) - pieces.head_int - pieces.tail_int)
         design = pair_design(events, w, config.lags, cap, exposure, w * pieces.duration)
-        stats = MLEStats(**{f.name: getattr(grid, f.name) for f in fields(grid)}, pair_design=design)
+        bins = baseline_bins_of(config)
+        periodic = None if bins.constant else baseline_design(events, w, config.lags, cap, bins)
+        stats = MLEStats(**{f.name: getattr(grid, f.name) for f in fields(grid)}, pair_design=design,
+                         baseline_design=periodic)
         info = DataInfo(
             n_bins=sum(bins_in_window(s.end_time, w) for s in events.sequences), n_events=events.n_events,
             binned_events=counts["kept"], dropped_events=0, clipped_events=counts["clipped"],
@@ -232,12 +304,29 @@ class MLE(Family):
         w = stats.width
         design = stats.pair_design
         theta_ls = solve_cls(stats)[0] / w
-        outcome = maximise_likelihood(design, positive_start(theta_ls, design, w * stats.lags), config.mle_tol,
-                                      config.mle_max_iter)
-        U = w * outcome.theta
-        info = {"solver": "projected Newton", "start": "ctls least squares clipped to positive",
+        lower = np.zeros((design.targets.size, design.exposure.size + 1))
+        lower[:, -1] = config.baseline_floor * np.maximum(design.targets, 1) / max(design.baseline_time, 1e-300)
+        start = positive_start(theta_ls, design, w * stats.lags)
+        periodic = stats.baseline_design
+        if (periodic is None) != baseline_bins_of(config).constant or (
+                periodic is not None and periodic.bins != baseline_bins_of(config)):
+            raise ConfigError(f"{self.label}: these statistics were computed for another baseline (its period and "
+                              "parts): compute them with prepare_stats on this config")
+        extra = {}
+        if periodic is None:
+            outcome = maximise_likelihood(design, start, config.mle_tol, config.mle_max_iter, lower)
+            U = w * outcome.theta
+        else:
+            outcome, profile = maximise_periodic(design, periodic, start, config.mle_tol, config.mle_max_iter,
+                                                 lower[:, -1])
+            mean = profile @ periodic.exposure / max(float(periodic.exposure.sum()), 1e-300)
+            U = w * np.column_stack([outcome.theta[:, :design.exposure.size], mean])
+            extra = {**periodic.bins.to_dict(), "baseline_profile": profile.tolist(),
+                     "baseline_note": "the baseline of each part; 'baseline' is their mean over the fit windows"}
+        info = {"solver": "projected Newton", "start": "ctls least squares clipped to positive", **extra,
                 "iterations": outcome.iterations, "relative_change": outcome.relative_change,
                 "tolerance": float(config.mle_tol), "converged": outcome.converged,
                 "log_likelihood": outcome.log_likelihood, "targets": int(design.targets.sum()),
-                "cells": design.cells, "statistics": "exact event times"}
+                "cells": design.cells, "statistics": "exact event times",
+                "baseline_floor_share": config.baseline_floor, "baseline_floor": lower[:, -1].tolist()}
         return U, [paper_loss(U, stats)], info
