@@ -202,9 +202,6 @@ class Exp(SingleRelease):
             if config.unit.name == "sequence":
                 raise ConfigError(f"the {config.exp_basis} basis is for the event unit: the sequence unit's bound "
                                   "(G from M) is derived for the decays basis; use --exp-basis decays")
-        if config.exp_basis != DECAYS_BASIS and not baseline_bins_of(config).constant:
-            raise ConfigError(f"the {config.exp_basis} basis is derived for a constant baseline; a baseline that "
-                              "follows the clock is released in the decays basis: use --exp-basis decays")
         if config.unit.name == "sequence" and not baseline_bins_of(config).constant:
             raise ConfigError(f"{self.label}: a baseline that follows the clock is for the event unit (the sequence "
                               "unit's clipped vectors have no parts); drop --baseline-bins")
