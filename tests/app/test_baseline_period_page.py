@@ -10,8 +10,11 @@ from conftest import no_problems
 
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.io import from_arrays
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.estimators import FitConfig, fit, get_family
-from dphawkes_core.release.ledger import LedgerBook, LedgerKey, data_fingerprint, default_ledger_path
+from dphawkes_core.release.ledger import LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_store import default_ledger_path
 from dphawkes_core.statistics.binning import lags_from_support
 
 
