@@ -30,16 +30,19 @@ from dphawkes_core.release.ledger import (
     LedgerOutcome,
     PersonPromise,
     PublicMark,
+    SettingChange,
     absorb,
     canonical_json,
     utc_now,
 )
-from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, stamped
+from dphawkes_core.release.ledger_copy import joined
+from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, os_user, stamped
 
 FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 5  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
-READABLE_VERSIONS = (3, 4, 5)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped);
-# 5: each entry's state (charged before its draw), the looks at the rows and the per-person promise
+FILE_VERSION = 6  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
+READABLE_VERSIONS = (3, 4, 5, 6)  # enforced cap M of an event-level entry (format 3 has none: read as uncapped);
+# 5: each entry's state (charged before its draw), the looks at the rows and the per-person promise; 6: every change
+# of the budget or the public mark, with who made it (the OS user) and when
 
 
 class LedgerBook(LedgerStore):
@@ -55,6 +58,11 @@ class LedgerBook(LedgerStore):
     def __init__(self, path):
         self.path = Path(path).expanduser()
 
+    @property
+    def address(self) -> str:
+        """The ledger file's path."""
+        return str(self.path)
+
     def ledgers(self) -> tuple[DataLedger, ...]:
         """Every source's ledger in the file (event views)."""
         return tuple(self._load().values())
@@ -68,7 +76,7 @@ class LedgerBook(LedgerStore):
              tool: str = "python", note: str = "") -> DataLedger:
         """See :meth:`LedgerStore.open`."""
         def change(ledger):
-            configured = ledger.configured(budget, label, public, tool, note, utc_now())
+            configured = ledger.configured(budget, label, public, tool, note, utc_now(), os_user())
             return configured, configured
         return self._transact(key, change)
 
@@ -99,10 +107,19 @@ class LedgerBook(LedgerStore):
         """See :meth:`LedgerStore.absorb`."""
         with self._locked() as ledgers:
             stored = ledgers.get(ledger.key.fingerprint)
-            merged = absorb(stored, ledger, name)
+            merged = absorb(stored, ledger, name, utc_now(), os_user())
             if merged is not stored:
                 ledgers[ledger.key.fingerprint] = merged.view("event")
         return merged
+
+    def merge(self, ledger: DataLedger) -> tuple[DataLedger, int]:
+        """See :meth:`LedgerStore.merge`."""
+        with self._locked() as ledgers:
+            stored = ledgers.get(ledger.key.fingerprint)
+            after, added = joined(stored, ledger, utc_now(), os_user())
+            if after is not stored:
+                ledgers[ledger.key.fingerprint] = after
+        return after, added
 
     # storage
 
@@ -195,6 +212,7 @@ def _ledger_to_dict(ledger: DataLedger) -> dict:
             "budget": dataclasses.asdict(ledger.budget), "migrated": list(ledger.migrated),
             "looks": [dataclasses.asdict(look) for look in ledger.looks],
             "person": dataclasses.asdict(ledger.person) if ledger.person else None,
+            "changes": [dataclasses.asdict(change) for change in ledger.changes],
             "entries": [dataclasses.asdict(e) for e in ledger.entries]}
 
 
@@ -203,7 +221,8 @@ def _ledger_from_dict(item: dict) -> DataLedger:
     return DataLedger(LedgerKey(item["fingerprint"]), Budget(**item["budget"]), item["label"],
                       PublicMark(**mark) if mark else None, entries_from(item["entries"], None),
                       tuple(item["migrated"]), tuple(DataLook(**look) for look in item.get("looks", ())),
-                      PersonPromise(**person) if person else None)
+                      PersonPromise(**person) if person else None,
+                      tuple(SettingChange(**change) for change in item.get("changes", ())))
 
 
 def entries_from(items, unit: str | None) -> tuple[Entry, ...]:
