@@ -4,7 +4,8 @@ a ledger is given (``--ledger``, ``dphawkes ledger …``, the app's ``DPHAWKES_L
 
 A database address never holds a password: libpq reads it from its own environment (``PGPASSWORD``) or password file
 (``~/.pgpass``, ``PGPASSFILE``), so that no address printed, logged or stored by this program reveals it. An address
-with one is refused before anything connects, and the refusal does not repeat it.
+with one is refused before anything connects, the refusal does not repeat it, and the store shows it with the
+password masked (:func:`masked`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,20 @@ def checked_database_address(address: str) -> str:
                             "wherever the address is) and give it to libpq instead — the PGPASSWORD variable or a "
                             "password file (~/.pgpass, or PGPASSFILE)")
     return address
+
+
+def masked(address: str) -> str:
+    """``address`` with any password in it replaced by ``***`` (what a store with a refused address shows)."""
+    try:
+        parts = urlsplit(address)
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = f"{parts.username or ''}:***@{parts.netloc.rsplit('@', 1)[1]}"
+        query = "&".join("password=***" if item.split("=", 1)[0].lower() == "password" else item
+                         for item in parts.query.split("&")) if parts.query else ""
+        return parts._replace(netloc=netloc, query=query).geturl()
+    except ValueError:
+        return "a PostgreSQL address that does not parse"
 
 
 def open_ledger(address) -> LedgerStore:

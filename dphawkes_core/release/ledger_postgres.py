@@ -43,7 +43,7 @@ from dphawkes_core.release.ledger import (
     canonical_json,
     utc_now,
 )
-from dphawkes_core.release.ledger_address import checked_database_address
+from dphawkes_core.release.ledger_address import checked_database_address, masked
 from dphawkes_core.release.ledger_copy import joined
 from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, NoBudgetSet, os_user, stamped
 
@@ -76,7 +76,10 @@ class PostgresLedger(LedgerStore):
     shared = True
 
     def __init__(self, address: str):
-        self._address = checked_database_address(address)
+        try:
+            self._address, self._refused = checked_database_address(address), ""
+        except DPHawkesError as exc:  # refused at the first act, shown masked meanwhile (the app reports it)
+            self._address, self._refused = masked(address), str(exc)
 
     @property
     def address(self) -> str:
@@ -100,9 +103,11 @@ class PostgresLedger(LedgerStore):
     def open(self, key: LedgerKey, budget: Budget | None = None, label: str = "", public: bool | None = None,
              tool: str = "python", note: str = "") -> DataLedger:
         """See :meth:`LedgerStore.open`: an owner's act when it changes anything (an analyst's role is refused by the
-        database); a data set the database does not know is created (the default budget unless given)."""
+        database); a data set the database does not know is created (the default budget unless given). A ``label``
+        alone names a new data set only: the owner renames one with a setting (``dphawkes ledger budget --label``)."""
         current = self.get(key)
-        if current is not None and current.configured(budget, label, public, tool, note) is current:
+        if current is not None and ((budget is None and public is None)
+                                    or current.configured(budget, label, public, tool, note) is current):
             return current  # nothing to change: no lock, no right needed
         with self._transaction(tool) as conn:
             before = _read(conn, key, lock=True)
@@ -219,6 +224,8 @@ class PostgresLedger(LedgerStore):
     def _transaction(self, tool: str = "python", read_only: bool = False, check_schema: bool = True):
         """One connection and one transaction (committed when the block ends, rolled back on an exception), with
         the tool and the OS user stated for the change log; database errors become the program's one-line ones."""
+        if self._refused:
+            raise LedgerError(self._refused)
         try:
             import psycopg
         except ImportError:
