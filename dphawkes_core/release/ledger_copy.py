@@ -26,10 +26,10 @@ def joined(stored: DataLedger | None, incoming: DataLedger, now: str = "",
     budget the smaller; public only when both are; a budget or mark the join changes is recorded as a
     :class:`~dphawkes_core.release.ledger.SettingChange` (tool ``cli``, by ``who`` at ``now``). ``stored`` itself is
     returned when nothing is new."""
-    incoming = incoming.view("event")
+    incoming = incoming if incoming.key.unit == "event" else incoming.view("event")
     if stored is None:
         return incoming, len(incoming.entries)
-    stored = stored.view("event")
+    stored = stored if stored.key.unit == "event" else stored.view("event")
     known = {entry.request for entry in stored.entries}
     new_entries = tuple(entry for entry in incoming.entries if entry.request not in known)
     seen_looks = {(look.tool, look.what) for look in stored.looks}

@@ -274,8 +274,10 @@ class PostgresLedger(LedgerStore):
 
 
 def _read(conn, key: LedgerKey, lock: bool = False) -> DataLedger | None:
-    """The ledger of ``key`` in one statement (``lock``: the row locked first, an owner's lock), or ``None``."""
+    """The ledger of ``key`` in one statement, or ``None``. ``lock``: an owner's lock first — the row's, and an
+    advisory lock on the fingerprint, so that two owner's acts creating the same data set come one after the other."""
     if lock:
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 46))", (key.fingerprint,))
         conn.execute(f"SELECT 1 FROM {SCHEMA}.data_sets WHERE fingerprint = %s FOR UPDATE", (key.fingerprint,))
     row = conn.execute(f"SELECT * FROM {SCHEMA}.snapshot(%s)", (key.fingerprint,)).fetchone()
     return None if row is None else _ledger_from(row[0]).view(key.unit)

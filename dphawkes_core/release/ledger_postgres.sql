@@ -530,7 +530,7 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
         'changes', coalesce((SELECT jsonb_agg(jsonb_build_object('created', c.created, 'tool', c.tool,
                                                                  'role', c.role, 'os_user', c.os_user, 'who', c.who,
                                                                  'what', c.what)
-                                              ORDER BY c.seq)
+                                              ORDER BY c.created, c.seq)
                              FROM dphawkes_ledger.changes c WHERE c.fingerprint = d.fingerprint), '[]'),
         'entries', coalesce((SELECT jsonb_agg(jsonb_build_object(
                                  'request', e.request, 'label', e.label, 'formal', e.formal, 'reasons', e.reasons,
