@@ -146,7 +146,7 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
     known = book.get(key)
     budget = _asked_budget(args, book, known)
     if known is None and not book.shared:  # a new data set in a ledger file: its first budget
-        book.open(key, budget, label=Path(args.events_csv).name)
+        book.open(key, budget, label=Path(args.events_csv).name, tool="cli")
     try:
         answer = (session(book, key).release(config) if scale_share is None
                   else session(book, key).release_scaled(config, scale_share, choices=choices or (TIME_SCALE,)))

@@ -32,6 +32,7 @@ from dphawkes_core.release.ledger import (
     PublicMark,
     SettingChange,
     absorb,
+    budget_words,
     canonical_json,
     utc_now,
 )
@@ -78,7 +79,7 @@ class LedgerBook(LedgerStore):
         def change(ledger):
             configured = ledger.configured(budget, label, public, tool, note, utc_now(), os_user())
             return configured, configured
-        return self._transact(key, change)
+        return self._transact(key, change, tool)
 
     def charge(self, key: LedgerKey, entry: Entry) -> LedgerOutcome:
         """See :meth:`LedgerStore.charge`."""
@@ -123,14 +124,19 @@ class LedgerBook(LedgerStore):
 
     # storage
 
-    def _transact(self, key: LedgerKey, change: Callable[[DataLedger], tuple]):
+    def _transact(self, key: LedgerKey, change: Callable[[DataLedger], tuple], tool: str = "python"):
         """Under the file's lock: ``change(ledger)`` → ``(new ledger, answer)`` on the ledger of ``key`` (the stored
         one through ``key``'s unit, or a new one with the default budget); the new ledger is written (atomically)
-        when it is new or changed. An exception writes nothing."""
+        when it is new or changed — a new one with the budget it was opened with recorded as a change (``tool``, the
+        OS user). An exception writes nothing."""
         with self._locked() as ledgers:
             stored = ledgers.get(key.fingerprint)
             current = (stored or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
             ledger, answer = change(current)
+            if stored is None and not any(c.what.startswith("budget") for c in ledger.changes):
+                opened = dataclasses.replace(ledger, changes=(
+                    SettingChange(utc_now(), tool, os_user(), budget_words(ledger.budget)),) + ledger.changes)
+                answer, ledger = opened if answer is ledger else answer, opened
             if stored is None or ledger is not current:
                 ledgers[key.fingerprint] = ledger.view("event")
         return answer
