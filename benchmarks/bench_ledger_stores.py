@@ -16,8 +16,9 @@ with a draw that does nothing — the charge (lock, read, the accountant's check
 
 Targets: each store at least :data:`TARGET_PER_S` releases per second on a data set with :data:`TARGET_SIZE` past
 releases (analysts release at human pace, a budget is spent in tens of releases, and a fit takes seconds: the store's
-share of a release stays under 0.2 s on a loaded machine; quiet, both do 20–40 per second there). Both stores read the data set's whole ledger on each act (the accountant composes every
-past release), so their cost grows with it: the 1,000 row says how much.
+share of a release stays under 0.2 s on a loaded machine; quiet, both do 20–40 per second there). Both stores read
+the data set's whole ledger on each act (the accountant composes every past release), so their cost grows with it:
+the 1,000 row says how much.
 """
 
 from __future__ import annotations

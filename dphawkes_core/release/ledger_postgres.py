@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import json
 from importlib import resources
+from urllib.parse import parse_qs, urlsplit
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism
@@ -43,7 +44,6 @@ from dphawkes_core.release.ledger import (
     canonical_json,
     utc_now,
 )
-from dphawkes_core.release.ledger_address import checked_database_address, masked
 from dphawkes_core.release.ledger_copy import joined
 from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, NoBudgetSet, os_user, stamped
 
@@ -56,6 +56,37 @@ ANALYST_FUNCTIONS = ("lock_data_set(text)", "charge(text, text, text, boolean, j
 _THIS_ACT = "\x00this act"  # the who of a change made now: the database's trigger records it, with the real role
 _REFUSALS = {"DPB01": BudgetExceeded, "DPP01": PromiseRefused, "DPN01": NoBudgetSet, "DPR01": DPHawkesError}
 _NO_SCHEMA = ("3F000", "42P01", "42883")  # no schema, no table, no function
+
+
+def checked_database_address(address: str) -> str:
+    """``address`` when it is a PostgreSQL URL without a password; otherwise a one-line refusal that does not repeat
+    it."""
+    try:
+        parts = urlsplit(address)
+        query = parse_qs(parts.query)
+        has_password = parts.password is not None or any(key.lower() == "password" for key in query)
+    except ValueError:
+        raise DPHawkesError("the ledger address is not a valid PostgreSQL URL (postgresql://[user@]host[:port]/"
+                            "database)") from None
+    if has_password:
+        raise DPHawkesError("the ledger address holds a password: leave it out of the address (it would be shown "
+                            "wherever the address is) and give it to libpq instead — the PGPASSWORD variable or a "
+                            "password file (~/.pgpass, or PGPASSFILE)")
+    return address
+
+
+def masked(address: str) -> str:
+    """``address`` with any password in it replaced by ``***`` (what a store with a refused address shows)."""
+    try:
+        parts = urlsplit(address)
+        netloc = parts.netloc
+        if parts.password is not None:
+            netloc = f"{parts.username or ''}:***@{parts.netloc.rsplit('@', 1)[1]}"
+        query = "&".join("password=***" if item.split("=", 1)[0].lower() == "password" else item
+                         for item in parts.query.split("&")) if parts.query else ""
+        return parts._replace(netloc=netloc, query=query).geturl()
+    except ValueError:
+        return "a PostgreSQL address that does not parse"
 
 
 def install_script() -> str:

@@ -13,8 +13,9 @@ from dphawkes_core.data.io import source_key
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.release.ledger import LedgerKey
-from dphawkes_core.release.ledger_address import checked_database_address, masked, open_ledger
+from dphawkes_core.release.ledger_address import open_ledger
 from dphawkes_core.release.ledger_file import LedgerBook
+from dphawkes_core.release.ledger_postgres import checked_database_address, masked
 from dphawkes_core.release.ledger_store import os_user
 
 FIT = ("--bin-size", 0.5, "--support", 2, "--method", "ssp", "--calibration", "formal", "--count-cap", 5,
