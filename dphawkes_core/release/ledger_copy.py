@@ -14,8 +14,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from dphawkes_core.release.ledger import DataLedger, SettingChange, budget_words, mark_words, utc_now
-from dphawkes_core.release.ledger_store import LedgerStore, os_user
+from dphawkes_core.release.ledger import DataLedger, SettingChange, budget_words, mark_words
+from dphawkes_core.release.ledger_store import LedgerStore
 
 
 def joined(stored: DataLedger | None, incoming: DataLedger, now: str = "",
@@ -72,7 +72,3 @@ def copy_ledgers(source: LedgerStore, target: LedgerStore) -> tuple[Copied, ...]
         copied.append(Copied(after, added, len(ledger.entries)))
     return tuple(copied)
 
-
-def merge_stamp() -> tuple[str, str]:
-    """``(now, who)`` of a copy made by this process."""
-    return utc_now(), os_user()

@@ -228,7 +228,8 @@ def test_a_release_over_the_budget_is_refused_by_the_database_to_sql_by_hand(led
     owner.open(KEY, Budget(1.0, DELTA), label="catalogue")
     z_budget = gaussian_multiplier(1.0, DELTA)
     assert "over its budget ε = 1" in refused_by_hand(ledger_database, "hair over", one_gaussian(z_budget * 0.999999))
-    assert charge_by_hand(ledger_database, "hair under", one_gaussian(z_budget * 1.000001)) == [(False, _today())]
+    ((replayed, created),) = charge_by_hand(ledger_database, "hair under", one_gaussian(z_budget * 1.000001))
+    assert not replayed and created[:10] == utc_now()[:10]  # stamped by the database
     message = refused_by_hand(ledger_database, "after it", one_gaussian(z_budget * 100))  # the past counts
     assert "μ = " in message and "the μ of the budget" in message
 
@@ -348,29 +349,21 @@ def test_a_database_without_the_ledger_and_an_unreachable_one_say_so_in_one_line
     assert "\n" not in str(refused.value)
 
 
-def _today() -> str:
-    return utc_now()[:10]
+@pytest.mark.parametrize("refusal, kind", [("budget", BudgetExceeded), ("promise", PromiseRefused),
+                                            ("public", DPHawkesError)])
+def test_the_databases_refusals_keep_their_kinds_when_the_programs_check_is_skipped(ledger_database, monkeypatch,
+                                                                                   refusal, kind):
+    """With the program's own check planted away, the database's refusal still reaches the caller as the program's
+    kind of refusal (the CLI's exit 2, the app's "Refused"), in one line, and nothing is recorded."""
+    from dphawkes_core.release.ledger import DataLedger
 
-
-@pytest.fixture(autouse=True)
-def _same_day(monkeypatch):
-    """Charges made by hand are stamped by the database; compare their day only."""
-    import conftest
-
-    real = conftest.LedgerDatabase.sql
-
-    def sql(self, role, statement, params=()):
-        rows = real(self, role, statement, params)
-        if rows and "dphawkes_ledger.charge(" in statement:
-            return [(replayed, created[:10]) for replayed, created in rows]
-        return rows
-
-    monkeypatch.setattr(conftest.LedgerDatabase, "sql", sql)
-
-
-def test_the_database_error_types_are_the_programs(ledger_database):
-    """The refusals keep their kinds through the database: the CLI and the app tell them apart."""
     owner, analyst = stores(ledger_database)
-    owner.open(KEY, Budget(1.0, DELTA), label="catalogue", public=True)
-    with pytest.raises(DPHawkesError):
-        analyst.charge(KEY, release_entry("formal on public"))
+    owner.open(KEY, Budget(1.0, DELTA), label="catalogue", public=refusal == "public")
+    if refusal == "promise":
+        analyst.promise_person(KEY, PersonPromise(utc_now(), "cli", "patients"))
+    monkeypatch.setattr(DataLedger, "check", lambda self, *args, **kwargs: None)
+    monkeypatch.setattr(DataLedger, "public", property(lambda self: False))
+    with pytest.raises(kind) as refused:
+        release(analyst, "past every check here", gaussian(0.5 if refusal == "budget" else 50.0))
+    assert str(refused.value).startswith("refused by the database") and "\n" not in str(refused.value)
+    assert owner.get(KEY).entries == ()
