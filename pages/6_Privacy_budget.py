@@ -154,8 +154,8 @@ def administrators(state: BudgetState) -> None:
                     "libpq's PGPASSWORD or ~/.pgpass) — set this environment variable before starting the app:")
         st.code(f"{LEDGER_ENV}=/path/to/ledger.json\n{LEDGER_ENV}=postgresql://analyst@db.example/ledger",
                 language="bash")
-        st.markdown("The command line meters its releases in the same ledger when given it, and prints it as JSON; "
-                    "the data owner sets budgets there (see *docs/privacy.md*, \"A ledger for a team\"):")
+        st.markdown("The command line meters its releases in the same ledger when given it and prints it as JSON; "
+                    "the data owner sets the budgets there:")
         st.code(f"dphawkes fit EVENTS.csv … --ledger {state.book.address}\ndphawkes ledger show "
                 f"{state.book.address}\ndphawkes ledger budget {state.book.address} EVENTS.csv --epsilon E",
                 language="bash")
