@@ -49,3 +49,6 @@ def read_words(events) -> str:
     if events.outside_window:
         parts.append(f"{events.outside_window:,} outside the window dropped")
     return "; ".join(parts)
+
+ADMIN = "For administrators"
+"""The title of the one place a page may name a command, a path or an environment variable (an expander)."""

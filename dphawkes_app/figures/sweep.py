@@ -15,11 +15,11 @@ from .palette import LEVEL_PALETTE, NEUTRAL_COLOR, TRUTH_COLOR, method_color
 from .text_fit import FULL_WIDTH, fit_titles
 
 METRIC_LABELS = {
-    "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
-    "relative_error": "plain relative error ||Ĥ−H||/||H||",
+    "relative_error_paper": "the paper's measure (the error on the lag grid per coefficient)",
+    "relative_error": "error on the lag grid",
     "rmse": "held-out next-event-time RMSE",
     "heldout_gain": "held-out gain over Poisson (nats per test event)",
-    "kernel_function_error": "grid-free kernel error (steps against the kernel functions over [0, s])",
+    "kernel_function_error": "kernel error (the kernel functions over [0, s])",
 }
 ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
                   "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse",
