@@ -51,6 +51,8 @@ DRAWS_KEY = "noise_draws"  # this session's fresh-noise fits on public data
 DRAW_KEY = "noise_draw"  # this session's draw number ("draw the noise again" adds one)
 MAX_DRAWS_KEPT = 8  # per session: a fit, its statistics when they hold a fresh selection, and bands
 BAND_QUANTILES = (0.05, 0.95)
+PLANNING = ("Planning this release from public numbers — computing, once for these settings, the statistics its "
+            "noise is set for…")
 
 
 @dataclass(frozen=True)
@@ -376,7 +378,8 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
         lasts[_last_key(fingerprint, config.privacy_unit)] = asked
         return _shown(answer, config, dataset, fingerprint, "released" if text else "replayed")
     try:
-        plan = plan_release(session, [config], scale_share)
+        with st.spinner(PLANNING, show_time=True):  # the statistics of new settings can take seconds: say so
+            plan = plan_release(session, [config], scale_share)
     except DPHawkesError as exc:
         friendly_error(exc)
         return _last(session, dataset, fingerprint, asked)
