@@ -1,5 +1,5 @@
-"""Home page of the dphawkes app: what it does, the pages, what ε means (with a picture) and what privacy
-costs (a curve precomputed by scripts/privacy_cost_table.py), and the privacy unit."""
+"""Home page of the dphawkes app: what privacy costs in accuracy first (one sentence and a curve precomputed by
+scripts/privacy_cost_table.py: nothing runs), then the pages, what ε means (with a picture), and the privacy unit."""
 
 import json
 from pathlib import Path
@@ -8,22 +8,57 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dphawkes_app.cost_story import cost_sentence
 from dphawkes_app.figures.palette import HIGHLIGHT_COLOR
 from dphawkes_app.figures.privacy import epsilon_caption, epsilon_picture, odds_text, privacy_cost_figure
 from dphawkes_app.layout import app_pages, sidebar_dataset
 from dphawkes_app.state import current_dataset
+from dphawkes_app.words import ADMIN
 from dphawkes_core.estimators import FAMILIES, method_labels
 
 COST_TABLE = Path(__file__).resolve().parent / "sample_data" / "privacy_cost.json"
+COST_HEIGHT = 380  # the first screen at 1400 × 1000 holds the sentence and the whole chart
 
 st.set_page_config(page_title="dphawkes: private Hawkes estimation", page_icon=":material/lock:", layout="wide")
 
 st.title("Differentially private Hawkes process estimation")
 st.markdown(
     "Events that trigger further events — an earthquake its aftershocks, a message its replies — follow a "
-    "**Hawkes process**. This app estimates **who excites whom, and for how long** from event times, and can "
-    "do it with **differential privacy**: the result then says almost nothing about any single event in the "
-    "data. Simulate data or bring your own, estimate, and see what privacy costs in accuracy.")
+    "**Hawkes process**. This app estimates **who excites whom, and for how long**, with **differential privacy**: "
+    "the result says almost nothing about any single event in the data.")
+
+
+@st.cache_data(show_spinner=False)
+def cost_table() -> dict | None:
+    """The precomputed "what privacy costs" table (``None`` when the file is missing)."""
+    try:
+        return json.loads(COST_TABLE.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def privacy_cost_section(table: dict | None) -> None:
+    """The first screen: what privacy costs in accuracy, in one sentence and one chart, precomputed (nothing runs)."""
+    st.subheader("What privacy costs")
+    if table is None:
+        st.info("The precomputed curve is not installed with this copy of the app: sweep ε on the *Privacy utility* "
+                "page to draw it for your own settings.", icon=":material/info:")
+        return
+    st.markdown(cost_sentence(table))
+    st.plotly_chart(privacy_cost_figure(table["rows"], title="Kernel error against ε, per method",
+                                        metric=table.get("metric", "relative_error"), height=COST_HEIGHT),
+                    key="privacy_cost")
+    st.caption(f"Each method at each formal ε (δ = 10⁻⁵), {table['runs']} simulations of {table['scenario']} with "
+               "their own noise, precomputed once — not your data: sweep your own settings on the *Privacy utility* "
+               "page.")
+    with st.expander(f"{ADMIN}: how this curve was made"):
+        st.code(f"python {table['made_by']}  # at commit {table.get('commit') or '—'}", language="bash")
+        st.caption(f"Δ = {table['bin_size']:g}, p = {table['lags']}, public C = {table['count_cap']}, public "
+                   f"options {table.get('public_options', {})}, data seeds {table.get('data_seeds', '—')}, noise "
+                   f"seeds {table.get('noise_seeds', '—')}.")
+
+
+privacy_cost_section(cost_table())
 
 _LABELS = list(method_labels().values())  # every registered method
 _PAGE_HELP = {
@@ -48,15 +83,6 @@ for n, (path, label) in enumerate(app_pages()):
         st.caption(_PAGE_HELP.get(Path(path).name, ""))
 
 
-@st.cache_data(show_spinner=False)
-def cost_table() -> dict | None:
-    """The precomputed "what privacy costs" table (``None`` when the file is missing)."""
-    try:
-        return json.loads(COST_TABLE.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 st.subheader("What ε means")
 table = cost_table()
 explain, picture = st.columns([2, 3])
@@ -68,8 +94,8 @@ with explain:
         "**e^ε**. So their odds that the event is in the data can move by at most that factor:\n\n"
         "| ε | odds move by at most |\n|---|---|\n"
         + "".join(f"| {e:g} | × {odds_text(e)} |\n" for e in (0.1, 0.5, 1.0, 3.0, 10.0))
-        + "\nSo at ε = 1 someone who thought it a coin flip (50 %) that the event is in the data can be at most "
-        "73 % sure afterwards (and at least 27 %). "
+        + "\nSo at ε = 1 someone who thought it a coin flip (50\u00a0%) that the event is in the data can be at "
+        "most 73\u00a0% sure afterwards (and at least 27\u00a0%). "
         "**δ** is the small probability mass of outputs on which this factor may be exceeded (the shaded bands of "
         "the picture): keep it far below one over the number of people in the data, e.g. δ = 10⁻⁵. "
         "Smaller ε means more noise: more privacy, "
@@ -83,27 +109,12 @@ with picture:
                                         "moves by at most 1")
         z = float(table["multipliers"][f"{epsilon:g}"])
         st.plotly_chart(epsilon_picture(epsilon, z, float(table["delta"])), key="epsilon_picture")
-        st.markdown(f"<small>One release of a number that one event moves by at most 1, with Gaussian noise σ = "
-                    f"{z:.3g} (what ε = {epsilon:g}, δ = 10⁻⁵ needs); the axes stay the same at every ε, the density "
-                    "on a log scale, where the vertical gap between the curves is their ratio. "
-                    f"{epsilon_caption(epsilon, z, float(table['delta']))}</small>", unsafe_allow_html=True)
-
-st.subheader("What privacy costs")
-if table is None:
-    st.info("The precomputed curve is not installed with this copy of the app: sweep ε on the *Privacy utility* "
-            "page to draw it for your own settings.", icon=":material/info:")
-else:
-    st.plotly_chart(privacy_cost_figure(table["rows"], title=(
-        f"Error against ε on {table['n_events']:,} simulated events of {table['scenario']} (the default preset)"),
-        metric=table.get("metric", "relative_error")), key="privacy_cost")
-    st.markdown(
-        f"<small>Each method at each formal ε (δ = 10⁻⁵, public C = {table['count_cap']}, Δ = {table['bin_size']:g}, "
-        f"s = {table['support']:g}), {table['runs']} simulations with their own noise, precomputed once "
-        "(not on your data). Below the dashed line: as good as the non-private fit (with post-processing it can "
-        "even be better); on the dotted line: no better than outputting zero. Sweep your own settings on the "
-        "*Privacy utility* page.</small>", unsafe_allow_html=True)
-    with st.expander("details: the command that made this curve"):
-        st.code(table["made_by"], language="bash")
+        verdict, details = epsilon_caption(epsilon, z, float(table["delta"])).split(". ", 1)
+        st.caption(f"{verdict} — one release with Gaussian noise σ = {z:.3g}; the axes stay the same at every ε.")
+        if st.toggle("details: what the picture shows", key="home_eps_details"):
+            st.caption(f"A number that one event moves by at most 1, released with the noise that ε = {epsilon:g}, "
+                       "δ = 10⁻⁵ needs; the densities on a log scale, where the vertical gap between the curves is "
+                       f"their ratio. {details}")
 
 st.subheader("What is protected: one event in one bin")
 st.markdown(

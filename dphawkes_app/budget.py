@@ -122,13 +122,21 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
                    icon=":material/account_balance_wallet:")
         return
     ledger = state.current()
-    st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "
-            f"{ledger.budget.epsilon:.3g} (δ = {ledger.budget.delta:.0e}) {releases_text(len(ledger.metered))}; "
-            f"remaining: one more release of ε ≤ **{ledger.remaining():.3g}**."
-            + (f" ({ledger.key.unit}-level view: {SEQUENCE_VIEW_TEXT})" if ledger.closed else "")
-            + both_views(ledger)
+    st.info(budget_sentence(ledger) + both_views(ledger)
             + (" Details and the budget setting: *Privacy budget* page." if details else ""),
             icon=":material/account_balance_wallet:")
+
+
+def budget_sentence(ledger: DataLedger) -> str:
+    """The budget of the view ``ledger`` in one sentence: spent of the budget and what remains — or, for a closed
+    per-sequence view, that nothing bounds a whole sequence any more (never an infinite ε on screen)."""
+    head = f"**Privacy budget of this data set{'' if ledger.key.unit == 'event' else ', seen per sequence'}:**"
+    if ledger.closed:
+        return (f"{head} {SEQUENCE_VIEW_TEXT[:1].upper()}{SEQUENCE_VIEW_TEXT[1:]} (budget ε = "
+                f"{ledger.budget.epsilon:.3g}, δ = {ledger.budget.delta:.0e}).")
+    return (f"{head} composed ε spent **{ledger.spent():.3g}** of {ledger.budget.epsilon:.3g} (δ = "
+            f"{ledger.budget.delta:.0e}) {releases_text(len(ledger.metered))}; remaining: one more release of "
+            f"ε ≤ **{ledger.remaining():.3g}**.")
 
 
 def releases_text(count: int) -> str:

@@ -18,6 +18,39 @@ OPTION_KEYS = {"bound": "B", "clip": "G", "radius": "r", "iters": "K", "stabilis
 settings; every other option's key is its name."""
 
 
+CHOICE_WORDS = {  # a choice option's values in words (the values themselves are the core's internal names)
+    ("ctls_width_choice", "stated"): "as set: Δ and s in the sidebar",
+    ("ctls_width_choice", "validation"): "chosen inside the release, by validation",
+    ("stabiliser", "ridge"): "add λ to its diagonal",
+    ("stabiliser", "psd"): "raise its eigenvalues to at least λ",
+    ("ssp_release", "lagged"): "the lagged products (less noise)",
+    ("ssp_release", "full"): "the whole matrix and vector",
+    ("step", "theorem"): "the paper's rule (its Theorem 2)",
+    ("step", "constant"): "one constant step",
+    ("fw_step", "paper"): "as the paper's Algorithm 2",
+    ("fw_step", "classic"): "the classic Frank–Wolfe rule",
+}
+"""What a control shows for each choice of a family's options (``tests/app/test_plain_words.py`` checks that every
+registered choice has its words)."""
+
+CALIBRATION_WORDS = {
+    "formal": "formal: from public bounds",
+    "paper": "the paper's: from the data (no guarantee)",
+    "tight-paper": "the paper's, accounted exactly: from the data (no guarantee)",
+}
+"""The calibrations in words, for selectors and tables."""
+
+
+def choice_words(setting_name: str, value) -> str:
+    """A choice's words (:data:`CHOICE_WORDS`), or the value itself for a choice not listed."""
+    return CHOICE_WORDS.get((setting_name, value), str(value))
+
+
+def calibration_words(name: str) -> str:
+    """A calibration's words (:data:`CALIBRATION_WORDS`)."""
+    return CALIBRATION_WORDS.get(name, name)
+
+
 def option_key(name: str, keys: Mapping = OPTION_KEYS) -> str:
     """The widget key (without a page's prefix) of the option ``name``."""
     return keys.get(name, name)
@@ -101,19 +134,20 @@ def _option_control(target, setting: Setting, defaults: Mapping, key_prefix: str
     """One option's widget in ``target``; returns the option's value."""
     name = option_key(setting.name, keys)
     value = widget_value(setting, defaults.get(name, setting.default))
-    common = dict(key=key_prefix + name, help=setting.help or None, **url)
+    common = dict(key=key_prefix + name, help=option_help(setting), **url)
     if setting.kind == "choice":
         options = [*([None] if setting.optional else []), *setting.choices]
         return target.selectbox(setting.label, options, index=options.index(value) if value in options else 0,
-                                format_func=lambda c: (setting.none_means or "none") if c is None else str(c), **common)
+                                format_func=lambda c: (setting.none_means or "none") if c is None else
+                                choice_words(setting.name, c), **common)
     if setting.kind == "bool":
         return bool(target.checkbox(setting.label, value=bool(value), **common))
     if setting.kind == "floats":  # text; the family's options parse it and refuse a bad list in one line
         return target.text_input(setting.label + " (comma-separated)", value=value or "", **common)
     whole = setting.kind == "int"
     cast = int if whole else float
-    label = setting.label + (f" (0 = unset: {setting.none_means})" if zero_means_none(setting) else
-                             f" (empty = {setting.none_means})" if setting.optional and setting.none_means else "")
+    label = setting.label + (" (0 = default)" if zero_means_none(setting) else
+                             " (empty = default)" if setting.optional and setting.none_means else "")
     minimum = setting.minimum
     if zero_means_none(setting):
         minimum = 0.0 if minimum is None else min(float(minimum), 0.0)
@@ -126,6 +160,16 @@ def _option_control(target, setting: Setting, defaults: Mapping, key_prefix: str
         return None
     number = cast(number)
     return None if zero_means_none(setting) and number == 0 else number
+
+
+def option_help(setting: Setting) -> str | None:
+    """An option's help: its sentence, and what its default (0 or empty) stands for — formulas live here, behind
+    the help, not in the label."""
+    default = ""
+    if setting.optional and setting.none_means:
+        default = f" {'0' if zero_means_none(setting) else 'Empty'} = default: {setting.none_means}."
+    text = (setting.help[:1].upper() + setting.help[1:] + "." if setting.help else "") + default
+    return text.strip() or None
 
 
 def sequence_families() -> str:

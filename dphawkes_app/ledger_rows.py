@@ -7,14 +7,16 @@ import pandas as pd
 
 from dphawkes_core.data.datasets import Dataset
 
+from .words import window_words
+
 FINGERPRINT_CHARS = 12
 
 
 def ledger_label(dataset: Dataset) -> str:
     """The label a ledger keeps for ``dataset``: its name, its events and its window (e.g. ``events.csv —
-    20,000 events, window [0, 1000], length 1000 (stated)``)."""
+    20,000 events, window [0, 1000], length 1000``)."""
     events = dataset.events
-    return f"{dataset.label} — {events.n_events:,} events, window {events.window_text()}"
+    return f"{dataset.label} — {events.n_events:,} events, window {window_words(events)}"
 
 
 def ledger_table(ledgers, current: str) -> pd.DataFrame:

@@ -69,9 +69,17 @@ def show_link_note(dataset: Dataset) -> None:
         st.info(note[0], icon=":material/link_off:")
 
 
+LINK_READ_KEY = "link_settings_read"  # the link's settings were compared with the widgets once in this session
+
+
 def ignored_link_settings(link: dict) -> None:
     """Say in one line which settings of ``link`` (the URL's parameters before the widgets read them) the
-    page's widgets could not use: Streamlit drops such values silently."""
+    page's widgets could not use: Streamlit drops such values silently. Only on the session's first run: later the
+    URL carries what the widgets held on the run before, which the page may have changed itself (a new data set's
+    settings, the sequence unit's switches) — not a link's setting that was ignored."""
+    if st.session_state.get(LINK_READ_KEY):
+        return
+    st.session_state[LINK_READ_KEY] = True
     values = {key: st.session_state[key] for key in link if key in st.session_state}
     note = ignored_note(ignored_params(link, values))
     if note:

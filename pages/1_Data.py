@@ -12,7 +12,8 @@ from dphawkes_app.figures.data import bin_heatmap, counting_process, event_raste
 from dphawkes_app.guidance import count_noun, time_scale
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
 from dphawkes_app.state import current_dataset, set_dataset
-from dphawkes_core.data.datasets import Dataset, default_data_dir, list_samples, load_sample
+from dphawkes_app.words import ADMIN, read_words
+from dphawkes_core.data.datasets import DATA_DIR_ENV, Dataset, default_data_dir, list_samples, load_sample
 from dphawkes_core.data.io import MAX_FILE_BYTES
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.data.simulate import MAX_SIMULATED_EVENTS
@@ -136,14 +137,16 @@ def upload_section(previous):
                 "`time` holds numbers or ISO-8601 datetimes; "
                 "`dimension` holds integers 0…d−1, or labels (then every value is a label).")
     limit_mb = st.get_option("server.maxUploadSize")
-    st.markdown(f"**Uploads are limited to {limit_mb} MB per file** (the server's setting; the fit's memory "
+    st.markdown(f"**Uploads are limited to {limit_mb}\u00a0MB per file** (the server's setting; the fit's memory "
                 "follows the number of events, about 10 million fit in under a GB). Bigger data go through the "
-                "command line, which reads CSV or Parquet files itself (for exploration up to "
-                f"{MAX_FILE_BYTES // 2**20} MiB per file, with no limit once the domain is declared; Parquet holds "
-                "the same events in far fewer bytes) and a folder or glob of Parquet partitions piece by piece, on "
-                "this machine or a Dask cluster, for instance:")
-    st.code("dphawkes fit 'events/*.parquet' --bin-size 0.1 --support 5 --start-time … --end-time … --dask local",
-            language="bash")
+                "command line — ask whoever runs this app (below).")
+    with st.expander(f"{ADMIN}: bigger files and the command line"):
+        st.markdown(f"The command line reads CSV or Parquet files itself (for exploration up to "
+                    f"{MAX_FILE_BYTES // 2**20} MiB per file, with no limit once the domain is declared; Parquet "
+                    "holds the same events in far fewer bytes) and a folder or glob of Parquet partitions piece by "
+                    "piece, on this machine or a Dask cluster, for instance:")
+        st.code("dphawkes fit 'events/*.parquet' --bin-size 0.1 --support 5 --start-time … --end-time … --dask local",
+                language="bash")
     st.markdown("**Observation window** — state it to make the window public (the formal guarantee needs "
                 "that); leave it blank to read it from the data.")
     start, end = window_inputs("upload")
@@ -188,9 +191,12 @@ def sample_section():
     """Real data sets from the data directory, each with its provenance."""
     data_dir = default_data_dir()
     samples = list_samples(data_dir)
-    st.caption(f"Data directory: `{data_dir}` (set the environment variable DPHAWKES_DATA_DIR to change it)")
+    with st.expander(f"{ADMIN}: where these data sets come from"):
+        st.caption("The data directory, set by an environment variable when the app starts; each data set is a "
+                   "folder in it with its events and its provenance:")
+        st.code(f"{DATA_DIR_ENV}={data_dir}", language="bash")
     if not samples:
-        st.info("No data sets found there: each needs a sub-folder with an events.csv (and a PROVENANCE.md).")
+        st.info("No real data sets are installed with this copy of the app: ask whoever runs it to add some.")
         return
     names = [s.name for s in samples]
     name = st.selectbox("Data set", names, key="sample_name")
@@ -226,7 +232,7 @@ def sample_section():
 
 def window_section(events) -> None:
     """What was read, and whether the observation window was stated or read from the data."""
-    st.markdown(f"**What was read:** {events.describe()}")
+    st.markdown(f"**What was read:** {read_words(events)}")
     if not events.window_stated:
         st.warning("Window read from the data — not a formal guarantee: where the window ends (or starts) "
                    "depends on the events themselves, so one more event would change it. State the window "

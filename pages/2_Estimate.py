@@ -19,6 +19,7 @@ from dphawkes_app.estimate.context import PageContext
 from dphawkes_app.estimate.downloads import show_export
 from dphawkes_app.estimate.errors import averaged_kernels, show_function_errors, show_metrics, show_shrinkage
 from dphawkes_app.estimate.follow import sequence_unit_ready, show_note, show_unit_note
+from dphawkes_app.estimate.new_data import removed_share_note
 from dphawkes_app.estimate.person import ask_person, default_to_sequence_unit
 from dphawkes_app.estimate.privacy import show_privacy
 from dphawkes_app.estimate.references import references
@@ -138,6 +139,8 @@ def show_estimate(ctx: PageContext, shown: Shown, reference, noiseless, block, c
     averaged = averaged_kernels(result, block)
     baselines, colors, errors = show_kernels(ctx, shown, reference, noiseless, draws, averaged)
     st.subheader("Errors")
+    if removed := removed_share_note(shown.data_info, ctx.private):
+        st.warning(removed, icon=":material/content_cut:")
     show_metrics(ctx, shown, reference, noiseless, truth)
     if averaged is not None and ctx.scenario is not None:
         show_function_errors(result, averaged, ctx.scenario)

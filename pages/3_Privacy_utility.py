@@ -12,6 +12,7 @@ from dphawkes_app.budget import BudgetState, budget_state, show_budget
 from dphawkes_app.layout import friendly_error, sidebar_dataset
 from dphawkes_app.state import current_dataset
 from dphawkes_app.utility.controls import size_widgets, source_widgets, spec_widgets
+from dphawkes_app.utility.ready import ready_note
 from dphawkes_app.utility.store import run_data_sizes, run_tradeoff, stored
 from dphawkes_app.utility.view import show_data_sizes, show_tradeoff
 from dphawkes_core.data.datasets import Dataset
@@ -40,6 +41,8 @@ def tradeoff_section(dataset: Dataset, budget: BudgetState) -> None:
     if view.empty:
         st.info("Press **Run sweep** to compute the grid.")
         return
+    if note := ready_note(view):
+        st.info(note, icon=":material/bolt:")
     show_tradeoff(spec, view)
 
 
@@ -64,6 +67,8 @@ def data_size_section() -> None:
     if view.empty:
         st.info("Press **Run the data-size sweep** to compute it.")
         return
+    if note := ready_note(view):
+        st.info(note, icon=":material/bolt:")
     show_data_sizes(spec, view, n_cells)
 
 

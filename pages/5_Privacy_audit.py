@@ -6,7 +6,7 @@ import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
 from dphawkes_app.budget import budget_state, offer_simulated_copy, refuse_experiments
-from dphawkes_app.controls import family_controls
+from dphawkes_app.controls import calibration_words, family_controls
 from dphawkes_app.figures.audit import audit_distributions, audit_epsilons
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
 from dphawkes_app.state import current_dataset
@@ -14,7 +14,6 @@ from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, method_names
 from dphawkes_core.evaluation.metrics import constraint_scale
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_experiments.audit import AuditConfig, default_count_cap, prepare_audit
 
@@ -49,11 +48,10 @@ def read_controls(dataset: Dataset) -> AuditConfig:
     support = checks.number(c[2], "support s", 1e-3, math.inf, 5.0, "au_s", format="%.4g")
     lags = lags_from_support(support, bin_size)
     calibrations = list(family.privacy.calibrations)
-    calibration = c[3].selectbox("calibration", calibrations, key="au_calib",
+    calibration = c[3].selectbox("calibration", calibrations, key="au_calib", format_func=calibration_words,
                                  index=calibrations.index("formal") if "formal" in calibrations else 0,
                                  help="formal: the guarantee from public bounds (what a release claims); the paper's "
                                       "calibrations compute R from the data and are no guarantee")
-    st.caption(CALIBRATION_LABELS.get(calibration, calibration))
     c = st.columns(4)
     epsilon = checks.number(c[0], "claimed ε", 1e-3, 100.0, 1.0, "au_eps", format="%.4g")
     delta = checks.number(c[1], "δ", 1e-12, 0.1, 1e-5, "au_delta", format="%.1e")
@@ -119,7 +117,7 @@ def show(result) -> None:
     """Verdict, numbers and the two figures."""
     (st.error if result.violated else st.success)(result.verdict())
     c = st.columns(4)
-    c[0].metric("claimed ε (" + result.calibration + ")", f"{result.epsilon_claimed:.3g}")
+    c[0].metric(f"claimed ε ({calibration_words(result.calibration)})", f"{result.epsilon_claimed:.3g}")
     c[1].metric(f"audited lower bound ({result.confidence:.0%})", f"{result.epsilon_audited:.3g}",
                 help=audited_help(result))
     c[2].metric("false positive rate", f"{result.fpr:.3f}", help=f"upper bound {result.fpr_upper:.3f}")

@@ -31,6 +31,7 @@ from ..guidance import no_better_than_zero, zero_reason
 from ..heldout import GAIN, gain_column, scores
 from ..layout import friendly_error, method_label
 from .context import PageContext
+from .errors import HEADLINE, LAG_GRID, ZERO_ROW
 from .release import (
     Shown,
     after_comparison_release,
@@ -72,8 +73,8 @@ def comparison_table(rows, has_truth: bool, reference_label: str, chosen, privat
     estimate no better than zero), and the grid-free kernel error when the process is known (the metric on
     which the binned and exact-time estimators compare). On public data the formal column says what a release
     with the row's settings would be on private data (nothing is released there)."""
-    error = "relative error ‖Ĥ−H‖/‖H‖" if has_truth else f"relative difference from {reference_label}"
-    grid_free = "grid-free kernel error" if any(math.isfinite(r.function_error) for r in rows) else None
+    error = LAG_GRID if has_truth else f"relative difference from {reference_label}"
+    grid_free = HEADLINE if any(math.isfinite(r.function_error) for r in rows) else None
 
     def verdict(r) -> str:
         if not r.ran or not math.isfinite(r.relative_error):
@@ -83,13 +84,14 @@ def comparison_table(rows, has_truth: bool, reference_label: str, chosen, privat
         return "better than zero" if r.relative_error < 1 else "no better than zero"
 
     def columns(r) -> dict:
-        return {error: r.relative_error, **({grid_free: r.function_error} if grid_free else {})}
+        return {**({grid_free: r.function_error} if grid_free else {}), error: r.relative_error}
 
-    zero = {error: 1.0, **({grid_free: 1.0} if grid_free else {})}
+    zero = {**({grid_free: 1.0} if grid_free else {}), error: 1.0}
     return pd.DataFrame([{"method": method_label(r.method) + (" — chosen" if r is chosen else ""),
-                          **columns(r), "ε": r.epsilon, "formal guarantee": r.formal_column(private_data),
+                          **columns(r), "ε": r.epsilon if math.isfinite(r.epsilon) else math.nan,  # "—": no ε
+                          "formal guarantee": r.formal_column(private_data),
                           "against Ĥ = 0": verdict(r)} for r in rows]
-                        + [{"method": "all-zero reference Ĥ = 0", **zero, "ε": 0.0,
+                        + [{"method": ZERO_ROW, **zero, "ε": 0.0,
                             "formal guarantee": "yes: a constant reveals nothing", "against Ĥ = 0": "—"}])
 
 

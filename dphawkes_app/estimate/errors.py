@@ -22,73 +22,83 @@ from .context import PageContext
 from .references import noiseless_config, noiseless_label, reference_config
 from .release import Shown
 
-ERROR = "relative error ‖Ĥ−H‖/‖H‖"
-PAPER_ERROR = "paper's relative error (÷ d(dp+1))"
-GRID_FREE = "grid-free kernel error"
 HELDOUT_LOOK = "the Estimate page's held-out table (held-out scores of fits on the test part)"
-ERROR_COLUMNS = {  # short headers (the full name in the help) so that the table fits the page at 1100 px
-    "estimate": st.column_config.TextColumn("estimate", width=250, help="the full names are listed under the table"),
-    ERROR: st.column_config.NumberColumn("plain error", help=f"plain {ERROR}, kernels and baselines together",
-                                         width="small", format="%.3g"),
-    GRID_FREE: st.column_config.NumberColumn("grid-free", help="grid-free kernel error: the whole kernel functions "
-                                             "over [0, s] compared", width="small", format="%.3g"),
-    PAPER_ERROR: st.column_config.NumberColumn("paper's", help=PAPER_ERROR, width="small", format="%.3g"),
-    "kernels only": st.column_config.NumberColumn("kernels", help="relative error of the kernels only",
-                                                  width="small", format="%.3g"),
-    "baselines only": st.column_config.NumberColumn("baselines", help="relative error of the baselines only",
-                                                    width="small", format="%.3g"),
+HEADLINE = "kernel error"
+LAG_GRID = "error on the lag grid"
+KERNELS = "kernels only, on the lag grid"
+BASELINES = "baselines only"
+PAPERS = "the paper's measure"
+MEASURES_HELP = {
+    HEADLINE: "the whole kernel functions over [0, s] compared with the true ones (0: exact; 1: what the all-zero "
+              "estimate scores) — the fair measure between a fit on exact times and a binned one",
+    LAG_GRID: "‖Ĥ − H‖/‖H‖: each step against the true kernel at the end of its bin, kernels and baselines together",
+    KERNELS: "the same for the kernels alone",
+    BASELINES: "the same for the baselines alone",
+    PAPERS: "the paper's: the error on the lag grid divided by d(dp+1), so it shrinks as p grows whatever the "
+            "estimate",
 }
+ZERO_ROW = "all-zero estimate Ĥ = 0"
+
+
+def row_names(result, reference, noiseless, config) -> dict:
+    """``{row name: fit}`` in full (the names the kernel figure's legend uses, with each method)."""
+    fits = {f"estimate: {method_label(result.method)}": result}
+    if reference is not None:
+        fits[f"non-private: {get_family(reference.method).label}"] = reference
+    if noiseless is not None:
+        fits[noiseless_label(config)] = noiseless
+    return fits
 
 
 def error_table(fits: dict, truth, scenario) -> tuple[pd.DataFrame, dict]:
-    """Each fit's errors against the true ``H`` (with the grid-free kernel error when the process is known) and
-    the all-zero reference's last; returns the table and ``{label: ErrorReport}``."""
+    """Each fit's errors against the true ``H`` — the kernel error (grid-free) first when the process is known —
+    and the all-zero estimate's last; returns the table and ``{row name: ErrorReport}``."""
     rows = {label: compare(fit.H, truth) for label, fit in fits.items()}
     grid_free = {label: kernel_function_error(fit_steps(fit), scenario) for label, fit in fits.items()} \
         if scenario is not None else None
     table = pd.DataFrame([{
-        "estimate": label, ERROR: r.relative_error, **({GRID_FREE: grid_free[label]} if grid_free else {}),
-        PAPER_ERROR: r.relative_error_paper, "kernels only": r.kernel_relative_error,
-        "baselines only": r.baseline_relative_error,
+        "estimate": label, **({HEADLINE: grid_free[label]} if grid_free else {}), LAG_GRID: r.relative_error,
+        KERNELS: r.kernel_relative_error, BASELINES: r.baseline_relative_error, PAPERS: r.relative_error_paper,
     } for label, r in rows.items()])
     any_report = next(iter(rows.values()))
     zero = pd.DataFrame([{
-        "estimate": "all-zero reference Ĥ = 0", ERROR: any_report.zero_estimate_relative_error,
-        **({GRID_FREE: 1.0} if grid_free else {}), PAPER_ERROR: any_report.zero_estimate_relative_error_paper,
-        "kernels only": 1.0, "baselines only": 1.0,
+        "estimate": ZERO_ROW, **({HEADLINE: 1.0} if grid_free else {}),
+        LAG_GRID: any_report.zero_estimate_relative_error, KERNELS: 1.0, BASELINES: 1.0,
+        PAPERS: any_report.zero_estimate_relative_error_paper,
     }])
     return pd.concat([table, zero], ignore_index=True), rows
 
 
+def number_table(table: pd.DataFrame):
+    """A static table (it wraps: every row name in full) with its numbers to three significant digits."""
+    numbers = [c for c in table.columns if c != "estimate"]
+    return table.set_index("estimate").style.format({c: "{:.3g}" for c in numbers})
+
+
 def show_metrics(ctx: PageContext, shown: Shown, reference, noiseless, truth) -> None:
-    """Error table or, without a truth, the held-out score and the distance to the non-private fit; the private
-    fit beating the plain non-private one is explained by the post-processing; an estimate no better than zero
-    says so, and why."""
+    """One headline error (the kernel error) with the other measures behind a toggle, or, without a truth, the
+    held-out score and the distance to the non-private fit; the private fit beating the plain non-private one is
+    explained by the post-processing; an estimate no better than zero says so, and why."""
     result, config = shown.result, shown.config
     if truth is None:
         _without_truth(ctx, shown, reference, noiseless)
         return
-    fits = {method_label(result.method): result}
-    if reference is not None:
-        fits[method_label(reference.method)] = reference
-    if noiseless is not None:
-        fits[noiseless_label(config)] = noiseless
+    fits = row_names(result, reference, noiseless, config)
     table, rows = error_table(fits, truth, ctx.scenario)
-    st.dataframe(table, hide_index=True, key="metrics", column_config=ERROR_COLUMNS)
-    st.caption("Rows in full: " + "; ".join(f"**{label}**" for label in table["estimate"]) + ". "
-               f"The paper's metric divides the relative error by d(dp+1) = {truth.size:,}, so it shrinks as p grows "
-               "whatever the estimate; an estimate is only useful if its plain relative error is below the "
-               "all-zero reference's 1."
-               + (" The plain error compares each step with the kernel at the end of its bin; the grid-free error "
-                  "compares the whole kernel functions over [0, s] (the all-zero estimate scores 1 on both): the "
-                  "fair one between an estimate on exact times and a binned one." if ctx.scenario is not None else ""))
-    private_error = rows[method_label(result.method)].relative_error
+    headline = HEADLINE if HEADLINE in table.columns else LAG_GRID
+    st.table(number_table(table[["estimate", headline]]))
+    st.caption(f"**{headline.capitalize()}:** {MEASURES_HELP[headline]}. An estimate helps only below the all-zero "
+               "estimate's 1.")
+    if st.toggle("more error measures", key="more_errors", help="; ".join(f"{k}: {v}" for k, v in
+                                                                         MEASURES_HELP.items() if k != headline)):
+        st.table(number_table(table.drop(columns=[headline])))
+    private_error = next(iter(rows.values())).relative_error
     # the note explains a private fit beating a reference without its post-processing (CLS); the maximum likelihood
     # beside a fit on exact times is already non-negative, and the plain error favours neither of them
+    names = list(rows)
     if reference is not None and noiseless is not None and not get_family(reference.method).fits_event_times:
-        note = post_processing_note(config.family.label, private_error, rows[noiseless_label(config)].relative_error,
-                                    get_family(reference.method).label,
-                                    rows[method_label(reference.method)].relative_error)
+        note = post_processing_note(config.family.label, private_error, rows[names[2]].relative_error,
+                                    get_family(reference.method).label, rows[names[1]].relative_error)
         if note:
             st.info(note, icon=":material/balance:")
     zero_warning(shown, private_error, truth)
@@ -116,12 +126,12 @@ def show_heldout(ctx: PageContext, shown: Shown, with_reference: bool, with_nois
     training part), with its standard error and the test events where its intensity is ≤ 0."""
     st.markdown("**Held-out prediction** — does the estimate predict the events it was not fitted on?")
     start, share = holdout_controls(ctx.events)
-    configs = {method_label(shown.config.method): shown.config}
+    configs = {f"estimate: {method_label(shown.config.method)}": shown.config}
     if with_reference:
         reference = reference_config(shown)
-        configs[method_label(reference.method)] = reference
+        configs[f"non-private: {get_family(reference.method).label}"] = reference
     if with_noiseless:
-        configs[noiseless_label(shown.config)] = noiseless_config(shown)
+        configs[f"σ² = 0: {shown.config.family.label} without noise"] = noiseless_config(shown)
     st.session_state["heldout"] = (start, share)  # the comparison below scores its rows on the same split
     results = scores(ctx.fingerprint, ctx.events, start, share, configs)
     st.dataframe(heldout_table(results), hide_index=True, key="heldout", placeholder="—",

@@ -19,6 +19,7 @@ from dphawkes_core.estimators import FAMILIES, method_labels
 
 from ..guidance import TimeScale, time_scale
 from ..presets import WORKS_COUNT_CAP, Preset, preset_for
+from .new_data import fit_settings_to, remember_time_unit
 
 SETTINGS_FOR = "settings_for"  # the fingerprint of the data the sidebar's settings were made for
 AUTO_VALUES = "auto_dt_s"  # {"dt", "s", "source": "preset"|"data"}: the Δ and s the page set itself last
@@ -67,6 +68,7 @@ def follow_data(dataset: Dataset, fingerprint: str, wanted_preset: str, widget_v
     st.session_state[SETTINGS_FOR] = fingerprint
     match = preset_for(dataset.params, preferred=st.session_state.get("preset", wanted_preset))
     if seen is None and "dt" not in st.session_state:  # a first visit: the widgets take their defaults
+        remember_time_unit(dataset.events.time_unit)
         if match is not None:
             remember(match.config.bin_size, match.support, "preset")
         elif dataset.scenario is None and not private:
@@ -77,27 +79,38 @@ def follow_data(dataset: Dataset, fingerprint: str, wanted_preset: str, widget_v
         st.session_state["preset"] = match.key
         st.session_state.update(widget_values(match))
         remember(match.config.bin_size, match.support, "preset")
+        remember_time_unit(dataset.events.time_unit)
         _note(fingerprint, f"New data: these are the data of the preset “{match.title}”, so its settings were "
                            "applied.", match.config.bin_size, match.support)
         return
     st.session_state["preset"] = CUSTOM
-    if dataset.scenario is not None:
-        _note(fingerprint, "New data (simulated): your settings are kept.", None, None)
-        return
-    if private:
-        _note(fingerprint, "New data (private): your settings are kept — Δ and s are never proposed from private "
-                           "data.", None, None)
+    _follow_other_data(dataset, fingerprint, private)
+
+
+def _follow_other_data(dataset: Dataset, fingerprint: str, private: bool) -> None:
+    """Data that are not a preset's: the settings made to fit them (:mod:`.new_data`), and Δ and s proposed for
+    public real data unless the user set their own."""
+    if dataset.scenario is not None or private:
+        what = "simulated" if dataset.scenario is not None else "private"
+        changed = fit_settings_to(dataset, private)
+        kept = ("your other settings are kept" if changed else "your settings are kept") + (
+            " — Δ and s are never proposed from private data" if private else "")
+        _note(fingerprint, f"New data ({what}): " + "; ".join(changed + [kept]) + ".", None, None)
         return
     scale = time_scale(dataset.events)
     if users_own(st.session_state):
+        changed = fit_settings_to(dataset, private)
         _note(fingerprint, f"New data: **kept your Δ = {st.session_state['dt']:g} and "
-                           f"{_memory(st.session_state)}** (you set them). {proposal_words(scale)}",
+                           f"{_memory(st.session_state)}** (you set them)"
+                           + "".join(f"; {c}" for c in changed) + f". {proposal_words(scale)}",
               st.session_state.get("dt"), st.session_state.get("s"), proposal=scale)
         return
     apply_proposal(scale)
+    changed = fit_settings_to(dataset, private, convert_time=False)
     _note(fingerprint, f"New data: **Δ = {scale.bin_size:g} and s = {scale.support:g}{_unit(scale)} applied** — "
                        f"the values proposed for these data (about ¼ and 10× their mean time between events, "
-                       f"{scale.mean_gap:.3g}{_unit(scale)}).", scale.bin_size, scale.support)
+                       f"{scale.mean_gap:.3g}{_unit(scale)})" + "".join(f"; {c}" for c in changed) + ".",
+          scale.bin_size, scale.support)
 
 
 def apply_proposal(scale: TimeScale) -> None:
@@ -199,5 +212,6 @@ def show_unit_note() -> None:
 
 
 def preset_remembered(preset: Preset) -> None:
-    """A preset chosen in the selector sets Δ and s itself."""
+    """A preset chosen in the selector sets Δ and s itself (a preset's data have no time unit)."""
     remember(preset.config.bin_size, preset.support, "preset")
+    remember_time_unit(None)

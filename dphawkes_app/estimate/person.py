@@ -5,9 +5,13 @@ starts from the sequence unit. Before the Release button the plan states what th
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 from dphawkes_core.release.ledger import person_epsilon
+
+from ..words import epsilon_text
 
 PERSON_KEY = "sequence_is_person"  # {rows key of the source: True (one sequence = one person) | False}
 ANSWERS = ("not declared", "yes — one sequence is one person", "no")
@@ -59,24 +63,76 @@ def ask_person(rows_key: str, sequences: int, public: str | None = None) -> None
              help=why)
 
 
-def person_line(mechanisms, unit: str, max_events: int | None, delta: float, sequences: int) -> str:
-    """What the planned release costs one person (one sequence), in one sentence; asks for an assumed k where no cap
-    bounds it (an event-level release without one). Empty on one sequence or without mechanisms."""
-    if sequences <= 1 or not mechanisms:
-        return ""
-    if unit == "sequence":
-        eps = person_epsilon(mechanisms, unit, max_events, delta)
-        return (f"**Per person** (one whole sequence, any number of events): ε = **{eps:.3g}** — the sequence unit "
-                "bounds it with its public cap M or clip G, enforced on the data.")
-    if max_events is not None:
-        eps = person_epsilon(mechanisms, unit, max_events, delta)
-        return (f"**Per person** (one whole sequence, enforced cap M = {max_events}: at most {2 * max_events} capped "
-                f"events move): ε = **{eps:.3g}**.")
+@dataclass(frozen=True)
+class PersonCost:
+    """What a planned release costs one person (one whole sequence), as the plan states it — and as its Release
+    button repeats it, so the two can never differ.
+
+    Attributes
+    ----------
+    epsilon : float or None
+        ε at the budget's δ for one person; ``None`` when nothing bounds it (the event unit with no cap M after a
+        per-person promise: the sequence question answered yes, or a sequence-level release on the rows).
+    assumed_events : int or None
+        The k the figure rests on when no cap enforces one (an assumption, not enforced).
+    cap : int or None
+        The enforced cap M of an event-level release.
+    unit : str
+        The release's privacy unit.
+    """
+
+    epsilon: float | None
+    assumed_events: int | None = None
+    cap: int | None = None
+    unit: str = "event"
+
+    def button_text(self) -> str:
+        """The Release button's words for the cost: the per-person figure of :meth:`sentence`, nothing else."""
+        if self.epsilon is None:
+            return "per person: not bounded"
+        condition = f", if nobody has more than {self.assumed_events} events" if self.assumed_events else ""
+        return f"spends ε = {epsilon_text(self.epsilon)} per person{condition}"
+
+    def sentence(self) -> str:
+        """The plan's per-person line."""
+        if self.epsilon is None:
+            return ("**Per person: not bounded** — one sequence is one person here (declared, or released per "
+                    "sequence before), and the event unit with no cap M protects single events only. Set M (\"events "
+                    "kept per sequence\" in the sidebar), or choose the sequence unit.")
+        eps = epsilon_text(self.epsilon)
+        if self.unit == "sequence":
+            return (f"**Per person** (one whole sequence, any number of events): ε = **{eps}** — the sequence unit "
+                    "bounds it with its public cap M or clip G, enforced on the data.")
+        if self.cap is not None:
+            return (f"**Per person** (one whole sequence, enforced cap M = {self.cap}: at most {2 * self.cap} capped "
+                    f"events move): ε = **{eps}**.")
+        return (f"**Per person: ε = {eps} if nobody has more than k = {self.assumed_events} events** — an "
+                "assumption, not enforced: the event unit protects single events only, and after it the budget's "
+                "per-sequence view is closed. Choose the sequence unit, or set M, to bound what a release costs a "
+                "person.")
+
+
+def promised(rows_key: str, ledger) -> bool:
+    """A per-person promise holds on these rows: one sequence declared one person, or a sequence-level release
+    made on them (issue 43)."""
+    return bool(person_declared(rows_key)) or any(e.unit == "sequence" for e in ledger.metered)
+
+
+def person_cost(mechanisms, ledger, max_events: int | None, sequences: int) -> PersonCost | None:
+    """The per-person cost of releasing ``mechanisms`` at the view ``ledger`` sees (its unit and δ), or ``None``
+    where the plan states none (one sequence, nothing spent, or sequences declared not to be people). At the
+    event unit with no cap it asks for an assumed k — unless a per-person promise holds, which nothing then
+    bounds."""
+    rows, unit, delta = ledger.key.fingerprint, ledger.key.unit, ledger.budget.delta
+    if sequences <= 1 or not mechanisms or person_declared(rows) is False:
+        return None
+    if unit == "sequence" or max_events is not None:
+        cap = max_events if unit == "event" else None
+        return PersonCost(person_epsilon(mechanisms, unit, max_events, delta), cap=cap, unit=unit)
+    if promised(rows, ledger):
+        return PersonCost(None, unit=unit)
     k = int(st.number_input("events per person k (your assumption)", min_value=1, value=ASSUMED_EVENTS_DEFAULT,
                             step=1, key="plan_k",
                             help="a public guess, not read from the data and not enforced: the most events one "
                                  "person has"))
-    eps = person_epsilon(mechanisms, unit, None, delta, assumed_events=k)
-    return (f"**Per person: ε = {eps:.3g} if nobody has more than k = {k} events** — an assumption, not enforced: "
-            "the event unit protects single events only, and after it the budget's per-sequence view is closed. "
-            "Choose the sequence unit to bound what a release costs a person.")
+    return PersonCost(person_epsilon(mechanisms, unit, None, delta, assumed_events=k), assumed_events=k, unit=unit)

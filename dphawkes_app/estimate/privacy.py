@@ -8,12 +8,12 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.privacy.calibration import CALIBRATIONS
 from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_core.release.ledger import PUBLIC_MARK_REASON
 
 from ..budget import BudgetState
-from ..controls import show_unit_conversion
+from ..controls import calibration_words, show_unit_conversion
 from .release import Shown
 from .sidebar import DELTA_HELP, EPSILON_HELP
 
@@ -25,8 +25,8 @@ def public_mark_text(budget: BudgetState) -> str:
 
 
 def calibration_table(report) -> pd.DataFrame:
-    """ε of this σ² under each calibration the method has (and the formal one), with its meaning and its ratio to
-    the paper's."""
+    """ε of this σ² under each calibration the method has (and the formal one), in words, with its ratio to the
+    paper's."""
     eps = report.epsilon_by_calibration
     rows = []
     for name in CALIBRATIONS:
@@ -34,8 +34,7 @@ def calibration_table(report) -> pd.DataFrame:
         if value is None and report.calibration != name and name != "formal":
             continue  # this method has no such calibration
         rows.append({
-            "calibration": name,
-            "meaning": CALIBRATION_LABELS[name],
+            "calibration": calibration_words(name),
             "ε for this σ²": value if value is not None else math.nan,
             "formal calibration": "yes" if name == "formal" else "no (data-dependent)",
             "ε ÷ ε(paper)": (value / eps["paper"]) if value is not None and eps.get("paper") else math.nan,

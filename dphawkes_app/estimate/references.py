@@ -26,10 +26,11 @@ def noiseless_label(config: FitConfig) -> str:
 
 def reference_config(shown: Shown) -> FitConfig:
     """The non-private reference's settings (maximum likelihood beside a fit on exact event times, CLS beside a binned
-    one): the shown fit's Δ, p and the C its events were kept under."""
+    one): the shown fit's Δ and p on every event — no count cap. The C a private fit clips at may be chosen
+    privately, afresh at each ε; a reference clipped there would move with ε (issue 43), so it reads the unclipped
+    statistics, the same at every ε."""
     config = shown.config
-    return FitConfig(method=reference_method(config.family), bin_size=config.bin_size, lags=config.lags,
-                     count_cap=shown.data_info["count_cap"])
+    return FitConfig(method=reference_method(config.family), bin_size=config.bin_size, lags=config.lags)
 
 
 def noiseless_config(shown: Shown) -> FitConfig:
@@ -43,9 +44,9 @@ def noiseless_config(shown: Shown) -> FitConfig:
 
 
 def references(ctx: PageContext, shown: Shown):
-    """The non-private reference on the same events (the unclipped sums for the sequence unit) and the private
-    family without noise, or ``None`` for each that does not apply (a non-private fit has neither; a family that
-    needs noise to run has no σ² = 0 line)."""
+    """The non-private reference on the same events, unclipped (no count cap, no cap or clip per sequence: the same
+    at every ε), and the private family without noise, or ``None`` for each that does not apply (a non-private fit
+    has neither; a family that needs noise to run has no σ² = 0 line)."""
     config, stats = shown.config, shown.stats
     if not config.family.privacy.private:
         return None, None

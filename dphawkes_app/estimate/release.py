@@ -41,7 +41,8 @@ from ..budget import BudgetState, release_view, releases_text
 from ..caches import config_items, fit_cached, selected_stats, stats_cached
 from ..layout import friendly_error
 from ..ledger_rows import ledger_label
-from .person import person_line
+from ..words import epsilon_text
+from .plan_view import plan_button
 
 FLASH_KEY = "release_flash"  # what the last click released, said once on the rerun that shows it
 LAST_KEY = "last_release"  # per data set and unit: the settings of the last estimate shown on private data
@@ -49,6 +50,8 @@ DRAWS_KEY = "noise_draws"  # this session's fresh-noise fits on public data
 DRAW_KEY = "noise_draw"  # this session's draw number ("draw the noise again" adds one)
 MAX_DRAWS_KEPT = 8  # per session: a fit, its statistics when they hold a fresh selection, and bands
 BAND_QUANTILES = (0.05, 0.95)
+PLANNING = ("Planning this release from public numbers — computing, once for these settings, the statistics its "
+            "noise is set for…")
 
 
 @dataclass(frozen=True)
@@ -313,7 +316,8 @@ def private_fit(state: BudgetState, dataset: Dataset, fingerprint: str, config: 
         lasts[_last_key(fingerprint, config.privacy_unit)] = asked
         return _shown(answer, config, dataset, fingerprint, "released" if text else "replayed")
     try:
-        plan = session.preview([config], scale_share)
+        with st.spinner(PLANNING, show_time=True):  # the statistics of new settings can take seconds: say so
+            plan = session.preview([config], scale_share)
     except DPHawkesError as exc:
         friendly_error(exc)
         return _last(session, dataset, fingerprint, asked)
@@ -358,21 +362,13 @@ def _release_controls(plan: Plan, key: str, what: str, count: int = 1) -> bool:
                    f" ({plan.formal_count} formal releases together)" if plan.formal_count > 1 else "")
         group = group_factor(ledger.key.unit, plan.max_events, ledger.key.unit) if ledger.key.unit == "event" else 1
         own = own_epsilon_note(compose_epsilon(plan.mechanisms, ledger.budget.delta), group)
-        st.info(f"**Not released yet.** Releasing {what} spends ε = **{plan.epsilon:.3g}**{own} (δ = "
-                f"{ledger.budget.delta:.0e}){several}: the data set's composed ε{scope} goes from {ledger.spent():.3g} "
-                f"to {plan.after:.3g} of its budget {ledger.budget.epsilon:.3g}; remaining after it: one more release "
-                f"of ε ≤ {plan.remaining_after:.3g}. Nothing is spent until you press the button.",
+        st.info(f"**Not released yet.** Releasing {what} spends ε = **{epsilon_text(plan.epsilon)}**{own} (δ = "
+                f"{ledger.budget.delta:.0e}){several}: the data set's composed ε{scope} goes from "
+                f"{epsilon_text(ledger.spent())} to {epsilon_text(plan.after)} of its budget "
+                f"{ledger.budget.epsilon:.3g}; remaining after it: one more release of ε ≤ "
+                f"{epsilon_text(plan.remaining_after)}. Nothing is spent until you press the button.",
                 icon=":material/lock:")
-        per_person = person_line(plan.mechanisms, ledger.key.unit, plan.max_events, ledger.budget.delta,
-                                 plan.sequences)
-        if per_person:
-            st.markdown(per_person)
-        if plan.refusal:
-            st.warning(f"**This release would be refused** (nothing is drawn): {plan.refusal}. Lower ε, or raise "
-                       "the budget on the *Privacy budget* page.", icon=":material/block:")
-        label = f"Release (spends ε = {plan.epsilon:.3g})" if count == 1 else \
-            f"Release the other methods (spends ε = {plan.epsilon:.3g})"
-        return st.button(label, type="primary", key=key, disabled=bool(plan.refusal))
+        return plan_button(plan, key, count)
     reasons = "; ".join(plan.informal) if count > 1 else "; ".join(plan.status.reasons)
     st.warning(f"**Not a formal release:** {reasons}. Showing {what} spends nothing, but it carries no guarantee: "
                "the ledger lists it apart from the formal releases, and it is for your eyes only.",

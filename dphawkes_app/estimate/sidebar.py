@@ -7,15 +7,21 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from dphawkes_core.estimators import FitConfig, get_family, method_labels, method_names
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
+from dphawkes_core.estimators import FAMILIES, FitConfig, get_family, method_labels, method_names
 from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
 from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, BINS_PER_GAP, GAPS_PER_SUPPORT
 from dphawkes_core.statistics.binning import lags_from_support
 
 from ..budget import budget_state
 from ..caches import preset_dataset
-from ..controls import family_controls, option_widget_values, privacy_unit_controls
+from ..controls import (
+    calibration_words,
+    choice_words,
+    family_controls,
+    option_key,
+    option_widget_values,
+    privacy_unit_controls,
+)
 from ..guidance import method_help, methods_help
 from ..presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
 from ..proposal import show_proposal
@@ -79,8 +85,22 @@ def choose_preset() -> tuple[Preset | None, Preset]:
     return get_preset(key), get_preset(key)
 
 
+def words_in_link() -> None:
+    """A link may name a choice by its internal value (``calib=formal``, ``ctls_width_choice=validation``, as links
+    did before the choices were shown in words), which a URL-bound control showing words would drop: such a value
+    is given to the control through the session state before it is drawn, so that old links keep working."""
+    words = {"calib": calibration_words} | {option_key(s.name): (lambda v, n=s.name: choice_words(n, v))
+                                             for family in FAMILIES.values() for s in family.settings
+                                             if s.kind == "choice"}
+    for key, to_words in words.items():
+        value = st.query_params.get(key)
+        if value is not None and to_words(value) != value and key not in st.session_state:
+            st.session_state[key] = value
+
+
 def read_controls(ctx: PageContext) -> FitConfig:
     """Sidebar widgets -> FitConfig (raises ConfigError on inconsistent values)."""
+    words_in_link()
     sb = st.sidebar
     sb.header("Fit settings")
     bin_size, lags = _binning(sb, ctx.defaults, ctx.private)
@@ -88,9 +108,9 @@ def read_controls(ctx: PageContext) -> FitConfig:
     show_proposal(sb, ctx.events, ctx.private, family.privacy.private)
     kwargs = family_controls(sb, family, ctx.defaults, url=URL)
     if kwargs.get("ctls_width_choice") in ("validation", "share"):
-        sb.caption("Width by validation: Δ above is the finest width w0 and s the longest support s_max; the fit "
-                   "chooses w = k·Δ and s ≤ s_max inside the release"
-                   + (" with a share of the budget, then releases the chosen w and s directly with the rest."
+        sb.caption("Chosen inside the release: Δ above is the finest width tried and s the longest support; the "
+                   "release picks a width (a multiple of Δ) and a support up to s"
+                   + (" with a share of the budget, then releases that width directly with the rest."
                       if kwargs["ctls_width_choice"] == "share" else "."))
     kwargs.update(_count_cap(sb, family, ctx.defaults))
     if family.privacy.private:
@@ -176,9 +196,10 @@ def _privacy(sb, family, defaults: Mapping, sequences: int = 1) -> dict:
     else:
         calibrations = list(family.privacy.calibrations)
         kwargs["calibration"] = sb.selectbox(
-            "calibration", calibrations, key="calib", **URL,
-            index=calibrations.index(defaults["calib"]) if defaults["calib"] in calibrations else 0)
-        sb.caption(CALIBRATION_LABELS.get(kwargs["calibration"], kwargs["calibration"]))
+            "calibration", calibrations, key="calib", **URL, format_func=calibration_words,
+            index=calibrations.index(defaults["calib"]) if defaults["calib"] in calibrations else 0,
+            help="how the noise is set: the formal calibration from public bounds only (a guarantee); the paper's "
+                 "from a bound read from the data (Theorems 1 and 3: not a formal guarantee)")
     seed = sb.number_input("noise seed (empty = fresh noise)", min_value=0, value=None, step=1, key="seed",
                            help="leave empty for a private release; a seed makes the noise reproducible by "
                                 "anyone who knows it: not a private release (for teaching and tests)")

@@ -32,8 +32,10 @@ def fit_caption(shown: Shown, cost) -> str:
                              f"noisy count of {scale['noisy_count']:,.0f} events).")
     if chosen := result.info.get("chosen_in_release"):
         chosen_privately += f" {chosen[:1].upper()}{chosen[1:]}."
-    return (f"{data_info['n_bins']:,} bins of Δ = {config.bin_size:g}, p = {config.lags} lags "
-            f"(support {config.bin_size * config.lags:.4g}); {count_noun(data_info['dropped_events'], 'event')} "
+    grid = (f"the finest width Δ = {config.bin_size:g} and the longest support {config.bin_size * config.lags:.4g} "
+            "it chose among" if "chosen_width" in result.info else
+            f"Δ = {config.bin_size:g}, p = {config.lags} lags (support {config.bin_size * config.lags:.4g})")
+    return (f"{data_info['n_bins']:,} bins of {grid}; {count_noun(data_info['dropped_events'], 'event')} "
             f"after the last full bin dropped, {data_info['clipped_events']:,} removed by the count cap; "
             f"fit took {result.elapsed_s * 1000:.0f} ms ({cost.summary()} predicted).{chosen_privately}")
 
@@ -42,7 +44,7 @@ def band_controls(shown: Shown) -> int | None:
     """On public data: "draw the noise again" and the band of several draws (number of draws, or ``None``)."""
     if shown.private_data or not shown.result.privacy or shown.config.seed is not None:
         return None
-    c = st.columns([1, 1, 2])
+    c = st.columns([3, 2, 4])  # the button's label whole at 1100 px
     c[0].button("Draw the noise again", key="draw_again", on_click=draw_again, icon=":material/casino:",
                 help="fresh noise (not seeded): the estimate as another release would give it")
     draws = c[1].selectbox("band of draws", (0, *BAND_DRAWS), key="band_draws",

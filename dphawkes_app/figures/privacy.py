@@ -47,6 +47,7 @@ PICTURE_X = (-4.0, 5.0)  # the released number's axis, in units of what one even
 PICTURE_Y = (10**-2.5, 1.0)
 PICTURE_HEIGHT = 420
 GUESS_LEVEL = 0.05  # the false-alarm rate of the test named in the caption
+ARROW_HEIGHTS = {"high": 0.95, "low": 0.86}  # where on the log axis (0 bottom, 1 top) each off-chart band is named
 
 
 def tail_cuts(epsilon: float, multiplier: float) -> tuple[float, float]:
@@ -87,10 +88,12 @@ def epsilon_picture(epsilon: float, multiplier: float, delta: float) -> go.Figur
         else:  # beyond the chart: an arrow from the edge says where it starts
             edge = PICTURE_X[1] if side == "high" else PICTURE_X[0]
             cut = cut_high if side == "high" else cut_low
-            fig.add_annotation(x=edge, y=_log_axis_point(0.3 if side == "high" else 0.15), ax=-70 if side == "high"
-                               else 70, ay=0, showarrow=True, arrowhead=2, arrowcolor=color,
+            # in the top band, which no curve reaches when a band lies off the chart (ε ≤ 3: peaks below 0.3),
+            # one above the other so that the two never meet on a narrow chart
+            fig.add_annotation(x=edge, y=_log_axis_point(ARROW_HEIGHTS[side]), ax=-24 if side == "high" else 24,
+                               ay=0, showarrow=True, arrowhead=2, arrowcolor=color,
                                xanchor="right" if side == "high" else "left",
-                               text=f"{band}:<br>{'beyond' if side == 'high' else 'below'} {cut:.3g}, off the chart",
+                               text=f"δ {'beyond' if side == 'high' else 'below'} {cut:.3g}, off the chart",
                                font={"color": color, "size": 11})
     fig.update_layout(title="What ε bounds: one release, two neighbouring data sets", height=PICTURE_HEIGHT,
                       xaxis={"title": f"released number (noise σ = {sigma:.3g})", "range": list(PICTURE_X)},
@@ -139,20 +142,24 @@ def epsilon_caption(epsilon: float, multiplier: float, delta: float) -> str:
             "the probability with which the guarantee may fail (the other band likewise, D and D′ swapped).")
 
 
-COST_METRICS = {"kernel_function_error": "grid-free kernel error", "relative_error": "error ‖Ĥ−H‖/‖H‖"}
+COST_METRICS = {"kernel_function_error": "kernel error", "relative_error": "error on the lag grid"}
 
 
-def privacy_cost_figure(rows, title: str = "", metric: str = "relative_error") -> go.Figure:
-    """Median error against ε (log axis) per private family with its interquartile band, the non-private
-    reference as a dashed line and the all-zero estimate (error 1 on both metrics) as a dotted one.
+def privacy_cost_figure(rows, title: str = "", metric: str = "relative_error", height: int = 420) -> go.Figure:
+    """Median error against ε (log axis) per private family with its interquartile band, each non-private
+    reference as a dashed line and the all-zero estimate (error 1 on both metrics) as a dotted one — every line
+    named in the legend, none by an annotation a curve could run through (the paper's gradient methods sit on the
+    all-zero line).
 
     Parameters
     ----------
     rows : iterable of dict
-        ``method``, ``epsilon`` (``None`` for the non-private reference) and the error ``metric`` (one per fit).
+        ``method``, ``epsilon`` (``None`` for a non-private reference) and the error ``metric`` (one per fit).
     metric : str
         ``relative_error`` (on the lag grid) or ``kernel_function_error`` (grid-free: the fair one between
         estimates on exact times and binned ones).
+    height : int
+        The figure's height in pixels (the Home page's first screen holds it whole).
     """
     by_method: dict[str, dict[float, list[float]]] = {}
     references: dict[str, list[float]] = {}
@@ -174,18 +181,20 @@ def privacy_cost_figure(rows, title: str = "", metric: str = "relative_error") -
         fig.add_trace(go.Scatter(x=eps, y=med, mode="lines+markers", name=label, legendgroup=method,
                                  line={"color": color, "width": 2},
                                  hovertemplate=f"{label}<br>ε = %{{x:g}}: median error %{{y:.3g}}<extra></extra>"))
+    span = [min(epsilons), max(epsilons)] if epsilons else [0.1, 10.0]
     for method, values in references.items():
-        fig.add_hline(y=float(np.median(values)), line_dash="dash", line_color=method_color(method),
-                      annotation_text=f"{_label(method)} (non-private)", annotation_position="bottom right",
-                      annotation_font_size=11)
-    fig.add_hline(y=1.0, line_dash="dot", line_color=TRUTH_COLOR, annotation_text="all-zero estimate (error 1)",
-                  annotation_position="top right", annotation_font_size=11)
+        level = float(np.median(values))
+        fig.add_trace(go.Scatter(x=span, y=[level, level], mode="lines", name=f"{_label(method)} (non-private)",
+                                 line={"color": method_color(method), "dash": "dash", "width": 1.5},
+                                 hovertemplate=f"{_label(method)}, no privacy: %{{y:.3g}}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=span, y=[1.0, 1.0], mode="lines", name="all-zero estimate (error 1)",
+                             line={"color": TRUTH_COLOR, "dash": "dot", "width": 1.5}, hoverinfo="skip"))
     ticks = log_ticks(epsilons)
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
                      title_text="ε (formal, δ = 1e-5) — smaller is more private")
     fig.update_yaxes(title_text=f"{COST_METRICS[metric]} (median, quartiles shaded)", rangemode="tozero")
-    fig.update_layout(title=title or "What privacy costs", height=420, margin={"t": 50, "b": 40},
-                      legend={"orientation": "h", "y": -0.2})
+    fig.update_layout(title=title or "What privacy costs", height=height, margin={"t": 50, "b": 40},
+                      legend={"orientation": "v", "x": 1.02, "y": 1, "yanchor": "top"})
     return fit_titles(fig, FULL_WIDTH)
 
 

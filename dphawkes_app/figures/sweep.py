@@ -15,11 +15,11 @@ from .palette import LEVEL_PALETTE, NEUTRAL_COLOR, TRUTH_COLOR, method_color
 from .text_fit import FULL_WIDTH, fit_titles
 
 METRIC_LABELS = {
-    "relative_error_paper": "relative error, paper's metric (÷ d(dp+1))",
-    "relative_error": "plain relative error ||Ĥ−H||/||H||",
+    "relative_error_paper": "the paper's measure (the error on the lag grid per coefficient)",
+    "relative_error": "error on the lag grid",
     "rmse": "held-out next-event-time RMSE",
     "heldout_gain": "held-out gain over Poisson (nats per test event)",
-    "kernel_function_error": "grid-free kernel error (steps against the kernel functions over [0, s])",
+    "kernel_function_error": "kernel error (the kernel functions over [0, s])",
 }
 ZERO_REFERENCE = {"relative_error_paper": "zero_estimate_relative_error_paper",
                   "relative_error": "zero_estimate_relative_error", "rmse": "poisson_rmse",
@@ -113,9 +113,10 @@ def tradeoff_figure(
                                  legendgroup=name))
         fig.add_trace(go.Scatter(x=stats.eps, y=stats.med, mode="lines+markers", name=name, legendgroup=name,
                                  line=dict(color=color, dash=_DASHES[bins.index(dt) % len(_DASHES)])))
+    span = finite[epsilon_column].astype(float)
     for dt, sub in frame[_non_private(frame["method"])].groupby("bin_size"):
-        fig.add_hline(y=sub[metric].median(), line_dash="dash", line_color=NEUTRAL_COLOR,
-                      annotation_text=f"non-private, Δ={dt:g}", annotation_font_size=10)
+        reference_line(fig, [span.min(), span.max()] if len(span) else [1.0, 1.0], sub[metric].median(),
+                       f"non-private, Δ={dt:g}", "dash")
     ticks = log_ticks(finite[epsilon_column].astype(float))
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
                      title_text=f"ε ({epsilon_column.removeprefix('epsilon_').replace('_', '-')} calibration)")
@@ -143,14 +144,20 @@ def data_size_figure(frame: pd.DataFrame, metric: str = "relative_error") -> go.
         fig.add_trace(go.Scatter(x=stats.index, y=stats[0.5], mode="lines+markers", name=name, legendgroup=name,
                                  line=dict(color=color, dash="solid" if private else "dash")))
     zero = reference_value(frame, metric)
-    if np.isfinite(zero):
-        fig.add_hline(y=zero, line_dash="dot", line_color=NEUTRAL_COLOR, annotation_text="all-zero estimate",
-                      annotation_position="top left", annotation_font_size=10)
     sizes = sorted(frame["n_events_requested"].unique())
+    if np.isfinite(zero):
+        reference_line(fig, [sizes[0], sizes[-1]], zero, "all-zero estimate", "dot")
     fig.update_xaxes(type="log", title_text="number of events", tickvals=sizes, ticktext=[f"{n:,.0f}" for n in sizes])
     fig.update_yaxes(title_text=f"median {METRIC_LABELS.get(metric, metric)}", rangemode="tozero")
     fig.update_layout(height=420, margin=dict(t=30, b=40), legend_title_text="method")
     return fit_titles(fig, FULL_WIDTH)
+
+
+def reference_line(fig: go.Figure, span, value: float, name: str, dash: str) -> None:
+    """A horizontal reference over ``span`` of the x axis, named in the legend — not by an annotation, which the
+    curves it is set against would run through."""
+    fig.add_trace(go.Scatter(x=list(span), y=[value, value], mode="lines", name=name, hoverinfo="name+y",
+                             line={"color": NEUTRAL_COLOR, "dash": dash, "width": 1.5}))
 
 
 def log_ticks(values) -> list[float]:

@@ -20,6 +20,8 @@ AXIS_FONT = 14
 EM_PER_CHARACTER = 0.5  # an upper estimate of the measured 0.42–0.45
 LINE_HEIGHT = 1.3  # a wrapped line's height, in font sizes
 TITLE_PAD = 12  # px: the title's distance from the figure's left edge, and some room on the right
+TITLE_GAP = 8  # px: between the title's last line and the plot
+TITLE_TOP = 24  # px: from the figure's top edge (Plotly draws a wrapped title's first line above its anchor)
 _TAG = re.compile(r"<[^>]+>")
 _BREAK = re.compile(r"<br\s*/?>", re.I)
 
@@ -63,6 +65,12 @@ def fit_titles(fig: go.Figure, width: float = FULL_WIDTH) -> go.Figure:
     if title:
         wrapped = wrap(title, width - 2 * TITLE_PAD, TITLE_FONT)
         fig.update_layout(title_text=wrapped, margin_t=margin(fig, "t") + _added(title, wrapped, TITLE_FONT))
+        if fig.layout.title.y is None:  # hung from the top: its lines grow down into the room added for them, never
+            fig.update_layout(title_y=1, title_yref="container", title_yanchor="top",  # over the headers below
+                              title_pad_t=TITLE_TOP)
+            lines = len(visible_lines(wrapped))
+            room = TITLE_TOP + lines * LINE_HEIGHT * TITLE_FONT + TITLE_GAP  # the whole title above the plot
+            fig.update_layout(margin_t=max(margin(fig, "t"), room))
     for letter, side in (("x", "b"), ("y", "l")):
         added = 0.0
         for axis in axes(fig, letter):

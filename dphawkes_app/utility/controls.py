@@ -13,11 +13,11 @@ from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, get_family, method_labels, method_names
 from dphawkes_core.estimators.registry import reference_method
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS, CALIBRATIONS
+from dphawkes_core.privacy.calibration import CALIBRATIONS
 from dphawkes_experiments.sweep import DataSource, SweepSpec
 
 from ..budget import BudgetState, offer_simulated_copy, refuse_experiments
-from ..controls import privacy_unit_controls, sequence_families
+from ..controls import calibration_words, privacy_unit_controls, sequence_families
 from ..heldout import holdout_controls
 from ..presets import DEFAULT_PRESET, WORKS_COUNT_CAP, get_preset
 
@@ -27,6 +27,12 @@ WORKS_SUPPORT = get_preset(DEFAULT_PRESET).support
 DEFAULT_METHODS = tuple(dict.fromkeys(("cls", WORKS.method, "ssp", "pgd")))  # the reference, the preset's, DP-SSP,
 # the paper's: first selected
 MAX_SIZE_EVENTS = 500_000
+DEFAULT_EVENTS = 20_000  # per simulation of the privacy-level sweep
+DEFAULT_LEVELS = {"sigma2": "0, 0.01, 1, 10", "epsilon": "0.1, 0.3, 1, 3, 10"}
+DEFAULT_RUNS = 3
+DEFAULT_ITERS = 200
+DEFAULT_SIZES = "1000, 3000, 10000, 30000, 100000"
+SUPPORT_HELP = "how far back an event can excite; the fit uses p = ⌈s/Δ⌉ lags of width Δ"
 
 
 def sequence_unit_note() -> str:
@@ -96,7 +102,7 @@ def source_widgets(dataset: Dataset, budget: BudgetState) -> DataSource | None:
     if choice == options[0]:
         c1, c2 = st.columns(2)
         name = c1.selectbox("Scenario", list(SCENARIOS), key="pu_scenario")
-        n_events = c2.number_input("events per simulation", 50, 200_000, 20_000, step=1000, key="pu_events")
+        n_events = c2.number_input("events per simulation", 50, 200_000, DEFAULT_EVENTS, step=1000, key="pu_events")
         return DataSource(scenario=get_scenario(name), n_events=int(n_events), label=name)
     if refuse_experiments(budget):  # a sweep is an experiment: not on private data (docs/privacy.md)
         offer_simulated_copy(dataset, "pu_simulate", "Sweep a simulation with the same shape")
@@ -112,36 +118,36 @@ def source_widgets(dataset: Dataset, budget: BudgetState) -> DataSource | None:
 
 
 def spec_widgets(source: DataSource) -> SweepSpec:
-    c1, c2, c3 = st.columns(3)
     formal_only = " and ".join(f.label for f in FAMILIES.values() if f.formal_only)
-    methods = method_choice(c1, "pu_methods", f"{formal_only} need the formal calibration")
-    privacy = c2.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
+    methods = method_choice(st, "pu_methods", f"{formal_only} need the formal calibration")  # full width: every
+    c1, c2, c3 = st.columns(3)  # chosen method stays visible
+    privacy = c1.radio("Privacy level given as", ["σ² (noise variance)", "ε (target)"], index=1, key="pu_kind")
     kind = "sigma2" if privacy.startswith("σ²") else "epsilon"
-    levels = c2.text_input(
-        "levels", "0, 0.01, 1, 10" if kind == "sigma2" else "0.1, 0.3, 1, 3, 10", key=f"pu_levels_{kind}"
+    levels = c1.text_input(
+        "levels", DEFAULT_LEVELS[kind], key=f"pu_levels_{kind}"
     )
     unit = {name: value for name, value in privacy_unit_controls(c2, "pu_").items() if value is not None}
     if unit:
         c2.caption(sequence_unit_note())
         refuse_single_sequence(source)
     bins = c3.text_input("bin sizes Δ", f"{WORKS.bin_size:g}", key="pu_bins")
-    runs = c3.number_input("runs (seeds)", 1, 100, 3, key="pu_runs")
+    runs = c3.number_input("runs (seeds)", 1, 100, DEFAULT_RUNS, key="pu_runs")
     with st.expander("Estimator settings"):
         d1, d2, d3, d4 = st.columns(4)
-        support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, WORKS_SUPPORT,
-                                  key="pu_support")
-        iters = d1.number_input("iterations K", 1, 5000, 200, key="pu_iters")
-        auto_b = d2.checkbox(
-            "B from the truth's $\\lVert H \\rVert_F$ (or the non-private fit's)", False, key="pu_auto_b"
-        )
+        support = d1.number_input("kernel support s", 0.01, 1e6, WORKS_SUPPORT, key="pu_support",
+                                  help=SUPPORT_HELP)
+        iters = d1.number_input("iterations K", 1, 5000, DEFAULT_ITERS, key="pu_iters")
+        auto_b = d2.checkbox("B from the truth's size (or the non-private fit's)", False, key="pu_auto_b",
+                             help="B = the Frobenius norm ‖H‖_F of the true kernels (or of the non-private fit's)")
         bound = None if auto_b else d2.number_input(f"bound B of {readers('bound')} (paper: 0.2)", 1e-6, 1e6,
                                                     WORKS_PUBLIC["bound"], format="%.4g", key="pu_b")
-        auto_r = d3.checkbox("r from the truth's $\\lVert \\Delta H \\rVert_*$ (or the non-private fit's)", False,
-                             key="pu_auto_r", help="without a truth, r comes from the data: not a formal guarantee")
+        auto_r = d3.checkbox("r from the truth's size (or the non-private fit's)", False, key="pu_auto_r",
+                             help="r = the nuclear norm ‖ΔH‖_* of the true kernels (or of the non-private fit's); "
+                                  "without a truth, r comes from the data: not a formal guarantee")
         radius = None if auto_r else d3.number_input(f"radius r of {readers('radius')}", 1e-6, 1e6,
                                                      WORKS_PUBLIC["radius"], format="%.4g", key="pu_r")
         calibration = d4.selectbox("calibration", list(CALIBRATIONS), index=CALIBRATIONS.index("formal"), key="pu_cal",
-                                   format_func=lambda c: CALIBRATION_LABELS[c])
+                                   format_func=calibration_words)
         cap = d4.number_input("count cap C (formal; 0 = none)", 0, 10_000, WORKS_COUNT_CAP, key="pu_cap")
         clip = d4.number_input(f"{readers('clip')}: clip norm G", 1e-6, 1e6, WORKS_PUBLIC["clip"], format="%.4g",
                                key="pu_clip")
@@ -166,21 +172,21 @@ def refuse_single_sequence(source: DataSource) -> None:
 
 def size_widgets() -> tuple[SweepSpec, tuple]:
     """Settings of the data-size view: one ε, the formal calibration, public B, r, G and C."""
+    methods = method_choice(st, "hd_methods", "every other method at the formal ε")  # full width, as above
     c1, c2, c3 = st.columns(3)
     name = c1.selectbox("Scenario", list(SCENARIOS), key="hd_scenario")
-    sizes = parse_numbers(c1.text_input("numbers of events", "1000, 3000, 10000, 30000, 100000", key="hd_sizes"),
+    sizes = parse_numbers(c1.text_input("numbers of events", DEFAULT_SIZES, key="hd_sizes"),
                           "numbers of events")
     if min(sizes) < 50 or max(sizes) > MAX_SIZE_EVENTS:
         raise DPHawkesError(f"numbers of events: give sizes between 50 and {MAX_SIZE_EVENTS:,}")
     epsilon = c2.number_input("ε (formal)", 0.01, 100.0, WORKS.epsilon, format="%.4g", key="hd_eps")
-    methods = method_choice(c2, "hd_methods", "every other method at the formal ε")
     bin_size = c3.number_input("bin size Δ", 1e-3, 1e3, WORKS.bin_size, format="%.4g", key="hd_dt")
-    runs = c3.number_input("runs (seeds)", 1, 20, 3, key="hd_runs")
+    runs = c3.number_input("runs (seeds)", 1, 20, DEFAULT_RUNS, key="hd_runs")
     with st.expander("Estimator settings (public)"):
         d1, d2, d3 = st.columns(3)
-        support = d1.number_input("kernel support s (p = ⌈s/Δ⌉)", 0.01, 1e6, WORKS_SUPPORT,
-                                  key="hd_support")
-        iters = d1.number_input("iterations K", 1, 5000, 200, key="hd_iters")
+        support = d1.number_input("kernel support s", 0.01, 1e6, WORKS_SUPPORT, key="hd_support",
+                                  help=SUPPORT_HELP)
+        iters = d1.number_input("iterations K", 1, 5000, DEFAULT_ITERS, key="hd_iters")
         cap = d2.number_input("count cap C", 1, 10_000, WORKS_COUNT_CAP, key="hd_cap")
         bound = d2.number_input(f"bound B of {readers('bound')}", 1e-6, 1e6, WORKS_PUBLIC["bound"], format="%.4g",
                                 key="hd_b")
@@ -193,3 +199,29 @@ def size_widgets() -> tuple[SweepSpec, tuple]:
                      runs=int(runs), support=float(support), bound=bound, radius=radius, iters=int(iters),
                      calibration="formal", count_cap=int(cap), options=family_options(methods, clip=float(clip)))
     return spec, tuple(int(n) for n in sizes)
+
+
+def default_tradeoff_spec() -> SweepSpec:
+    """The privacy-level sweep the page's widgets give untouched (the first scenario, the preset's settings): the
+    grid whose precomputed cells the page opens on (:mod:`dphawkes_app.utility.ready`)."""
+    name = list(SCENARIOS)[0]
+    methods = tuple(m for m in DEFAULT_METHODS if m in method_names())
+    return SweepSpec(
+        DataSource(scenario=get_scenario(name), n_events=DEFAULT_EVENTS, label=name), methods=methods,
+        bin_sizes=(float(WORKS.bin_size),), privacy="epsilon", levels=parse_numbers(DEFAULT_LEVELS["epsilon"], ""),
+        runs=DEFAULT_RUNS, support=float(WORKS_SUPPORT), bound=float(WORKS_PUBLIC["bound"]),
+        radius=float(WORKS_PUBLIC["radius"]), iters=DEFAULT_ITERS, calibration="formal", count_cap=WORKS_COUNT_CAP,
+        options=family_options(methods, clip=float(WORKS_PUBLIC["clip"])))
+
+
+def default_size_spec() -> tuple[SweepSpec, tuple]:
+    """The data-size sweep the page's widgets give untouched, and its sizes."""
+    name = list(SCENARIOS)[0]
+    methods = tuple(m for m in DEFAULT_METHODS if m in method_names())
+    sizes = tuple(int(n) for n in parse_numbers(DEFAULT_SIZES, ""))
+    spec = SweepSpec(DataSource(scenario=get_scenario(name), n_events=sizes[0], label=name), methods=methods,
+                     bin_sizes=(float(WORKS.bin_size),), privacy="epsilon", levels=(float(WORKS.epsilon),),
+                     runs=DEFAULT_RUNS, support=float(WORKS_SUPPORT), bound=float(WORKS_PUBLIC["bound"]),
+                     radius=float(WORKS_PUBLIC["radius"]), iters=DEFAULT_ITERS, calibration="formal",
+                     count_cap=WORKS_COUNT_CAP, options=family_options(methods, clip=float(WORKS_PUBLIC["clip"])))
+    return spec, sizes

@@ -2,7 +2,8 @@
 
 Every finished cell of this session is kept (``st.session_state`` under :data:`STORE`, keyed by each cell's
 ``key``): widening a grid reuses the cells already computed, and a stopped run keeps what it finished. The store
-is per session: each run is seeded (an experiment on public or published data), so nothing here is a release."""
+is per session: each run is seeded (an experiment on public or published data), so nothing here is a release.
+Views read it beside the precomputed cells of the default grids (:mod:`.ready`)."""
 
 from __future__ import annotations
 
@@ -11,19 +12,26 @@ import streamlit as st
 
 from dphawkes_experiments.sweep import SweepSpec, default_executor, merge_tables, run_size_sweep, run_sweep, select
 
+from .ready import ready_cells
+
 STORE = "sweep_store"
 
 
+def finished() -> pd.DataFrame:
+    """Every finished cell this session can show: the precomputed ones (:mod:`.ready`) and its own."""
+    return merge_tables(ready_cells(), st.session_state.get(STORE, pd.DataFrame()))
+
+
 def stored(specs) -> pd.DataFrame:
-    """The session's finished cells of ``specs``."""
-    store = st.session_state.get(STORE, pd.DataFrame())
+    """The finished cells of ``specs`` (precomputed or this session's)."""
+    store = finished()
     return merge_tables(*(select(store, spec) for spec in specs))
 
 
 def run_cells(n_cells: int, n_stored: int, execute) -> None:
     """Run the cells not yet in the session's store with a progress bar; every finished group is stored at
     once, so a stopped run keeps its results. ``execute(pool, done, progress)`` runs the sweep."""
-    store = st.session_state.get(STORE, pd.DataFrame())
+    store = finished()
     done = set(store["key"]) if not store.empty else set()
     todo = n_cells - n_stored
     if todo == 0:

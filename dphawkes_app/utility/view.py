@@ -8,11 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from dphawkes_core.estimators import get_family
-from dphawkes_core.privacy.calibration import CALIBRATION_LABELS
 from dphawkes_core.privacy.report import NOT_RELEASED
 from dphawkes_core.privacy.sequence import UNIT_LABELS
 from dphawkes_experiments.sweep import SweepSpec
 
+from ..controls import calibration_words
 from ..figures.sweep import boxplot_figure, data_size_figure, tradeoff_figure
 from ..guidance import count_noun
 
@@ -25,9 +25,11 @@ def metric_choice(view: pd.DataFrame, key: str, with_paper: bool = False) -> str
     metrics = ["relative_error", "kernel_function_error"] + (["relative_error_paper"] if with_paper else [])
     if exact:
         metrics.insert(0, metrics.pop(1))
-    labels = {"relative_error": "plain relative error", "kernel_function_error": "grid-free kernel error",
-              "relative_error_paper": "paper's metric (÷ d(dp+1))"}
-    metric = st.radio("Error shown", metrics, horizontal=True, key=key, format_func=labels.get)
+    labels = {"relative_error": "error on the lag grid", "kernel_function_error": "kernel error",
+              "relative_error_paper": "the paper's measure"}
+    metric = st.radio("Error shown", metrics, horizontal=True, key=key, format_func=labels.get,
+                      help="kernel error: the whole kernel functions over [0, s] against the true ones; error on the "
+                           "lag grid: ‖Ĥ − H‖/‖H‖ at the bins' ends; the paper's measure: that divided by d(dp+1)")
     if exact:
         st.caption("Grid-free error first: the exact-time estimator is compared with the binned ones on the kernel "
                    "functions themselves (a binned fit's error on its own lag grid does not count its "
@@ -67,8 +69,8 @@ def show_tradeoff(spec: SweepSpec, view: pd.DataFrame) -> None:
 TABLE_COLUMNS = {
     "method": "method", "bin_size": "Δ", "seed": "run (seed)", "sigma2": "noise variance σ²",
     "epsilon": "ε (chosen calibration)", "formal_settings": "formal settings", "data_events": "events",
-    "relative_error": "plain relative error", "kernel_function_error": "grid-free kernel error",
-    "relative_error_paper": "paper's metric", "heldout_gain": "held-out gain over Poisson",
+    "relative_error": "error on the lag grid", "kernel_function_error": "kernel error",
+    "relative_error_paper": "the paper's measure", "heldout_gain": "held-out gain over Poisson",
     "heldout_gain_se": "its standard error", "rmse": "next-event-time RMSE",
 }
 
@@ -95,8 +97,8 @@ def tradeoff_measure(spec: SweepSpec, view: pd.DataFrame) -> str:
         if metric == "heldout_gain":
             say_infinite(view)
     if has_truth:
-        st.caption("The paper's metric divides by d(dp+1) and shrinks as p grows whatever the estimate; the "
-                   "all-zero estimate scores 1 on the plain relative error and on the grid-free one (dotted line).")
+        st.caption("The all-zero estimate scores 1 on the kernel error and on the error on the lag grid (dotted "
+                   "line); the paper's measure shrinks as p grows whatever the estimate.")
     if view["shrunk"].any():
         bad = sorted(view.loc[view["shrunk"], "bin_size"].unique())
         st.warning("For Δ = " + ", ".join(f"{b:g}" for b in bad) + " the constraint radius (B or r) is less than half "
@@ -112,7 +114,7 @@ def epsilon_curve(spec: SweepSpec, view: pd.DataFrame, metric: str) -> None:
     eps_cols = [c for c in view.columns if c.startswith("epsilon_") and view[c].notna().any()]
     eps_col = st.selectbox("ε under calibration", eps_cols, key="pu_eps_col",
                            index=eps_cols.index("epsilon_formal") if "epsilon_formal" in eps_cols else 0,
-                           format_func=lambda c: CALIBRATION_LABELS[c.removeprefix("epsilon_").replace("_", "-")])
+                           format_func=lambda c: calibration_words(c.removeprefix("epsilon_").replace("_", "-")))
     finite = (pd.to_numeric(view[eps_col], errors="coerce").abs() < float("inf")).any() if eps_col else False
     if eps_col and not eps_col.endswith("formal"):
         st.caption(":material/warning: This ε uses R computed from the private data: NOT a formal guarantee.")

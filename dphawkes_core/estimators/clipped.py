@@ -98,7 +98,7 @@ def _check_step(options) -> None:
 
 
 SETTINGS = (
-    Setting("bound", "bound B on $\\lVert H \\rVert_F$", "float", None, "the constraint ||H||_F <= B (||U||_F <= ΔB)",
+    Setting("bound", "bound B on the kernels' size", "float", None, "the constraint ||H||_F <= B (||U||_F <= ΔB)",
             minimum=0.0, minimum_exclusive=True, public_bound=True),
     Setting("clip", "clip norm G per bin", "float", None, "each per-bin gradient term clipped to Frobenius norm G",
             minimum=0.0, minimum_exclusive=True, public_bound=True),

@@ -424,7 +424,7 @@ class _NoisyGradientFamily(Family):
 
 
 PGD_SETTINGS = (
-    Setting("bound", "bound B on $\\lVert H \\rVert_F$", "float", None, "the constraint ||H||_F <= B (||U||_F <= ΔB)",
+    Setting("bound", "bound B on the kernels' size", "float", None, "the constraint ||H||_F <= B (||U||_F <= ΔB)",
             minimum=0.0, minimum_exclusive=True, public_bound=True),
     ITERATIONS,
     Setting("step", "step rule", "choice", "theorem", "theorem: η_k of Theorem 2; constant: a fixed step",
@@ -440,8 +440,8 @@ class PGD(_NoisyGradientFamily):
 
     name = "pgd"
     label = "DP-PGD"
-    summary = ("the paper's Algorithm 1: K noisy steps down the least-squares loss, each pulled back inside the "
-               "ball ‖H‖_F ≤ B")
+    summary = ("the paper's Algorithm 1: K noisy steps down the least-squares loss, each pulled back inside a "
+               "ball of public radius B")
     settings = PGD_SETTINGS
     options_type = PGDOptions
     privacy = replace(_NoisyGradientFamily.privacy, constraint="bound")
@@ -469,7 +469,7 @@ class PGD(_NoisyGradientFamily):
 
 
 CG_SETTINGS = (
-    Setting("radius", "radius r on $\\lVert U \\rVert_*$ (U = ΔH)", "float", None,
+    Setting("radius", "radius r on the kernels' size", "float", None,
             "the constraint ||U||_* <= r on the nuclear norm", minimum=0.0, minimum_exclusive=True, public_bound=True),
     Setting("iters", "iterations K", "int", 100, "number of noisy Frank–Wolfe steps", minimum=1, maximum=10**7,
             step=100, primary=True),
@@ -484,8 +484,8 @@ class CG(_NoisyGradientFamily):
 
     name = "cg"
     label = "DP-CG"
-    summary = ("the paper's Algorithm 2: K noisy Frank–Wolfe steps, each towards the best point of the ball "
-               "‖U‖_* ≤ r (nuclear norm: favours few independent patterns)")
+    summary = ("the paper's Algorithm 2: K noisy Frank–Wolfe steps, each towards the best point of a ball of "
+               "public radius r in the nuclear norm (which favours few independent patterns)")
     settings = CG_SETTINGS
     options_type = CGOptions
     privacy = replace(_NoisyGradientFamily.privacy, constraint="radius")

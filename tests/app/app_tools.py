@@ -163,3 +163,12 @@ def wait_idle(page, timeout=120_000):
 
     page.wait_for_selector(IDLE, timeout=timeout)
     page.wait_for_function("!document.querySelector(\"[data-testid='stSkeleton']\")", timeout=timeout)
+
+
+def error_table(at: AppTest):
+    """The Estimate page's errors against the truth as one frame indexed by row name: the headline table and, with
+    "more error measures" turned on here, the other measures."""
+    if not at.toggle(key="more_errors").value:
+        at.toggle(key="more_errors").set_value(True).run()
+    tables = [t.value for t in at.table if t.value.index.name == "estimate"]
+    return tables[0].join(tables[1])

@@ -27,7 +27,7 @@ def test_choosing_the_width_by_validation_releases_once_and_shows_the_chosen_w_a
     epsilon = planned_epsilon(at)
     at.selectbox(key="ctls_width_choice").set_value("validation").run()
     no_problems(at)
-    assert "Δ above is the finest width w0 and s the longest support s_max" in texts(at.sidebar.caption)
+    assert "Δ above is the finest width tried and s the longest support" in texts(at.sidebar.caption)
     assert planned_epsilon(at) == pytest.approx(epsilon, rel=1e-12)  # the choice costs nothing more
     assert ledger_of(data) is None
     release_button(at).click().run()
@@ -38,3 +38,6 @@ def test_choosing_the_width_by_validation_releases_once_and_shows_the_chosen_w_a
     line = (f"Width w = {info['chosen_width']:g} and support s = {info['chosen_support']:g} chosen inside the "
             "release by the validation contrast (post-processing: no extra privacy cost).")
     assert line in texts(at.caption)
+    caption = next(c for c in texts(at.caption).split(" | ") if line in c)  # one story: what was set, what chosen
+    assert "the finest width Δ = 0.25 and the longest support 4 it chose among" in caption
+    assert "p = " not in caption

@@ -12,6 +12,7 @@ from app_tools import with_comparison
 from conftest import no_problems
 from streamlit.testing.v1 import AppTest
 
+from dphawkes_app.controls import calibration_words
 from dphawkes_app.guidance import (
     PRIVATE_SCALE_NOTE,
     count_noun,
@@ -163,7 +164,8 @@ def test_home_page_describes_every_page_and_the_formal_methods():
     captions = [c.value for c in at.main.caption]
     n_pages = len(list((ROOT / "pages").glob("[0-9]*_*.py")))
     assert len(links) == n_pages
-    descriptions = [c for c in captions if not c.startswith(("Bin counts", "A neighbour", "The noise"))]
+    descriptions = [c for c in captions if not c.startswith(("Bin counts", "A neighbour", "The noise", "Each method",
+                                                             "At this ε", "Δ = "))]
     assert len(descriptions) == n_pages and all(len(c) > 40 for c in descriptions)  # a sentence per page
     text = " ".join(m.value for m in at.markdown) + " ".join(captions)
     assert "DP-SSP" in text and "clipped DP-PGD" in text
@@ -316,8 +318,9 @@ def test_missing_numbers_in_the_tables_read_n_a_not_none():
     at = open_page("pages/2_Estimate.py", preset="fig1")  # no count cap: the formal ε does not exist
     no_problems(at)
     privacy = next(df for df in at.dataframe if df.value.columns[0] == "calibration")
-    assert privacy.value.set_index("calibration").loc["formal", "ε for this σ²"] != privacy.value.set_index(
-        "calibration").loc["formal", "ε for this σ²"]  # NaN: shown as the placeholder
+    formal = calibration_words("formal")
+    assert privacy.value.set_index("calibration").loc[formal, "ε for this σ²"] != privacy.value.set_index(
+        "calibration").loc[formal, "ε for this σ²"]  # NaN: shown as the placeholder
     assert privacy.proto.placeholder == "n/a"
     comparison = next(df for df in with_comparison(at).dataframe if "formal guarantee" in df.value.columns)
     assert comparison.proto.placeholder == "—"

@@ -86,10 +86,13 @@ def test_home_at_epsilon_ten_does_not_say_nobody_can_tell():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT).run()
     at.select_slider(key="home_eps").set_value(10.0).run()
     no_problems(at)
-    text = next(m.value for m in at.markdown if "the axes stay the same at every ε" in m.value)
-    assert "nobody can tell" not in texts(at.markdown) and "reveal almost surely" in text
-    assert "guarantee allows δ" not in text  # δ is the failure mass, never set against a tail probability
-    assert figures(at)[0]["layout"]["xaxis"]["range"] == list(PICTURE_X)
+    text = next(c.value for c in at.caption if "the axes stay the same at every ε" in c.value)
+    assert "nobody can tell" not in texts(at.caption) and "reveal almost surely" in text
+    at.toggle(key="home_eps_details").set_value(True).run()  # the rest of the caption, behind "details"
+    details = texts(at.caption)
+    assert "guarantee allows δ" not in details and "is δ" in details  # δ: the failure mass, never set against a tail
+    picture = next(f for f in figures(at) if any((t.get("name") or "").startswith("output on D") for t in f["data"]))
+    assert picture["layout"]["xaxis"]["range"] == list(PICTURE_X)
 
 
 def test_every_glossary_word_is_explained_without_its_own_name():

@@ -65,7 +65,7 @@ def test_privacy_page_runs_a_sweep_and_reuses_cells():
     store = at.session_state["sweep_store"]
     # cls + pgd at 2 levels, 2 bin sizes, 1 run.
     assert len(store) == 6
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.tabs[0].get("plotly_chart")) == 2  # the other tab shows its ready result
     assert at.dataframe[0].value.shape[0] == 6
     # The page's table equals the engine run directly with the same grid and seeds.
     spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=300, label="paper-2d"),
@@ -171,7 +171,7 @@ def test_privacy_page_without_a_private_level_says_there_is_no_curve():
     at.button(key="pu_run").click().run()
     no_problems(at)
     assert any("no curve" in box.value for box in at.info)
-    assert len(at.get("plotly_chart")) == 1  # the boxplot only
+    assert len(at.tabs[0].get("plotly_chart")) == 1  # the boxplot only
 
 
 def test_privacy_page_defaults_formal_epsilon_where_the_curve_moves():
@@ -200,7 +200,7 @@ def test_privacy_page_defaults_formal_epsilon_where_the_curve_moves():
 
 
 def size_view(at):
-    at.text_input(key="hd_sizes").set_value("300, 3000")
+    at.text_input(key="hd_sizes").set_value("300, 2000")  # none of them a ready size
     at.multiselect(key="hd_methods").set_value(["cls", "ssp"])
     at.number_input(key="hd_runs").set_value(1)
     return at.run()
@@ -214,10 +214,10 @@ def test_how_much_data_view_matches_the_sweep_run_size_by_size():
     at.button(key="hd_run").click().run()
     no_problems(at)
     store = at.session_state["sweep_store"]
-    assert len(store) == 2 * 2 and set(store["n_events_requested"]) == {300, 3000}
+    assert len(store) == 2 * 2 and set(store["n_events_requested"]) == {300, 2000}
     figure = json.loads(next(c for c in at.get("plotly_chart") if "number of events" in c.proto.spec).proto.spec)
-    assert figure["layout"]["xaxis"]["tickvals"] == [300, 3000]
-    for n in (300, 3000):  # each size is the ordinary sweep of that size, run directly
+    assert figure["layout"]["xaxis"]["tickvals"] == [300, 2000]
+    for n in (300, 2000):  # each size is the ordinary sweep of that size, run directly
         spec = SweepSpec(DataSource(scenario=get_scenario("paper-2d"), n_events=n, label="paper-2d"),
                          methods=("cls", "ssp"), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0,), runs=1,
                          support=4.0, bound=1.0, radius=0.5, iters=200, calibration="formal", count_cap=5)
@@ -279,7 +279,7 @@ def test_privacy_page_sweeps_at_the_sequence_unit_on_multi_sequence_data():
     no_problems(at)
     table = at.session_state["sweep_store"]  # every column (the page's table shows the readable ones)
     assert len(at.dataframe[0].value) == len(table) == 3 and set(table["privacy_unit"]) == {"sequence"}
-    assert len(at.get("plotly_chart")) == 2  # the boxplots and the curve against ε
+    assert len(at.tabs[0].get("plotly_chart")) == 2  # the boxplots and the curve against ε
     # the page passed the unit and M into the sweep: the same grid run directly gives the same errors
     spec = SweepSpec(DataSource(scenario=dataset.scenario, events=dataset.events, label=dataset.label),
                      methods=("cls", "ssp"), bin_sizes=(0.5,), privacy="epsilon", levels=(1.0, 10.0), runs=1,
@@ -313,7 +313,7 @@ def test_how_much_data_view_compares_the_exact_time_family_grid_free():
     store = at.session_state["sweep_store"]
     assert set(store["method"]) == {"ssp", "ctls"} and store["kernel_function_error"].notna().all()
     figure = json.loads(next(c for c in at.get("plotly_chart") if "number of events" in c.proto.spec).proto.spec)
-    assert "grid-free" in figure["layout"]["yaxis"]["title"]["text"]
+    assert "kernel error" in figure["layout"]["yaxis"]["title"]["text"]
     ctls = store[store["method"] == "ctls"].sort_values("n_events_requested")["kernel_function_error"].to_numpy()
     line = next(t for t in figure["data"] if t.get("name", "").startswith("exact event times"))
     assert decode(line["y"]) == pytest.approx(ctls, rel=1e-12)  # one run per size: the median is the run

@@ -178,7 +178,7 @@ class Exp(SingleRelease):
     noiseless_without_cap = True  # the non-private fit (σ² = 0) of its own uncapped statistics
     name = "exp"
     label = "exponential kernels (least squares on exact times)"
-    summary = ("least squares with kernels Σ_u a β_u exp(−β_u t) on public decays, on the exact event times: few "
+    summary = ("least squares with kernels made of exponential decays at public rates, on the exact event times: few "
                 "parameters; one noisy release, formal from public bounds. Better where the kernels are smooth and "
                 "decrease from t = 0: on a 5-d network of exponential kernels at ε = 1 its kernel error was 0.221 at "
                 "10⁵ events against ctls's 0.332 and DP-SSP's 0.456, and 0.057 against 0.259 and 0.366 at 10⁶ (at "
