@@ -20,7 +20,7 @@ from dphawkes_app.estimate.downloads import show_export
 from dphawkes_app.estimate.errors import averaged_kernels, show_function_errors, show_metrics, show_shrinkage
 from dphawkes_app.estimate.follow import sequence_unit_ready, show_note, show_unit_note
 from dphawkes_app.estimate.new_data import removed_share_note
-from dphawkes_app.estimate.person import ask_person, default_to_sequence_unit
+from dphawkes_app.estimate.person import ask_person, default_to_sequence_unit, keep_promise
 from dphawkes_app.estimate.privacy import show_privacy
 from dphawkes_app.estimate.references import references
 from dphawkes_app.estimate.release import Shown, live_fit, private_fit
@@ -59,6 +59,8 @@ def page_context() -> PageContext:
     budget = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))  # the ledger seen by the unit
     ask_person(rows, dataset.events.n_sequences,
                None if budget.private else "simulated" if budget.simulated else "public")
+    if keep_promise(rows, budget):  # a "yes" on private data is the ledger's per-person promise
+        budget = budget_state(dataset, fingerprint, st.session_state.get("unit", "event"))
     show_budget(budget)  # the remaining privacy budget of private data ("public — no budget" for a simulation)
     scale = time_scale(dataset.events) if preset is None and dataset.scenario is None and not budget.private else None
     if scale is not None:  # public real data: Δ and s proposed from their time scale

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from dphawkes_core.release.ledger import person_epsilon
+from dphawkes_core.errors import DPHawkesError
+from dphawkes_core.release.ledger import PersonPromise, person_epsilon, utc_now
 
 from ..words import epsilon_text
 
@@ -63,6 +64,24 @@ def ask_person(rows_key: str, sequences: int, public: str | None = None) -> None
              help=why)
 
 
+def keep_promise(rows_key: str, budget) -> bool:
+    """On private (metered) data, a "yes" is the per-person promise in the data set's ledger, for the app and the
+    CLI alike: from then on an event-level release with no cap M is refused before any draw, whoever asks
+    (:meth:`~dphawkes_core.release.ledger_store.LedgerStore.promise_person`). Recorded once; refused by the ledger
+    when an uncapped event-level release already closed the per-sequence view (said, and the answer reset). Returns
+    whether the ledger changed."""
+    if not (budget.metered and person_declared(rows_key)) or (budget.ledger is not None and budget.ledger.promise):
+        return False
+    try:
+        budget.book.promise_person(budget.key, PersonPromise(utc_now(), "app", "the Estimate page's answer: one "
+                                                                              "sequence is one person"))
+    except DPHawkesError as exc:
+        st.session_state.get(PERSON_KEY, {}).pop(rows_key, None)
+        st.warning(f"The answer could not be kept as a promise: {exc}")
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class PersonCost:
     """What a planned release costs one person (one whole sequence), as the plan states it — and as its Release
@@ -113,9 +132,9 @@ class PersonCost:
 
 
 def promised(rows_key: str, ledger) -> bool:
-    """A per-person promise holds on these rows: one sequence declared one person, or a sequence-level release
-    made on them (issue 43)."""
-    return bool(person_declared(rows_key)) or any(e.unit == "sequence" for e in ledger.metered)
+    """A per-person promise holds on these rows: one sequence declared one person (here, or in the ledger), or a
+    sequence-level release made on them."""
+    return bool(person_declared(rows_key)) or bool(ledger.promise)
 
 
 def person_cost(mechanisms, ledger, max_events: int | None, sequences: int) -> PersonCost | None:

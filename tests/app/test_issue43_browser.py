@@ -148,8 +148,6 @@ def test_the_release_button_costs_what_the_plan_says_a_person_pays(server, brows
         page.close()
 
 
-@pytest.mark.xfail(reason="the core's refusal of an uncapped event-level release after a per-person promise is "
-                          "i40-ledger's (issue 43.1); until it lands that release is allowed", strict=False)
 def test_after_a_per_person_release_an_uncapped_event_release_is_refused_before_any_draw(server, browser, tmp_path):
     url, ledger = server
     page = browser.new_page(viewport={"width": 1400, "height": 2400})

@@ -39,7 +39,8 @@ def test_the_plan_states_the_per_person_cost_before_the_button():
     data = several_sequences()
     at = declared_page(data)
     line = next(m.value for m in at.markdown if m.value.startswith("**Per person**"))
-    assert f"ε = **{planned_epsilon(at):.3g}**" in line and ledger_of(data, "sequence") is None  # nothing spent yet
+    ledger = ledger_of(data, "sequence")  # the promise is recorded, nothing spent yet
+    assert f"ε = **{planned_epsilon(at):.3g}**" in line and ledger.person is not None and not ledger.metered
 
 
 def test_the_event_unit_states_the_per_person_cost_as_an_assumption():
@@ -112,3 +113,19 @@ def test_the_plan_refuses_a_capped_release_the_sequence_view_would_refuse():
     at = use_formal_method(open_estimate(data), SEQUENCE_FAMILY)
     at.number_input(key="evM").set_value(10).run()
     assert release_button(at).disabled and "seen per sequence" in texts(at.warning) and ledger_of(data) is None
+
+
+def test_a_yes_on_private_data_is_the_ledgers_promise_and_refuses_an_uncapped_event_release():
+    """The answer holds in the core, not only in the session: the ledger records the promise at once (nothing
+    spent), and the event unit with no cap M is then refused before any draw — in this session and in any other
+    that opens the same rows (a new AppTest: no session state, only the ledger)."""
+    data = several_sequences()
+    at = declared_page(data)
+    no_problems(at)
+    ledger = ledger_of(data, "event")
+    assert ledger is not None and ledger.person is not None and not ledger.metered  # promised, nothing spent
+    fresh = use_formal_method(open_estimate(data), SEQUENCE_FAMILY)
+    fresh.radio(key="unit").set_value("event").run()
+    assert release_button(fresh).disabled
+    assert "refused before any draw" in texts(fresh.warning) and "set a cap M" in texts(fresh.warning)
+    assert not ledger_of(data, "event").metered
