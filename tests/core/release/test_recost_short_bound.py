@@ -298,6 +298,19 @@ def test_an_entry_without_its_settings_is_charged_at_the_proofs_ceiling():
     assert ledger.entries[1].recost is None
 
 
+def test_a_release_in_the_differences_basis_is_not_corrected():
+    """The differences basis came after main with a bound that covered the swap from the start: a stamp-less entry
+    of it (this round's development files) is left as it was; the same entry in the decays basis is corrected."""
+    stored = raw_ledgers()["events.csv"]["entries"][0]
+    result = stored["result"]
+    basis = {**stored, "result": {**result, "info": {**result["info"], "basis": "differences"}}}
+    decays = {**stored, "result": {**result, "info": {**result["info"], "basis": "decays"}}}
+    ledger = DataLedger(LedgerKey("rows-x"), entries=entries_from([basis, decays], None))
+    assert ledger.entries[0].recost is None
+    assert ledger.entries[0].mechanisms[0].parameter == stored["mechanisms"][0]["parameter"]
+    assert ledger.entries[1].recost is not None
+
+
 def test_the_ceiling_bounds_every_correction_and_is_approached():
     """S_corrected/S_short <= √(5/4) on random settings (the proof in docs/privacy.md), and reached as q → 0,
     d → ∞, ρ → ∞."""
