@@ -338,3 +338,31 @@ def test_any_family_can_recost_its_older_releases(monkeypatch):
     assert entry.mechanisms[0].parameter == pytest.approx(stored["mechanisms"][0]["parameter"] / 1.5, rel=1e-12)
     assert entry.mechanisms[0].bound == "ssp/2"
     assert entry.result["privacy"]["sensitivity"] == pytest.approx(stored["result"]["privacy"]["sensitivity"] * 1.5)
+
+
+@pytest.mark.postgres
+def test_a_ledger_copied_into_the_database_holds_the_corrected_charge_and_the_database_refuses_by_it(
+        ledger_database, monkeypatch):
+    """Both stores get the re-cost: a ledger main wrote, copied into PostgreSQL (`ledger copy`, through the
+    accountant), is stored at the corrected mechanisms, so the database's own check — the program's planted away —
+    refuses the next release on the data set the correction took over its budget. Had the short charge been copied,
+    that tiny release would fit (1.0 + 0.0002 < 1.05)."""
+    from dphawkes_core.release.ledger_copy import copy_ledgers
+    from dphawkes_core.release.ledger_postgres import PostgresLedger
+
+    owner, analyst = PostgresLedger(ledger_database.owner_url), PostgresLedger(ledger_database.analyst_url)
+    copy_ledgers(LedgerBook(HERE / "over_budget.json"), owner)
+    item = raw_ledgers("over_budget.json")["events.csv"]
+    (mechanisms,), = ledger_database.sql("ledger_owner", "SELECT mechanisms FROM dphawkes_ledger.entries")
+    assert [m["bound"] for m in mechanisms] == ["exp/2"]
+    assert mechanisms[0]["parameter"] == pytest.approx(true_mechanisms(item["entries"][0], 200.0)[0].parameter,
+                                                       rel=1e-12)
+    (over,) = analyst.ledgers()
+    assert over.spent() == pytest.approx(true_spent(item, 200.0), rel=1e-9)
+    monkeypatch.setattr(DataLedger, "check", lambda self, *args, **kwargs: None)
+    tiny = Mechanism("gaussian", 1e3, 1, "noisy statistics", "exp/2")
+    recorded = [Mechanism(m["kind"], m["parameter"], m["releases"]) for m in item["entries"][0]["mechanisms"]]
+    assert compose_epsilon(recorded + [tiny], DELTA) < 1.05
+    with pytest.raises(BudgetExceeded, match="refused by the database"):
+        analyst.record_spend(over.key, "one more", dict, label="one more", formal=True, mechanisms=(tiny,))
+    assert len(owner.get(over.key).entries) == 1
