@@ -166,6 +166,24 @@ class StateSpace:
     radius: float
 
 
+@dataclass(frozen=True)
+class BoundCorrection:
+    """How far a release recorded under an older version of a family's bounds understated its sensitivity
+    (:meth:`Family.bound_correction`): its noise σ is what was drawn, so its true noise multiplier is the recorded
+    one over ``factor``.
+
+    Attributes
+    ----------
+    factor : float
+        ``S_corrected / S_recorded`` (> 1).
+    why : str
+        What was short and how the factor was found, in words (a ledger's note says it).
+    """
+
+    factor: float
+    why: str
+
+
 #: Class attributes a family no longer sets one by one, and the tags that now hold them.
 _MOVED_TO_TAGS = {"private": "privacy", "calibrations": "privacy", "units": "privacy", "auto_count_cap": "privacy",
                   "constraint": "privacy", "statistics": "inputs", "per_bin": "inputs", "iterative": "cost",
@@ -190,6 +208,9 @@ class Family:
         What its privacy claim rests on, what it fits, how the cost model treats it.
     audit_hints : AuditHints
         For the contract suite and the worst-case audit.
+    bound_version : int
+        The version of its sensitivity bounds, recorded on every release it charges (:attr:`bound`): raised when a
+        bound is found short, with :meth:`bound_correction` saying how to re-cost a release of an older version.
     """
 
     name: ClassVar[str]
@@ -201,6 +222,7 @@ class Family:
     inputs: ClassVar[InputTags] = InputTags()
     cost: ClassVar[CostTags] = CostTags()
     audit_hints: ClassVar[AuditHints] = AuditHints()
+    bound_version: ClassVar[int] = 1
 
     def __init_subclass__(cls, **kwargs):
         """Refuse a fact set on its own (``private = False``: it would be silently ignored, it belongs in a tag) and
@@ -213,6 +235,20 @@ class Family:
         for name, kind in _TAG_TYPES.items():
             if not isinstance(getattr(cls, name), kind):
                 raise TypeError(f"{cls.__name__}.{name} must be a {kind.__name__}")
+
+    @property
+    def bound(self) -> str:
+        """``name/version`` of its sensitivity bounds, as a ledger records it on the noisy releases it charges."""
+        return f"{self.name}/{self.bound_version}"
+
+    def bound_correction(self, version: int, unit: str, result: dict) -> BoundCorrection | None:
+        """How far a release of this family recorded under ``version`` of its bounds (older than
+        :attr:`bound_version`) understated its sensitivity, read from what its ledger entry stores: its privacy
+        ``unit`` and its ``result`` (:meth:`~dphawkes_core.estimators.result.FitResult.to_record` with its
+        ``data_info``; ``{}`` or ``{"error": …}`` for a release that holds no result — a family then answers with
+        the largest correction its proof allows). ``None``: the bound of ``version`` holds for this release (the
+        default: no bound of the family was found short)."""
+        return None
 
     @property
     def formal_only(self) -> bool:

@@ -6,7 +6,8 @@ z = σ/S), ``LaplaceDpEvent(b)`` (scale over L1 sensitivity), ``ZCDpEvent(ρ)`` 
 not μ-GDP), ``SelfComposedDpEvent(event, k)`` and ``ComposedDpEvent(events)``. dp-accounting 0.6 has no event for
 a step that is ε-DP by construction (its ``LaplaceDpEvent`` is the Laplace mechanism's own, tighter privacy loss),
 so that one is :class:`PureDpEvent`. A ledger entry stores each event with a label as a :class:`Mechanism`, the
-ledger's file format (``kind``, ``parameter``, ``releases``, ``label``).
+ledger's file format (``kind``, ``parameter``, ``releases``, ``label``, and ``bound``: the family bound and version
+its multiplier is over).
 
 :func:`compose_epsilon` composes any of them (derivations in ``docs/privacy.md``, "The ledger"): Gaussians alone
 exactly, as one Gaussian of ``μ² = Σ k_i/z_i²`` (Dong, Roth & Su 2019); with a Laplace or pure step, through
@@ -81,12 +82,18 @@ class Mechanism:
         How many times it is applied (adaptively), e.g. K noisy gradients.
     label : str
         What it releases, for display.
+    bound : str
+        The sensitivity bound its noise multiplier is over, as ``family/version`` (``exp/2``: version 2 of the
+        exponential family's bounds): a release charged under a version later found short is re-costed when its
+        ledger is read (:mod:`~dphawkes_core.release.recost`). Empty for a step whose sensitivity is not a family's
+        bound (a count, a selection: sensitivity 1) and in ledgers written before bounds carried a version.
     """
 
     kind: str
     parameter: float
     releases: int = 1
     label: str = ""
+    bound: str = ""
 
     def __post_init__(self):
         if self.kind not in MECHANISM_KINDS:

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism
+from dphawkes_core.privacy.accounting import BudgetExceeded, Mechanism, compose_epsilon
 
 
 @dataclass(frozen=True)
@@ -172,11 +172,13 @@ class PrivacyReport:
         rho += sum(1.0 / (2.0 * z * z) for z, _ in self.further)
         return rho + (1.0 / (2.0 * self.budget_split.cap_sigma**2) if self.budget_split else 0.0)
 
-    def mechanisms(self) -> tuple[Mechanism, ...]:
+    def mechanisms(self, bound: str = "") -> tuple[Mechanism, ...]:
         """What the fit spent: its noisy releases (σ, sensitivity, K) and, with a privately chosen count cap C or
         clip norm G, that selection's own Gaussian release (noise multiplier ``budget_split.cap_sigma``, sensitivity
         1), then its :attr:`further` releases. All are ``discrete-gaussian`` when the report was calibrated for the
-        discrete Gaussian (the fit draws it for all).
+        discrete Gaussian (the fit draws it for all). ``bound``: the family's bound and its version (``exp/2``,
+        :attr:`~dphawkes_core.estimators.family.Family.bound`), recorded on the noisy releases (their sensitivity is
+        that bound), not on the selection.
 
         Raises
         ------
@@ -189,8 +191,33 @@ class PrivacyReport:
         split = self.budget_split
         cap = (Mechanism(kind, float(split.cap_sigma), 1, split.selection_label),) if split else ()
         main = Mechanism(kind, math.sqrt(self.sigma2) / float(self.sensitivity), int(self.iters),
-                         "noisy statistics" if self.iters == 1 else "noisy gradients")
-        return cap + (main,) + tuple(Mechanism(kind, float(z), 1, label) for z, label in self.further)
+                         RELEASE_LABELS[0] if self.iters == 1 else RELEASE_LABELS[1], bound)
+        return cap + (main,) + tuple(Mechanism(kind, float(z), 1, label, bound) for z, label in self.further)
+
+    def at_larger_sensitivity(self, factor: float) -> PrivacyReport:
+        """This report of a release whose sensitivity bound was found short by ``factor`` (> 1): the same σ² over
+        the corrected sensitivity (and each :attr:`further` release's multiplier over ``factor``: the same bound),
+        and the ε it gives (the releases' and, with a selection, all composed), under its calibration; the other
+        calibrations' figures are left as they were (:mod:`~dphawkes_core.release.recost` re-costs formal releases
+        only)."""
+        sensitivity = float(self.sensitivity) * float(factor)
+        corrected = dataclasses.replace(self, sensitivity=sensitivity,
+                                        further=tuple((z / float(factor), label) for z, label in self.further))
+        mechanisms = corrected.mechanisms()
+        epsilon = compose_epsilon(mechanisms, self.dp_delta)
+        split = self.budget_split
+        if split is not None:
+            split = dataclasses.replace(split, release_epsilon=compose_epsilon(mechanisms[1:], self.dp_delta),
+                                        epsilon_total=epsilon)
+        return dataclasses.replace(
+            corrected, epsilon=epsilon, budget_split=split,
+            epsilon_by_calibration={**self.epsilon_by_calibration, self.calibration: epsilon},
+            sensitivity_by_calibration={**self.sensitivity_by_calibration, self.calibration: sensitivity})
+
+
+#: The labels of a report's noisy releases (one release, or K gradients): the mechanisms whose sensitivity is the
+#: family's bound (a ledger written before bounds carried a version is read by them).
+RELEASE_LABELS = ("noisy statistics", "noisy gradients")
 
 
 DISCRETE_NOISE = "discrete Gaussian (exact sampler, OpenDP), composed in zCDP"

@@ -44,6 +44,13 @@ no cap M) is refused before any draw (:class:`PromiseRefused`).
 Fits that are not formal releases (a seeded fit, the paper calibration, a window or setting read from
 the data, the non-private CLS) are recorded but not metered: they carry no guarantee to compose, and
 the ledger says so (:meth:`DataLedger.unmetered`).
+
+**Releases made under a bound found short.** Every noisy release is recorded with the version of its family's
+sensitivity bound (:attr:`Mechanism.bound`); a ledger re-costs, when it is made, each release recorded under a
+version its family has since found short (:mod:`.recost`: the noise drawn is unchanged, so the release is charged at
+its true multiplier ``z·S_recorded/S_now``), and says so in the entry's label and reasons. Its spent ε and every
+budget check are then those of the corrected mechanisms: a data set the correction takes over its budget refuses
+every further release, saying why (:meth:`DataLedger.check`).
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from dphawkes_core.privacy.accounting import (
     remaining,
 )
 from dphawkes_core.privacy.sequence import PRIVACY_UNITS, capped_event_group
+from dphawkes_core.release.recost import RECOST_KEY, recost_entries
 
 __all__ = [  # the accountant's API, with the mechanisms and composition of :mod:`.accounting` it records
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
@@ -269,12 +277,13 @@ class Entry:
         True when the release carries the formal guarantee: only these are metered.
     reasons : tuple of str
         Why it is not formal; on a formal release, what its guarantee does not cover (a look at the rows before
-        it, :func:`looks_reason`).
+        it, :func:`looks_reason`) and, once re-costed at a corrected bound (:mod:`.recost`), why and by how much.
     mechanisms : tuple of Mechanism
-        What it spent (empty for a non-private method).
+        What it spent (empty for a non-private method), each noisy release with its family's bound and version.
     result : dict
         The released estimate as stored (:meth:`FitResult.to_record`); for a failed release, ``{"error": why}`` and
-        what was drawn before it failed.
+        what was drawn before it failed; once re-costed, ``recost``: the mechanisms as first recorded and each
+        correction (:attr:`recost`).
     created : str
         UTC time it was charged (ISO 8601).
     unit : str
@@ -305,6 +314,21 @@ class Entry:
     def epsilon(self, delta: float) -> float:
         """ε of this release alone at ``delta``."""
         return compose_epsilon(self.mechanisms, delta)
+
+    @property
+    def recost(self) -> dict | None:
+        """How this release was re-costed at a corrected bound (:mod:`.recost`): ``recorded_mechanisms`` (as first
+        charged) and ``corrections`` (each mechanism's recorded and current bound, the factor and why); ``None`` when
+        it never was."""
+        record = self.result.get(RECOST_KEY) if isinstance(self.result, dict) else None
+        return record or None
+
+    def recorded_epsilon(self, delta: float) -> float:
+        """ε of this release alone at ``delta`` as it was first charged (before any re-costing)."""
+        record = self.recost
+        if record is None:
+            return self.epsilon(delta)
+        return compose_epsilon(tuple(Mechanism(**m) for m in record["recorded_mechanisms"]), delta)
 
     def unanswered(self) -> str:
         """Why this request is answered with a refusal (an entry charged but not released), in one line."""
@@ -395,6 +419,16 @@ class DataLedger:
     looks: tuple[DataLook, ...] = ()
     person: PersonPromise | None = None
     changes: tuple[SettingChange, ...] = ()
+
+    def __post_init__(self):
+        # every entry at its family's current bound: a release recorded under a bound since found short is charged
+        # at the corrected one, whichever store read it (a pure function of the entries: .recost)
+        object.__setattr__(self, "entries", recost_entries(tuple(self.entries), self.budget.delta))
+
+    @property
+    def recosted(self) -> tuple[Entry, ...]:
+        """The formal releases re-costed at a corrected bound (:mod:`.recost`)."""
+        return tuple(e for e in self.metered if e.recost is not None)
 
     @property
     def public(self) -> bool:
@@ -490,6 +524,8 @@ class DataLedger:
                     count = sum(e.mechanisms_in("sequence") is None for e in self.metered)
                     raise BudgetExceeded("refused: " + sequence_view_closed(count))
                 continue  # a capped event-level release after an uncapped one: the sequence view is already ∞
+            if self.recosted and seen.spent() > self.budget.epsilon:
+                raise BudgetExceeded(seen.overspent())
             alone, after = seen.cost(mechanisms, unit, max_events)
             if after > self.budget.epsilon:
                 scope = "" if view == "event" else " seen per sequence"
@@ -498,6 +534,18 @@ class DataLedger:
                     f"set{scope} to {after:.3g}, over its budget ε = {self.budget.epsilon:.3g} "
                     f"(δ = {self.budget.delta:.0e}); spent {seen.spent():.3g}, remaining: one release of "
                     f"ε ≤ {seen.remaining():.3g}")
+
+    def overspent(self) -> str:
+        """Why nothing more can be released on these rows when re-costing took their spent ε over the budget."""
+        count = len(self.recosted)
+        scope = "" if self.key.unit == "event" else " seen per sequence"
+        recosted = "one release" if count == 1 else f"{count} releases"
+        return (f"refused: the composed ε already spent on this data set{scope} is {self.spent():.4g} (δ = "
+                f"{self.budget.delta:.0e}), over its budget ε = {self.budget.epsilon:.4g}: {recosted} recorded under "
+                f"a sensitivity bound later found short {'was' if count == 1 else 'were'} re-costed at the corrected "
+                "bound (the noise drawn is unchanged, the ε charged for it is larger: see the reasons in `dphawkes "
+                "ledger show`, or the releases on the Privacy budget page); nothing more can be released on these "
+                "rows within this budget")
 
     def remaining(self) -> float:
         """The remaining budget: the largest ε (alone, at the budget's δ) of one more Gaussian release that
@@ -610,6 +658,9 @@ class DataLedger:
             "remaining_epsilon": self.view("event").remaining(),
             "sequence_view": {"closed": sequence.closed, "spent_epsilon": sequence.spent(),
                               "remaining_epsilon": sequence.remaining()},
+            "over_budget": any(self.budget.epsilon < view.spent() < math.inf
+                               for view in (self.view("event"), sequence)),
+            "recosted_releases": len(self.recosted),
             "metered_releases": len(self.metered), "unmetered_outputs": len(self.unmetered),
             "migrated_from_format_2": list(self.migrated),
             "looks": [dataclasses.asdict(look) for look in self.looks], "person_promise": self.promise or None,
@@ -618,6 +669,8 @@ class DataLedger:
                          "max_events": e.max_events, "state": e.state,
                          **({"error": e.result.get("error", "")} if e.state == FAILED else {}),
                          "reasons": list(e.reasons), "epsilon_alone": e.epsilon(delta) if e.formal else None,
+                         **({"recost": {"epsilon_recorded": e.recorded_epsilon(delta), **e.recost}}
+                            if e.recost is not None else {}),
                          "mechanisms": [dataclasses.asdict(m) for m in e.mechanisms], "request": e.request}
                         for e in self.entries],
         }

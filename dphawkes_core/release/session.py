@@ -215,14 +215,15 @@ class PrivacySession:
         placeholder = _placeholder_config(config)
         memo = _memo_key(config)
         if memo in self._planned:
-            return status, self._planned[memo][2].mechanisms()
+            return status, self._planned[memo][2].mechanisms(config.family.bound)
         stats, info = self._prepare(placeholder)
         if config.sequence_clip == AUTO:
             stats = replace(stats, auto_clip=AutoClip(stats.sequence_clip, config.sequence_clip_share, float("nan"),
                                                       stats.sequence_clip))
         report = privacy_report(stats, config)
-        self._planned[memo] = (stats, info, report, placeholder == config)  # reused by the release when nothing
-        return status, report.mechanisms()  # is chosen inside it: these are then its statistics and calibration
+        # reused by the release when nothing is chosen inside it: these are then its statistics and calibration
+        self._planned[memo] = (stats, info, report, placeholder == config)
+        return status, report.mechanisms(config.family.bound)  # its noisy releases carry the family's bound version
 
     def preview(self, configs, scale_share: float | None = None, choices=(TIME_SCALE,),
                 budget: Budget | None = None) -> Plan:
@@ -347,7 +348,7 @@ class PrivacySession:
             report = privacy_report(stats, config) if config.family.privacy.private else None
         result = run_private(stats, config, report) if report is not None else fit_stats(stats, config)
         if planned:
-            spent.extend(first + report.mechanisms())
+            spent.extend(first + report.mechanisms(config.family.bound))
             _check_plan(first + tuple(planned), tuple(spent), self.book.get(self.key))
         record = dataclasses.replace(result, elapsed_s=time.perf_counter() - start).to_record()
         return {**record, "data_info": info.to_dict()}

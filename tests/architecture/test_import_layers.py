@@ -282,9 +282,13 @@ def test_the_rebuild_counter_sees_both_forms():
 
 
 def test_the_ledger_is_a_budget_store_blind_to_estimators():
-    """The ledger keeps budgets and entries; what a request is (a FitConfig) is the session's business."""
+    """The ledger keeps budgets and entries; what a request is (a FitConfig) is the session's business. What it asks
+    the families — by how much a release recorded under an older version of their bound was short — goes through
+    ``release/recost.py`` and the registry alone."""
     graph = import_graph()
     assert sorted(t for t in graph["dphawkes_core.release.ledger"] if t.startswith("dphawkes_core.estimators")) == []
+    assert sorted(t for t in graph["dphawkes_core.release.recost"] if t.startswith("dphawkes_core.estimators")) == [
+        "dphawkes_core.estimators", "dphawkes_core.estimators.registry"]
 
 
 def test_accounting_is_the_bottom_of_the_privacy_layer():

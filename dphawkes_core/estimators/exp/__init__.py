@@ -56,6 +56,7 @@ from dphawkes_core.estimators.exp.basis import (
     to_basis,
     worst_case_basis_events,
 )
+from dphawkes_core.estimators.exp.recost import SHORT_BOUND_VERSION, short_bound_correction
 from dphawkes_core.estimators.exp.release import (
     SWAP,
     corner_bounds,
@@ -193,6 +194,12 @@ class Exp(SingleRelease):
         noiseless_limit="exponential least squares", noiseless_options=dict(exp_ridge=0.0, exp_nonnegative=False),
         sensitivity_fraction=0.95,  # the adversarial events reach 0.99+ of the bound on the contract suite's grid
     )
+    bound_version = 2  # 2: the swap bounded as its own case (issue 40); 1: insertions only, short by up to √(5/4)
+
+    def bound_correction(self, version, unit, result):
+        """A release recorded under version 1 (insertions only): how far that bound was short at its settings
+        (:func:`~dphawkes_core.estimators.exp.recost.short_bound_correction`)."""
+        return short_bound_correction(unit, result) if version <= SHORT_BOUND_VERSION else None
 
     def check(self, config) -> None:
         super().check(config)

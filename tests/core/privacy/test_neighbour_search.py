@@ -4,7 +4,9 @@ before issue 40 (insertions only), kills a bound taken at the smallest corner th
 check, and catches an understated sensitivity in every private family; it asks a family for its noised
 vectors and nothing else, and re-measures its best pairs through partitioned stores.
 
-The old and the mutant bounds live only here (monkeypatched over ``exp_sensitivity`` where the family reads it).
+The old and the mutant bounds are built here as the search meets them (monkeypatched over ``exp_sensitivity`` where
+the family reads it); the product keeps the old bound's total only to re-cost ledgers written before the fix
+(``estimators/exp/recost.short_exp_sensitivity``, checked against it below).
 Every private family passing the search with its real bounds is the contract suite's ``neighbour search`` check
 (``tests/core/estimators/test_family_contract.py``)."""
 
@@ -41,6 +43,14 @@ def insertion_corners(dim, decays, width, count_cap, gram_scale=1.0) -> list[Exp
 def old_bound(*args, **kwargs) -> ExpSensitivity:
     """The bound before issue 40: the largest insertion corner (no swap case)."""
     return max(insertion_corners(*args, **kwargs), key=lambda s: s.total)
+
+
+def test_the_old_bound_is_the_one_older_ledgers_are_recosted_from():
+    """The bound this search refutes is the one the ledger re-costs releases from (the same total)."""
+    from dphawkes_core.estimators.exp.recost import short_exp_sensitivity
+
+    for args in ((5, (2.8, 6.0, 12.0), 4.0, 1, 12.0), (2, (0.7, 1.5, 3.0), 0.5, 2, 3.0), (8, (20.0,), 1.0, 1, 10.0)):
+        assert short_exp_sensitivity(*args) == old_bound(*args[:4], gram_scale=args[4]).total
 
 
 def smallest_corner(*args, **kwargs) -> ExpSensitivity:
