@@ -21,6 +21,9 @@ settings; every other option's key is its name."""
 CHOICE_WORDS = {  # a choice option's values in words (the values themselves are the core's internal names)
     ("ctls_width_choice", "stated"): "as set: Δ and s in the sidebar",
     ("ctls_width_choice", "validation"): "chosen inside the release, by validation",
+    ("ctls_width_choice", "share"): "chosen with a share of the budget, then released directly",
+    ("exp_basis", "decays"): "one feature per decay",
+    ("exp_basis", "differences"): "differences of the decays' exponentials (better conditioned)",
     ("stabiliser", "ridge"): "add λ to its diagonal",
     ("stabiliser", "psd"): "raise its eigenvalues to at least λ",
     ("ssp_release", "lagged"): "the lagged products (less noise)",

@@ -122,8 +122,8 @@ SETTINGS = (
             "the Gram and the integrals are released with this many times the noise of the values at the events",
             minimum=0.0, minimum_exclusive=True, step=0.5),
     Setting("exp_basis", "basis of the release", "choice", DECAYS_BASIS,
-            "'decays': release the statistics of one feature per decay. 'differences': release them for the "
-            "differences of consecutive decays' exponentials (the same kernels, the same least squares, a "
+            "One feature per decay: release the statistics of each decay's exponential. Differences: release them "
+            "for the differences of consecutive decays' exponentials (the same kernels, the same least squares, a "
             "better-conditioned release: less of the noise reaches the kernels; event unit only). Measured at ε = 1 "
             "on 5-d exponential networks: 0.70 of the decays basis' error at 10⁵ events (0.165 against 0.235), 0.86 "
             "at 10⁴, 0.84 at 10⁶; on the quake catalogues (about 5,000 events) not better: use it from 10⁵ events",

@@ -122,17 +122,17 @@ SETTINGS = (
             "on them, more on the rest)", minimum=0.0, maximum=100.0, minimum_exclusive=True, optional=True,
             none_means="from the windows: min(10, max(1, 20·f)) %, f = the time within s of an end", step=5.0),
     Setting("ctls_width_choice", "width w and support s", "choice", STATED,
-            "'stated': fit at Δ and s as given. 'validation': choose them inside the release — Δ is then the finest "
+            "As set: fit at Δ and s as given. By validation: choose them inside the release — Δ is then the finest "
             "width w0 and s the longest support s_max; one Gaussian release (same ε, δ) of a training block and a "
             "validation block of every window at (w0, s_max); every w = k·w0 (k = 1, 2, 4, 8 dividing B) with "
             "s = ¼, ½ or all of s_max is fitted on the training block and scored on the validation block, and the "
             "best is fitted again on both: post-processing, no extra privacy cost. Measured at ε = 1, it beat a fixed "
             "width that knows the effect's length only at 10⁶ events, on two processes of three (with a fine grid); "
-            "below, state Δ and s from what you know. 'share': the same choice made from that release at a share of "
-            "the budget (--ctls-choice-share), then the chosen w and s released directly with the rest (one ledger "
-            "entry, two Gaussian releases): measured at ε = 1 on two processes never used for tuning, 1.13–1.48 × the "
-            "best of three fixed widths at 10⁴ events and 1.30–1.32 × at 10⁵, against 1.72–1.91 × and 1.46–1.65 × for "
-            "'validation'", choices=(STATED, VALIDATION, SHARE),
+            "below, state Δ and s from what you know. With a share of the budget: the same choice made from that "
+            "release at a share of the budget (the next option), then the chosen w and s released directly with the "
+            "rest (one ledger entry, two Gaussian releases): measured at ε = 1 on two processes never used for "
+            "tuning, 1.13–1.48 × the best of three fixed widths at 10⁴ events and 1.30–1.32 × at 10⁵, against "
+            "1.72–1.91 × and 1.46–1.65 × by validation", choices=(STATED, VALIDATION, SHARE),
             primary=True, added_later=True),
     Setting("ctls_validation_share", "validation share of each window (%)", "float", VALIDATION_SHARE,
             "with the width chosen by validation: the last share of every declared window (cut at a multiple of "
