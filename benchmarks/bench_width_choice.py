@@ -12,7 +12,7 @@ in both fits:
 * **default**: ``fit`` at the fixed (w, s) = (0.5, 5).
 
 The error is the grid-free kernel error over [0, 5] (1 for the all-zero estimate), the mean over the draws.
-The table's measurements (``benchmarks/width_selection_table.py``) put the validation choice ahead only at 10⁶
+The table's measurements (``benchmarks/width_choice_table.py``) put the validation choice ahead only at 10⁶
 events on near-critical-2d and sparse-5d; this benchmark's one target is that case (near-critical-2d at 10⁶: the
 choice's error below the default's), and sparse-5d at 10⁵, where the default wins, is reported.
 """

@@ -8,7 +8,7 @@ verdicts, at four (s, w) settings, 10 noise draws for every formal fit.
   the first 70 % of the sequences train. Scored by :func:`dphawkes_experiments.prediction.score_fit`.
 * **Settings.** The quakes: the four (s, w) of the earlier real-data table, (1, 0.05), (5, 0.25), (5, 0.5), (20, 1)
   days. The e-mail and the taxis: the same pattern around the product's automatic time scale of their training part
-  (:func:`~dphawkes_core.privacy.selection.time_scale_from_count`, ``(s0, w0)``): (s0/5, w0/5), (s0, w0),
+  (:func:`~dphawkes_core.privacy.time_scale.time_scale_from_count`, ``(s0, w0)``): (s0/5, w0/5), (s0, w0),
   (s0, 2·w0), (4·s0, 4·w0) — (40, 2), (200, 10), (200, 20), (800, 40) h and (0.4, 0.01), (2, 0.05), (2, 0.1),
   (8, 0.2) h.
 * **Fits.** tick's HawkesEM (100 iterations, tol 1e-10) as the anchor; ``mle`` (the non-private reference on exact
@@ -42,7 +42,7 @@ from dphawkes_core.data.io import load_csv
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.step_kernels import StepKernels
-from dphawkes_core.privacy.selection import time_scale_from_count
+from dphawkes_core.privacy.time_scale import time_scale_from_count
 from dphawkes_core.threads import set_blas_threads
 from dphawkes_experiments.prediction import heldout_split, score_fit, score_heldout
 

@@ -9,7 +9,7 @@ formal fits at ε = 1 (δ = 1e-5, C chosen privately with 5 % of ε), seeded dra
 * **auto, share free**: the same Δ and s fitted at the whole ε — the difference is the share's cost in accuracy;
 * **default**: a width fixed in advance, w = s/10 at s = 5;
 * **held-out (not private)**: the grid's setting with the best validation score of the same private fit
-  (:func:`~dphawkes_experiments.selection.select_by_heldout`: fitted on the first 70 %, scored on the rest), then
+  (:func:`~dphawkes_experiments.heldout_choice.select_by_heldout`: fitted on the first 70 %, scored on the rest), then
   fitted on all the data;
 * **best on the truth**: the grid's setting with the smallest mean error — known only because the truth is.
 
@@ -40,7 +40,7 @@ from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import set_blas_threads
-from dphawkes_experiments.selection import select_by_heldout
+from dphawkes_experiments.heldout_choice import select_by_heldout
 
 EPSILON, SHARE = 1.0, 0.05
 EVAL_SUPPORT = 5.0

@@ -13,7 +13,7 @@ import numpy as np
 from dphawkes_core.data.io import Events
 from dphawkes_core.estimators import FAMILIES, get_family
 from dphawkes_core.estimators.family import Statistics
-from dphawkes_core.privacy.selection import time_scale_from_count
+from dphawkes_core.privacy.time_scale import time_scale_from_count
 from dphawkes_core.statistics.binning import lags_from_support
 
 PRIVATE_SCALE_NOTE = (
@@ -59,7 +59,7 @@ class TimeScale:
 
 def time_scale(events: Events) -> TimeScale:
     """Suggested Δ and s for ``events`` (see :class:`TimeScale`): the core's rule
-    (:func:`~dphawkes_core.privacy.selection.time_scale_from_count`) on the exact count, so only for data that are
+    (:func:`~dphawkes_core.privacy.time_scale.time_scale_from_count`) on the exact count, so only for data that are
     not private."""
     scale = time_scale_from_count(events.end_time, events.n_events)
     return TimeScale(scale.mean_gap, scale.bin_size, scale.support, events.time_unit)

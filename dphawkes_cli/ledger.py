@@ -139,7 +139,7 @@ def ledger_fit(args, fingerprint: str, config: FitConfig, session, scale_share: 
     for (nothing drawn), refused (exit 2) past the budget before anything is drawn; prints one line on what the
     ledger did, and the public mark of data marked public. Returns the result, its data info, a summary of the
     ledger and the release's formal status (only a session's release can be formal)."""
-    from dphawkes_core.privacy.selection import TIME_SCALE
+    from dphawkes_core.privacy.time_scale import TIME_SCALE
     from dphawkes_core.release.ledger import LedgerKey, PromiseRefused
 
     book, key = _store(args.ledger), LedgerKey(fingerprint, config.privacy_unit)
@@ -198,7 +198,7 @@ def ledger_plan(args, fingerprint: str, config: FitConfig, session, scale_share:
                 choices=()) -> int:
     """``fit --plan``: what the release would spend and whether it would be refused, from public numbers only — as
     JSON (``plan``) and one line on stderr; nothing is drawn and the ledger is only read (not created)."""
-    from dphawkes_core.privacy.selection import TIME_SCALE
+    from dphawkes_core.privacy.time_scale import TIME_SCALE
     from dphawkes_core.release.ledger import LedgerKey
 
     book, key = _store(args.ledger), LedgerKey(fingerprint, config.privacy_unit)

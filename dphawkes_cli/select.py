@@ -1,5 +1,5 @@
 """``dphawkes select``: the width, the support and (exp) the decays chosen by held-out likelihood on a validation
-block inside the training window, without privacy (:mod:`dphawkes_experiments.selection`). With ``--holdout-start
+block inside the training window, without privacy (:mod:`dphawkes_experiments.heldout_choice`). With ``--holdout-start
 X`` the test block from X on is cut off first and never read."""
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ def add_select_parser(sub) -> None:
 
 def cmd_select(args) -> int:
     """Run the selection; write the report (every candidate's validation score and the winner)."""
+    from dphawkes_experiments.heldout_choice import select_by_heldout
     from dphawkes_experiments.prediction import heldout_split, relative_time
-    from dphawkes_experiments.selection import select_by_heldout
 
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)

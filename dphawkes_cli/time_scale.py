@@ -1,5 +1,5 @@
 """``fit --bin-size auto`` and ``--decays auto``: Δ and s, and exp's decays, read from the count of events
-(:mod:`dphawkes_core.privacy.selection`).
+(:mod:`dphawkes_core.privacy.time_scale`).
 
 A formal fit draws the count with noise inside its recorded release (``--ledger``: the session does it, a replay
 draws nothing); one count serves both choices, at one share of ε. Any other fit reads the exact count, and says
@@ -12,7 +12,7 @@ import sys
 
 from dphawkes_core.estimators import FitConfig
 from dphawkes_core.privacy.count_cap import AUTO
-from dphawkes_core.privacy.selection import (
+from dphawkes_core.privacy.time_scale import (
     AUTO_SCALE_SHARE,
     DECAY_MULTIPLES,
     DECAYS,
@@ -65,6 +65,6 @@ def auto_time_scale(args, config: FitConfig, events, formal: bool,
 
 
 def chosen_config(config: FitConfig, time_scale: dict) -> FitConfig:
-    """The config the release fitted (:meth:`~dphawkes_core.privacy.selection.AutoScale.config_changes`): what was
+    """The config the release fitted (:meth:`~dphawkes_core.privacy.time_scale.AutoScale.config_changes`): what was
     chosen, and the ε left to the fit."""
     return config.with_changes(**AutoScale(**time_scale).config_changes())

@@ -19,7 +19,7 @@ from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.data.simulate import MAX_SIMULATED_EVENTS
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators.cost import estimate_simulation_cost
-from dphawkes_core.privacy.selection import nice_number
+from dphawkes_core.privacy.time_scale import nice_number
 from dphawkes_core.statistics.binning import bin_sparse
 
 MAX_HEATMAP_BINS = 1_000_000  # the heatmap's default Δ never makes more bins (they are summed for drawing anyway)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from dphawkes_core.estimators import FAMILIES, FitConfig, get_family, method_labels, method_names
 from dphawkes_core.privacy.count_cap import AUTO, AUTO_CAP_SHARE
-from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, BINS_PER_GAP, GAPS_PER_SUPPORT
+from dphawkes_core.privacy.time_scale import AUTO_SCALE_SHARE, BINS_PER_GAP, GAPS_PER_SUPPORT
 from dphawkes_core.statistics.binning import lags_from_support
 
 from ..budget import budget_state

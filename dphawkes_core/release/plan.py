@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from dphawkes_core.privacy.accounting import BudgetExceeded
 from dphawkes_core.privacy.report import FormalStatus
-from dphawkes_core.privacy.selection import TIME_SCALE
+from dphawkes_core.privacy.time_scale import TIME_SCALE
 from dphawkes_core.release.ledger import Budget, DataLedger, Entry, person_epsilon
 
 

@@ -46,7 +46,8 @@ from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.privacy.accounting import Split, compose_epsilon, split
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.privacy.report import FormalStatus
-from dphawkes_core.privacy.selection import (
+from dphawkes_core.privacy.sequence import AutoClip
+from dphawkes_core.privacy.time_scale import (
     AUTO_SCALE_SHARE,
     DECAY_MULTIPLES,
     DECAYS,
@@ -56,7 +57,6 @@ from dphawkes_core.privacy.selection import (
     dp_time_scale,
     scale_rng,
 )
-from dphawkes_core.privacy.sequence import AutoClip
 from dphawkes_core.release.ledger import (
     CAPPED_EVENT_NOTE,
     EVENT_ONLY_NOTE,
@@ -258,7 +258,7 @@ class PrivacySession:
 
     def plan_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=(),
                     choices=(TIME_SCALE,)) -> ScaledPlan:
-        """What releasing ``config`` with ``choices`` (:data:`~dphawkes_core.privacy.selection.CHOICES`) made inside
+        """What releasing ``config`` with ``choices`` (:data:`~dphawkes_core.privacy.time_scale.CHOICES`) made inside
         the release would do, from public numbers only (nothing drawn): the count ``N̂``'s mechanism, the fit's at the
         ε left, and the split. Refused (``DPHawkesError``) where a private choice is not available or public facts
         refuse the fit (its settings, the declared domain: checked at the placeholder, before anything is charged);
@@ -291,7 +291,7 @@ class PrivacySession:
     def release_scaled(self, config: FitConfig, share: float = AUTO_SCALE_SHARE, data_derived=(),
                        choices=(TIME_SCALE,)) -> SessionAnswer:
         """Answer ``config`` with Δ and s (and, for exp, the decays: ``choices``) chosen privately inside the
-        recorded release (:mod:`~dphawkes_core.privacy.selection`): ``share`` of ``config.epsilon`` buys a noisy
+        recorded release (:mod:`~dphawkes_core.privacy.time_scale`): ``share`` of ``config.epsilon`` buys a noisy
         count of the events, the fit gets the rest. ``config``'s own values of what is chosen are replaced. A replay
         returns the stored choice and estimate, drawing nothing; the ledger records the count's mechanism with the
         fit's, charged before the count is drawn. A fit refused at the chosen Δ and s (a decision read from the
@@ -438,7 +438,7 @@ class ScaledPlan:
     placeholder : FitConfig
         The config at the public placeholders of what is chosen.
     choices : tuple of str
-        What is chosen (:data:`~dphawkes_core.privacy.selection.CHOICES`).
+        What is chosen (:data:`~dphawkes_core.privacy.time_scale.CHOICES`).
     """
 
     status: FormalStatus

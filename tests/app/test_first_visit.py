@@ -28,7 +28,7 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.errors import DataError
 from dphawkes_core.estimators import FAMILIES
 from dphawkes_core.estimators.cost import estimate_fit_cost
-from dphawkes_core.privacy.selection import nice_number
+from dphawkes_core.privacy.time_scale import nice_number
 from dphawkes_experiments import reproduce
 
 ROOT = Path(__file__).resolve().parents[2]

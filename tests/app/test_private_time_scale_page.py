@@ -16,7 +16,7 @@ from conftest import no_problems
 
 from dphawkes_app.guidance import time_scale
 from dphawkes_core.privacy.accounting import split
-from dphawkes_core.privacy.selection import AUTO_SCALE_SHARE, time_scale_from_count
+from dphawkes_core.privacy.time_scale import AUTO_SCALE_SHARE, time_scale_from_count
 
 
 def _auto(at):

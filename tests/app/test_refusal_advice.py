@@ -4,16 +4,15 @@ privacy session (no AppTest: the plans are the page's, drawn from public numbers
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from dphawkes_app.estimate.advice import advice, advice_sentence
-from dphawkes_app.estimate.release import plan_release
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv
+from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.estimators import FitConfig
-from dphawkes_core.release.ledger import Budget, BudgetExceeded, LedgerBook, LedgerKey, data_fingerprint
+from dphawkes_core.release.ledger import Budget, LedgerKey
+from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 
 LOWER, CAP, SEQUENCE, EVENT, BUDGET = ("lower ε", "set a cap M", "choose the sequence unit", "choose the event unit",
@@ -47,7 +46,7 @@ def named(ways: list[str]) -> set[str]:
 
 
 def test_over_the_budget_lower_epsilon_or_raise_the_budget(tmp_path):
-    plan = plan_release(session(tmp_path, "event", budget=0.5), [config("event")])
+    plan = session(tmp_path, "event", budget=0.5).preview([config("event")])
     assert plan.refusal
     assert named(advice(plan)) == {LOWER, BUDGET}  # same ε under a cap or per sequence costs as much: not offered
 
@@ -56,34 +55,24 @@ def test_a_closed_sequence_view_is_not_lifted_by_epsilon_or_budget(tmp_path):
     """After an uncapped event-level release the per-sequence view is closed: no ε and no budget reopens it; the
     event unit (whose budget counts every release) still releases."""
     session(tmp_path, "event").release(config("event"))
-    plan = plan_release(session(tmp_path, "sequence"), [config("sequence")])
+    plan = session(tmp_path, "sequence").preview([config("sequence")])
     assert plan.refusal
     ways = advice(plan)
     assert named(ways) == {EVENT}
     assert "lower ε" not in advice_sentence(ways) and "budget" not in advice_sentence(ways)
 
 
-def promise_rule(ledger, mechanisms, unit, cap):
-    """The core rule i40-ledger adds (issue 43.1), stood in for here: after a sequence-level release on the rows (a
-    per-person promise), an event-level release with no cap M — unbounded per person — is refused."""
-    if (unit or ledger.key.unit) == "event" and cap is None and any(e.unit == "sequence" for e in ledger.metered):
-        raise BudgetExceeded("refused: one sequence is one person here, and this release bounds nothing per person")
-    ledger.check(mechanisms, unit, cap)
-
-
 def test_a_broken_promise_is_lifted_by_a_cap_or_the_sequence_unit_only(tmp_path):
+    """After a sequence-level release on the rows (a per-person promise) the core refuses an event-level release
+    with no cap M before any draw; the ways out the same check lets through are a cap M or the sequence unit."""
     session(tmp_path, "sequence").release(config("sequence"))
-    plan = plan_release(session(tmp_path, "event"), [config("event")])
-    try:
-        promise_rule(plan.ledger, plan.mechanisms, None, None)
-    except BudgetExceeded as exc:
-        plan = dataclasses.replace(plan, refusal=str(exc))
-    assert plan.refusal
-    assert named(advice(plan, check=promise_rule)) == {CAP, SEQUENCE}
+    plan = session(tmp_path, "event").preview([config("event")])
+    assert plan.refusal and "refused before any draw" in plan.refusal
+    assert named(advice(plan)) == {CAP, SEQUENCE}
 
 
 def test_the_sentence_names_each_way_and_says_when_none_works(tmp_path):
-    plan = plan_release(session(tmp_path, "event", budget=0.5), [config("event")])
+    plan = session(tmp_path, "event", budget=0.5).preview([config("event")])
     assert advice_sentence(advice(plan)) == ("To release, lower ε, or raise the budget on the *Privacy budget* "
                                              "page.")
     assert advice_sentence([]) == "Nothing on this page lifts this refusal."

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from cli_tools import run
 
-import dphawkes_core.estimators.grid_free.width_selection as width_selection
+import dphawkes_core.estimators.grid_free.width_choice as width_choice
 from dphawkes_cli.main import main
 
 CHOICE = ["--method", "ctls", "--ctls-width-choice", "validation"]
@@ -45,7 +45,7 @@ def test_a_fit_says_the_chosen_width_and_support_and_exports_the_fine_grid(simul
                      "inside the release by the validation contrast (post-processing: no extra privacy cost)"]
     assert payload["bin_size"] == 0.25 and payload["lags"] == 16
     assert np.asarray(payload["kernels"]).shape == (2, 2, 16)
-    assert len(info["candidates"]) == len(width_selection.candidate_grid(16)) and info["width_choice"] == "validation"
+    assert len(info["candidates"]) == len(width_choice.candidate_grid(16)) and info["width_choice"] == "validation"
     assert payload["ctls_width_choice"] == "validation" and payload["ctls_validation_share"] == 30.0
 
 
@@ -75,7 +75,7 @@ def test_a_ledger_records_the_choice_and_a_replay_draws_nothing(simulated, tmp_p
     first = json.loads((tmp_path / "first.json").read_text())
     assert first["formal_guarantee"] and first["ledger"]["metered"] and not first["ledger"]["replayed"]
     note = next(line for line in err.splitlines() if "chosen inside the release" in line)
-    monkeypatch.setattr(width_selection, "release_blocks", _no_draws)
+    monkeypatch.setattr(width_choice, "release_blocks", _no_draws)
     for k in range(REPLAYS):
         out = tmp_path / f"again{k}.json"
         code, _, err = run([*argv, "--json", out], capsys)

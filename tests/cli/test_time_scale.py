@@ -11,7 +11,7 @@ from dphawkes_cli.main import main
 from dphawkes_core.data.io import save_csv
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
-from dphawkes_core.privacy.selection import decays_from_count, time_scale_from_count
+from dphawkes_core.privacy.time_scale import decays_from_count, time_scale_from_count
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ privately with a share of ε, ``count_cap="auto"``) is (ε, δ)-DP from public b
 and tail pieces, the ridge, the roughness penalty and non-negativity after it are post-processing. The sequence
 unit clips each sequence's release vector at G (:mod:`~dphawkes_core.estimators.grid_free.sequence`). With
 ``ctls_width_choice="validation"`` the width and support are chosen inside that one release
-(:mod:`~dphawkes_core.estimators.grid_free.width_selection`): Δ and s are then the finest width and the longest
+(:mod:`~dphawkes_core.estimators.grid_free.width_choice`): Δ and s are then the finest width and the longest
 support, and the chosen estimate comes back on that fine grid.
 
 Layout. θ's columns are lag-major as the binned families' (column ``b·d + j`` is the step b of source j,
@@ -25,7 +25,7 @@ The family is this module (its settings, options, fit and the family's methods) 
 adversarial neighbours), :mod:`~dphawkes_core.estimators.grid_free.sequence` (the sequence unit),
 :mod:`~dphawkes_core.estimators.grid_free.partitioned` (its statistics over partitions),
 :mod:`~dphawkes_core.estimators.grid_free.solve` (its post-processing) and
-:mod:`~dphawkes_core.estimators.grid_free.width_selection` (w and s chosen inside the release); the statistics are
+:mod:`~dphawkes_core.estimators.grid_free.width_choice` (w and s chosen inside the release); the statistics are
 counted in :mod:`dphawkes_core.statistics.exact_times`.
 """
 
@@ -55,7 +55,7 @@ from dphawkes_core.estimators.grid_free.sequence import (
     prepare_sequence_stats,
 )
 from dphawkes_core.estimators.grid_free.solve import solve_released
-from dphawkes_core.estimators.grid_free.width_selection import (
+from dphawkes_core.estimators.grid_free.width_choice import (
     CHOICE_SHARE,
     VALIDATION_SHARE,
     GridFreeShareStats,
@@ -219,7 +219,7 @@ class CTLS(SingleRelease):
         the kept events as ``binned_events`` and the events the cap removed as ``clipped_events`` (none are
         dropped: the last partial bin is kept). The sequence unit: :func:`prepare_sequence_stats`. With
         ``ctls_width_choice="validation"``: C chosen the same way, then the two blocks' pieces at (Δ, s) =
-        (w0, s_max) (:func:`~dphawkes_core.estimators.grid_free.width_selection.prepare_split_stats`)."""
+        (w0, s_max) (:func:`~dphawkes_core.estimators.grid_free.width_choice.prepare_split_stats`)."""
         if config.unit.name == "sequence":
             return prepare_sequence_stats(events, config)
         check_design_size(events.dim, config.lags)

@@ -2,7 +2,7 @@
 by the released noise-to-signal ratio, then least squares (non-negative unless allowed, the baselines then at least
 their floor, :func:`~dphawkes_core.estimators.solvers.baseline_floor`). It reads released and
 public numbers only, so it is free post-processing; the family's fit (:mod:`~dphawkes_core.estimators.grid_free`)
-and the width chosen inside the release (:mod:`~dphawkes_core.estimators.grid_free.width_selection`) share it."""
+and the width chosen inside the release (:mod:`~dphawkes_core.estimators.grid_free.width_choice`) share it."""
 
 from __future__ import annotations
 

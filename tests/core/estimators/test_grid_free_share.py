@@ -20,7 +20,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, get_family, prepare_stats, privacy_report
 from dphawkes_core.estimators.checks import CHECKS
 from dphawkes_core.estimators.grid_free.release import worst_case_events
-from dphawkes_core.estimators.grid_free.width_selection import (
+from dphawkes_core.estimators.grid_free.width_choice import (
     candidate_grid,
     direct_query,
     share_multipliers,
@@ -218,7 +218,7 @@ def test_every_noised_vector_is_listed_with_its_bound():
 def test_a_session_plans_spends_and_replays_the_three_releases_as_one_entry(tmp_path, monkeypatch):
     """The plan (public numbers only) is what the release spends — the caps, the choice and the direct release, one
     entry of three mechanisms composing to ε — and a replay draws nothing and returns the same choice and estimate."""
-    import dphawkes_core.estimators.grid_free.width_selection as width_selection
+    import dphawkes_core.estimators.grid_free.width_choice as width_choice
     from dphawkes_core.data.domain import Domain
     from dphawkes_core.data.io import load_csv, save_csv
     from dphawkes_core.release.ledger_file import LedgerBook
@@ -239,9 +239,9 @@ def test_a_session_plans_spends_and_replays_the_three_releases_as_one_entry(tmp_
     def no_draws(*args, **kwargs):
         raise AssertionError("drawn again")
 
-    monkeypatch.setattr(width_selection, "release_blocks", no_draws)
-    monkeypatch.setattr(width_selection, "direct_release", no_draws)
-    monkeypatch.setattr(width_selection, "private_caps", no_draws)
+    monkeypatch.setattr(width_choice, "release_blocks", no_draws)
+    monkeypatch.setattr(width_choice, "direct_release", no_draws)
+    monkeypatch.setattr(width_choice, "private_caps", no_draws)
     again = session.release(config)
     assert again.replayed and np.array_equal(again.result.H, first.result.H)
     assert again.ledger.spent() == first.ledger.spent()

@@ -17,7 +17,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, get_family, prepare_stats, privacy_report
 from dphawkes_core.estimators.checks import CHECKS
 from dphawkes_core.estimators.grid_free.release import default_edge_share, worst_case_events
-from dphawkes_core.estimators.grid_free.width_selection import (
+from dphawkes_core.estimators.grid_free.width_choice import (
     add_pieces,
     candidate_grid,
     contrast,

@@ -24,18 +24,18 @@ import pytest
 
 import dphawkes_core.estimators.binned as binned
 import dphawkes_core.estimators.grid_free as grid_free
-import dphawkes_core.estimators.grid_free.width_selection as width_selection
+import dphawkes_core.estimators.grid_free.width_choice as width_choice
 import dphawkes_core.estimators.ssp as ssp
 import dphawkes_core.privacy.count_cap as count_cap
-import dphawkes_core.privacy.selection as selection
 import dphawkes_core.privacy.sequence as sequence
+import dphawkes_core.privacy.time_scale as selection
 import dphawkes_core.release.session as session_module
 from dphawkes_core.data.io import Events, EventSequence, from_arrays
 from dphawkes_core.estimators import FitConfig, get_family, prepare_stats, privacy_report
 from dphawkes_core.estimators.exp import Exp
 from dphawkes_core.estimators.pipeline import run_private
 from dphawkes_core.privacy.noise import NoiseSource, noise_source
-from dphawkes_core.privacy.selection import DECAYS, TIME_SCALE, time_scale_from_count
+from dphawkes_core.privacy.time_scale import DECAYS, TIME_SCALE, time_scale_from_count
 from dphawkes_core.release.ledger_file import LedgerBook
 from dphawkes_core.release.session import PrivacySession
 from dphawkes_core.statistics.binning import bin_sparse, tail_counts
@@ -335,7 +335,7 @@ def width_config() -> FitConfig:
 
 
 def width_choices(monkeypatch) -> list:
-    replay = replay_release(monkeypatch, width_selection, "noisy_split_vector")
+    replay = replay_release(monkeypatch, width_choice, "noisy_split_vector")
     config = width_config()
     out = []
     for events in width_events():
@@ -362,12 +362,12 @@ def test_the_width_choice_reads_only_the_released_blocks(monkeypatch):
 
 
 def test_a_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
-    real = width_selection.release_blocks
+    real = width_choice.release_blocks
 
     def exact_validation(train, validation, width, raw_sigma, kappa, rho, rng):
         return dataclasses.replace(real(train, validation, width, raw_sigma, kappa, rho, rng), validation=validation)
 
-    monkeypatch.setattr(width_selection, "release_blocks", exact_validation)
+    monkeypatch.setattr(width_choice, "release_blocks", exact_validation)
     with pytest.raises(AssertionError, match="scores differ"):
         check_width(monkeypatch)
 

@@ -18,7 +18,7 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, get_family, prepare_stats, privacy_report
 from dphawkes_core.privacy.accounting import compose_epsilon, split
-from dphawkes_core.privacy.selection import (
+from dphawkes_core.privacy.time_scale import (
     DECAY_MULTIPLES,
     DECAYS,
     TIME_SCALE,

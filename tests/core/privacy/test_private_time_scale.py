@@ -12,13 +12,13 @@ import pytest
 from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 
-import dphawkes_core.privacy.selection as selection
+import dphawkes_core.privacy.time_scale as selection
 from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig
 from dphawkes_core.privacy.accounting import BudgetExceeded, compose_epsilon, split, zcdp_epsilon, zcdp_rho
-from dphawkes_core.privacy.selection import (
+from dphawkes_core.privacy.time_scale import (
     dp_time_scale,
     nice_number,
     scale_rng,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import dphawkes_core.estimators.grid_free.width_selection as width_selection
+import dphawkes_core.estimators.grid_free.width_choice as width_choice
 from dphawkes_core.data.domain import Domain
 from dphawkes_core.data.io import load_csv, save_csv
 from dphawkes_core.data.kernels import get_scenario
@@ -31,7 +31,7 @@ def test_a_replay_draws_nothing_and_returns_the_same_choice(tmp_path, monkeypatc
     assert session.request(config) != session.request(config.with_changes(ctls_validation_share=40.0))
     first = session.release(config)
     assert not first.replayed and first.status.formal and first.ledger.spent() > 0
-    monkeypatch.setattr(width_selection, "release_blocks", _no_draws)
+    monkeypatch.setattr(width_choice, "release_blocks", _no_draws)
     again = session.release(config)
     assert again.replayed
     assert (again.result.info["chosen_width"], again.result.info["chosen_support"]) == (

@@ -18,8 +18,8 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import fit_steps
+from dphawkes_experiments.heldout_choice import Candidate, SelectionReport, select_by_heldout
 from dphawkes_experiments.prediction import heldout_split, score_heldout
-from dphawkes_experiments.selection import Candidate, SelectionReport, select_by_heldout
 
 
 @pytest.fixture(scope="module")

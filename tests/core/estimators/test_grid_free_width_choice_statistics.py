@@ -11,7 +11,7 @@ import pytest
 
 from dphawkes_core.data.io import from_arrays
 from dphawkes_core.estimators.grid_free.release import default_edge_share, worst_case_events
-from dphawkes_core.estimators.grid_free.width_selection import (
+from dphawkes_core.estimators.grid_free.width_choice import (
     add_pieces,
     block_pieces,
     candidate_grid,
@@ -195,7 +195,7 @@ def test_every_candidates_score_is_its_direct_fit_scored_directly_without_noise(
     own (k·w0, s) on the training block, computed there directly, scored on the validation block computed directly
     (both with the first s_max of each block as history)."""
     from dphawkes_core.estimators import FitConfig
-    from dphawkes_core.estimators.grid_free.width_selection import choose_width
+    from dphawkes_core.estimators.grid_free.width_choice import choose_width
     from dphawkes_core.statistics.exact_times import stats_from_pieces
 
     events = random_events(9, d=2, n=150, T=80.0, sequences=1)

@@ -1,10 +1,10 @@
-"""ctls's width and support chosen inside one release (:mod:`dphawkes_core.estimators.grid_free.width_selection`)
+"""ctls's width and support chosen inside one release (:mod:`dphawkes_core.estimators.grid_free.width_choice`)
 against the fixed default and the best on the truth (``docs/accuracy.md``, "Width and support inside the release").
 
 On the held-out suite's processes (:mod:`benchmarks.heldout_suite`), at ε = 1 (δ = 1e-5), a public C, seeded noise
 draws (experiments, not releases). Every fine grid ``(w0, s_max)`` of ``--fine-width`` and ``--max-support`` (paired
 in order; one ``--max-support`` serves every w0) is one variant, B = s_max/w0 fine lags, candidates by the core's
-rule (:func:`~dphawkes_core.estimators.grid_free.width_selection.candidate_grid`: k ∈ {1, 2, 4, 8} dividing B,
+rule (:func:`~dphawkes_core.estimators.grid_free.width_choice.candidate_grid`: k ∈ {1, 2, 4, 8} dividing B,
 supports ¼, ½, 1 of s_max). Each variant runs in the modes of ``--mode``:
 
 * **release** (the choice inside one release): the training block (the first 70 % of the window) and the validation
@@ -39,14 +39,14 @@ the direct grid's (w, s) at w ≤ 1 that fit in s_max), by ``--direct-cap auto -
 ``--sizes 100000 1000000 --seeds 1``. The measurement of the fine grids and of the share mode (2026-11-27) by::
 
     # tuning: the suite's seeds 1001, 1002, noise seeds 0-7
-    nice -n 10 .venv/bin/python -m benchmarks.width_selection_table --direct-cap auto --sizes 10000 100000 \
+    nice -n 10 .venv/bin/python -m benchmarks.width_choice_table --direct-cap auto --sizes 10000 100000 \
         --draws 8 --fine-width 0.0625 0.125 0.25 0.125 0.25 --max-support 10 10 10 5 5 --mode release share \
         --share 0.2 0.4
     # confirmation, untuned: new simulations and new noise seeds, paper-4d not used for tuning
-    nice -n 10 .venv/bin/python -m benchmarks.width_selection_table --direct-cap auto --processes paper-4d \
+    nice -n 10 .venv/bin/python -m benchmarks.width_choice_table --direct-cap auto --processes paper-4d \
         near-critical-2d sparse-5d --seed-values 2001 2002 --sizes 10000 100000 --draws 8 --first-draw 100 \
         --fine-width 0.0625 0.25 --max-support 10 5 --mode release share --share 0.4
-    nice -n 10 .venv/bin/python -m benchmarks.width_selection_table --direct-cap auto --processes sparse-5d \
+    nice -n 10 .venv/bin/python -m benchmarks.width_choice_table --direct-cap auto --processes sparse-5d \
         near-critical-2d paper-4d --seed-values 2001 2002 --sizes 1000000 --draws 4 --first-draw 100 \
         --fine-width 0.0625 0.25 --max-support 10 5 --mode release share --share 0.4
 
@@ -68,7 +68,7 @@ import numpy as np
 from benchmarks.heldout_suite import PROCESSES, SEEDS
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit
-from dphawkes_core.estimators.grid_free.width_selection import choose_width, release_split
+from dphawkes_core.estimators.grid_free.width_choice import choose_width, release_split
 from dphawkes_core.evaluation.lag_average import average_lags, fit_steps
 from dphawkes_core.evaluation.metrics import kernel_function_error
 from dphawkes_core.privacy.accounting import gaussian_multiplier, multiplier_epsilon

@@ -9,7 +9,7 @@ score of −∞, an intensity ≤ 0 at a validation event, never wins). The repo
 choice can be read next to what it was compared with.
 
 The choice reads the data: it is not private. On private data it is the analyst's diagnostic; the private choice
-of Δ and s is :mod:`dphawkes_core.privacy.selection`.
+of Δ and s is :mod:`dphawkes_core.privacy.time_scale`.
 """
 
 from __future__ import annotations
