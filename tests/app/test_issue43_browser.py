@@ -111,9 +111,9 @@ def button_and_line(page) -> tuple[str, str]:
     return on_button.group(1), on_line.group(1)
 
 
-def declared_shifts(page, tmp_path: Path, url: str) -> None:
+def declared_shifts(page, tmp_path: Path, url: str, first_seed: int = 0) -> None:
     upload_file = tmp_path / "shifts.csv"
-    shifts_csv(upload_file)
+    shifts_csv(upload_file, first_seed)
     page.goto(f"{url}/Data", wait_until="domcontentloaded")
     wait_idle(page)
     upload(page, upload_file, "400.0")
@@ -152,7 +152,7 @@ def test_after_a_per_person_release_an_uncapped_event_release_is_refused_before_
     url, ledger = server
     page = browser.new_page(viewport={"width": 1400, "height": 2400})
     try:
-        declared_shifts(page, tmp_path, url)
+        declared_shifts(page, tmp_path, url, first_seed=10)  # rows no other test of the module released on
         page.get_by_role("button", name=BUTTON).first.click()
         page.get_by_text("Released.", exact=False).first.wait_for(timeout=120_000)
         released = units_released(ledger)

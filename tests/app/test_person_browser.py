@@ -41,10 +41,11 @@ def browser(server):
         yield chromium
 
 
-def shifts_csv(path: Path) -> None:
-    """Three simulated sequences (the paper's 2-d process) in one CSV with a sequence column."""
+def shifts_csv(path: Path, first_seed: int = 0) -> None:
+    """Three simulated sequences (the paper's 2-d process, seeds ``first_seed`` on) in one CSV with a sequence column
+    (another ``first_seed``: other rows, so another ledger entry on a server the tests share)."""
     frames = [simulate(get_scenario("paper-2d"), end_time=END, seed=s).to_frame().assign(sequence=s)
-              for s in range(3)]
+              for s in range(first_seed, first_seed + 3)]
     pd.concat(frames)[["sequence", "time", "dimension"]].to_csv(path, index=False)
 
 

@@ -102,11 +102,13 @@ def test_audit_page_runs_and_catches_broken():
 
     from streamlit.testing.v1 import AppTest
 
+    from dphawkes_app.controls import calibration_words
+
     page = Path(__file__).resolve().parents[2] / "pages" / "5_Privacy_audit.py"
     at = AppTest.from_file(str(page), default_timeout=120)
     at.run()
     at.selectbox(key="au_method").set_value("ssp").run()
-    assert at.selectbox(key="au_calib").options == ["formal"]
+    assert at.selectbox(key="au_calib").options == [calibration_words("formal")]
     at.number_input(key="au_trials").set_value(200).run()
     at.button(key="au_run").click().run()
     assert not at.exception and at.success and len(at.get("plotly_chart")) == 2
