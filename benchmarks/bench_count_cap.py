@@ -57,9 +57,9 @@ def chosen_caps(events, config: FitConfig, seed: int) -> tuple[int, int]:
     tails = tail_counts(bin_sparse(events, config.bin_size), config.count_cap_max)
     sigma = cap_noise_sigma(config.epsilon, config.dp_delta, config.count_cap_share)
     released = noisy_tails(tails, sigma, cap_rng(seed))
-    target = clip_target(config.epsilon, config.dp_delta, config.count_cap_share, False,
-                         config.family.cap_target_scale(config))
-    return choose_cap(released, sigma, None), choose_cap(released, sigma, target)
+    rule = config.family.cap_rule(config)
+    target = clip_target(config.epsilon, config.dp_delta, config.count_cap_share, False, rule.scale)
+    return choose_cap(released, sigma, None), choose_cap(released, sigma, target, max_fraction=rule.max_fraction)
 
 
 def measure(events, config: FitConfig, error, draws, check: bool = False) -> dict:

@@ -35,6 +35,7 @@ from dphawkes_core.estimators.sequence_unit import check_auto_clip, prepare_sequ
 from dphawkes_core.estimators.settings import Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
 from dphawkes_core.privacy.calibration import data_R
+from dphawkes_core.privacy.count_cap import step_cap_rule
 from dphawkes_core.privacy.noise import NoiseSource, uses_discrete
 from dphawkes_core.privacy.sequence import pieces_vector, release_pieces_vector
 from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
@@ -228,6 +229,10 @@ class SSP(SingleRelease):
     privacy = PrivacyTags(calibrations=("formal",), units=("event", "sequence"), auto_count_cap=True)
     audit_hints = AuditHints(noiseless_options=dict(ridge=0.0, ssp_smoothing=0.0, ssp_nonnegative=False),
                              sensitivity_fraction=1.0)
+
+    def cap_rule(self, config):
+        """A step-kernel release's scale at (w, s) (:func:`~dphawkes_core.privacy.count_cap.step_cap_rule`)."""
+        return step_cap_rule(config.bin_size, config.bin_size * config.lags)
 
     def check(self, config) -> None:
         super().check(config)

@@ -61,6 +61,7 @@ from dphawkes_core.estimators.grid_free.width_selection import (
     GridFreeShareStats,
     GridFreeSplitStats,
     candidate_grid,
+    ctls_cap_rule,
     direct_query,
     fit_by_share,
     fit_by_validation,
@@ -189,6 +190,10 @@ class CTLS(SingleRelease):
         return self.largest_move([worst_case_events(dim, config.lags, config.count_cap, config.bin_size, kind)
                                   for kind in ("insert", "swap")], config)
 
+    def cap_rule(self, config):
+        """:func:`~dphawkes_core.estimators.grid_free.width_selection.ctls_cap_rule` at (w, s)."""
+        return ctls_cap_rule(config.bin_size, config.bin_size * config.lags)
+
     def check(self, config) -> None:
         super().check(config)
         check_auto_clip(config)
@@ -248,7 +253,8 @@ class CTLS(SingleRelease):
         factors = {k for k, _ in candidate_grid(config.lags)}
         if config.count_cap == AUTO:
             auto = private_caps(events, config.bin_size, factors, config.epsilon, config.dp_delta,
-                                config.count_cap_share, config.count_cap_max, cap_noise(config))
+                                config.count_cap_share, config.count_cap_max, cap_noise(config),
+                                config.bin_size * config.lags)
             caps = auto.caps
         else:
             if config.count_cap is not None:

@@ -462,7 +462,8 @@ class WidthCaps:
     """Caps per w-bin of every candidate width chosen privately in one release: the tail counts of the unclipped
     w-bin counts at each width k·w0 (one event moves one count of each width by one: sensitivity √K for K widths),
     with noise std ``multiplier·√K``, and each width's C chosen from its own tails by the automatic cap's rule
-    (:func:`~dphawkes_core.privacy.count_cap.choose_cap`).
+    (:func:`~dphawkes_core.privacy.count_cap.choose_cap` at the target of
+    :func:`~dphawkes_core.privacy.count_cap.clip_target`).
 
     Attributes
     ----------
@@ -485,11 +486,22 @@ class WidthCaps:
                 "max_cap": self.max_cap, "count_caps_by_width": {str(k): c for k, c in self.caps.items()}}
 
 
+def ctls_cap_rule(width: float, support: float):
+    """ctls's terms of the automatic cap's rule at (w, s) (:class:`~dphawkes_core.privacy.count_cap.CapRule`): the
+    step-kernel scale, and the guard of the rule before (1 % of the events), so that its C is never below that rule's —
+    a lower C was measured to hurt ctls at w = s/40 and on a near-critical process at 10⁴ events, a higher one to help
+    it from 10⁶ events (``docs/accuracy.md``, "The automatic cap")."""
+    from dphawkes_core.privacy.count_cap import AUTO_CAP_CLIPPED_FRACTION, step_cap_rule
+
+    return step_cap_rule(width, support, AUTO_CAP_CLIPPED_FRACTION)
+
+
 def private_caps(events, width: float, factors, epsilon: float, delta: float, share: float, max_cap: int,
-                 rng) -> WidthCaps:
+                 rng, support: float) -> WidthCaps:
     """:class:`WidthCaps` of ``events`` at the widths ``k·w0``, ``k`` in ``factors`` (1 among them), spending
-    ``share·ε`` (the multiplier of :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
-    from dphawkes_core.privacy.count_cap import cap_noise_sigma, choose_cap
+    ``share·ε`` (the multiplier of :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`); each width's C under
+    :func:`ctls_cap_rule` at that width and the support s_max."""
+    from dphawkes_core.privacy.count_cap import cap_noise_sigma, choose_cap, clip_target
     from dphawkes_core.statistics.binning import bin_sparse, tail_counts
 
     factors = sorted({int(k) for k in factors})
@@ -498,7 +510,9 @@ def private_caps(events, width: float, factors, epsilon: float, delta: float, sh
     caps = {}
     for k in factors:
         tails = tail_counts(bin_sparse(events, k * width), int(max_cap))
-        caps[k] = choose_cap(tails + sigma * rng.standard_normal(tails.size), sigma)
+        rule = ctls_cap_rule(k * width, support)
+        caps[k] = choose_cap(tails + sigma * rng.standard_normal(tails.size), sigma,
+                             clip_target(epsilon, delta, share, scale=rule.scale), max_fraction=rule.max_fraction)
     return WidthCaps(caps, float(multiplier), float(share), int(max_cap))
 
 

@@ -221,7 +221,7 @@ def test_a_session_plans_spends_and_replays_the_three_releases_as_one_entry(tmp_
     import dphawkes_core.estimators.grid_free.width_selection as width_selection
     from dphawkes_core.data.domain import Domain
     from dphawkes_core.data.io import load_csv, save_csv
-    from dphawkes_core.release.ledger import LedgerBook
+    from dphawkes_core.release.ledger_file import LedgerBook
     from dphawkes_core.release.session import PrivacySession
 
     save_csv(random_events(9), tmp_path / "events.csv")
