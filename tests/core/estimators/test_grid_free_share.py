@@ -23,8 +23,11 @@ from dphawkes_core.estimators.grid_free.release import worst_case_events
 from dphawkes_core.estimators.grid_free.width_selection import (
     candidate_grid,
     direct_query,
+    release_blocks,
+    select_width,
     share_multipliers,
     share_queries,
+    solve_candidate,
     stated_caps,
 )
 from dphawkes_core.privacy.accounting import compose_epsilon, gaussian_multiplier
@@ -76,15 +79,28 @@ def least_squares_with_head(times, end, width, lags, head):
     return width * np.linalg.solve(G, c.T).T
 
 
-def test_without_noise_the_choice_is_the_validation_modes_and_the_estimate_the_least_squares_at_it():
+def test_without_noise_the_choice_is_scored_both_ways_and_the_estimate_the_least_squares_at_it():
+    """The validation mode's one-way contrasts (training fit on the validation block) plus the same contrasts the other
+    way (the validation block's fit on the training block), each per unit of its block's time: the share's score; its
+    best is the choice, and the estimate the least squares at it (computed independently)."""
     events = random_events(4, n=90, end=40.0)
     exact = dict(sigma2=0.0, epsilon=None, count_cap=None, ctls_ridge=0.0, ctls_smoothing=0.0,
                  ctls_nonnegative=False)
-    chosen, _ = fit(events, share_config(0.5, 8, **exact))
+    config = share_config(0.5, 8, **exact)
+    chosen, _ = fit(events, config)
     validated, _ = fit(events, share_config(0.5, 8, **exact, ctls_width_choice="validation"))
-    assert (chosen.info["chosen_width"], chosen.info["chosen_support"]) == (
-        validated.info["chosen_width"], validated.info["chosen_support"])
-    assert chosen.info["candidates"] == validated.info["candidates"]
+    stats, _ = prepare_stats(events, config)
+    release = release_blocks(stats.train_pieces, stats.validation_pieces, 0.5, 0.0, 1.0, 1.0, None)
+    other_way = select_width(stats.validation_pieces, stats.train_pieces, 0.5,
+                             lambda pieces, width: solve_candidate(release, config, pieces, width)[0])
+    back = {(c["width"], c["support"]): c["score"] for c in validated.info["candidates"]}
+    both = {(c.width, c.support): back[(c.width, c.support)] / stats.validation_pieces.duration
+            + c.score / stats.train_pieces.duration for c in other_way}
+    scores = {(c["width"], c["support"]): c["score"] for c in chosen.info["candidates"]}
+    assert scores.keys() == both.keys()
+    for key, score in scores.items():
+        assert score == pytest.approx(both[key], rel=1e-9, abs=1e-12 * max(abs(v) for v in both.values()))
+    assert (chosen.info["chosen_width"], chosen.info["chosen_support"]) == min(both, key=both.get)
     width, support = chosen.info["chosen_width"], chosen.info["chosen_support"]
     lags, factor = int(round(support / width)), int(round(width / 0.5))
     times = list(events.sequences[0].times)
@@ -317,7 +333,8 @@ def test_the_cli_says_the_choice_in_one_line(tmp_path, capsys):
     info = payload["solver_info"]
     assert [line for line in err.splitlines() if "chosen with 40% of the budget" in line] == [
         f"note: width w = {info['chosen_width']:g} and support s = {info['chosen_support']:g} chosen with 40% of the "
-        "budget by the validation contrast, then released directly with the rest"]
+        "budget by the validation contrast (each block fitted and scored on the other), then released directly with "
+        "the rest"]
     assert payload["privacy"]["further_releases"][0]["label"] == "noisy statistics at the chosen width and support"
     assert np.asarray(payload["kernels"]).shape == (2, 2, 16)
 

@@ -385,6 +385,42 @@ def test_a_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
         check_width(monkeypatch)
 
 
+def share_width_choices(monkeypatch) -> list:
+    """Share then direct on D and D': the choice's release and the direct release replayed (the second draws what the
+    first released), so a choice scored both ways on the released blocks only is the same."""
+    choice = replay_release(monkeypatch, width_selection, "noisy_split_vector")
+    direct = replay_release(monkeypatch, width_selection, "direct_release")
+    config = width_config().with_changes(ctls_width_choice="share")
+    out = []
+    for events in width_events():
+        stats, _ = prepare_stats(events, config)
+        U, info = estimate(stats, config)
+        out.append((info["chosen_width"], info["chosen_support"], [c["score"] for c in info["candidates"]], U))
+        choice.second()
+        direct.second()
+    assert choice.consumed and direct.consumed
+    first, second = out
+    assert first[:2] == second[:2], "the two data sets' widths differ"
+    assert np.allclose(first[2], second[2], rtol=1e-9, atol=0), "the two data sets' scores differ"
+    assert same_estimate(first[3], second[3]), "the two data sets' estimates differ"
+    return out
+
+
+def test_the_share_width_choice_scored_both_ways_reads_only_the_released_blocks(monkeypatch):
+    share_width_choices(monkeypatch)
+
+
+def test_a_share_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
+    real = width_selection.release_blocks
+
+    def exact_validation(train, validation, width, raw_sigma, kappa, rho, rng):
+        return dataclasses.replace(real(train, validation, width, raw_sigma, kappa, rho, rng), validation=validation)
+
+    monkeypatch.setattr(width_selection, "release_blocks", exact_validation)
+    with pytest.raises(AssertionError, match="scores differ"):
+        share_width_choices(monkeypatch)
+
+
 # --- two unseeded draws differ, for every mechanism -------------------------------------------------------------------
 
 def spy(monkeypatch, module, name, position: int = 0) -> list:
