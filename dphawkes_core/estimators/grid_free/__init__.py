@@ -130,7 +130,7 @@ SETTINGS = (
             "best is fitted again on both: post-processing, no extra privacy cost. Measured at ε = 1, it beat a fixed "
             "width that knows the effect's length only at 10⁶ events, on two processes of three (with a fine grid); "
             "below, state Δ and s from what you know. 'share': the same choice made from that release at a share of "
-            "the budget (--ctls-choice-share), each block fitted and scored on the other, then the chosen w and s "
+            "the budget (the choice's share below), each block fitted and scored on the other, then the chosen w and s "
             "released directly with the rest (one ledger entry, two Gaussian releases): measured at ε = 1 on two "
             "processes never used for tuning, 1.22 and 1.41 × the best of three fixed widths at 10⁴ events and 1.36 "
             "and 1.14 × at 10⁵ (worst on a delayed effect), against 1.44–1.89 × for 'validation'",
