@@ -374,17 +374,6 @@ def test_the_width_choice_reads_only_the_released_blocks(monkeypatch):
     assert not np.array_equal(first[4].pairs, second[4].pairs)  # the exact validation blocks differ
 
 
-def test_a_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
-    real = width_selection.release_blocks
-
-    def exact_validation(train, validation, width, raw_sigma, kappa, rho, rng):
-        return dataclasses.replace(real(train, validation, width, raw_sigma, kappa, rho, rng), validation=validation)
-
-    monkeypatch.setattr(width_selection, "release_blocks", exact_validation)
-    with pytest.raises(AssertionError, match="scores differ"):
-        check_width(monkeypatch)
-
-
 def share_width_choices(monkeypatch) -> list:
     """Share then direct on D and D': the choice's release and the direct release replayed (the second draws what the
     first released), so a choice scored both ways on the released blocks only is the same."""
@@ -410,7 +399,8 @@ def test_the_share_width_choice_scored_both_ways_reads_only_the_released_blocks(
     share_width_choices(monkeypatch)
 
 
-def test_a_share_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
+@pytest.mark.parametrize("choices", [check_width, share_width_choices], ids=["validation", "share"])
+def test_a_width_scored_on_the_exact_validation_block_is_caught(choices, monkeypatch):
     real = width_selection.release_blocks
 
     def exact_validation(train, validation, width, raw_sigma, kappa, rho, rng):
@@ -418,7 +408,7 @@ def test_a_share_width_scored_on_the_exact_validation_block_is_caught(monkeypatc
 
     monkeypatch.setattr(width_selection, "release_blocks", exact_validation)
     with pytest.raises(AssertionError, match="scores differ"):
-        share_width_choices(monkeypatch)
+        choices(monkeypatch)
 
 
 # --- two unseeded draws differ, for every mechanism -------------------------------------------------------------------
