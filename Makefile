@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed-stamp
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[test,dask]"
+	$(PY) -m pip install --quiet -e ".[test,dask,postgres]"
 	@touch $(STAMP)
 
 run: $(STAMP)

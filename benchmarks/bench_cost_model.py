@@ -1,5 +1,6 @@
 """Benchmark of the cost model: the predicted compute time within 2× of the measured one, for clipped DP-PGD,
-for the grid-free family (statistics of event pairs, no FFT shortcut) and for the maximum likelihood on exact times.
+for the grid-free family (statistics of event pairs, no FFT shortcut; at a fine grid, B = 160, too) and for the maximum
+likelihood on exact times (dense rows and BLAS below the size where the compiled passes pay, the compiled ones above).
 
 The app asks for a confirmation before a fit predicted to take more than ``WARN_SECONDS``; a user saw
 a 36 s clipped DP-PGD fit predicted at 1.2 s, so the confirmation never came. Each case times what the
@@ -18,6 +19,7 @@ from dphawkes_core.data.kernels import get_scenario
 from dphawkes_core.data.simulate import simulate
 from dphawkes_core.estimators import FitConfig, fit_stats, get_family, prepare_stats
 from dphawkes_core.estimators.cost import estimate_fit_cost
+from dphawkes_core.statistics import pair_passes
 from dphawkes_core.statistics.binning import lags_from_support, n_bins_for
 
 CASES = (  # method, scenario, events, Δ, support s, K
@@ -28,8 +30,12 @@ CASES = (  # method, scenario, events, Δ, support s, K
     ("pgd-clip", "paper-2d", 50_000, 0.5, 4.0, 200),  # the default data: short rows, the per-row work dominates
     ("ctls", "paper-2d", 200_000, 0.5, 20.0, 1),  # ~30 pairs per event within s: the pair walk dominates
     ("ctls", "paper-4d", 100_000, 1.0, 30.0, 1),
-    ("mle", "paper-2d", 200_000, 0.5, 20.0, 1),  # ~15 cells per target row: the per-event work dominates
-    ("mle", "paper-4d", 20_000, 0.1, 5.0, 1),  # ~70 cells per row: the Newton passes, quadratic in them, dominate
+    ("ctls", "paper-4d", 50_000, 0.0625, 10.0, 1),  # a fine grid (B = 160, q = 641): the edge pieces and the solves
+    ("mle", "paper-2d", 200_000, 0.5, 20.0, 1),  # dense rows, 200,000 of them: the BLAS curvature dominates
+    ("mle", "paper-2d", 200_000, 0.1, 20.0, 1),  # 8·10^7 cells, too many to lay out densely: the compiled sparse rows
+    ("mle", "paper-4d", 20_000, 0.1, 5.0, 1),  # ~70 cells per row, dense rows: the BLAS curvature dominates
+    ("mle", "paper-2d", 10_000, 0.25, 5.0, 1),  # a small fit: dense rows, no compiled pass
+    ("mle", "paper-4d", 50_000, 0.25, 5.0, 1),  # the largest dense layout of the cases
 )
 TOLERANCE = 2.0
 
@@ -57,13 +63,21 @@ def _case_row(method: str, scenario: str, n_events: int, bin_size: float, suppor
 
 
 def _warm_up(method: str) -> None:
-    """One small fit of ``method`` first: start-up (imports, the compiled passes loaded from numba's cache or
-    compiled on a fresh checkout) is not the fit's cost, and is measured apart (``bench_startup``)."""
+    """One small fit of ``method`` first, and again on the compiled passes (made to pay for it):
+    start-up (imports; the compiled passes loaded from numba's cache or compiled on a fresh checkout) is not the fit's
+    cost, and is measured apart (``bench_startup``, ``bench_vs_em``)."""
     events = simulate(get_scenario("paper-2d"), n_events=300, seed=2)
     family = get_family(method)
     config = FitConfig(method=method, bin_size=0.5, lags=4, epsilon=1.0, calibration="formal", count_cap=5,
                        **family.own_options({"iters": 2, "bound": 0.5, "clip": 1.0}))
-    fit_stats(prepare_stats(events, config)[0], config)
+    thresholds = pair_passes.COMPILED_MIN_PAIRS, pair_passes.SECONDS_TO_LOAD_COMPILED
+    for compiled in (False, True):
+        if compiled:
+            pair_passes.COMPILED_MIN_PAIRS, pair_passes.SECONDS_TO_LOAD_COMPILED = 0, -1e9
+        try:
+            fit_stats(prepare_stats(events, config)[0], config)
+        finally:
+            pair_passes.COMPILED_MIN_PAIRS, pair_passes.SECONDS_TO_LOAD_COMPILED = thresholds
 
 
 def rows() -> list[dict]:

@@ -2,14 +2,16 @@
 
 Each data set's stated window is cut at 70 %: every method is fitted on the events before the cut and scored on the
 rest by its log-likelihood per test event, conditioning on the whole history, minus the Poisson model's of the
-training part (:func:`dphawkes_experiments.prediction.score_heldout`). A fit whose intensity is ≤ 0 at a test event
-scores −∞ (the count is given). Methods: tick's ``HawkesEM`` (support s, s/w steps, 100 iterations, tol 1e-10) as the
-anchor; the non-private families (CLS, maximum likelihood), ctls and exp with σ² = 0 (exp without a ridge or a
-cap: its plain least squares); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration, C chosen
-privately where the family can, else the public C = 5 of "Privacy that works" with its B, r, G and K; exp's decays
-by :func:`public_decays` from s and w), 3 seeded noise draws each (an experiment, not a release): mean and range.
-An exp fit is scored with its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels.
-fit_functions`); every other fit with its step kernels on [0, s].
+training part (:func:`dphawkes_experiments.prediction.score_fit`). A fit whose intensity can be ≤ 0 is read as at
+least 5 % of the training part's mean rate there (the count of test events where its own intensity is ≤ 0 is given);
+the non-negative families keep every baseline at least that share of the released mean rate (``baseline_floor``).
+Methods: tick's ``HawkesEM`` (support s, s/w steps, 100 iterations, tol 1e-10) as the anchor; the non-private
+families (CLS, maximum likelihood), ctls and exp with σ² = 0 (exp without a ridge or a cap: its plain least
+squares); every private family at ε = 1 and 8 (δ = 1e-5, formal calibration, C chosen privately where the family
+can, else the public C = 5 of "Privacy that works" with its B, r, G and K; exp's decays by :func:`public_decays`
+from s and w), 3 seeded noise draws each (an experiment, not a release): mean and range. An exp fit is scored with
+its exponential sums, untruncated (:func:`~dphawkes_core.evaluation.exp_kernels.fit_functions`); every other fit
+with its step kernels on [0, s].
 
 Usage (the data directory: ``$DPHAWKES_DATA_DIR`` or ``../shared/data``)::
 
@@ -31,10 +33,9 @@ from dphawkes_core.data.datasets import default_data_dir
 from dphawkes_core.data.io import load_csv
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FAMILIES, FitConfig, fit
-from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.step_kernels import StepKernels
 from dphawkes_core.threads import set_blas_threads
-from dphawkes_experiments.prediction import heldout_split, score_heldout
+from dphawkes_experiments.prediction import heldout_split, score_fit, score_heldout
 
 TRAIN_SHARE = 0.7
 EPSILONS = (1.0, 8.0)
@@ -124,7 +125,7 @@ def measure(split, settings=SETTINGS, methods=None):
                 except DPHawkesError as exc:
                     scores = f"not run: {exc}"
                     break
-                scores.append(score_heldout(fit_functions(result), result.baseline, split))
+                scores.append(score_fit(result, split))
             yield s, w, label, epsilon, scores, time.perf_counter() - start
 
 

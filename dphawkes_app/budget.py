@@ -1,7 +1,9 @@
 """Streamlit glue for the privacy budget: the current data set's ledger, its display, and metered releases.
 
-The accounting is :mod:`dphawkes_core.release.ledger`; this module only reads the ledger file, shows the
-remaining budget, and sends the pages' fits on private data through it.
+The accounting is :mod:`dphawkes_core.release.ledger`; this module only reads the ledger (the file, or the team's
+database, that ``DPHAWKES_LEDGER`` names), shows the remaining budget, and sends the pages' fits on private data
+through it — on a shared deployment through a store that refuses a visitor the owner's settings
+(:mod:`.owner`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import streamlit as st
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.data.row_key import data_fingerprint, events_fingerprint
 from dphawkes_core.release.ledger import PUBLIC_MARK_REASON, DataLedger, LedgerKey, is_metered
-from dphawkes_core.release.ledger_file import LedgerBook
-from dphawkes_core.release.ledger_store import LedgerError, default_ledger_path
+from dphawkes_core.release.ledger_address import default_ledger_address, open_ledger
+from dphawkes_core.release.ledger_store import LedgerError, LedgerStore
+
+from .owner import ReadOnlySettings, may_change_settings
 
 BUDGET_PAGE = "pages/6_Privacy_budget.py"
 SEQUENCE_VIEW_TEXT = ("closed — an event-level release on these data protects single events only, so what the "
@@ -32,8 +36,8 @@ class BudgetState:
 
     Attributes
     ----------
-    book : LedgerBook
-        The app's ledger file.
+    book : LedgerStore
+        The app's ledger (a file or a database; settings read-only for a visitor of a shared deployment).
     key : LedgerKey
         The data set (event-level unit).
     simulated : bool
@@ -44,7 +48,7 @@ class BudgetState:
         Why the file could not be read (then releases on private data stop).
     """
 
-    book: LedgerBook
+    book: LedgerStore
     key: LedgerKey
     simulated: bool
     ledger: DataLedger | None = None
@@ -84,10 +88,12 @@ def release_view(dataset_fp: str, _dataset: Dataset) -> str:
 
 
 def budget_state(dataset: Dataset, dataset_fp: str, unit: str = "event") -> BudgetState:
-    """Read the current data set's ledger for the privacy ``unit`` from the app's ledger file (a damaged file is
-    an ``error``)."""
-    book, key = LedgerBook(default_ledger_path()), _ledger_key(dataset_fp, dataset, unit)
-    simulated = dataset.source == "simulated"
+    """Read the current data set's ledger for the privacy ``unit`` from the app's ledger (a damaged file or an
+    unreachable database is an ``error``)."""
+    key, simulated = _ledger_key(dataset_fp, dataset, unit), dataset.source == "simulated"
+    book = open_ledger(default_ledger_address())
+    if not may_change_settings():
+        book = ReadOnlySettings(book)
     try:
         return BudgetState(book, key, simulated, book.get(key))
     except LedgerError as exc:
@@ -109,6 +115,11 @@ def show_budget(state: BudgetState, details: bool = True) -> None:
                    + ": public — no budget.** Nothing is metered"
                    + (f": {PUBLIC_MARK_REASON} ({mark.sentence()})" if mark is not None else "")
                    + ("; change it on the *Privacy budget* page." if details else "."))
+        return
+    if state.ledger is None and state.book.shared:
+        st.warning("**No budget yet:** the team's ledger holds no budget for these data, so a private release on "
+                   "them is refused until the data owner sets one (`dphawkes ledger budget LEDGER DATA --epsilon E`).",
+                   icon=":material/account_balance_wallet:")
         return
     ledger = state.current()
     st.info(f"**Privacy budget of this data set:** composed ε spent **{ledger.spent():.3g}** of "

@@ -4,8 +4,9 @@ Each estimate's settings are fitted on the training part — the events before a
 share of the sequences for several (:func:`~dphawkes_experiments.prediction.heldout_split`, as ``fit
 --holdout-start`` and ``sweep``) — and scored on the rest by its log-likelihood per test event against the
 Poisson model of the training part (:func:`~dphawkes_experiments.prediction.score_heldout`): the gain in nats per
-test event, with its block-bootstrap standard error and the count of test events where the fitted intensity is
-≤ 0 (each scores −∞; no floor).
+test event, with its block-bootstrap standard error, and the verdict in words — better, worse or cannot tell against
+a constant rate (:mod:`~dphawkes_experiments.verdict`), saying how many test events a fit whose intensity reaches 0
+says could not happen.
 
 The choice made on private data: the score reads the private test events, and the fits on the training part are
 not releases — a private family's noise there is one seeded draw (:data:`HELDOUT_SEED`), computed for the analyst
@@ -22,13 +23,16 @@ import streamlit as st
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.estimators import FitConfig, fit, fit_cost
-from dphawkes_core.evaluation.exp_kernels import fit_functions
-from dphawkes_experiments.prediction import heldout_split, score_heldout
+from dphawkes_experiments.prediction import heldout_split, score_fit
 
 HELDOUT_SEED = 0  # the training-part fits of private families: one seeded draw (a diagnostic, not a release)
 TRAIN_SHARE = 0.7  # default: the test part is the last 30 % of the window, or of the sequences
 GAIN = "held-out gain over Poisson (nats per test event)"
+VERDICT = "better than a constant rate?"
 HELDOUT_COLUMNS = {  # short headers (the full name in the help) so that the table fits the page at 1100 px
+    VERDICT: st.column_config.TextColumn("verdict", help="better, worse or cannot tell (the gain within about two "
+                                         "standard errors of 0): the sentences under the table say why",
+                                         width="small"),
     GAIN: st.column_config.NumberColumn("gain", help=GAIN + ": > 0 predicts better than Poisson", width="small",
                                         format="%.3g"),
     "± SE": st.column_config.NumberColumn("± SE", help="block-bootstrap standard error of the gain", width="small",
@@ -70,7 +74,7 @@ def score_cached(dataset_fp: str, _events, start: float | None, share: float, co
     try:
         split = heldout_split(_events, start, share)
         result, _ = fit(split.train, FitConfig(**dict(config_items)))
-        return score_heldout(fit_functions(result), result.baseline, split).to_dict() | {"error": ""}
+        return score_fit(result, split).to_dict() | {"error": ""}
     except DPHawkesError as exc:
         return {"error": str(exc)}
 
@@ -92,26 +96,37 @@ def scores(dataset_fp: str, events, start, share, configs: dict, budget_s: float
 
 
 def _number(value) -> float:
-    """A score value from its dict (``"-inf"``/``"inf"``/None as floats)."""
-    return math.nan if value is None else float(value)
+    """A score value from its dict (``"-inf"``/``"inf"``/None as NaN: the verdict says what an infinite score
+    means)."""
+    return math.nan if value is None or isinstance(value, str) else float(value)
 
 
 def heldout_table(results: dict) -> pd.DataFrame:
-    """One row per estimate: the gain and its standard error, the log-likelihoods and the count of test events
-    where the intensity is ≤ 0 (each scores −∞)."""
+    """One row per estimate: the verdict's word, the gain and its standard error, the log-likelihoods and the test
+    events (the full verdicts: :func:`verdict_lines`)."""
     rows = []
     for label, score in results.items():
         if score["error"]:
-            rows.append({"estimate": label, GAIN: math.nan, "± SE": math.nan, "note": score["error"]})
+            rows.append({"estimate": label, VERDICT: "not scored", GAIN: math.nan, "± SE": math.nan,
+                         "note": score["error"]})
             continue
-        bad = score["nonpositive_intensity_events"]
-        rows.append({"estimate": label, GAIN: _number(score["gain_over_poisson"]),
+        rows.append({"estimate": label, VERDICT: score["verdict"], GAIN: _number(score["gain_over_poisson"]),
                      "± SE": _number(score["gain_standard_error"]),
                      "log-lik per test event": _number(score["loglik_per_event"]),
                      "Poisson's": _number(score["poisson_loglik_per_event"]),
-                     "note": (f"intensity ≤ 0 at {bad:,} of {score['n_test_events']:,} test events: scores −∞"
-                              if bad else f"{score['n_test_events']:,} test events")})
+                     "note": f"{score['n_test_events']:,} test events"})
     return pd.DataFrame(rows)
+
+
+def verdict_lines(results: dict) -> str:
+    """The verdict of every scored estimate in full, one Markdown bullet each (what the table's short word means),
+    and the events a test window starts with, which are conditioned on."""
+    lines = [f"- **{label}**: {score['verdict_text']}." for label, score in results.items() if not score["error"]]
+    starts = max((score.get("conditioned_events", 0) for score in results.values() if not score["error"]), default=0)
+    if starts:
+        lines.append(f"- {starts:,} test events sit at the very start of their window (t = 0, where a window cut at "
+                     "its first event begins): they are history for the rest, not scored.")
+    return "\n".join(lines)
 
 
 def gain_column(results: dict, labels: list) -> list:

@@ -1,8 +1,10 @@
 """Command-line interface: ``dphawkes simulate | fit | sweep | score | audit | ledger`` over the same core the app uses.
 
 This module parses and dispatches; each command lives in its own module (:mod:`.fit`, :mod:`.ledger`,
-:mod:`.audit`, :mod:`.score`, :mod:`.sweep`). Bad input exits with status 2 and one line on stderr; results are
-JSON (or CSV) for scripts.
+:mod:`.audit`, :mod:`.score`, :mod:`.sweep`, :mod:`.select`), imported only when that command runs (or for the
+list of every command, ``dphawkes --help``): a fit does not pay for the audit's or the sweep's imports
+(``tests/cli/test_startup.py``). Bad input exits with status 2 and one line on stderr; results are JSON (or CSV) for
+scripts.
 """
 
 from __future__ import annotations
@@ -10,20 +12,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.errors import DPHawkesError
 
-from .audit import add_audit_parser
-from .fit import add_fit_parser
 from .inputs import OneLineParser, positive_float, positive_int
-from .ledger import add_ledger_parser
-from .score import add_score_parser
-from .select import add_select_parser
-from .sweep import add_sweep_parser
+
+# each command's module and the function that adds its sub-parser, in the order `dphawkes --help` lists them
+COMMANDS = {"simulate": ("main", "_add_simulate_parser"), "fit": ("fit", "add_fit_parser"),
+            "sweep": ("sweep", "add_sweep_parser"), "score": ("score", "add_score_parser"),
+            "select": ("select", "add_select_parser"), "audit": ("audit", "add_audit_parser"),
+            "ledger": ("ledger", "add_ledger_parser")}
 
 
 def _cmd_simulate(args) -> int:
     from dphawkes_core.data.io import save_csv
+    from dphawkes_core.data.kernels import get_scenario
     from dphawkes_core.data.simulate import simulate
 
     scenario = get_scenario(args.scenario)
@@ -35,6 +37,8 @@ def _cmd_simulate(args) -> int:
 
 def _add_simulate_parser(sub) -> None:
     """``dphawkes simulate``: a named scenario to a CSV file."""
+    from dphawkes_core.data.kernels import SCENARIOS
+
     sim = sub.add_parser("simulate", help="simulate a named scenario to a CSV file")
     sim.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
     size = sim.add_mutually_exclusive_group(required=True)
@@ -45,24 +49,28 @@ def _add_simulate_parser(sub) -> None:
     sim.set_defaults(func=_cmd_simulate)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``dphawkes`` argument parser: one sub-parser per command, each set up by its command's module."""
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``dphawkes`` argument parser: one sub-parser per command, each set up by its command's module. Given the
+    command line ``argv``, only the sub-parser of the command it names (its first word not an option) is built, and
+    only that command's module imported; otherwise (no command, an unknown one: the list of commands or the error
+    naming them) every one."""
     parser = OneLineParser(prog="dphawkes", description="Differentially private Hawkes process estimation.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
-    _add_simulate_parser(sub)
-    add_fit_parser(sub)
-    add_sweep_parser(sub)
-    add_score_parser(sub)
-    add_select_parser(sub)
-    add_audit_parser(sub)
-    add_ledger_parser(sub)
+    named = next((word for word in argv or () if not word.startswith("-")), None)
+    for command, (module, adder) in COMMANDS.items():
+        if named in COMMANDS and command != named:
+            continue
+        # __import__, the import statement's own machinery, so that `python -X importtime` reports the module
+        # (importlib.import_module's imports are not in that report)
+        getattr(__import__(f"{__package__}.{module}", fromlist=[adder]), adder)(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dphawkes`` console script; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         return args.func(args)
     except DPHawkesError as exc:
         print(f"error: {exc}", file=sys.stderr)

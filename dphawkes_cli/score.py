@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dphawkes_core.errors import DataError
+from dphawkes_core.errors import DataError, DPHawkesError
 
 from .inputs import UsageError, add_window_options, load_events_file, open_unit_fraction, time_point, write_json
 from .ledger import add_look_option, record_look
 
 if TYPE_CHECKING:
+    from dphawkes_core.data.baseline_bins import BaselineProfile
     from dphawkes_core.data.io import Events
     from dphawkes_core.evaluation.exp_kernels import ExponentialKernels
     from dphawkes_core.evaluation.step_kernels import StepKernels
@@ -53,8 +54,9 @@ def add_score_parser(sub) -> None:
 
 
 def cmd_score(args) -> int:
-    """Score the fit of ``args.fit_json`` on the test part of ``args.events_csv``; write JSON (``--json``)."""
-    kernels = _fit_kernels(args.fit_json)
+    """Score the fit of ``args.fit_json`` on the test part of ``args.events_csv``; write JSON (``--json``) and the
+    verdict on stderr."""
+    kernels, baseline = _fit_kernels(args.fit_json)
     events = load_events_file(args.events_csv, end_time=args.end_time, start_time=args.start_time,
                               time_unit=args.time_unit, dimensions=args.dimensions, sequences=args.sequences)
     if kernels.baseline.size != events.dim:
@@ -62,17 +64,19 @@ def cmd_score(args) -> int:
     if events.n_sequences == 1 and args.holdout_start is None:
         raise UsageError("give --holdout-start X: the test part of one sequence starts at a time")
     split = holdout_split(args, events)
-    report = heldout_report(kernels, split, args)
+    report = heldout_report(kernels, baseline, split, args)
     record_look(args, events, "dphawkes score (a fit's held-out log-likelihood on the test part)")
     write_json(report, args.json)
+    _note_heldout(report)
     return 0
 
 
-def _fit_kernels(path: str) -> StepKernels | ExponentialKernels:
-    """The kernels of a fit's JSON as ``fit --holdout-start`` scores them: the exponential sums of a fit that
+def _fit_kernels(path: str) -> tuple[StepKernels | ExponentialKernels, BaselineProfile]:
+    """The kernels of a fit's JSON as ``fit --holdout-start`` scores them — the exponential sums of a fit that
     reports its decays and their coefficients (``solver_info``), else its step functions (``kernels`` on
-    ``lag_grid``, ``baseline``)."""
-    from dphawkes_core.evaluation.exp_kernels import ExponentialKernels
+    ``lag_grid``, ``baseline``) — and its baseline (the parts of a baseline that follows the clock, when
+    ``solver_info`` has them)."""
+    from dphawkes_core.evaluation.exp_kernels import ExponentialKernels, fit_baseline
     from dphawkes_core.evaluation.lag_average import average_lags
 
     try:
@@ -89,8 +93,15 @@ def _fit_kernels(path: str) -> StepKernels | ExponentialKernels:
         raise DataError(f"{path}: kernels of shape {kernels.shape} do not match {d} dimensions and "
                         f"{grid.size} lags, or the estimate is not finite")
     info = payload.get("solver_info") or {}
+    try:
+        profile = fit_baseline(baseline, info)
+    except (ValueError, TypeError, KeyError, DPHawkesError) as exc:
+        raise DataError(f"{path}: the baseline's parts (baseline_profile, baseline_bins, baseline_period) are not "
+                        f"a valid profile ({type(exc).__name__}: {exc})") from None
+    if profile.values.shape[0] != d or not np.all(np.isfinite(profile.values)):
+        raise DataError(f"{path}: the baseline's parts do not match {d} dimensions, or are not finite")
     if "decays" not in info or "adjacency" not in info:
-        return average_lags(kernels, baseline, float(grid[0]), 1)
+        return average_lags(kernels, baseline, float(grid[0]), 1), profile
     try:
         adjacency, decays = np.asarray(info["adjacency"], dtype=float), np.asarray(info["decays"], dtype=float)
     except (ValueError, TypeError) as exc:
@@ -99,7 +110,7 @@ def _fit_kernels(path: str) -> StepKernels | ExponentialKernels:
     if adjacency.shape != (d, d, decays.size) or not (np.all(decays > 0) and np.all(np.isfinite(adjacency))):
         raise DataError(f"{path}: the exponential kernels' adjacency of shape {adjacency.shape} does not match "
                         f"{d} dimensions and {decays.size} decays, or is not finite")
-    return ExponentialKernels(adjacency=adjacency, decays=decays, baseline=baseline, window=float(grid[-1]))
+    return ExponentialKernels(adjacency=adjacency, decays=decays, baseline=baseline, window=float(grid[-1])), profile
 
 
 def holdout_split(args, events: Events) -> TrainTestSplit:
@@ -120,11 +131,13 @@ def wants_holdout(args) -> bool:
     return args.holdout_start is not None or args.train_fraction is not None
 
 
-def heldout_report(kernels: StepKernels | ExponentialKernels, split: TrainTestSplit, args) -> dict:
-    """The score as a JSON-ready dict, with how the data were split and the note that it is not private."""
+def heldout_report(kernels: StepKernels | ExponentialKernels, baseline: BaselineProfile, split: TrainTestSplit,
+                   args) -> dict:
+    """The score as a JSON-ready dict (with its ``verdict`` and ``verdict_text``), with how the data were split and
+    the note that it is not private."""
     from dphawkes_experiments.prediction import score_heldout
 
-    score = score_heldout(kernels, kernels.baseline, split)
+    score = score_heldout(kernels, baseline, split)
     where = ({"holdout_start": args.holdout_start} if split.mode == "timeline"
              else {"train_fraction": split.train_fraction, "test_sequences": len(split.test)})
     return {**score.to_dict(), **where, "n_train_events": split.train.n_events, "note": SCORE_NOTE}
@@ -132,17 +145,16 @@ def heldout_report(kernels: StepKernels | ExponentialKernels, split: TrainTestSp
 
 def add_heldout(payload: dict, result, split: TrainTestSplit | None, args) -> None:
     """``fit --holdout-start``: the fit's score on the test part as ``payload["heldout"]``, and a line on stderr."""
-    from dphawkes_core.evaluation.exp_kernels import fit_functions
+    from dphawkes_core.evaluation.exp_kernels import fit_baseline, fit_functions
 
     if split is None:
         return
-    payload["heldout"] = heldout_report(fit_functions(result), split, args)
+    payload["heldout"] = heldout_report(fit_functions(result), fit_baseline(result.baseline, result.info), split,
+                                        args)
     _note_heldout(payload["heldout"])
 
 
 def _note_heldout(report: dict) -> None:
-    """One line on stderr: the gain and that the score is not private."""
-    gain = report["gain_over_poisson"]
-    text = f"{gain:+.4g}" if isinstance(gain, float) else str(gain)
-    print(f"held-out: gain over Poisson {text} nats per test event on {report['n_test_events']:,} test events "
-          f"({report['nonpositive_intensity_events']:,} with intensity <= 0); {SCORE_NOTE}", file=sys.stderr)
+    """One line on stderr: the verdict in words, on how many test events, and that the score is not private."""
+    print(f"held-out verdict: {report['verdict_text']} (on {report['n_test_events']:,} test events); {SCORE_NOTE}",
+          file=sys.stderr)

@@ -52,9 +52,12 @@ from typing import Protocol
 import numpy as np
 
 from dphawkes_core.data import timeaxis
+from dphawkes_core.data.baseline_bins import BASELINE_FLOOR_SHARE, BaselineProfile
 from dphawkes_core.data.io import Events, EventSequence
 from dphawkes_core.errors import ConfigError, DataError
 from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS
+from dphawkes_experiments.rectified import can_be_nonpositive, rectified_integrals
+from dphawkes_experiments.verdict import Verdict, heldout_verdict
 
 _CHUNK_CELLS = 4_000_000  # predictions × (p+1)·d intensities held in memory at once
 
@@ -296,6 +299,7 @@ BOOTSTRAP_BLOCKS = 20  # at most this many blocks of the test window (each at le
 BOOTSTRAP_REPLICATES = 1000
 BOOTSTRAP_SEED = 0  # the resampling is a diagnostic's, not privacy noise: fixed, so a score is reproducible
 _PAIR_CELLS = 4_000_000  # d·d·pairs kernel values held in memory at once
+RECTIFY_SHARE = BASELINE_FLOOR_SHARE  # a fit that can reach 0 is read as at least this share of the mean rate
 
 
 class KernelFunctions(Protocol):
@@ -329,11 +333,18 @@ class HeldOutScore:
     n_test_events : int
         Events scored.
     nonpositive_intensity_events : int
-        Test events at which the fitted intensity of their dimension is ≤ 0 (or undefined): each scores −∞.
+        Test events at which the fit's own intensity of their dimension is ≤ 0 (or undefined): the fit says they
+        could not happen. Unless ``rectified``, each scores −∞.
     n_blocks : int
         Blocks the bootstrap resamples (time blocks of the test window, or test sequences).
     split : str
         How the data were split (:attr:`TrainTestSplit.mode`).
+    conditioned_events : int
+        Events exactly at a test window's start (``t = 0`` of a test sequence): where the observation begins, not
+        an outcome, so conditioned on (history), not scored.
+    rectified : bool
+        The fit's intensity can be ≤ 0 and was read as ``max(λ_i, f_i)``, ``f_i`` = :data:`RECTIFY_SHARE` of the
+        training part's mean rate of i (:mod:`~dphawkes_experiments.rectified`).
     """
 
     loglik_per_event: float
@@ -344,10 +355,20 @@ class HeldOutScore:
     nonpositive_intensity_events: int
     n_blocks: int
     split: str
+    conditioned_events: int = 0
+    rectified: bool = False
+
+    @property
+    def verdict(self) -> Verdict:
+        """Better, worse or cannot tell against the constant-rate model (:func:`~dphawkes_experiments.verdict.
+        heldout_verdict`)."""
+        return heldout_verdict(self.gain_over_poisson, self.gain_standard_error, self.n_test_events,
+                               self.nonpositive_intensity_events, self.rectified, RECTIFY_SHARE)
 
     def to_dict(self) -> dict:
-        """Plain dict for JSON: ``-inf``/``inf`` as the strings ``"-inf"``/``"inf"`` (reported as such), NaN as None."""
-        return {key: _json_number(value) for key, value in vars(self).items()}
+        """Plain dict for JSON with the verdict: ``-inf``/``inf`` as the strings ``"-inf"``/``"inf"`` (reported as
+        such), NaN as None."""
+        return {**{key: _json_number(value) for key, value in vars(self).items()}, **self.verdict.to_dict()}
 
 
 def _json_number(value):
@@ -393,39 +414,65 @@ def relative_time(events: Events, value) -> float:
     return float(seconds) / timeaxis.unit_seconds(events.time_unit) - events.sequences[0].start_time
 
 
-def score_heldout(kernels: KernelFunctions, baseline: np.ndarray, split: TrainTestSplit) -> HeldOutScore:
+def score_fit(result, split: TrainTestSplit) -> HeldOutScore:
+    """:func:`score_heldout` of a fit: its kernels as functions (:func:`~dphawkes_core.evaluation.exp_kernels.
+    fit_functions`) and its baseline, periodic when it has one (:func:`~dphawkes_core.evaluation.exp_kernels.
+    fit_baseline`)."""
+    from dphawkes_core.evaluation.exp_kernels import fit_baseline, fit_functions
+
+    return score_heldout(fit_functions(result), fit_baseline(result.baseline, result.info), split)
+
+
+def score_heldout(kernels: KernelFunctions, baseline, split: TrainTestSplit, rectify: bool = True) -> HeldOutScore:
     """Held-out log-likelihood per test event of a fit and of the Poisson model fitted on the training part.
 
     Parameters
     ----------
     kernels : KernelFunctions
         The fitted kernels as functions (:func:`~dphawkes_core.evaluation.exp_kernels.fit_functions` of a fit).
-    baseline : numpy.ndarray
-        ``(d,)`` fitted baseline η.
+    baseline : numpy.ndarray or BaselineProfile
+        ``(d,)`` fitted constant baseline η, or a baseline that follows the clock
+        (:class:`~dphawkes_core.data.baseline_bins.BaselineProfile`).
     split : TrainTestSplit
         From :func:`heldout_split` (or :func:`split_events`).
+    rectify : bool
+        A fit whose intensity can be ≤ 0 is read as ``max(λ, f)`` (:mod:`~dphawkes_experiments.rectified`);
+        ``False``: as it is (−∞ where it is ≤ 0 at a test event).
 
     Returns
     -------
     HeldOutScore
     """
-    baseline = np.asarray(baseline, dtype=float)
+    profile = baseline if isinstance(baseline, BaselineProfile) else BaselineProfile.constant(baseline)
+    _check_profile(profile, split)
     poisson = split.train.counts_per_dimension() / split.train.end_time
+    floor = RECTIFY_SHARE * np.maximum(poisson, 1.0 / split.train.end_time)
+    rectified = rectify and can_be_nonpositive(kernels, profile)
     per_sequence = split.mode == "sequences"  # independent sequences are the blocks; one is cut in time blocks
-    parts = [_block_terms(kernels, baseline, poisson, seq, start, 1 if per_sequence else
-                          _time_blocks(seq.end_time - start, kernels.support))
+    parts = [_block_terms(kernels, profile, poisson, seq, start, 1 if per_sequence else
+                          _time_blocks(seq.end_time - start, kernels.support), floor if rectified else None)
              for seq, start in zip(split.test, split.eval_from)]
     fit_ll, poisson_ll, counts, bad = (np.concatenate([part[k] for part in parts]) for k in range(4))
+    conditioned = sum(part[4] for part in parts)
     n = int(counts.sum())
     if n == 0:
         raise DataError("the test part holds no events; move the hold-out start earlier")
     n_bad = int(bad.sum())
-    model = -math.inf if n_bad else float(fit_ll.sum()) / n
+    infinite = bool(n_bad) and not rectified
+    model = -math.inf if infinite else float(fit_ll.sum()) / n
     reference = float(poisson_ll.sum()) / n
-    se = math.nan if n_bad else _bootstrap_se(fit_ll - poisson_ll, counts)
+    se = math.nan if infinite else _bootstrap_se(fit_ll - poisson_ll, counts)
     return HeldOutScore(loglik_per_event=model, poisson_loglik_per_event=reference,
                         gain_over_poisson=model - reference, gain_standard_error=se, n_test_events=n,
-                        nonpositive_intensity_events=n_bad, n_blocks=int(counts.size), split=split.mode)
+                        nonpositive_intensity_events=n_bad, n_blocks=int(counts.size), split=split.mode,
+                        conditioned_events=int(conditioned), rectified=bool(rectified))
+
+
+def _check_profile(profile: BaselineProfile, split: TrainTestSplit) -> None:
+    """A baseline in bins of each window does not reach past the training window of one sequence cut in time."""
+    if split.mode == "timeline" and not profile.bins.constant and profile.bins.period is None:
+        raise ConfigError("a baseline in bins of the window does not reach past the training window: score it on "
+                          "several sequences (--train-fraction), or fit a baseline with a period (--baseline-period)")
 
 
 def _time_blocks(length: float, support: float) -> int:
@@ -434,34 +481,44 @@ def _time_blocks(length: float, support: float) -> int:
     return int(max(1, min(BOOTSTRAP_BLOCKS, length // support)))
 
 
-def _block_terms(kernels: KernelFunctions, baseline: np.ndarray, poisson: np.ndarray, seq: EventSequence,
-                 start: float, n_blocks: int) -> tuple[np.ndarray, ...]:
+def _block_terms(kernels: KernelFunctions, profile: BaselineProfile, poisson: np.ndarray, seq: EventSequence,
+                 start: float, n_blocks: int, floor: np.ndarray | None) -> tuple:
     """Per block of ``[start, T]`` cut in ``n_blocks`` equal parts: the fit's and Poisson's log-likelihood, the
-    number of events and the number with intensity ≤ 0 (their log terms are left out of the fit's sum)."""
+    number of events and the number where the fit's own intensity is ≤ 0 (their log terms left out of the fit's sum
+    unless ``floor`` is given: then the fit is read as ``max(λ, floor)``); and the events at the window's start,
+    conditioned on (``start = 0``)."""
     times, dims = _sorted_events(seq)
-    first = int(np.searchsorted(times, start, side="left"))
-    lam = _intensities_at(kernels, baseline, times, dims, first)
+    first = int(np.searchsorted(times, start, side="right" if start <= 0 else "left"))
+    conditioned = first - int(np.searchsorted(times, start, side="left"))
+    lam = _intensities_at(kernels, profile.at(times, dims, seq.start_time, seq.end_time), times, dims, first,
+                          profile.dim)
     positive = lam > 0
     edges = np.linspace(start, seq.end_time, n_blocks + 1)
     block = np.clip(np.searchsorted(edges, times[first:], side="right") - 1, 0, n_blocks - 1)
-    log_lam = np.log(np.where(positive, lam, 1.0))
     with np.errstate(divide="ignore"):
         log_mu = np.log(poisson)[dims[first:]]
     widths = np.diff(edges)
-    fit_ll = (np.bincount(block, log_lam, n_blocks) - baseline.sum() * widths
-              - np.diff(_kernel_compensator(kernels, times, dims, edges)))
+    if floor is None:
+        log_lam = np.log(np.where(positive, lam, 1.0))
+        mass = (np.array([profile.integral(a, b, seq.start_time, seq.end_time).sum()
+                          for a, b in zip(edges[:-1], edges[1:])])
+                + np.diff(_kernel_compensator(kernels, times, dims, edges)))
+    else:
+        log_lam = np.log(np.maximum(lam, floor[dims[first:]]))
+        mass = rectified_integrals(kernels, profile, floor, times, dims, edges, seq.start_time, seq.end_time)
+    fit_ll = np.bincount(block, log_lam, n_blocks) - mass
     poisson_ll = np.bincount(block, log_mu, n_blocks) - poisson.sum() * widths
     return (fit_ll, poisson_ll, np.bincount(block, minlength=n_blocks),
-            np.bincount(block, ~positive, n_blocks).astype(np.int64))
+            np.bincount(block, ~positive, n_blocks).astype(np.int64), conditioned)
 
 
-def _intensities_at(kernels: KernelFunctions, baseline: np.ndarray, times: np.ndarray, dims: np.ndarray,
-                    first: int) -> np.ndarray:
-    """``λ_{i_n}(t_n)`` at the events from index ``first`` on: η plus ``h(t_n − u)`` over every earlier event
-    ``u`` less than the support before (all of the history), walking the pairs one offset at a time."""
+def _intensities_at(kernels: KernelFunctions, base: np.ndarray, times: np.ndarray, dims: np.ndarray,
+                    first: int, d: int) -> np.ndarray:
+    """``λ_{i_n}(t_n)`` at the events from index ``first`` on: the baseline there (``base``, one value per event)
+    plus ``h(t_n − u)`` over every earlier event ``u`` less than the support before (all of the history), walking
+    the pairs one offset at a time."""
     targets = np.arange(first, times.size)
-    lam = baseline[dims[targets]].astype(float)
-    d = baseline.size
+    lam = np.asarray(base, dtype=float)[targets].copy()
     chunk = max(1, _PAIR_CELLS // (d * d))
     offset = 1
     while targets.size:

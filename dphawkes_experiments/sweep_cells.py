@@ -25,7 +25,6 @@ from dphawkes_core.estimators import (
     release_status,
 )
 from dphawkes_core.estimators.binned import domain_info
-from dphawkes_core.evaluation.exp_kernels import fit_functions
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, constraint_scale, kernel_function_error
 from dphawkes_core.privacy.calibration import CALIBRATIONS
@@ -33,7 +32,7 @@ from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import lags_from_support
 from dphawkes_core.threads import blas_threads
 
-from .prediction import evaluate_prediction, heldout_split, score_heldout
+from .prediction import evaluate_prediction, heldout_split, score_fit
 from .sweep_spec import SweepSpec, cell_config, cell_key
 
 SHRINK_RATIO = SHRINK_WARNING_RATIO  # constraint radius below this fraction of the truth's norm: shrunk to zero
@@ -212,15 +211,15 @@ def _utility_columns(result: FitResult, truth, split, scenario: Scenario | None)
     """Errors against the truth — on the lag grid (the paper's metric) and grid-free, the estimate's steps
     against the kernel functions over [0, s] (the metric on which binned and exact-time families compare,
     ``docs/accuracy.md``) — or, without a truth, the held-out prediction error and log-likelihood score
-    (``heldout_gain``: nats per test event over the Poisson model, −∞ when the fit's intensity is ≤ 0 at a
-    test event, ``heldout_nonpositive`` of them)."""
+    (``heldout_gain``: nats per test event over the Poisson model; a fit whose intensity can be ≤ 0 is read as at
+    least a floor there, ``heldout_nonpositive`` the test events where its own intensity is ≤ 0)."""
     nan = math.nan
     if truth is not None:
         err = compare(result.H, truth).to_dict()
         return {**err, "kernel_function_error": kernel_function_error(fit_steps(result), scenario),
                 "rmse": nan, "poisson_rmse": nan, "n_predictions": 0, **_NO_SCORE}
     pred = evaluate_prediction(result.kernels, result.baseline, result.bin_size, split)
-    score = score_heldout(fit_functions(result), result.baseline, split)
+    score = score_fit(result, split)
     return {"relative_error_paper": nan, "relative_error": nan, "kernel_relative_error": nan,
             "kernel_function_error": nan,
             "baseline_relative_error": nan, "zero_estimate_relative_error": nan,

@@ -9,6 +9,7 @@ from dphawkes_app.budget import BudgetState, budget_state, show_budget
 from dphawkes_app.figures.budget import budget_figure
 from dphawkes_app.layout import dataset_caption, friendly_error, sidebar_dataset
 from dphawkes_app.ledger_rows import ledger_label, ledger_table
+from dphawkes_app.owner import may_change_settings, sign_in_box
 from dphawkes_app.state import current_dataset
 from dphawkes_core.data.datasets import Dataset
 from dphawkes_core.errors import DPHawkesError
@@ -23,11 +24,12 @@ def privacy_setting(state: BudgetState, dataset: Dataset) -> None:
         return
     st.session_state["meter_data"] = state.metered  # the ledger decides, not a stale widget value
     mark = state.ledger.public_mark if state.ledger is not None else None
-    if state.metered:
+    owner = may_change_settings()
+    if state.metered and owner:
         st.text_input("Why these data are public (optional, kept with the mark)", key="public_note",
                       placeholder="e.g. the published USGS catalogue")
     st.toggle("Meter releases on this data set (private data)", key="meter_data", on_change=set_metering,
-              args=(state, dataset),
+              args=(state, dataset), disabled=not owner,
               help="Simulated data contain nobody's events: public — no budget, unless you meter them to see the "
                    "budget at work. Uploaded and real data are private; turn metering off only for data that are "
                    "already published (e.g. a public catalogue) — that is your statement, and nothing is then "
@@ -36,7 +38,7 @@ def privacy_setting(state: BudgetState, dataset: Dataset) -> None:
         st.warning(f"**{mark.sentence()[:1].upper()}{mark.sentence()[1:]}.** {PUBLIC_MARK_REASON[:1].upper()}"
                    f"{PUBLIC_MARK_REASON[1:]}.", icon=":material/public:")
         st.button("Undo the public mark (meter releases on these data again)", key="undo_public",
-                  on_click=withdraw_mark, args=(state, dataset), icon=":material/undo:")
+                  on_click=withdraw_mark, args=(state, dataset), icon=":material/undo:", disabled=not owner)
 
 
 def set_metering(state: BudgetState, dataset: Dataset) -> None:
@@ -58,8 +60,15 @@ def withdraw_mark(state: BudgetState, dataset: Dataset) -> None:
 
 
 def budget_setting(state: BudgetState, dataset: Dataset) -> None:
-    """The data set's total ε (the budget's δ stays the one every release is composed at)."""
+    """The data set's total ε (the budget's δ stays the one every release is composed at); read-only, with who set
+    it and when, unless this user may change it (:func:`~dphawkes_app.owner.may_change_settings`)."""
     ledger = state.current()
+    if ledger.changes:
+        st.caption("Last change of the settings: " + ledger.changes[-1].sentence() + ".")
+    if not may_change_settings():
+        st.markdown(f"**Total ε for this data set:** {ledger.budget.epsilon:.4g} (composed at δ = "
+                    f"{ledger.budget.delta:.0e}) — set by the data owner.")
+        return
     with st.form("budget_form"):
         c = st.columns([2, 1])
         try:
@@ -71,7 +80,8 @@ def budget_setting(state: BudgetState, dataset: Dataset) -> None:
         c[1].caption(f"composed at δ = {ledger.budget.delta:.0e}")
         if st.form_submit_button("Set the budget") and epsilon is not None:
             try:
-                state.book.open(state.key, Budget(float(epsilon), ledger.budget.delta), label=ledger_label(dataset))
+                state.book.open(state.key, Budget(float(epsilon), ledger.budget.delta), label=ledger_label(dataset),
+                                tool="app")
             except DPHawkesError as exc:
                 friendly_error(exc)
                 return
@@ -137,12 +147,17 @@ def all_data_sets(state: BudgetState) -> None:
 def administrators(state: BudgetState) -> None:
     """Where the ledger is kept and how the command line shares it: advice for whoever runs the server."""
     with st.expander("For administrators: where the ledger is kept", icon=":material/admin_panel_settings:"):
-        st.markdown("The server keeps the ledger in this file:")
-        st.code(str(state.book.path), language=None)
-        st.markdown("To keep it elsewhere, set this environment variable before starting the app:")
-        st.code(f"{LEDGER_ENV}=/path/to/ledger.json", language="bash")
-        st.markdown("The command line meters its releases in the same file when given it, and prints it as JSON:")
-        st.code(f"dphawkes fit EVENTS.csv … --ledger {state.book.path}\ndphawkes ledger show {state.book.path}",
+        st.markdown("The server keeps the ledger " + ("in this PostgreSQL database:" if state.book.shared
+                                                       else "in this file:"))
+        st.code(state.book.address, language=None)
+        st.markdown("To keep it elsewhere — a file, or a team's PostgreSQL database (no password in the address: "
+                    "libpq's PGPASSWORD or ~/.pgpass) — set this environment variable before starting the app:")
+        st.code(f"{LEDGER_ENV}=/path/to/ledger.json\n{LEDGER_ENV}=postgresql://analyst@db.example/ledger",
+                language="bash")
+        st.markdown("The command line meters its releases in the same ledger when given it and prints it as JSON; "
+                    "the data owner sets the budgets there:")
+        st.code(f"dphawkes fit EVENTS.csv … --ledger {state.book.address}\ndphawkes ledger show "
+                f"{state.book.address}\ndphawkes ledger budget {state.book.address} EVENTS.csv --epsilon E",
                 language="bash")
 
 
@@ -161,6 +176,7 @@ def main() -> None:
         "(same data, same settings) shows the stored estimate — no new noise, nothing spent.")
     state = budget_state(dataset, fingerprint)
     show_budget(state, details=False)
+    sign_in_box()
     privacy_setting(state, dataset)
     if state.error:
         return

@@ -16,7 +16,7 @@ from dphawkes_core.evaluation.metrics import SHRINK_WARNING_RATIO, compare, cons
 from dphawkes_core.release.session import record_look
 
 from ..guidance import no_better_than_zero, post_processing_note, zero_note
-from ..heldout import HELDOUT_COLUMNS, eyes_only, heldout_table, holdout_controls, scores
+from ..heldout import HELDOUT_COLUMNS, eyes_only, heldout_table, holdout_controls, scores, verdict_lines
 from ..layout import method_label
 from .context import PageContext
 from .references import noiseless_config, noiseless_label, reference_config
@@ -123,8 +123,10 @@ def show_heldout(ctx: PageContext, shown: Shown, with_reference: bool, with_nois
     if with_noiseless:
         configs[noiseless_label(shown.config)] = noiseless_config(shown)
     st.session_state["heldout"] = (start, share)  # the comparison below scores its rows on the same split
-    st.dataframe(heldout_table(scores(ctx.fingerprint, ctx.events, start, share, configs)), hide_index=True,
-                 key="heldout", placeholder="—", column_config=HELDOUT_COLUMNS)
+    results = scores(ctx.fingerprint, ctx.events, start, share, configs)
+    st.dataframe(heldout_table(results), hide_index=True, key="heldout", placeholder="—",
+                 column_config=HELDOUT_COLUMNS)
+    st.markdown(verdict_lines(results))
     if ctx.budget.metered and not any(look.what == HELDOUT_LOOK for look in ctx.budget.current().looks):
         record_look(ctx.budget.book, ctx.budget.key, HELDOUT_LOOK, "app")  # later releases on the rows name it
     st.caption(eyes_only(shown.private_data))

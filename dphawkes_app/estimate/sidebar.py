@@ -18,6 +18,7 @@ from ..caches import preset_dataset
 from ..controls import family_controls, option_widget_values, privacy_unit_controls
 from ..guidance import method_help, methods_help
 from ..presets import DEFAULT_PRESET, WORKS_COUNT_CAP, Preset, get_preset, preset_for, presets
+from ..proposal import show_proposal
 from ..state import current_dataset, set_dataset
 from .context import PageContext
 from .follow import CUSTOM, follow_data, preset_remembered
@@ -84,6 +85,7 @@ def read_controls(ctx: PageContext) -> FitConfig:
     sb.header("Fit settings")
     bin_size, lags = _binning(sb, ctx.defaults, ctx.private)
     family = _method(sb, ctx.defaults)
+    show_proposal(sb, ctx.events, ctx.private, family.privacy.private)
     kwargs = family_controls(sb, family, ctx.defaults, url=URL)
     if kwargs.get("ctls_width_choice") in ("validation", "share"):
         sb.caption("Width by validation: Δ above is the finest width w0 and s the longest support s_max; the fit "

@@ -105,6 +105,7 @@ def show_baselines_and_loss(ctx: PageContext, shown: Shown, baselines: dict, col
                           key="baselines")
         if note := negative_baseline_note(result.baseline, ctx.events.names):
             c[0].warning(note)
+    show_baseline_profile(ctx, shown)
     with c[1].expander("Solver notes: the loss curve"):
         one_shot = loss_note(result.method)
         if one_shot:
@@ -114,3 +115,16 @@ def show_baselines_and_loss(ctx: PageContext, shown: Shown, baselines: dict, col
         if result.privacy is not None and not one_shot:
             st.caption("The loss is the exact objective on the raw data: a diagnostic for you, not part of the "
                          "private release (only the estimate is).")
+
+
+def show_baseline_profile(ctx: PageContext, shown: Shown) -> None:
+    """A baseline that follows the clock, drawn over its period (or the window), when the fit has one."""
+    from dphawkes_core.evaluation.exp_kernels import fit_baseline
+
+    from ..figures.baseline import baseline_profile_chart
+
+    profile = fit_baseline(shown.result.baseline, shown.result.info)
+    if profile.bins.constant:
+        return
+    st.plotly_chart(baseline_profile_chart(profile, ctx.events.names, ctx.events.time_unit), key="baseline_profile")
+    st.caption("The bars show each baseline's mean over the windows; this chart its value on each part.")

@@ -36,12 +36,14 @@ def metric_choice(view: pd.DataFrame, key: str, with_paper: bool = False) -> str
 
 
 def say_infinite(view: pd.DataFrame) -> None:
-    """The runs whose intensity is ≤ 0 at a test event score −∞: counted here, since a figure cannot draw them."""
+    """The runs whose fitted intensity is ≤ 0 at a test event — they say those events could not happen — counted
+    here: their gain is read with the intensity at least 5 % of the mean rate there (it would be −∞)."""
     infinite = view[view["heldout_nonpositive"] > 0]
     if len(infinite):
         by_method = infinite.groupby("method").size()
-        st.warning(f"{len(infinite)} of {len(view)} runs score −∞ (the fitted intensity is ≤ 0 at some test events) "
-                   "and are not drawn: " + ", ".join(f"{get_family(m).label} {n}" for m, n in by_method.items())
+        st.warning(f"{len(infinite)} of {len(view)} runs say some test events could not happen (their fitted "
+                   "intensity is ≤ 0 there; read as 5 % of the mean rate there, else their gain would be −∞): "
+                   + ", ".join(f"{get_family(m).label} {n}" for m, n in by_method.items())
                    + ". The gain is > 0 when a fit predicts better than the Poisson model (dotted line at 0).",
                    icon=":material/warning:")
     else:

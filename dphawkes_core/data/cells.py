@@ -38,6 +38,7 @@ import numpy as np
 #: so a column whose every cell parses is read by one cast, and any other column cell by cell with the same values.
 NUMBER = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan(?:\([0-9a-z_]*\))?))"
 _WHOLE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_HAND_LAID_TEXT = 4096  # up to this many cells, _arrow_text lays Arrow text out itself
 _MAX_KEY_DIGITS = 40  # a whole-number key with more digits than this matches by its text only
 _NS_PER_UNIT = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _PROBE = 64  # cells a cast of a whole column tries first
@@ -59,10 +60,35 @@ def text_cells(column):
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     elif not isinstance(column, pa.Array):
-        column = pa.array(np.asarray(column).astype(str), type=pa.string())
+        column = _arrow_text(np.asarray(column).astype(str))
     if not pa.types.is_string(column.type):
         column = column.cast(pa.string())
-    return pc.utf8_trim_whitespace(pc.fill_null(column, ""))
+    if column.null_count:  # a Python "" would make Arrow import pandas (start-up: tests/cli/test_startup.py)
+        column = pc.fill_null(column, "")
+    return pc.utf8_trim_whitespace(column)
+
+
+def _arrow_text(strings: np.ndarray):
+    """NumPy strings as an Arrow string array. A few (a key column's distinct cells) are laid out by hand:
+    ``pa.array`` imports pandas on the way, which a numeric CSV otherwise never needs (start-up:
+    ``tests/cli/test_startup.py``); many go through ``pa.array``, where that import is paid once."""
+    import pyarrow as pa
+
+    if strings.size > _HAND_LAID_TEXT:
+        return pa.array(strings, type=pa.string())
+    encoded = [str(cell).encode("utf-8") for cell in strings.ravel()]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum([len(cell) for cell in encoded])
+    return pa.Array.from_buffers(pa.string(), len(encoded), [None, pa.py_buffer(offsets.tobytes()),
+                                                             pa.py_buffer(b"".join(encoded))])
+
+
+def fixed_width(array) -> np.ndarray:
+    """A numeric Arrow array without missing values as NumPy values, through DLPack: Arrow's ``to_numpy`` imports
+    pandas on the way, which a numeric CSV otherwise never needs (start-up: ``tests/cli/test_startup.py``)."""
+    if array.null_count:
+        return array.to_numpy(zero_copy_only=False)
+    return np.from_dlpack(array)
 
 
 def text_list(column) -> np.ndarray:
@@ -89,11 +115,11 @@ def _numbers(text) -> tuple[np.ndarray, np.ndarray]:
 
     whole = _cast_all(text, pa.float64())  # every cell a number (the usual column): one cast
     if whole is not None:
-        return whole.to_numpy(zero_copy_only=False), np.ones(len(text), dtype=bool)
+        return fixed_width(whole), np.ones(len(text), dtype=bool)
     matched = pc.match_substring_regex(text, f"^(?:{NUMBER})$")
-    is_number = matched.to_numpy(zero_copy_only=False)
+    is_number = fixed_width(pc.cast(matched, pa.uint8())).astype(bool)
     values = np.full(len(text), np.nan)
-    values[is_number] = pc.cast(text.filter(matched), pa.float64()).to_numpy(zero_copy_only=False)
+    values[is_number] = fixed_width(pc.cast(text.filter(matched), pa.float64()))
     return values, is_number
 
 
@@ -147,7 +173,7 @@ def _arrow_datetimes(text) -> np.ndarray | None:
     for kind in (pa.timestamp("ns", tz="UTC"), pa.timestamp("ns")):
         cast = _cast_all(text, kind)
         if cast is not None:
-            return _in_range(cast.cast(pa.int64()).to_numpy(zero_copy_only=False).view("datetime64[ns]"))
+            return _in_range(fixed_width(cast.cast(pa.int64())).view("datetime64[ns]"))
     return None
 
 
@@ -180,7 +206,7 @@ def typed_column(column, parsed_numbers=None):
     text = text_cells(column)
     whole = _cast_all(text, pa.float64())
     if whole is not None:
-        return whole.to_numpy(zero_copy_only=False)
+        return fixed_width(whole)
     stamps = _arrow_datetimes(text)  # a cell Arrow casts to an instant is never a number
     if stamps is not None:
         return stamps
@@ -208,8 +234,9 @@ def key_texts(column) -> tuple[np.ndarray, np.ndarray]:
         import pyarrow.compute as pc
 
         encoded = pc.dictionary_encode(text_cells(column))
-        return (encoded.dictionary.to_numpy(zero_copy_only=False).astype(object),
-                encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64))
+        distinct = np.empty(len(encoded.dictionary), dtype=object)  # few keys: a list, so no pandas on the way
+        distinct[:] = encoded.dictionary.to_pylist()
+        return distinct, fixed_width(encoded.indices).astype(np.int64)
     values = np.asarray(column)
     if values.dtype.kind == "b":
         values = values.astype(np.int64)

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 
 from dphawkes_core.statistics.moments import MAX_DESIGN_ROWS, MAX_FFT_CELLS, toeplitz_product_cost
+from dphawkes_core.statistics.pair_passes import COMPILED_MIN_PAIRS, SECONDS_TO_LOAD_COMPILED, design_seconds
 from dphawkes_core.statistics.per_bin import MAX_DEDUP_CELLS, MAX_DENSE_CELLS
 
 WARN_SECONDS = 5.0
@@ -42,8 +43,13 @@ _BYTES_PER_BIN_CELL = 8 * 6  # int64 counts plus the FFT work arrays (complex, p
 _BYTES_PER_EVENT = 8 * 12  # times, bin indices, sort keys and the (bin, dimension, count) entries
 _SECONDS_PER_EVENT = 2e-7  # exact bin index, run-length encoding and sort of the entries
 _SECONDS_PER_PAIR = 5e-8  # one pair of non-empty bins at most p apart (vectorised bincount)
-_SECONDS_PER_EVENT_PAIR = 4.5e-9  # one pair of events at most s apart in the grid-free walk (its compiled pass: 0.99×
-# and 1.8× of the measured on bench_cost_model's two ctls cases, warmed up; it checks it within 2×)
+# one pair of events at most s apart in the grid-free walk: compiled (above pair_passes.COMPILED_MIN_PAIRS) and in NumPy
+# (below; 11–26 ns measured, 12–15 ns on bench_cost_model's ctls cases); loading the compiled passes (~0.7 s once per
+# process, 4.5 s into an empty cache) is start-up, not the fit's cost (docs/load.md)
+_SECONDS_PER_EVENT_PAIR = 4.5e-9
+_SECONDS_PER_NUMPY_EVENT_PAIR = 1.5e-8
+_SECONDS_PER_EDGE_CELL = 5e-8  # the head and tail pieces' runs turned into cells, per (B·d)² cell
+_SECONDS_PER_NNLS_CUBE = 4e-10  # ctls's non-negative solve (Lawson–Hanson) per dimension and q³ (q = 641, d = 4: 0.4 s)
 _BYTES_PER_GRAM_CELL = 8 * 6  # A, its Cholesky factor, accumulators and copies
 
 
@@ -90,16 +96,8 @@ def _fmt_seconds(s: float) -> str:
 
 
 COST_KINDS = ("solve", "gradient", "clipped", "pairs", "likelihood")
-# maximum likelihood on exact times (mle): its pair design built once by a compiled walk, then 5-15 Newton iterations,
-# each a compiled pass over every target's row of (source, step) cells, quadratic in the row's cells. Calibrated on CPU
-# time with one BLAS thread, warmed up (benchmarks/bench_cost_model.py checks it within 2x; 0.99x and 1.6x of the
-# measured on its two cases), per pair, per event and per event times
-# the square of its row's cells (the pairs per event, at most d*p; clustered processes have more pairs than the
-# model's E(p+1)/n per event, which the per-event term absorbs)
-_SECONDS_PER_DESIGN_PAIR = 3.7e-10
-_SECONDS_PER_LIKELIHOOD_EVENT = 6.0e-7
-_SECONDS_PER_ROW_CELL_SQUARED = 7.5e-9
-_BYTES_PER_DESIGN_PAIR = 48  # the rows' cells (column and count), their growth and the copies per dimension
+_BYTES_PER_DESIGN_PAIR = 48  # mle's compiled sparse rows: the cells (column and count), their growth and the copies
+# (mle's time: statistics as ctls's, then the pair design and its Newton iterations, pair_passes.design_seconds)
 
 
 def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", iters: int = 1,
@@ -141,21 +139,21 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
         raise ValueError(f"unknown cost kind {kind!r}; one of {', '.join(COST_KINDS)} (a family's cost_kind)")
     n, d, p = max(int(n_bins), 1), int(dim), int(lags)
     q = d * p + 1
-    memory, seconds = _statistics_cost(n, d, p, n_events, fft=kind not in ("pairs", "likelihood"))
+    exact_times = kind in ("pairs", "likelihood")
+    memory, seconds = _statistics_cost(n, d, p, n_events, fft=not exact_times)
     memory += q * q * _BYTES_PER_GRAM_CELL
-    seconds += p * p * d * d * _SECONDS_PER_FLOP  # edges
+    seconds += p * p * d * d * (_SECONDS_PER_EDGE_CELL if exact_times else _SECONDS_PER_FLOP)  # edges
     if kind == "gradient":
         seconds += _gradient_seconds(d, p, int(iters), sequences)
     else:
         seconds += q**3 * _SECONDS_PER_FLOP  # Cholesky (CLS, DP-SSP)
+    if kind == "pairs":
+        seconds += d * q**3 * _SECONDS_PER_NNLS_CUBE
     seconds += sum(int(size) ** 3 for size in extra_solves) * _SECONDS_PER_FLOP
     if kind == "likelihood" and n_events is not None:
-        events = float(n_events)
-        pairs = events * (1.0 + events * (p + 1) / n)
-        row_cells = min(pairs / max(events, 1.0), float(d * p))
-        memory += pairs * _BYTES_PER_DESIGN_PAIR
-        seconds += (pairs * _SECONDS_PER_DESIGN_PAIR + events * _SECONDS_PER_LIKELIHOOD_EVENT
-                    + events * row_cells**2 * _SECONDS_PER_ROW_CELL_SQUARED)
+        design_memory, design_seconds = _likelihood_cost(float(n_events), n, d, p)
+        memory += design_memory
+        seconds += design_seconds
     if kind == "clipped":
         clip_memory, clip_seconds = _clipped_gradient_cost(n, d, p, int(iters), n_events)
         memory += clip_memory
@@ -174,6 +172,18 @@ def estimate_fit_cost(n_bins: int, dim: int, lags: int, kind: str = "solve", ite
                             f"this fit needs {_fmt_bytes(memory)} and {_fmt_seconds(seconds)}; "
                             "a larger Δ, a shorter support or fewer iterations K make it faster")
     return CostEstimate(memory, seconds, "ok")
+
+
+def _likelihood_cost(events: float, n: int, d: int, p: int) -> tuple[float, float]:
+    """Memory and time of the likelihood's pair design and its Newton iterations, on the layout the fit will choose
+    (:func:`~dphawkes_core.statistics.pair_passes.design_seconds`: dense rows and BLAS, or the compiled sparse rows,
+    whichever is faster with the compiled passes' load counted; the load itself is start-up, not the fit's)."""
+    pairs = events * (1.0 + events * (p + 1) / n)
+    q = d * p
+    dense, compiled = design_seconds(events, pairs, q)
+    if dense <= compiled:
+        return 2 * events * q * 8, dense  # the rows and their copy at the start
+    return pairs * _BYTES_PER_DESIGN_PAIR, compiled - SECONDS_TO_LOAD_COMPILED
 
 
 def _gradient_seconds(d: int, p: int, iters: int, sequences: int | None) -> float:
@@ -224,8 +234,9 @@ def _statistics_cost(n: int, d: int, p: int, n_events: int | None, fft: bool = T
         return dense
     events = float(max(int(n_events), 0))
     pairs = events * (1.0 + events * (p + 1) / n)
-    if not fft:  # the grid-free walk over pairs of events
-        return events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_EVENT_PAIR
+    if not fft:  # the grid-free walk over pairs of events, compiled where that pays
+        per_pair = _SECONDS_PER_EVENT_PAIR if pairs >= COMPILED_MIN_PAIRS else _SECONDS_PER_NUMPY_EVENT_PAIR
+        return events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * per_pair
     sparse = (events * _BYTES_PER_EVENT, events * _SECONDS_PER_EVENT + pairs * _SECONDS_PER_PAIR)
     if n * d > MAX_FFT_CELLS:
         return sparse

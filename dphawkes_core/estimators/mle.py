@@ -21,10 +21,10 @@ kernels non-negative; a step with no exposure has no pairs and stays 0. It start
 solution clipped to positive values and stops when the largest change of a parameter is below ``mle_tol`` times
 the largest parameter (the Newton iterations — of the slowest dimension —, the final relative change and ℓ are
 reported in the result's ``info``). One iteration builds ``H`` from the ``nnz(X)`` non-zero (target, source-step)
-cells (one compiled pass, :mod:`~dphawkes_core.statistics.compiled_passes`) and solves a ``(q+1)``-square
-system; it converges in 5–16 iterations where EM (Lewis & Mohler 2011; tick's ``HawkesEM``), SQUAREM-accelerated,
-took 60–2,000 cycles (Japan quakes at s = 20 days: 0.55 s against 15.8 s; ``docs/accuracy.md``). EM's fixed point is the
-same maximum: the tests compare the two.
+cells (BLAS on dense rows, or one compiled pass over sparse ones: :mod:`~dphawkes_core.statistics.pair_passes`) and
+solves a ``(q+1)``-square system; it converges in 5–16 iterations where EM (Lewis & Mohler 2011; tick's
+``HawkesEM``), SQUAREM-accelerated, took 60–2,000 cycles (Japan quakes at s = 20 days: 0.55 s against 15.8 s;
+``docs/accuracy.md``). EM's fixed point is the same maximum: the tests compare the two.
 
 Not private: it reads the events themselves; no privacy report (like CLS). A count cap C given in the config is
 applied as ctls applies it (the first C events per dimension and w-bin), so it fits the same events as ctls.
@@ -38,11 +38,19 @@ from typing import ClassVar
 
 import numpy as np
 
+from dphawkes_core.data.baseline_bins import BaselineBins
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
-from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls
+from dphawkes_core.estimators.settings import (
+    BASELINE_BINS,
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    Setting,
+    baseline_bins_of,
+    options_class,
+)
+from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls, with_baseline_columns
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import (
     GridFreeStats,
@@ -52,6 +60,7 @@ from dphawkes_core.statistics.exact_times import (
 )
 from dphawkes_core.statistics.info import DataInfo
 from dphawkes_core.statistics.moments import check_design_size
+from dphawkes_core.statistics.pair_passes import stored_cells, target_matrices
 from dphawkes_core.validation import check_count_cap
 
 START_KERNEL_FLOOR = 1e-3  # the start's kernel heights are at least this times 1/s (a branching ratio of 1e-3)
@@ -66,8 +75,9 @@ class PairDesign:
 
     Attributes
     ----------
-    matrices : tuple of scipy.sparse.csr_matrix
-        One per target dimension i: ``X_i[k, c]``, the earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``
+    matrices : tuple of numpy.ndarray or scipy.sparse.csr_matrix
+        One per target dimension i (dense or CSR: :func:`~dphawkes_core.statistics.pair_passes.target_matrices`):
+        ``X_i[k, c]``, the earlier events of source j with ``t_k − u ∈ (bw, (b+1)w]``
         for its k-th target (time order).
     exposure : numpy.ndarray
         ``(q,)`` ``E_c = ∫ N_j^b dt`` over the fit windows (time units).
@@ -87,47 +97,20 @@ class PairDesign:
     @property
     def cells(self) -> int:
         """Non-zero cells of ``X`` (what one pass of EM walks)."""
-        return int(sum(X.nnz for X in self.matrices))
+        return sum(stored_cells(X) for X in self.matrices)
 
 
 def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.ndarray, baseline_time: float,
                 history: bool = True) -> PairDesign:
     """:class:`PairDesign` of ``events`` (kept under ``cap``, as ctls keeps them) for steps of ``width``, with the
     given exposures. ``history``: the first s of every window is history only (the family's convention); without
-    it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``."""
-    from scipy.sparse import csr_matrix  # loaded when a design is built (~0.3 s), not at the family's import
-
-    from dphawkes_core.statistics.compiled_passes import group_rows, target_rows  # numba: loaded here
-
-    d, q = events.dim, events.dim * int(lags)
-    pointers, columns, counts, target_dims, n_cells = [np.zeros(1, dtype=np.int64)], [], [], [], 0
+    it every event is a target (tick's ``HawkesEM``). Sequences with ``T <= s`` are skipped when ``history``. The
+    rows are dense or CSR, whichever pays (:func:`~dphawkes_core.statistics.pair_passes.target_matrices`)."""
     first = float(lags) if history else -math.inf
-    for seq in events.sequences:
-        if history and float(seq.end_time) / width <= lags:
-            continue
-        x, dims, _ = sequence_arrays(seq.times, width, cap)
-        indptr, indices, cells, tdims = target_rows(x, dims, d, int(lags), first)
-        pointers.append(indptr[1:] + n_cells)
-        columns.append(indices)
-        counts.append(cells)
-        target_dims.append(tdims)
-        n_cells += indices.size
-    indptr, indices, cells, starts = group_rows(_joined(pointers, np.int64), _joined(columns, np.int64),
-                                                _joined(counts, np.float64), _joined(target_dims, np.int64), d)
-    matrices = []
-    for i in range(d):
-        r0, r1 = starts[i], starts[i + 1]
-        c0, c1 = indptr[r0], indptr[r1]
-        rows = (indptr[r0:r1 + 1] - c0).astype(np.int32 if c1 - c0 < 2**31 else np.int64)
-        matrices.append(csr_matrix((cells[c0:c1], indices[c0:c1], rows), shape=(int(r1 - r0), q), copy=False))
-    return PairDesign(tuple(matrices), np.asarray(exposure, dtype=np.float64), float(baseline_time))
-
-
-def _joined(parts: list, dtype) -> np.ndarray:
-    """The arrays of ``parts`` end to end (the one array itself when there is one)."""
-    if len(parts) == 1:
-        return parts[0]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+    sequences = [sequence_arrays(seq.times, width, cap)[:2] for seq in events.sequences
+                 if not history or float(seq.end_time) / width > lags]
+    matrices = target_matrices(sequences, events.dim, int(lags), first)
+    return PairDesign(matrices, np.asarray(exposure, dtype=np.float64), float(baseline_time))
 
 
 # --- the likelihood and EM ------------------------------------------------------------------------------------
@@ -160,14 +143,17 @@ class MLOutcome:
     converged: bool
 
 
-def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int) -> MLOutcome:
+def maximise_likelihood(design: PairDesign, start: np.ndarray, tol: float, max_iter: int,
+                        lower: np.ndarray | None = None) -> MLOutcome:
     """Projected Newton (:func:`~dphawkes_core.estimators.solvers.newton_dimension`) on every target dimension
-    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations."""
+    from ``start`` (positive) until ``max|Δθ_i| <= tol·max|θ_i|`` or ``max_iter`` iterations; θ >= ``lower``
+    (``(d, q+1)``, default 0: a baseline floor)."""
     theta = np.array(start, dtype=np.float64)
     exposure = np.append(design.exposure, design.baseline_time)
     iterations, changes, converged = [], [], True
     for i, X in enumerate(design.matrices):
-        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter)
+        theta[i], count, change, done = newton_dimension(X, exposure, theta[i], tol, max_iter,
+                                                         None if lower is None else lower[i])
         iterations.append(count)
         changes.append(change)
         converged &= done
@@ -185,6 +171,60 @@ def positive_start(theta_ls: np.ndarray, design: PairDesign, support: float) -> 
     return start
 
 
+# --- a baseline that follows the clock (dphawkes_core.data.baseline_bins) ------------------------------------
+
+@dataclass(frozen=True)
+class BaselineDesign:
+    """The parts of a periodic (or windowed) baseline at the targets: ``parts[i]`` (the part of each target of
+    dimension i, in the order of :attr:`PairDesign.matrices`' rows), ``exposure`` (``(K,)``: the fit windows' time in
+    each part) and the :class:`~dphawkes_core.data.baseline_bins.BaselineBins`."""
+
+    parts: tuple
+    exposure: np.ndarray
+    bins: BaselineBins
+
+
+def baseline_design(events, width: float, lags: int, cap: int | None, bins: BaselineBins) -> BaselineDesign:
+    """:class:`BaselineDesign` of the targets of :func:`pair_design` (history-only first s: the events at ``t >= s``
+    of every window longer than s, kept under ``cap``) and the exposure of each part over ``[s, T]``."""
+    d, parts, exposure = events.dim, [[] for _ in range(events.dim)], np.zeros(bins.bins)
+    for seq in events.sequences:
+        if float(seq.end_time) / width <= lags:
+            continue
+        x, dims, _ = sequence_arrays(seq.times, width, cap)
+        target = x >= float(lags)
+        part = bins.index(x[target] * width, seq.start_time, seq.end_time)
+        for i in range(d):
+            parts[i].append(part[dims[target] == i])
+        exposure += bins.exposure(width * lags, float(seq.end_time), seq.start_time, float(seq.end_time))
+    return BaselineDesign(tuple(np.concatenate(p) if p else np.zeros(0, np.int64) for p in parts), exposure, bins)
+
+
+def maximise_periodic(design: PairDesign, baseline: BaselineDesign, start: np.ndarray, tol: float, max_iter: int,
+                      floor: np.ndarray) -> tuple[MLOutcome, np.ndarray]:
+    """The likelihood with the baseline ``μ_ik`` of each part: per target dimension, projected Newton on ``[X, B]``
+    (B: the parts' indicators, exposures the parts' times; the intercept column held at 0 by a zero exposure) from
+    the constant ``start`` (``(d, q+1)``), every part at least ``floor[i]`` — a part no fit window reaches (all of it
+    within s of a window's start) has no likelihood and is set to the floor. Returns the outcome (``theta``
+    ``(d, q+K)``: kernels, then the parts) and the profile ``(d, K)``."""
+    q, K = design.exposure.size, baseline.bins.bins
+    exposure = np.concatenate([design.exposure, baseline.exposure, [0.0]])
+    theta, total, iterations, changes, converged = np.zeros((start.shape[0], q + K)), 0.0, [], [], True
+    for i, X in enumerate(design.matrices):
+        wide = with_baseline_columns(X, baseline.parts[i], K)
+        first = np.concatenate([start[i, :-1], np.full(K, start[i, -1]), [0.0]])
+        lower = np.concatenate([np.zeros(q), np.full(K, floor[i]), [0.0]])
+        theta_i, count, change, done = newton_dimension(wide, exposure, first, tol, max_iter, lower)
+        theta[i] = theta_i[:-1]
+        theta[i, q:] = np.where(baseline.exposure > 0, theta[i, q:], floor[i])  # unseen parts: the floor
+        total += float(np.sum(np.log(wide @ theta[i])) - theta[i] @ exposure[:-1])
+        iterations.append(count)
+        changes.append(change)
+        converged &= done
+    outcome = MLOutcome(theta, total, max(iterations), max(changes), bool(converged))
+    return outcome, theta[:, q:]
+
+
 # --- the family -------------------------------------------------------------------------------------------------
 
 SETTINGS = (
@@ -194,6 +234,9 @@ SETTINGS = (
     Setting("mle_max_iter", "largest number of iterations", "int", 500,
             "Newton stops after this many iterations even if not converged (the result says so)",
             minimum=1, step=100),
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    BASELINE_BINS,
 )
 
 MLEOptions = options_class("MLEOptions", SETTINGS, "exact event times (maximum likelihood)", __name__)
@@ -207,6 +250,7 @@ class MLEStats(GridFreeStats):
 
     kind: ClassVar[str] = "pairs"
     pair_design: PairDesign | None = None
+    baseline_design: BaselineDesign | None = None
 
 
 class MLE(Family):
@@ -222,7 +266,7 @@ class MLE(Family):
     privacy = PrivacyTags(private=False, units=("event", "sequence"))
     inputs = InputTags(statistics=Statistics.PAIRS)
     cost = CostTags(kind="likelihood")
-    audit_hints = AuditHints(noiseless_limit="maximum likelihood")
+    audit_hints = AuditHints(noiseless_limit="maximum likelihood", noiseless_options=dict(baseline_floor=0.0))
 
     def prepare_stats(self, events, config):
         """ctls's statistics of the events kept under ``config.count_cap`` (all when None) and their pair design
@@ -235,7 +279,10 @@ class MLE(Family):
         w = config.bin_size
         exposure = w * (np.tile(pieces.totals, pieces.lags) - pieces.head_int - pieces.tail_int)
         design = pair_design(events, w, config.lags, cap, exposure, w * pieces.duration)
-        stats = MLEStats(**{f.name: getattr(grid, f.name) for f in fields(grid)}, pair_design=design)
+        bins = baseline_bins_of(config)
+        periodic = None if bins.constant else baseline_design(events, w, config.lags, cap, bins)
+        stats = MLEStats(**{f.name: getattr(grid, f.name) for f in fields(grid)}, pair_design=design,
+                         baseline_design=periodic)
         info = DataInfo(
             n_bins=sum(bins_in_window(s.end_time, w) for s in events.sequences), n_events=events.n_events,
             binned_events=counts["kept"], dropped_events=0, clipped_events=counts["clipped"],
@@ -257,12 +304,29 @@ class MLE(Family):
         w = stats.width
         design = stats.pair_design
         theta_ls = solve_cls(stats)[0] / w
-        outcome = maximise_likelihood(design, positive_start(theta_ls, design, w * stats.lags), config.mle_tol,
-                                      config.mle_max_iter)
-        U = w * outcome.theta
-        info = {"solver": "projected Newton", "start": "ctls least squares clipped to positive",
+        lower = np.zeros((design.targets.size, design.exposure.size + 1))
+        lower[:, -1] = config.baseline_floor * np.maximum(design.targets, 1) / max(design.baseline_time, 1e-300)
+        start = positive_start(theta_ls, design, w * stats.lags)
+        periodic = stats.baseline_design
+        if (periodic is None) != baseline_bins_of(config).constant or (
+                periodic is not None and periodic.bins != baseline_bins_of(config)):
+            raise ConfigError(f"{self.label}: these statistics were computed for another baseline (its period and "
+                              "parts): compute them with prepare_stats on this config")
+        extra = {}
+        if periodic is None:
+            outcome = maximise_likelihood(design, start, config.mle_tol, config.mle_max_iter, lower)
+            U = w * outcome.theta
+        else:
+            outcome, profile = maximise_periodic(design, periodic, start, config.mle_tol, config.mle_max_iter,
+                                                 lower[:, -1])
+            mean = profile @ periodic.exposure / max(float(periodic.exposure.sum()), 1e-300)
+            U = w * np.column_stack([outcome.theta[:, :design.exposure.size], mean])
+            extra = {**periodic.bins.to_dict(), "baseline_profile": profile.tolist(),
+                     "baseline_note": "the baseline of each part; 'baseline' is their mean over the fit windows"}
+        info = {"solver": "projected Newton", "start": "ctls least squares clipped to positive", **extra,
                 "iterations": outcome.iterations, "relative_change": outcome.relative_change,
                 "tolerance": float(config.mle_tol), "converged": outcome.converged,
                 "log_likelihood": outcome.log_likelihood, "targets": int(design.targets.sum()),
-                "cells": design.cells, "statistics": "exact event times"}
+                "cells": design.cells, "statistics": "exact event times",
+                "baseline_floor_share": config.baseline_floor, "baseline_floor": lower[:, -1].tolist()}
         return U, [paper_loss(U, stats)], info

@@ -208,13 +208,16 @@ def _option_value(setting, rng: np.random.Generator):
     return tuple(scaled(x) for x in setting.default) if setting.kind == "floats" else scaled(setting.default)
 
 
-def draw_config(family: Family, rng: np.random.Generator, unit: str = "event", tries: int = 40):
+def draw_config(family: Family, rng: np.random.Generator, unit: str = "event", tries: int = 40,
+                defaults: bool = False):
     """A formal config of ``family`` from public settings only (:data:`SHARED_GRID`, its own options from its
-    settings) and d: ``(config, d)``; ``None`` when ``tries`` draws are all refused."""
+    settings — ``defaults``: each at its default, the release users make unless they change it) and d:
+    ``(config, d)``; ``None`` when ``tries`` draws are all refused."""
     calibration = "formal" if "formal" in family.privacy.calibrations else family.privacy.calibrations[0]
     for _ in range(tries):
         shared = {name: values[int(rng.integers(len(values)))] for name, values in SHARED_GRID.items()}
-        options = {s.name: _option_value(s, rng) for s in family.settings}
+        options = {s.name: s.default if defaults and (s.default is not None or s.optional) else _option_value(s, rng)
+                   for s in family.settings}
         unit_options = dict(count_cap=shared["count_cap"]) if unit == "event" else dict(
             privacy_unit="sequence", count_cap=None, sequence_clip=float(rng.choice([1e-3, 1.0, 1e3])))
         try:
@@ -651,7 +654,8 @@ def search_neighbours(family: Family, budget: Budget = Budget(), configs=None) -
     budget : Budget
         How many configs, climbs and moves.
     configs : sequence of (FitConfig, int), optional
-        ``(config, d)`` pairs to search; default: ``budget.configs`` drawn by :func:`draw_config`.
+        ``(config, d)`` pairs to search; default: ``budget.configs`` drawn by :func:`draw_config`, the first with
+        the family's options at their defaults (however many options a family grows, its default release is searched).
 
     Returns
     -------
@@ -659,7 +663,8 @@ def search_neighbours(family: Family, budget: Budget = Budget(), configs=None) -
     """
     rng = np.random.default_rng(budget.seed)
     if configs is None:
-        configs = [c for c in (draw_config(family, rng) for _ in range(budget.configs)) if c is not None]
+        configs = [c for c in (draw_config(family, rng, defaults=k == 0) for k in range(budget.configs))
+                   if c is not None]
     findings, evaluations, skipped = [], 0, []
     for config, dim in configs:
         try:

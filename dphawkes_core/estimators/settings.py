@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from dphawkes_core.data.baseline_bins import BASELINE_FLOOR_SHARE, BaselineBins
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.validation import is_number, is_whole
 
@@ -59,7 +60,8 @@ class Setting:
     added_later : bool
         Added after ledgers were written with the family: at its default it is left out of a release request's
         identity (:func:`~dphawkes_core.release.session.request_identity`), so the entries of those ledgers still
-        replay. Only for an option whose default reproduces what the family did before it existed.
+        replay. Only for an option whose default reproduces what the family did before it existed, or that only
+        post-processes the same release (the baseline floor): a replay returns the release as it was recorded.
     """
 
     name: str
@@ -196,3 +198,31 @@ def options_class(name: str, settings: tuple[Setting, ...], family_label: str, m
 STEP_RULES = ("theorem", "constant")
 ITERATIONS = Setting("iters", "iterations K", "int", 1000, "number of noisy gradient steps", minimum=1,
                      maximum=10**7, step=100, primary=True)
+
+# ---- settings that the families with a non-negative estimate share (ssp, ctls, exp, mle) ----
+
+BASELINE_FLOOR = Setting(
+    "baseline_floor", "baseline floor (share of the mean rate)", "float", BASELINE_FLOOR_SHARE,
+    "every baseline is at least this share of its dimension's mean rate (its released count over the window), so "
+    "that with kernels >= 0 no event has probability 0; post-processing of released numbers, no privacy cost (0: "
+    "none)", minimum=0.0, maximum=1.0, step=0.05, added_later=True)
+
+# ---- the baseline that follows the clock (mle, exp): dphawkes_core.data.baseline_bins ----
+
+BASELINE_PERIOD = Setting(
+    "baseline_period", "baseline period P", "float", None,
+    "the baseline is constant on K equal parts of a period of this length on the data's time axis (24 for the day "
+    "in hours, 168 the week)", minimum=0.0, minimum_exclusive=True, optional=True,
+    none_means="no period: the K parts are equal bins of each sequence's window", added_later=True)
+BASELINE_BINS = Setting(
+    "baseline_bins", "baseline parts K", "int", 1,
+    "the number of parts the baseline is constant on (of the period, or of each window without one); 1: a constant "
+    "baseline (whatever the period)", minimum=1, maximum=1000, added_later=True)
+
+
+def baseline_bins_of(config) -> BaselineBins:
+    """The :class:`~dphawkes_core.data.baseline_bins.BaselineBins` a config asks for (constant for a family without
+    the options)."""
+    if not config.family.reads("baseline_bins"):
+        return BaselineBins()
+    return BaselineBins(int(config.baseline_bins), config.baseline_period)

@@ -32,8 +32,15 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.family import AuditHints, PrivacyTags
 from dphawkes_core.estimators.releases import SingleRelease, noisy_statistics, ssp_sensitivity, symmetric_noise
 from dphawkes_core.estimators.sequence_unit import check_auto_clip, prepare_sequence_stats, sequence_privacy_report
-from dphawkes_core.estimators.settings import Setting, options_class
-from dphawkes_core.estimators.solvers import paper_loss, roughness_matrix, solve_cls, solve_nonnegative, stabilise
+from dphawkes_core.estimators.settings import BASELINE_FLOOR, Setting, options_class
+from dphawkes_core.estimators.solvers import (
+    baseline_floor,
+    paper_loss,
+    roughness_matrix,
+    solve_cls,
+    solve_nonnegative,
+    stabilise,
+)
 from dphawkes_core.privacy.calibration import data_R
 from dphawkes_core.privacy.count_cap import step_cap_rule
 from dphawkes_core.privacy.noise import NoiseSource, uses_discrete
@@ -139,7 +146,7 @@ def released_stats(stats: SufficientStats, sigma: float, release: str,
 
 def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabiliser: str,
             rng: NoiseSource, release: str = "lagged", nonnegative: bool = True,
-            smoothing: float = 0.0) -> tuple[np.ndarray, dict]:
+            smoothing: float = 0.0, floor: float = 0.0) -> tuple[np.ndarray, dict]:
     """DP-SSP: release once, stabilise ``Â`` and solve the least-squares problem.
 
     Parameters
@@ -159,6 +166,9 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
         otherwise solve ``θ Ã = b̂``.
     smoothing : float
         Weight s of the roughness penalty ``λ·s·θ DᵀD θᵀ`` across lags (0: none).
+    floor : float
+        With ``nonnegative``: every baseline at least this share of its dimension's released mean count
+        (:func:`~dphawkes_core.estimators.solvers.baseline_floor`; 0: none).
 
     With σ = 0, λ = 0, no smoothing and ``nonnegative=False`` this is exactly :func:`solve_cls`.
     """
@@ -168,12 +178,14 @@ def run_ssp(stats: SufficientStats, sigma2: float, ridge: float | None, stabilis
     A_tilde = stabilise(A_hat, lam, stabiliser)
     if smoothing > 0:
         A_tilde = A_tilde + lam * smoothing * roughness_matrix(stats.dim, stats.lags)
+    lower = baseline_floor(b_hat, A_hat, stats.n_rows, floor if nonnegative else 0.0)
     if nonnegative:
-        theta, info = solve_nonnegative(A_tilde, b_hat), {"solver": "nnls"}
+        theta, info = solve_nonnegative(A_tilde, b_hat, lower), {"solver": "nnls"}
     else:
         theta, info = solve_cls(replace(stats, A=A_tilde, b=b_hat))
     info.update({"ridge": lam, "stabiliser": stabiliser, "ssp_release": release, "nonnegative": nonnegative,
-                 "smoothing": smoothing})
+                 "smoothing": smoothing, "baseline_floor_share": floor if nonnegative else 0.0,
+                 "baseline_floor": lower[:, -1].tolist()})  # in the units of θ (Δ × a rate)
     return theta, info
 
 
@@ -212,6 +224,7 @@ SETTINGS = (
             cli_flag="--ssp-allow-negative", cli_negates=True),
     Setting("ssp_smoothing", "smoothing across lags", "float", 10.0,
             "weight of the roughness penalty across lags, in units of λ (0: none)", minimum=0.0, step=1.0),
+    BASELINE_FLOOR,
 )
 SSPOptions = options_class("SSPOptions", SETTINGS, "DP-SSP", __name__)
 
@@ -279,7 +292,8 @@ class SSP(SingleRelease):
 
     def run(self, stats, config, report, rng, transcript=None):
         U, info = run_ssp(stats, report.sigma2, config.ridge, config.stabiliser, rng, config.ssp_release,
-                          config.ssp_nonnegative, config.ssp_smoothing)
+                          config.ssp_nonnegative, config.ssp_smoothing, config.baseline_floor)
+        info["baseline_floor"] = (np.asarray(info["baseline_floor"]) / config.bin_size).tolist()  # a rate
         return U, [paper_loss(U, stats)], info
 
     def noisy_output(self, stats, config, report, rng):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dphawkes_core.data.baseline_bins import BaselineBins, BaselineProfile
 from dphawkes_core.evaluation.lag_average import fit_steps
 from dphawkes_core.evaluation.step_kernels import StepKernels
 
@@ -85,3 +86,15 @@ def fit_functions(result: FitResult) -> ExponentialKernels | StepKernels:
                                   baseline=np.asarray(result.baseline, dtype=float),
                                   window=float(result.bin_size * result.lags))
     return fit_steps(result)
+
+
+def fit_baseline(baseline, info: dict | None) -> BaselineProfile:
+    """A fit's baseline as a :class:`~dphawkes_core.data.baseline_bins.BaselineProfile`: the parts it reports
+    (``info["baseline_profile"]``, ``baseline_bins``, ``baseline_period``: a baseline that follows the clock), else
+    the constant ``baseline`` (``(d,)``)."""
+    info = info or {}
+    if "baseline_profile" not in info:
+        return BaselineProfile.constant(baseline)
+    period = info.get("baseline_period")
+    bins = BaselineBins(int(info["baseline_bins"]), None if period is None else float(period))
+    return BaselineProfile(np.asarray(info["baseline_profile"], dtype=float), bins)

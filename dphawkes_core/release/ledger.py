@@ -72,8 +72,9 @@ __all__ = [  # the accountant's API, with the mechanisms and composition of :mod
     "DEFAULT_BUDGET_DELTA", "DEFAULT_BUDGET_EPSILON", "MECHANISM_KINDS", "Budget", "BudgetExceeded",
     "DataLedger", "Entry", "LedgerKey", "Mechanism", "LedgerOutcome", "compose_epsilon",
     "CAPPED_EVENT_NOTE", "CHARGED", "EVENT_ONLY_NOTE", "FAILED", "PUBLIC_MARK_REASON", "RELEASED", "ChargedNotReleased",
-    "DataLook", "PersonPromise", "PromiseRefused", "PublicMark", "Statement", "absorb", "canonical_json", "grouped",
-    "group_factor", "gaussian_mechanism", "is_metered", "person_epsilon", "utc_now",
+    "DataLook", "PersonPromise", "PromiseRefused", "PublicMark", "SettingChange", "Statement", "absorb", "budget_words",
+    "canonical_json", "grouped", "group_factor", "mark_words", "gaussian_mechanism", "is_metered", "person_epsilon",
+    "utc_now",
 ]
 
 DEFAULT_BUDGET_EPSILON = 5.0
@@ -97,11 +98,11 @@ CAPPED_EVENT_NOTE = ("this event-level release keeps each sequence's first {cap}
                      "is for one event of the capped data; one raw event costs ε = {event:.3g} (a swap of two capped "
                      "events) and one whole sequence ε = {sequence:.3g} (up to 2M = {group} capped events), both "
                      "charged to the data set's budget (δ = {delta:.0e})")
-TOOLS = ("app", "cli", "python", "migration")
+TOOLS = ("app", "cli", "python", "migration", "sql")
 CHARGED, RELEASED, FAILED = "charged", "released", "failed"  # an entry's states (module docstring)
 STATES = (CHARGED, RELEASED, FAILED)
 _TOOL_WORDS = {"app": "the app", "cli": "the CLI", "python": "the Python API",
-               "migration": "a format-2 ledger (migrated)"}
+               "migration": "a format-2 ledger (migrated)", "sql": "SQL written by hand in the ledger's database"}
 
 
 class ChargedNotReleased(DPHawkesError):
@@ -225,6 +226,32 @@ class PersonPromise(Statement):
         """``one sequence was declared one person's on 2026-11-26 16:40 UTC from the CLI (note: …)``."""
         return (f"one sequence was declared one person's {self.when_and_where()}"
                 + (f" (note: {self.note})" if self.note else ""))
+
+
+@dataclass(frozen=True)
+class SettingChange(Statement):
+    """A change of a data set's budget or public mark, kept in its ledger: when, from which tool, who made it (the OS
+    user for a ledger file; the database role, and the OS user its client stated, for a database) and what it set
+    (``what``: ``budget ε = 2, δ = 1e-05``, ``marked public (note: …)``, ``public mark withdrawn``)."""
+
+    who: str = ""
+    what: str = ""
+
+    def sentence(self) -> str:
+        """``budget ε = 2, δ = 1e-05 — by alice on 2026-11-26 16:40 UTC from the CLI``."""
+        return f"{self.what} — by {self.who or 'an unknown user'} {self.when_and_where()}"
+
+
+def budget_words(budget: Budget) -> str:
+    """``budget ε = 2, δ = 1e-05``: what a change of the budget set."""
+    return f"budget ε = {budget.epsilon:.6g}, δ = {budget.delta:.3g}"
+
+
+def mark_words(mark: PublicMark | None) -> str:
+    """``marked public (note: …)`` or ``public mark withdrawn``: what a change of the public mark set."""
+    if mark is None:
+        return "public mark withdrawn"
+    return "marked public" + (f" (note: {mark.note})" if mark.note else "")
 
 
 @dataclass(frozen=True)
@@ -355,6 +382,8 @@ class DataLedger:
         Non-private looks at the rows, in order: each later release names them (:func:`looks_reason`).
     person : PersonPromise or None
         The declaration "one sequence is one person" (:attr:`promise`).
+    changes : tuple of SettingChange
+        Every change of the budget or the public mark, in order: who made it and when (:meth:`configured`).
     """
 
     key: LedgerKey
@@ -365,6 +394,7 @@ class DataLedger:
     migrated: tuple[str, ...] = ()
     looks: tuple[DataLook, ...] = ()
     person: PersonPromise | None = None
+    changes: tuple[SettingChange, ...] = ()
 
     @property
     def public(self) -> bool:
@@ -482,11 +512,12 @@ class DataLedger:
     # --- the transitions a store applies, each in one transaction (each returns the new snapshot) ----------------
 
     def configured(self, budget: Budget | None = None, label: str = "", public: bool | None = None,
-                   tool: str = "python", note: str = "", now: str = "") -> DataLedger:
+                   tool: str = "python", note: str = "", now: str = "", who: str = "") -> DataLedger:
         """The owner's settings: a given ``budget`` replaces the stored one (one below what either view has already
         spent — the sequence view unless closed — is refused); ``public=True`` marks the data public (recording
         ``now``, the ``tool`` and the ``note``; a mark already set is kept as it was), ``public=False`` withdraws the
-        mark; a non-empty ``label`` renames the data set. Returns this very snapshot when nothing changes."""
+        mark; a non-empty ``label`` renames the data set. Each change of the budget or the mark is recorded
+        (:class:`SettingChange`, made by ``who``). Returns this very snapshot when nothing changes."""
         ledger = self
         if budget is not None and budget != ledger.budget:
             views = [dataclasses.replace(ledger.view(unit), budget=budget) for unit in ("event", "sequence")]
@@ -495,9 +526,12 @@ class DataLedger:
                 raise BudgetExceeded(f"refused: a budget of ε = {budget.epsilon:.3g} is below the ε already "
                                      f"spent on this data set ({spent:.3g} at δ = {budget.delta:.0e}, in the "
                                      "view that spent most)")
-            ledger = dataclasses.replace(ledger, budget=budget)
+            ledger = dataclasses.replace(ledger, budget=budget, changes=ledger.changes + (
+                SettingChange(now, tool, who, budget_words(budget)),))
         if public is not None and public != ledger.public:
-            ledger = dataclasses.replace(ledger, public_mark=PublicMark(now, tool, note) if public else None)
+            mark = PublicMark(now, tool, note) if public else None
+            ledger = dataclasses.replace(ledger, public_mark=mark, changes=ledger.changes + (
+                SettingChange(now, tool, who, mark_words(mark)),))
         if label and label != ledger.label:
             ledger = dataclasses.replace(ledger, label=label)
         return ledger
@@ -579,6 +613,7 @@ class DataLedger:
             "metered_releases": len(self.metered), "unmetered_outputs": len(self.unmetered),
             "migrated_from_format_2": list(self.migrated),
             "looks": [dataclasses.asdict(look) for look in self.looks], "person_promise": self.promise or None,
+            "setting_changes": [dataclasses.asdict(change) for change in self.changes],
             "entries": [{"created": e.created, "label": e.label, "privacy_unit": e.unit, "formal": e.formal,
                          "max_events": e.max_events, "state": e.state,
                          **({"error": e.result.get("error", "")} if e.state == FAILED else {}),
@@ -604,19 +639,27 @@ class LedgerOutcome:
     ledger: DataLedger
 
 
-def absorb(stored: DataLedger | None, old: DataLedger, name: str) -> DataLedger:
+def absorb(stored: DataLedger | None, old: DataLedger, name: str, now: str = "", who: str = "") -> DataLedger:
     """A migrated ledger ``old`` (named ``name``, ``unit:fingerprint`` of format 2) joined to the stored ledger of
     its source, once: nothing changes when ``name`` was migrated already. The entries keep their own request
     identities, in time order; the budget is the smaller (the smallest of every old one: the caller gives each the
-    smallest of its declaration's); the data stay public only when both were."""
+    smallest of its declaration's); the data stay public only when both were. A change of the budget or the mark is
+    recorded (tool ``migration``, made by ``who`` at ``now``)."""
     if stored is None:
-        return dataclasses.replace(old.view("event"), migrated=(name,))
+        stored = DataLedger(LedgerKey(old.key.fingerprint), old.budget, old.label, old.public_mark)
+        stored = dataclasses.replace(stored, changes=(SettingChange(now, "migration", who, budget_words(old.budget)),)
+                                     + ((SettingChange(now, "migration", who, mark_words(old.public_mark)),)
+                                        if old.public else ()))
+        return dataclasses.replace(stored, entries=old.entries, migrated=(name,), looks=old.looks, person=old.person)
     if name in stored.migrated:
         return stored
     entries = tuple(sorted(stored.entries + old.entries, key=lambda e: e.created))
     budget = min(stored.budget, old.budget, key=lambda b: (b.epsilon, b.delta))
     mark = stored.public_mark if stored.public and old.public else None
-    return dataclasses.replace(stored, entries=entries, budget=budget, public_mark=mark,
+    changes = stored.changes + ((SettingChange(now, "migration", who, budget_words(budget)),)
+                                if budget != stored.budget else ()) + (
+        (SettingChange(now, "migration", who, mark_words(mark)),) if mark != stored.public_mark else ())
+    return dataclasses.replace(stored, entries=entries, budget=budget, public_mark=mark, changes=changes,
                                migrated=stored.migrated + (name,), looks=stored.looks + old.looks)
 
 

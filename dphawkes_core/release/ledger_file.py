@@ -30,16 +30,20 @@ from dphawkes_core.release.ledger import (
     LedgerOutcome,
     PersonPromise,
     PublicMark,
+    SettingChange,
     absorb,
+    budget_words,
     canonical_json,
     utc_now,
 )
-from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, stamped
+from dphawkes_core.release.ledger_copy import joined
+from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, os_user, stamped
 
 FILE_FORMAT = "dphawkes-ledger"
-FILE_VERSION = 5  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
-READABLE_VERSIONS = (3, 4, 5)  # enforced cap M of an event-level entry (a format-3 entry has none: read as uncapped);
-# 5: each entry's state (charged before its draw), the looks at the rows and the per-person promise
+FILE_VERSION = 6  # 3: one ledger per source's rows, entries with their unit, the public mark's provenance; 4: the
+READABLE_VERSIONS = (3, 4, 5, 6)  # enforced cap M of an event-level entry (format 3 has none: read as uncapped);
+# 5: each entry's state (charged before its draw), the looks at the rows and the per-person promise; 6: every change
+# of the budget or the public mark, with who made it (the OS user) and when
 
 
 class LedgerBook(LedgerStore):
@@ -55,6 +59,11 @@ class LedgerBook(LedgerStore):
     def __init__(self, path):
         self.path = Path(path).expanduser()
 
+    @property
+    def address(self) -> str:
+        """The ledger file's path."""
+        return str(self.path)
+
     def ledgers(self) -> tuple[DataLedger, ...]:
         """Every source's ledger in the file (event views)."""
         return tuple(self._load().values())
@@ -68,9 +77,9 @@ class LedgerBook(LedgerStore):
              tool: str = "python", note: str = "") -> DataLedger:
         """See :meth:`LedgerStore.open`."""
         def change(ledger):
-            configured = ledger.configured(budget, label, public, tool, note, utc_now())
+            configured = ledger.configured(budget, label, public, tool, note, utc_now(), os_user())
             return configured, configured
-        return self._transact(key, change)
+        return self._transact(key, change, tool)
 
     def charge(self, key: LedgerKey, entry: Entry) -> LedgerOutcome:
         """See :meth:`LedgerStore.charge`."""
@@ -99,21 +108,35 @@ class LedgerBook(LedgerStore):
         """See :meth:`LedgerStore.absorb`."""
         with self._locked() as ledgers:
             stored = ledgers.get(ledger.key.fingerprint)
-            merged = absorb(stored, ledger, name)
+            merged = absorb(stored, ledger, name, utc_now(), os_user())
             if merged is not stored:
                 ledgers[ledger.key.fingerprint] = merged.view("event")
         return merged
 
+    def merge(self, ledger: DataLedger) -> tuple[DataLedger, int]:
+        """See :meth:`LedgerStore.merge`."""
+        with self._locked() as ledgers:
+            stored = ledgers.get(ledger.key.fingerprint)
+            after, added = joined(stored, ledger, utc_now(), os_user())
+            if after is not stored:
+                ledgers[ledger.key.fingerprint] = after
+        return after, added
+
     # storage
 
-    def _transact(self, key: LedgerKey, change: Callable[[DataLedger], tuple]):
+    def _transact(self, key: LedgerKey, change: Callable[[DataLedger], tuple], tool: str = "python"):
         """Under the file's lock: ``change(ledger)`` → ``(new ledger, answer)`` on the ledger of ``key`` (the stored
         one through ``key``'s unit, or a new one with the default budget); the new ledger is written (atomically)
-        when it is new or changed. An exception writes nothing."""
+        when it is new or changed — a new one with the budget it was opened with recorded as a change (``tool``, the
+        OS user). An exception writes nothing."""
         with self._locked() as ledgers:
             stored = ledgers.get(key.fingerprint)
             current = (stored or DataLedger(LedgerKey(key.fingerprint))).view(key.unit)
             ledger, answer = change(current)
+            if stored is None and not any(c.what.startswith("budget") for c in ledger.changes):
+                opened = dataclasses.replace(ledger, changes=(
+                    SettingChange(utc_now(), tool, os_user(), budget_words(ledger.budget)),) + ledger.changes)
+                answer, ledger = opened if answer is ledger else answer, opened
             if stored is None or ledger is not current:
                 ledgers[key.fingerprint] = ledger.view("event")
         return answer
@@ -195,6 +218,7 @@ def _ledger_to_dict(ledger: DataLedger) -> dict:
             "budget": dataclasses.asdict(ledger.budget), "migrated": list(ledger.migrated),
             "looks": [dataclasses.asdict(look) for look in ledger.looks],
             "person": dataclasses.asdict(ledger.person) if ledger.person else None,
+            "changes": [dataclasses.asdict(change) for change in ledger.changes],
             "entries": [dataclasses.asdict(e) for e in ledger.entries]}
 
 
@@ -203,7 +227,8 @@ def _ledger_from_dict(item: dict) -> DataLedger:
     return DataLedger(LedgerKey(item["fingerprint"]), Budget(**item["budget"]), item["label"],
                       PublicMark(**mark) if mark else None, entries_from(item["entries"], None),
                       tuple(item["migrated"]), tuple(DataLook(**look) for look in item.get("looks", ())),
-                      PersonPromise(**person) if person else None)
+                      PersonPromise(**person) if person else None,
+                      tuple(SettingChange(**change) for change in item.get("changes", ())))
 
 
 def entries_from(items, unit: str | None) -> tuple[Entry, ...]:

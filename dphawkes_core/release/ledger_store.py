@@ -3,9 +3,17 @@
 A store keeps every source's :class:`~dphawkes_core.release.ledger.DataLedger` and is the one place a ledger
 changes. Each act below is one transaction on one source's ledger: read it (locked against every other writer of
 that source), apply the accountant's pure transition (the rules live there, not in the store), write the result —
-all or nothing. The first implementation is one JSON file (:class:`~dphawkes_core.release.ledger_file.LedgerBook`);
-a database store implements the same methods a second time (a row lock per source, or a serialisable transaction,
-around the same transitions; or the same rules inside the database).
+all or nothing. Two implementations, chosen by the ledger's address (:func:`~.ledger_address.open_ledger`): one
+JSON file (:class:`~dphawkes_core.release.ledger_file.LedgerBook`, the embedded default) and a PostgreSQL database
+for a team (:class:`~dphawkes_core.release.ledger_postgres.PostgresLedger`: a row lock per source around the same
+transitions, and the budget checked a second time inside the database, whose roles are the owner's and the
+analysts' rights).
+
+**Rights.** The owner's acts (:meth:`LedgerStore.open` with a budget or a public mark, :meth:`~LedgerStore.absorb`,
+:meth:`~LedgerStore.merge`) set what the analysts' acts (:meth:`~LedgerStore.charge`, :meth:`~LedgerStore.settle`,
+:meth:`~LedgerStore.note_look`, :meth:`~LedgerStore.promise_person`) spend within. A ledger file cannot tell them
+apart (whoever may write the file is its owner; the CLI's ``fit`` only sets the first budget of a new data set); a
+shared store (:attr:`LedgerStore.shared`) refuses the owner's acts to an analyst in the database itself.
 
 **Charge first.** A release is three steps (:meth:`LedgerStore.record_spend`):
 
@@ -22,6 +30,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import dataclasses
+import getpass
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +39,7 @@ from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.release.ledger import (
     CHARGED,
     Budget,
+    BudgetExceeded,
     DataLedger,
     DataLook,
     Entry,
@@ -45,20 +55,44 @@ class LedgerError(DPHawkesError):
     """The ledger cannot be read, parsed or verified (it is reported, never reset)."""
 
 
+class NoBudgetSet(BudgetExceeded):
+    """A release on rows a shared ledger does not know: its data owner sets their budget first (refused before any
+    draw)."""
+
+
 def default_ledger_path() -> Path:
-    """The app's ledger file: ``$DPHAWKES_LEDGER`` or ``~/.dphawkes/ledger.json``."""
+    """The app's ledger file when ``$DPHAWKES_LEDGER`` names none: ``~/.dphawkes/ledger.json``
+    (:func:`~.ledger_address.default_ledger_address` reads the variable, a file or a database)."""
     configured = os.environ.get(LEDGER_ENV)
     return Path(configured).expanduser() if configured else Path.home() / ".dphawkes" / "ledger.json"
+
+
+def os_user() -> str:
+    """The OS user running this process (who changed a setting, as a ledger file records it)."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        return f"uid {os.getuid()}"
 
 
 class LedgerStore(abc.ABC):
     """Every source's ledger, and the acts that change one.
 
-    An implementation provides the eight abstract methods; each act is atomic per source (concurrent acts on one
-    source behave as if one came after the other) and durable once it returns. Reads return snapshots
-    (:class:`~dphawkes_core.release.ledger.DataLedger`, seen through the key's unit). A store that cannot read or
-    verify what it holds raises :class:`LedgerError` and never resets it.
+    An implementation provides the nine abstract methods and :attr:`address`; each act is atomic per source
+    (concurrent acts on one source behave as if one came after the other) and durable once it returns. Reads return
+    snapshots (:class:`~dphawkes_core.release.ledger.DataLedger`, seen through the key's unit). A store that cannot
+    read or verify what it holds raises :class:`LedgerError` and never resets it.
     """
+
+    #: A store several users reach, whose rights are its own (a database): only its owner sets budgets and public
+    #: marks, and a data set has no budget until the owner sets one. ``False`` for a ledger file (the embedded
+    #: default), where a first release on a new data set opens it with the default budget.
+    shared: bool = False
+
+    @property
+    @abc.abstractmethod
+    def address(self) -> str:
+        """Where the ledgers live, as the user gave it (a file's path, a database's URL: never a password)."""
 
     # --- reads ---------------------------------------------------------------------------------------------------
 
@@ -111,6 +145,12 @@ class LedgerStore(abc.ABC):
     def absorb(self, ledger: DataLedger, name: str) -> DataLedger:
         """Join a migrated ledger (named ``name``) to the stored ledger of its source, once, in one transaction
         (:func:`~dphawkes_core.release.ledger.absorb`: concurrent migrations count it once)."""
+
+    @abc.abstractmethod
+    def merge(self, ledger: DataLedger) -> tuple[DataLedger, int]:
+        """Join a ledger copied from another store to the stored ledger of its source, in one transaction: every
+        entry once, by its request identity (:func:`~dphawkes_core.release.ledger_copy.joined`). Returns the ledger
+        after and how many entries were new."""
 
     # --- a release: the three steps ------------------------------------------------------------------------------
 

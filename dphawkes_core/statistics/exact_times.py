@@ -17,6 +17,7 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.statistics.binning import keep_first
 from dphawkes_core.statistics.moments import SufficientStats
+from dphawkes_core.statistics.pair_passes import offset_cells
 from dphawkes_core.validation import check_bin_size
 
 _PAIR_CHUNK = 1 << 20  # events whose later partners are enumerated at once (bounds the temporaries)
@@ -94,10 +95,9 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
     ``1 − f`` to ``R[⌊δ⌋, j_e, j_l]`` and f to the next lag), plus ``1 − δ`` to ``R[0, j_l, j_e]`` for ``δ < 1``
     (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
     ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). The pairs are
-    counted by one compiled pass (:func:`~dphawkes_core.statistics.compiled_passes.offset_cells`).
+    counted by one pass (:func:`~dphawkes_core.statistics.pair_passes.offset_cells`: NumPy, or compiled where that
+    pays).
     """
-    from dphawkes_core.statistics.compiled_passes import offset_cells  # numba: loaded when pieces are counted
-
     d, B = int(dim), int(lags)
     counts, weighted, whole, near = offset_cells(x, dims * d, dims, d, B, _PAIR_CHUNK)
     counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
@@ -116,9 +116,14 @@ def edge_pieces(x: np.ndarray, dims: np.ndarray, seq: np.ndarray, bound: np.ndar
     can reach them (``x`` sorted within each sequence ``seq``, in units of w; ``bound`` per event).
 
     A pair (earlier e, later l, ``δ = ⌊δ⌋ + f``) overlaps ``(x_e + b, x_e + b + 1]`` with ``(x_l + b', …]`` for
-    ``b − b' = ⌊δ⌋`` (on ``(x_e + b + f, x_e + b + 1]``) and ``b − b' = ⌊δ⌋ + 1`` (on ``(x_e + b, x_e + b + f]``),
-    each cut at the bound; it adds that length to ``[(b, j_e), (b', j_l)]`` and its transpose, an event with
-    itself to the diagonal.
+    ``b − b' = k = ⌊δ⌋`` (on ``(x_e + b + f, x_e + b + 1]``, length 1 − f) and ``k = ⌊δ⌋ + 1`` (on
+    ``(x_e + b, x_e + b + f]``, length f), each cut at the bound; it adds that length to ``[(b, j_e), (b', j_l)]``
+    and its transpose, an event with itself to the diagonal. Cut at the bound, the length is the whole one on a
+    run of consecutive b (the head: those ending before the bound; the tail: those starting after it), a part at
+    most at one b, and 0 elsewhere; so each pair adds its run to a difference array over b (at its first b and,
+    negated, after its last) and its part directly, and one cumulative sum over b gives every cell: ``O(pairs +
+    B²d²)``, where laying each pair out over its B steps took ``O(pairs·B)`` and a ``(dB)²``-long ``bincount`` per
+    offset (0.84 s of a 1.0 s fit at B = 160 on paper-4d, 50,000 events).
 
     Returns
     -------
@@ -128,54 +133,90 @@ def edge_pieces(x: np.ndarray, dims: np.ndarray, seq: np.ndarray, bound: np.ndar
     """
     d, B = int(dim), int(lags)
     q = d * B
-    gram = np.zeros(q * q)
-    head_pairs = np.zeros(d * q)
-    steps = np.arange(B, dtype=np.float64)
     head = side == "head"
-
-    def cut(lo, hi, edge):  # length of (lo, hi] inside the side's region
-        if head:
-            return np.maximum(np.minimum(hi, edge) - lo, 0.0)
-        return np.maximum(hi - np.maximum(lo, edge), 0.0)
-
+    steps = np.arange(B, dtype=np.float64)
     # each event with itself: (x + b, x + b + 1] on the diagonal; the same lengths are ∫ N_j^b
-    own = cut(x[:, None] + steps, x[:, None] + steps + 1.0, bound[:, None])  # (n, B)
+    start, edge = x[:, None] + steps, bound[:, None]
+    own = np.maximum(np.minimum(start + 1.0, edge) - start, 0.0) if head else np.maximum(
+        start + 1.0 - np.maximum(start, edge), 0.0)  # (n, B)
     cols = steps.astype(np.int64)[None, :] * d + dims[:, None]
     integral = np.bincount(cols.ravel(), weights=own.ravel(), minlength=q)
-    gram += np.bincount((cols * (q + 1)).ravel(), weights=own.ravel(), minlength=q * q)
+    earlier, later = _near_pairs(x, seq, B)
+    delta = x[later] - x[earlier]
+    whole = np.floor(delta)
+    frac = delta - whole
+    whole = whole.astype(np.int64)
+    pair = (x[earlier], dims[earlier], dims[later], bound[earlier])
+    keys, values = zip(*(_run_and_part(pair, k, lo, hi, d, B, head)
+                         for k, lo, hi in ((whole, frac, np.ones_like(frac)), (whole + 1, np.zeros_like(frac), frac))))
+    head_pairs = np.zeros(d * q)
+    if head:
+        positive = delta > 0
+        bb = np.ceil(delta[positive]).astype(np.int64) - 1
+        fits = bb < B
+        je, jl = dims[earlier][positive][fits], dims[later][positive][fits]
+        head_pairs += np.bincount(jl * q + bb[fits] * d + je, minlength=d * q)
+    cells = _cells_from_runs(keys, values, d, B)
+    return cells + cells.T + np.diag(integral), integral, head_pairs.reshape(d, q)
+
+
+def _near_pairs(x: np.ndarray, seq: np.ndarray, lags: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs (earlier, later) of events of one sequence at most ``lags`` apart (``x`` sorted within each
+    sequence), offset by offset."""
+    earlier, later = [], []
     n = x.size
     offset = 1
     active = np.arange(max(n - 1, 0))
     while active.size:
-        later = active + offset
-        same = seq[later] == seq[active]
-        active, later = active[same], later[same]
-        if not active.size:
-            break
-        delta = x[later] - x[active]
-        je, jl, xe, edge = dims[active], dims[later], x[active], bound[active]
-        fl = np.floor(delta).astype(np.int64)
-        frac = delta - fl
-        for k, lo_shift, hi_shift in ((fl, frac, np.ones_like(frac)), (fl + 1, np.zeros_like(frac), frac)):
-            b = steps.astype(np.int64)[None, :]
-            valid = (b >= k[:, None]) & (k[:, None] < B)
-            start = xe[:, None] + steps[None, :]
-            length = cut(start + lo_shift[:, None], start + hi_shift[:, None], edge[:, None]) * valid
-            row = b * d + je[:, None]
-            col = (b - k[:, None]) * d + jl[:, None]
-            keep = length > 0
-            if keep.any():
-                r, c, v = row[keep], col[keep], length[keep]
-                gram += np.bincount(r * q + c, weights=v, minlength=q * q)
-                gram += np.bincount(c * q + r, weights=v, minlength=q * q)
-        if head:
-            positive = delta > 0
-            bb = np.ceil(delta[positive]).astype(np.int64) - 1
-            fits = bb < B
-            head_pairs += np.bincount(jl[positive][fits] * q + bb[fits] * d + je[positive][fits], minlength=d * q)
+        partner = active + offset
+        near = (seq[partner] == seq[active]) & (x[partner] - x[active] <= lags)  # sorted: a pair further is no nearer
+        active = active[near]
+        earlier.append(active)
+        later.append(active + offset)
         offset += 1
         active = active[active + offset < n]
-    return gram.reshape(q, q), integral, head_pairs.reshape(d, q)
+    if not earlier:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(earlier), np.concatenate(later)
+
+
+def _run_and_part(pair: tuple, k: np.ndarray, lo: np.ndarray, hi: np.ndarray, d: int, B: int, head: bool
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The difference-array entries (keys ``((k·d + j_e)·d + j_l)·(B+1) + b``, values) of the overlaps
+    ``(x_e + b + lo, x_e + b + hi]`` at lag difference k of the pairs ``(x_e, j_e, j_l, bound)``, cut at the bound:
+    ``hi − lo`` from the run's first b to its end, and the part at the one b the bound cuts (a run of one b)."""
+    length = hi - lo
+    ok = (k < B) & (length > 0)
+    x, source, target, bound = (a[ok] for a in pair)
+    k, lo, hi, length = k[ok], lo[ok], hi[ok], length[ok]
+    base = ((k * d + source) * d + target) * (B + 1)
+    cut = np.floor(bound - x - hi).astype(np.int64) + 1  # the first b whose interval ends after the bound
+    cut_at = np.minimum(np.maximum(cut, 0), B)
+    if head:  # whole on [k, cut); the part at cut: up to the bound
+        first, last = k, np.maximum(np.minimum(cut_at, B), k)
+        part = np.minimum(np.maximum(bound - (x + cut_at + lo), 0.0), length)
+    else:  # the part at cut: from the bound; whole after it
+        first, last = np.maximum(k, np.minimum(cut_at + 1, B)), np.full_like(k, B)
+        part = np.minimum(np.maximum(x + cut_at + hi - np.maximum(x + cut_at + lo, bound), 0.0), length)
+    has_part = (cut >= k) & (cut < B) & (part > 0)
+    at = cut[has_part]
+    keys = np.concatenate([base + first, base + last, base[has_part] + at, base[has_part] + at + 1])
+    values = np.concatenate([length, -length, part[has_part], -part[has_part]])
+    return keys, values
+
+
+def _cells_from_runs(keys: list, values: list, d: int, B: int) -> np.ndarray:
+    """``S`` with ``S[(b, j_e), (b − k, j_l)]`` the summed lengths of lag difference k at step b, from the difference
+    arrays' entries (one cumulative sum over b); the gram is ``S + Sᵀ`` and the diagonal."""
+    q = d * B
+    runs = np.bincount(np.concatenate(keys), weights=np.concatenate(values), minlength=B * d * d * (B + 1))
+    lengths = np.cumsum(runs.reshape(B, d, d, B + 1), axis=3)[..., :B]  # [k, j_e, j_l, b]
+    k, b = np.nonzero(np.arange(B)[None, :] >= np.arange(B)[:, None])  # every (k, b) with b >= k
+    je, jl = np.arange(d)[:, None], np.arange(d)[None, :]
+    rows = b[:, None, None] * d + je
+    columns = (b - k)[:, None, None] * d + jl
+    flat = np.bincount((rows * q + columns).ravel(), weights=lengths[k, :, :, b].ravel(), minlength=q * q)
+    return flat.reshape(q, q)
 
 
 def merged_events(times, width: float, cap: int | None) -> tuple[np.ndarray, np.ndarray, int]:

@@ -13,7 +13,7 @@ from app_tools import (
 )
 from conftest import no_problems
 
-from dphawkes_app.heldout import GAIN
+from dphawkes_app.heldout import GAIN, VERDICT
 from dphawkes_core.data.row_key import data_fingerprint
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.lag_average import fit_steps
@@ -49,12 +49,15 @@ def test_public_data_without_truth_headline_is_the_heldout_gain(data):
     split = heldout_split(data.events, start)
     result, _ = fit(split.train, config)
     expected = score_heldout(fit_steps(result), result.baseline, split)
-    assert reference[GAIN] == pytest.approx(expected.gain_over_poisson, rel=1e-9)  # −∞ when an intensity is ≤ 0
+    assert reference[GAIN] == pytest.approx(expected.gain_over_poisson, rel=1e-9)
     assert reference["± SE"] == pytest.approx(expected.gain_standard_error, rel=1e-9, nan_ok=True)
     assert str(expected.n_test_events) in reference["note"].replace(",", "")
-    if expected.nonpositive_intensity_events:
-        assert f"intensity ≤ 0 at {expected.nonpositive_intensity_events:,} of" in reference["note"]
+    # The verdict in words: its word in the table, its sentence (with any events the fit says could not happen)
+    # under it; never a bare −∞.
+    assert reference[VERDICT] == expected.verdict.word
+    assert f"{reference['estimate']}**: {expected.verdict.sentence}." in texts(at.markdown)
     assert len(table) == 3 and table[GAIN].notna().all()  # the chosen estimate, the reference, σ² = 0
+    assert set(table[VERDICT]) <= {"better", "worse", "cannot tell"}
     comparison = _frame(with_comparison(at), "formal guarantee")
     assert comparison.columns[1] == GAIN and comparison[GAIN].notna().sum() >= 2
     assert "for your eyes only" not in texts(at.caption)

@@ -150,7 +150,7 @@ def test_release_flow_on_private_data(server, browser, tmp_path):
         assert page.get_by_text("Shown again from the ledger").count() == 0
         no_exception(page)
         headers = drawn_tables(page)
-        assert ["estimate", "gain", "± SE", "log-lik", "Poisson's", "note"] in headers  # the held-out table
+        assert ["estimate", "verdict", "gain", "± SE", "log-lik", "Poisson's", "note"] in headers  # the held-out table
         shot(page, tmp_path, "release_flow_released.png")
 
         eps = page.get_by_role("spinbutton", name="ε", exact=True)

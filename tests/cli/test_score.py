@@ -37,7 +37,8 @@ def test_fit_holdout_fits_on_the_training_part_and_score_agrees(simulated, tmp_p
     assert code == 0, err
     payload = json.loads((tmp_path / "fit.json").read_text())
     heldout = payload["heldout"]
-    assert "not private" in heldout["note"] and "held-out: gain over Poisson" in err
+    assert "not private" in heldout["note"] and f"held-out verdict: {heldout['verdict_text']}" in err
+    assert heldout["verdict"] == "better" and heldout["verdict_text"].startswith("better than a constant rate")
     # The fit is the fit of the events before the cut, on the window [0, cut).
     before = tmp_path / "before.csv"
     before.write_text("\n".join([lines[0]] + [line for line, t in zip(lines[1:], times) if t < cut]) + "\n")
@@ -173,14 +174,16 @@ def test_real_data_score_matches_ticks_score_of_hawkes_em(tmp_path, capsys):
 
 
 @pytest.mark.skipif(not JAPAN.exists(), reason=f"the shared data set is absent: {JAPAN}")
-def test_real_data_zero_intensities_are_counted_not_floored(tmp_path, capsys):
-    """A non-private ctls fit on Japan quakes has zero baselines: the events where its intensity is 0 are counted
-    (brute force over the exported step kernels) and the score is −∞."""
+def test_real_data_zero_intensities_are_counted_and_said(tmp_path, capsys):
+    """A non-private ctls fit on Japan quakes without the baseline floor has zero baselines: the events where its
+    intensity is 0 are counted (brute force over the exported step kernels), the score reads it as at least the
+    floor there and the verdict says those events could not happen; with the floor (the default) there are none."""
     from dphawkes_core.data.io import load_csv
 
     cut = 0.7 * 3652
-    code, _, err = run(["fit", JAPAN, "--end-time", "3652", "--bin-size", "0.25", "--support", "5", "--method",
-                        "ctls", "--sigma2", "0", "--holdout-start", cut, "--json", tmp_path / "fit.json"], capsys)
+    fit = ["fit", JAPAN, "--end-time", "3652", "--bin-size", "0.25", "--support", "5", "--method", "ctls",
+           "--sigma2", "0", "--holdout-start", cut, "--json", tmp_path / "fit.json"]
+    code, _, err = run([*fit, "--baseline-floor", "0"], capsys)
     assert code == 0, err
     payload = json.loads((tmp_path / "fit.json").read_text())
     table = payload["kernel_functions"]
@@ -195,8 +198,15 @@ def test_real_data_zero_intensities_are_counted_not_floored(tmp_path, capsys):
         index = np.searchsorted(edges, lag[near], side="left") - 1
         zero += payload["baseline"][i] + right[i, dims[near], index].sum() <= 0
     heldout = payload["heldout"]
-    assert heldout["nonpositive_intensity_events"] == zero > 0
-    assert heldout["loglik_per_event"] == "-inf" and heldout["gain_standard_error"] is None
+    assert heldout["nonpositive_intensity_events"] == zero > 0 and heldout["rectified"]
+    assert np.isfinite(heldout["loglik_per_event"]) and heldout["gain_standard_error"] > 0
+    assert f"the fit says {zero:,} of the {heldout['n_test_events']:,} test events could not happen" \
+        in heldout["verdict_text"]
+    code, _, err = run(fit, capsys)
+    assert code == 0, err
+    floored = json.loads((tmp_path / "fit.json").read_text())
+    assert floored["heldout"]["nonpositive_intensity_events"] == 0 and not floored["heldout"]["rectified"]
+    assert min(floored["baseline"]) > 0
 
 
 def test_score_reads_an_exp_fit_as_its_exponential_sums_like_fit_holdout(simulated, tmp_path, capsys):
@@ -213,10 +223,36 @@ def test_score_reads_an_exp_fit_as_its_exponential_sums_like_fit_holdout(simulat
     for key in ("loglik_per_event", "gain_over_poisson", "gain_standard_error", "n_test_events",
                 "nonpositive_intensity_events"):
         assert scored[key] == pytest.approx(heldout[key], rel=1e-12)
-    kernels = _fit_kernels(tmp_path / "fit.json")
+    kernels, _ = _fit_kernels(tmp_path / "fit.json")
     assert isinstance(kernels, ExponentialKernels)
     payload = json.loads((tmp_path / "fit.json").read_text())
     steps = average_lags(np.asarray(payload["kernels"]), np.asarray(payload["baseline"]), 0.5, 1)
     split = heldout_split(load_events_file(str(simulated)), cut)
     as_steps = score_heldout(steps, steps.baseline, split).loglik_per_event
     assert abs(as_steps - scored["loglik_per_event"]) > 1e-6 * abs(scored["loglik_per_event"])
+
+
+def test_a_baseline_that_follows_the_clock_is_fitted_exported_and_scored_the_same_way(tmp_path, capsys):
+    """``--baseline-period 24 --baseline-bins 4`` on hours whose rate follows the day: the fit's JSON carries the
+    parts (``solver_info``), ``score`` reads them and gives ``fit --holdout-start``'s numbers, and the parts predict
+    better than the constant baseline the same fit would have."""
+    rng = np.random.default_rng(12)
+    candidates = np.sort(rng.uniform(0, 2400, 2000))
+    hours = candidates[rng.uniform(0, 1, candidates.size) < 0.5 + 0.45 * np.sin(2 * np.pi * candidates / 24)]
+    events = tmp_path / "daily.csv"
+    events.write_text("time,dimension\n" + "".join(f"{t},0\n" for t in hours))
+    argv = ["--end-time", "2400", "--method", "mle", "--bin-size", "1", "--support", "4"]
+    code, _, err = run(["fit", events, *argv, "--baseline-period", "24", "--baseline-bins", "4", "--holdout-start",
+                        "1700", "--json", tmp_path / "daily.json"], capsys)
+    assert code == 0, err
+    payload = json.loads((tmp_path / "daily.json").read_text())
+    assert payload["solver_info"]["baseline_bins"] == 4 and len(payload["solver_info"]["baseline_profile"][0]) == 4
+    code, out, err = run(["score", tmp_path / "daily.json", events, "--end-time", "2400", "--holdout-start", "1700"],
+                         capsys)
+    assert code == 0, err
+    assert "held-out verdict: better than a constant rate" in err
+    scored = json.loads(out)
+    assert scored["loglik_per_event"] == pytest.approx(payload["heldout"]["loglik_per_event"], rel=1e-12)
+    code, _, err = run(["fit", events, *argv, "--holdout-start", "1700", "--json", tmp_path / "flat.json"], capsys)
+    flat = json.loads((tmp_path / "flat.json").read_text())["heldout"]
+    assert scored["gain_over_poisson"] > flat["gain_over_poisson"] + 0.05

@@ -2,9 +2,12 @@
 
 Each case runs the real command in a fresh interpreter under ``python -X importtime`` and reads the
 modules it imported from that report, so the test checks behaviour, not timing (the timings are
-``benchmarks/bench_startup.py``). A private fit is the positive control: it must import the accountant,
-which shows that the check sees imports made inside functions. A CLS fit on a numeric CSV imports no
-pandas (the loader reads typed columns with pyarrow); text labels, which need it, are the control.
+``benchmarks/bench_startup.py`` and ``benchmarks/bench_vs_em.py``). A private fit is the positive control: it must
+import the accountant, which shows that the check sees imports made inside functions. A CLS fit on a numeric CSV
+imports no pandas (the loader reads typed columns with pyarrow); text labels, which need it, are the control. A
+command imports only its own module of the CLI (``dphawkes --help``, which lists them all, is the control), and a
+small fit on exact times neither numba (the compiled passes: their control is in
+``tests/core/statistics/test_pair_passes.py``) nor scipy's sparse matrices.
 """
 
 from __future__ import annotations
@@ -111,3 +114,31 @@ def test_cli_fit_runs_numpy_blas_on_one_thread(events_csv, tmp_path):
     assert after.strip("[]") == "1"
     if (os.cpu_count() or 1) > 1 and not {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
         assert before.strip("[]") != "1"  # the policy, not the default, made it 1
+
+
+COMMAND_MODULES = ("dphawkes_cli.fit", "dphawkes_cli.audit", "dphawkes_cli.sweep", "dphawkes_cli.select")
+
+
+def test_a_command_imports_only_its_own_module_of_the_cli(events_csv, tmp_path):
+    names = cls_fit_imports(events_csv, tmp_path)
+    assert "dphawkes_cli.fit" in names
+    for module in COMMAND_MODULES[1:]:
+        assert module not in names, f"a fit imported {module}"
+    listing = imported_modules("--help", cwd=tmp_path)  # the control: the list of commands builds every one
+    assert all(module in listing for module in COMMAND_MODULES)
+
+
+def test_a_small_likelihood_fit_imports_no_compiled_pass_scipy_or_pandas(events_csv, tmp_path):
+    names = imported_modules("fit", str(events_csv), "--bin-size", "0.5", "--support", "2", "--method", "mle",
+                             "--json", str(tmp_path / "mle.json"), cwd=tmp_path)
+    assert (tmp_path / "mle.json").exists()
+    for package in ("numba", "scipy", "pandas", *APP_ONLY, ACCOUNTANT):
+        assert not loaded(names, package), f"a small mle fit imported {package}"
+
+
+def test_a_small_grid_free_fit_loads_no_compiled_pass(events_csv, tmp_path):
+    names = imported_modules("fit", str(events_csv), "--bin-size", "0.5", "--support", "2", "--method", "ctls",
+                             "--sigma2", "0", "--json", str(tmp_path / "ctls.json"), cwd=tmp_path)
+    assert (tmp_path / "ctls.json").exists()
+    for package in ("numba", "pandas", *APP_ONLY):  # scipy.optimize: its non-negative solve
+        assert not loaded(names, package), f"a small ctls fit imported {package}"

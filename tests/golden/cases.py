@@ -88,6 +88,7 @@ def app(name: str, page: str, *actions, doc: str = "", **query) -> Case:
 # ---- the unseeded ledger release -------------------------------------------------------------------------
 
 FRESH_NOISE = ("kernels", "kernel_functions", "baseline", "loss_history")
+FRESH_NOISE_INFO = ("baseline_floor",)  # the solver's numbers read from the noisy release (its baseline floor)
 
 
 def _ledger_metered(tmp: Path) -> dict:
@@ -100,10 +101,13 @@ def _ledger_metered(tmp: Path) -> dict:
     replay = harness.run_cli(resolve(fit, tmp), tmp)
     refused = harness.run_cli(resolve(fit.replace("--epsilon 1", "--epsilon 0.9"), tmp), tmp)
     shown = harness.run_cli(resolve("ledger show {tmp}/ledger.json", tmp), tmp)
-    same = all(first["output"][k] == replay["output"][k] for k in FRESH_NOISE)
+    same = all(first["output"][k] == replay["output"][k] for k in FRESH_NOISE) and all(
+        first["output"]["solver_info"][k] == replay["output"]["solver_info"][k] for k in FRESH_NOISE_INFO)
     for step in (first, replay):
         for k in FRESH_NOISE:
             step["output"][k] = "<fresh noise>"
+        for k in FRESH_NOISE_INFO:
+            step["output"]["solver_info"][k] = "<fresh noise>"
     for data_set in shown["output"]["data_sets"]:
         for entry in data_set["entries"]:
             entry.pop("request")  # a hash of the settings: stable, but recorded in the fits' outputs anyway

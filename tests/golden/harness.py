@@ -66,6 +66,7 @@ VOLATILE_KEYS = frozenset({
     "elapsed_s",  # fit / audit / sweep-cell wall time
     "stats_s",  # sweep: time to bin and compute the statistics
     "sim_s",  # sweep: time to simulate
+    "who",  # ledger: the OS user (or database role) who changed a setting — whoever runs the recording
 })
 #: patterns in app text masked before its numbers are read (timings measured on this run)
 VOLATILE_TEXT = (

@@ -37,6 +37,16 @@ import numpy as np
 
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import chosen_count_cap, domain_info
+from dphawkes_core.estimators.exp.baseline import (
+    event_parts,
+    mean_baseline,
+    part_floor,
+    periodic_from_release,
+    periodic_normal_equations,
+    periodic_pieces,
+    periodic_sensitivity,
+    periodic_vector,
+)
 from dphawkes_core.estimators.exp.basis import (
     BASES,
     DECAYS_BASIS,
@@ -64,13 +74,22 @@ from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, ex
 from dphawkes_core.estimators.family import AuditHints, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.releases import SingleRelease
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.settings import (
+    BASELINE_BINS,
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    Setting,
+    baseline_bins_of,
+    options_class,
+)
 from dphawkes_core.estimators.solvers import (
+    baseline_floor,
     newton_dimension,
     paper_loss,
     solve_cls,
     solve_nonnegative,
     stabilise,
+    with_baseline_columns,
 )
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import bins_in_window
@@ -108,6 +127,9 @@ SETTINGS = (
             "on 5-d exponential networks: 0.70 of the decays basis' error at 10⁵ events (0.165 against 0.235), 0.86 "
             "at 10⁴, 0.84 at 10⁶; on the quake catalogues (about 5,000 events) not better: use it from 10⁵ events",
             choices=BASES, added_later=True),
+    BASELINE_FLOOR,
+    BASELINE_PERIOD,
+    BASELINE_BINS,
 )
 
 ExpOptions = options_class("ExpOptions", SETTINGS, "exponential kernels", __name__)
@@ -180,6 +202,9 @@ class Exp(SingleRelease):
             if config.unit.name == "sequence":
                 raise ConfigError(f"the {config.exp_basis} basis is for the event unit: the sequence unit's bound "
                                   "(G from M) is derived for the decays basis; use --exp-basis decays")
+        if config.unit.name == "sequence" and not baseline_bins_of(config).constant:
+            raise ConfigError(f"{self.label}: a baseline that follows the clock is for the event unit (the sequence "
+                              "unit's clipped vectors have no parts); drop --baseline-bins")
 
     def prepare_stats(self, events, config):
         """:class:`~dphawkes_core.estimators.exp.statistics.ExpStats` of the events kept under C (``"auto"``: C
@@ -196,8 +221,13 @@ class Exp(SingleRelease):
             clipped_events=counts["clipped"], skipped_sequences=0, window_stated=bool(events.window_stated),
             **domain_info(events), count_cap=cap, auto_count_cap=auto.to_dict() if auto is not None else None)
         stats = stats_from_pieces(pieces, config.bin_size, config.lags)
+        bins = baseline_bins_of(config)
+        if not bins.constant:
+            stats = replace(stats, periodic=periodic_pieces(events, config.decays, config.bin_size, cap, bins))
         if config.exp_likelihood:
-            stats = replace(stats, likelihood_design=event_features(events, config.decays, config.bin_size, cap))
+            stats = replace(stats, likelihood_design=event_features(events, config.decays, config.bin_size, cap),
+                            likelihood_parts=None if bins.constant else
+                            tuple(event_parts(events, config.bin_size, cap, bins)))
         return stats, info
 
     def prepare_partitioned(self, paths, config, window, executor=None):
@@ -205,6 +235,9 @@ class Exp(SingleRelease):
         ``executor``): :func:`~dphawkes_core.estimators.exp.partitioned.prepare_exp_partitioned`."""
         from dphawkes_core.estimators.exp.partitioned import prepare_exp_partitioned
 
+        if not baseline_bins_of(config).constant:
+            raise ConfigError(f"{self.label}: a baseline that follows the clock is not available on a partitioned "
+                              "store (its parts' statistics need each window's events in one place); fit one file")
         return prepare_exp_partitioned(paths, config, window, executor)
 
     def _stats(self, stats, config) -> ExpStats:
@@ -214,6 +247,10 @@ class Exp(SingleRelease):
         if stats.exp_pieces.decays != tuple(config.decays):
             raise ConfigError(f"these statistics are for the decays {stats.exp_pieces.decays}, the config asks for "
                               f"{tuple(config.decays)}")
+        bins = baseline_bins_of(config)
+        if (stats.periodic is None) != bins.constant or stats.periodic is not None and stats.periodic.bins != bins:
+            raise ConfigError(f"{self.label}: these statistics were computed for another baseline (its period and "
+                              "parts): compute them with prepare_stats on this config")
         return stats
 
     def sensitivity(self, stats: ExpStats, config):
@@ -241,8 +278,11 @@ class Exp(SingleRelease):
         return stats.event_cap
 
     def release_sensitivity(self, stats, config) -> float:
-        """:meth:`sensitivity`'s total in the units of A (over ``N = Σ T``)."""
-        return self.sensitivity(stats, config).total / stats.exp_pieces.duration
+        """:meth:`sensitivity`'s total in the units of A (over ``N = Σ T``); with a baseline that follows the clock,
+        its parts' bound added in quadrature (:meth:`_periodic_sensitivity`: the two parts of the vector are bounded
+        over every neighbour, so their squares add)."""
+        return math.hypot(self.sensitivity(stats, config).total, self._periodic_sensitivity(stats, config)) \
+            / stats.exp_pieces.duration
 
     def sequence_report(self, stats, config):
         """One Gaussian release of the clipped sums: sensitivity √2·G/N (N = Σ T, public), composed with the private
@@ -256,15 +296,29 @@ class Exp(SingleRelease):
         return calibrate_sequence_release(stats, config, clip, auto, SEQUENCE_NOTE,
                                           normaliser=stats.exp_pieces.duration)
 
+    def _periodic_sensitivity(self, stats: ExpStats, config) -> float:
+        """The bound of the baseline parts' numbers the release appends (0 for a constant baseline):
+        :func:`~dphawkes_core.estimators.exp.baseline.periodic_sensitivity`."""
+        if stats.periodic is None:
+            return 0.0
+        return periodic_sensitivity(config.decays, config.bin_size, float(config.exp_gram_scale))
+
+    def _clean(self, stats: ExpStats, config) -> np.ndarray:
+        """The release vector without noise, in the pieces' units: the family's numbers in the config's basis
+        (:func:`~dphawkes_core.estimators.exp.basis.to_basis`), then a periodic baseline's
+        (:func:`~dphawkes_core.estimators.exp.baseline.periodic_vector`)."""
+        rho = float(config.exp_gram_scale)
+        clean = raw_release(to_basis(stats.exp_pieces, config.exp_basis), rho)
+        return clean if stats.periodic is None else np.concatenate([clean, periodic_vector(stats.periodic, rho)])
+
     def query_vector(self, stats, config) -> np.ndarray:
-        """The released numbers without noise, in the units of A (divided by ``N = Σ T``): the statistics of the
-        config's basis (:func:`~dphawkes_core.estimators.exp.basis.to_basis`)."""
+        """The released numbers without noise, in the units of A (divided by ``N = Σ T``); with a baseline that
+        follows the clock, its parts' numbers after the family's."""
         stats = self._stats(stats, config)
-        return raw_release(to_basis(stats.exp_pieces, config.exp_basis), config.exp_gram_scale) \
-            / stats.exp_pieces.duration
+        return self._clean(stats, config) / stats.exp_pieces.duration
 
     def _noisy(self, stats: ExpStats, config, sigma: float, rng) -> np.ndarray:
-        clean = raw_release(to_basis(stats.exp_pieces, config.exp_basis), config.exp_gram_scale)
+        clean = self._clean(stats, config)
         if sigma <= 0:
             return clean
         return clean + sigma * stats.exp_pieces.duration * rng.standard_normal(clean.size)
@@ -298,22 +352,59 @@ class Exp(SingleRelease):
         rho = float(config.exp_gram_scale)
         if sigma > 0:
             template = to_basis(stats.exp_pieces, config.exp_basis)
-            noisy = pieces_from_release(self._noisy(stats, config, sigma, rng), template, rho)
-            stats = stats_from_pieces(from_basis(noisy, config.exp_basis), stats.width, stats.lags)
+            vector = self._noisy(stats, config, sigma, rng)
+            size = raw_release(template, rho).size
+            noisy = pieces_from_release(vector[:size], template, rho)
+            periodic = None if stats.periodic is None else periodic_from_release(vector[size:], stats.periodic, rho)
+            stats = replace(stats_from_pieces(from_basis(noisy, config.exp_basis), stats.width, stats.lags),
+                            periodic=periodic)
         noise = rho * sigma * math.sqrt(stats.n_params)
         rule = exp_ridge if config.exp_basis == DECAYS_BASIS else basis_ridge
         lam = (rule(noise, stats.A) if noise > 0 else 0.0) if config.exp_ridge is None else float(config.exp_ridge)
-        A_tilde = stabilise(stats.A, lam, "ridge")
-        if config.exp_nonnegative:
-            theta, info = solve_nonnegative(A_tilde, stats.b), {"solver": "nnls"}
-        else:
-            theta, info = solve_cls(replace(stats, A=A_tilde))
+        share = config.baseline_floor if config.exp_nonnegative else 0.0
+        theta, info, extra = self._solve(stats, config, lam, share)
         decays = tuple(config.decays)
         info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": rho, "decays": list(decays),
-                     "basis": config.exp_basis,
+                     "basis": config.exp_basis, "baseline_floor_share": share,
                      "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
-                     "statistics": "exact event times (exponential kernels)"})
+                     "statistics": "exact event times (exponential kernels)", **extra})
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info
+
+    def _solve(self, stats: ExpStats, config, lam: float, share: float) -> tuple[np.ndarray, dict, dict]:
+        """The least squares of (released) statistics: ridge λ, non-negative (each baseline at least its floor) unless
+        allowed. Returns θ (``(d, dU+1)``, the baseline's mean last), the solver's info and the baseline's (its floor;
+        with parts, the profile)."""
+        if stats.periodic is None:
+            A, b, duration = stats.A, stats.b, stats.exp_pieces.duration
+            lower = baseline_floor(b, A, duration, share)
+        else:
+            A, b = periodic_normal_equations(stats.exp_pieces.gram, stats.exp_pieces.pairs, stats.periodic,
+                                             stats.exp_pieces.duration)
+            lower = np.zeros_like(b)
+            lower[:, stats.exp_pieces.gram.shape[0]:] = part_floor(stats.periodic, share)[:, None]
+        A_tilde = stabilise(A, lam, "ridge")
+        if config.exp_nonnegative:
+            theta, info = solve_nonnegative(A_tilde, b, lower), {"solver": "nnls"}
+        else:
+            theta, info = solve_cls(replace(stats, A=A_tilde, b=b))
+        if stats.periodic is None:
+            return theta, info, {"baseline_floor": lower[:, -1].tolist()}
+        return self._with_mean(theta, stats.periodic), info, self._profile_info(theta, stats.periodic, lower)
+
+    @staticmethod
+    def _with_mean(theta: np.ndarray, periodic) -> np.ndarray:
+        """θ with the kernels and the parts (``(d, q+K)``) as ``(d, q+1)``, the baseline's mean over the windows
+        last."""
+        q = theta.shape[1] - periodic.exposure.size
+        return np.column_stack([theta[:, :q], mean_baseline(theta[:, q:], periodic)])
+
+    @staticmethod
+    def _profile_info(theta: np.ndarray, periodic, lower: np.ndarray) -> dict:
+        """The baseline's parts for the result's info (what the score and the app's plot read)."""
+        q = theta.shape[1] - periodic.exposure.size
+        return {**periodic.bins.to_dict(), "baseline_profile": theta[:, q:].tolist(),
+                "baseline_floor": lower[:, q].tolist(),
+                "baseline_note": "the baseline of each part; 'baseline' is their mean over the windows"}
 
     def _likelihood_fit(self, stats: ExpStats, config):
         """The non-private maximum-likelihood fit: projected Newton on each target dimension
@@ -322,21 +413,51 @@ class Exp(SingleRelease):
         if stats.likelihood_design is None:
             raise ConfigError(f"{self.label}: these statistics have no likelihood design: compute them with "
                               "prepare_stats on a config with exp_likelihood")
-        from scipy.sparse import csr_matrix
-
         features, integral, duration = stats.likelihood_design
-        theta = solve_nonnegative(stats.A, stats.b)
-        theta[:, :-1] = np.maximum(theta[:, :-1], LIKELIHOOD_START_FLOOR * max(float(theta[:, :-1].max()), 1.0))
-        theta[:, -1] = np.maximum(theta[:, -1], LIKELIHOOD_START_FLOOR * stats.exp_pieces.totals / duration)
-        exposure = np.append(integral, duration)
+        theta, _, extra = self._solve(stats, config, 0.0, config.baseline_floor)  # the least squares: the start
+        theta = self._likelihood_start(theta, stats) if stats.periodic is None else theta
+        periodic, q = stats.periodic, integral.size
+        if periodic is None:
+            lower = baseline_floor(stats.b, stats.A, duration, config.baseline_floor)
+            exposure, starts = np.append(integral, duration), theta
+        else:
+            K = periodic.exposure.size
+            floor = part_floor(periodic, config.baseline_floor)
+            lower = np.column_stack([np.zeros((theta.shape[0], q)), np.tile(floor[:, None], (1, K)),
+                                     np.zeros(theta.shape[0])])
+            exposure = np.concatenate([integral, periodic.exposure, [0.0]])  # the intercept held at 0
+            parts = np.array(extra["baseline_profile"])
+            starts = self._likelihood_start(np.column_stack([theta[:, :q], parts, np.zeros(theta.shape[0])]), stats)
+            starts[:, -1] = 0.0
         iterations, converged = 0, True
         for i, X in enumerate(features):
-            theta[i], count, _, done = newton_dimension(csr_matrix(X), exposure, theta[i], LIKELIHOOD_TOL,
-                                                        LIKELIHOOD_MAX_ITER)
+            design = X if periodic is None else with_baseline_columns(X, stats.likelihood_parts[i],
+                                                                     periodic.exposure.size)
+            starts[i], count, _, done = newton_dimension(design, exposure, starts[i], LIKELIHOOD_TOL,
+                                                         LIKELIHOOD_MAX_ITER, lower[i])
             iterations, converged = max(iterations, count), converged and done
+        if periodic is None:
+            theta, extra = starts, {"baseline_floor": lower[:, -1].tolist()}
+        else:
+            parts = starts[:, q:-1]  # a part no window reaches has no likelihood: the floor
+            starts[:, q:-1] = np.where(periodic.exposure[None, :] > 0, parts, lower[:, q:-1])
+            theta = self._with_mean(starts[:, :-1], periodic)
+            extra = self._profile_info(starts[:, :-1], periodic, lower[:, :-1])
         decays = tuple(config.decays)
         info = {"solver": "projected Newton (maximum likelihood)", "iterations": iterations,
                 "converged": bool(converged), "tolerance": LIKELIHOOD_TOL, "decays": list(decays),
+                "baseline_floor_share": config.baseline_floor, **extra,
                 "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
                 "statistics": "exact event times (exponential kernels)"}
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info
+
+    @staticmethod
+    def _likelihood_start(theta: np.ndarray, stats: ExpStats) -> np.ndarray:
+        """The least-squares θ lifted so that every intensity at an event is positive: kernels at least a small share
+        of the largest, baselines (the last column, or every part) at least a small share of the mean rate."""
+        theta = np.array(theta, dtype=float)
+        q = stats.exp_pieces.gram.shape[0]
+        theta[:, :q] = np.maximum(theta[:, :q], LIKELIHOOD_START_FLOOR * max(float(theta[:, :q].max()), 1.0))
+        rate = stats.exp_pieces.totals / stats.exp_pieces.duration
+        theta[:, q:] = np.maximum(theta[:, q:], LIKELIHOOD_START_FLOOR * rate[:, None])
+        return theta

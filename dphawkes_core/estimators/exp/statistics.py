@@ -200,6 +200,8 @@ class ExpStats(SufficientStats):
     counts: None = None  # no per-bin rows (pgd-clip needs them)
     pieces: None = None  # no binned moment pieces
     likelihood_design: tuple | None = None  # (g(t−) per target dimension, ∫g, Σ T): event_features, non-private
+    periodic: object = None  # a baseline that follows the clock: its parts' statistics (exp.baseline.PeriodicPieces)
+    likelihood_parts: tuple | None = None  # … and the part of each event of likelihood_design's rows
 
     @property
     def n_params(self) -> int:

@@ -77,7 +77,7 @@ from dphawkes_core.estimators.grid_free.width_selection import (
 )
 from dphawkes_core.estimators.releases import SingleRelease
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
-from dphawkes_core.estimators.settings import Setting, options_class
+from dphawkes_core.estimators.settings import BASELINE_FLOOR, Setting, options_class
 from dphawkes_core.estimators.solvers import paper_loss
 from dphawkes_core.privacy.count_cap import AUTO
 from dphawkes_core.statistics.binning import bins_in_window
@@ -144,6 +144,7 @@ SETTINGS = (
             "with the width chosen by 'share': the percent of the releases' budget (of μ², the Gaussian releases' "
             "exact composition) the choice of w and s spends; the direct release at the chosen w and s gets the rest",
             minimum=0.0, maximum=100.0, minimum_exclusive=True, step=5.0, added_later=True),
+    BASELINE_FLOOR,
 )
 
 

@@ -130,7 +130,9 @@ def test_a_sensitivity_read_from_the_data_is_reported():
             (query,) = super().noised_queries(stats, config, state)
             return (replace(query, sensitivity=query.sensitivity * (1 + float(np.sum(query.vector)))),)
 
-    report = search_neighbours(FromData(), Budget(configs=1, starts=1, steps=5, polish=0, partitions=False))
+    config = FitConfig(method="ssp", bin_size=1.0, lags=2, calibration="formal", count_cap=2, sigma2=1.0)
+    report = search_neighbours(FromData(), Budget(starts=2, steps=20, polish=0, partitions=False),
+                               configs=[(config, 2)])
     assert report.worst.ratio == math.inf and "read from the data" in report.worst.query
 
 

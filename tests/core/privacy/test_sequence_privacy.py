@@ -461,8 +461,9 @@ def _release(at):
 
 @pytest.mark.usefixtures("clear_streamlit_caches")
 def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
-    """One budget across units: a sequence-level release first (it protects events too), then
-    an event-level one; after it the sequence view is closed — no release enforces a cap on events per shift."""
+    """One budget across units: a sequence-level release first (it protects events too, and makes the per-person
+    promise), then an event-level release with no cap on each shift's events is refused before any draw — it
+    would leave the per-person ε unbounded — with advice that can be followed; the ledger is unchanged."""
     at = _estimate_page_on_taxi()
     at.sidebar.radio(key="unit").set_value("sequence")
     at.run()
@@ -474,29 +475,31 @@ def test_app_sequence_unit_on_taxi_shows_both_units_and_refuses_other_methods():
     text = " ".join(m.value for m in at.markdown)
     assert "Per person (one whole sequence, any number of events): ε = 1" in text
     assert "Per event: at least as strong" in text
+    ledger_before = _ledger_text()
     at.sidebar.radio(key="unit").set_value("event")
     at.run()
-    _release(at)
     assert not at.exception
-    text = " ".join(m.value for m in at.markdown)
-    assert "Per person with k = 50 events" in text  # the event unit's group guarantee, at the public default k
-    at.number_input(key="unit_k").set_value(7)
-    at.run()
-    assert not at.exception and "Per person with k = 7 events" in " ".join(m.value for m in at.markdown)
+    assert all(b.disabled for b in at.button if b.key == "release")  # refused before any draw
+    shown = " ".join(e.value for e in (*at.error, *at.warning, *at.info))
+    assert "refused before any draw" in shown and "set a cap M" in shown
+    assert _ledger_text() == ledger_before  # nothing drawn, nothing recorded
     at.sidebar.radio(key="unit").set_value("sequence")
     at.run()
-    at.sidebar.number_input(key="seqM").set_value(31)  # a new request (the first one would be a free replay)
-    at.run()
-    # the sequence view is closed: no "spent 0" and no release after an uncapped event-level release
-    assert not any(b.key == "release" and not b.disabled for b in at.button)
-    shown = " ".join(e.value for e in (*at.error, *at.warning, *at.info, *at.markdown, *at.caption))
-    assert "sequence-level budget of this data set is closed" in shown
     at.sidebar.selectbox(key="method").set_value("DP-PGD")  # the sequence unit is not DP-PGD's
     at.run()
     assert not at.exception
     # no dead ends: a method without the sequence unit is switched back to DP-SSP, saying so (was refused)
     assert at.sidebar.selectbox(key="method").value == "DP-SSP"
     assert any("has no sequence unit: the method was switched to DP-SSP" in i.value for i in at.info)
+
+
+def _ledger_text() -> str:
+    """The app's ledger file as it stands (the test's own, ``DPHAWKES_LEDGER``)."""
+    import os
+    from pathlib import Path
+
+    path = Path(os.environ["DPHAWKES_LEDGER"])
+    return path.read_text() if path.exists() else ""
 
 
 def test_event_statistics_are_refused_by_the_sequence_calibration():

@@ -146,8 +146,12 @@ def test_statistics_of_event_pairs_are_costed_without_the_fft_shortcut():
     pairs = estimate_fit_cost(10_000, 2, 100, get_family("ctls").cost.kind, n_events=2_000_000)
     assert not binned.refused and pairs.refused and pairs.seconds > 100 * binned.seconds
     # on sparse data (no FFT either way) both count the same pairs, the walk over event pairs at its own,
-    # measured cost per pair (bench_cost_model checks both within 2×)
+    # measured cost per pair (NumPy at this size), the pairs' edge cells and ctls's non-negative solves besides
+    # (bench_cost_model checks both within 2×)
     from dphawkes_core.estimators import cost as resources
     sparse = {kind: estimate_fit_cost(10**8, 2, 50, kind, n_events=10**6).seconds for kind in ("solve", "pairs")}
-    per_pair = resources._SECONDS_PER_PAIR - resources._SECONDS_PER_EVENT_PAIR
-    assert sparse["solve"] - sparse["pairs"] == pytest.approx(per_pair * 10**6 * (1 + 10**6 * 51 / 10**8))
+    per_pair = resources._SECONDS_PER_PAIR - resources._SECONDS_PER_NUMPY_EVENT_PAIR
+    edges = 50**2 * 2**2 * (resources._SECONDS_PER_FLOP - resources._SECONDS_PER_EDGE_CELL)
+    solves = 2 * 101**3 * resources._SECONDS_PER_NNLS_CUBE
+    assert sparse["solve"] - sparse["pairs"] == pytest.approx(per_pair * 10**6 * (1 + 10**6 * 51 / 10**8) + edges
+                                                              - solves)

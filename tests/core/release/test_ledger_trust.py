@@ -168,9 +168,10 @@ def test_releases_on_data_marked_public_are_never_formal_and_the_cli_says_so(cap
     ledger = tmp_path / "ledger.json"
     status, _, err = run_cli(capsys, "ledger", "public", ledger, events_csv, "--note", "the published catalogue")
     assert status == 0 and "marked public" in err and "from the CLI" in err
+    assert run_cli(capsys, "ledger", "budget", ledger, events_csv, "--epsilon", 1)[0] == 0  # the owner's budget
     for epsilon in (1.0, 1.3, 1.7, 2.0, 2.4):  # the review's five releases: ε = 5.2 against a budget of 1
         status, out, err = formal_fit(capsys, events_csv, ledger, "--dimensions", 2, "--end-time", 700,
-                                      epsilon=epsilon, extra=("--budget", 1))
+                                      epsilon=epsilon)
         payload = json.loads(out)
         assert status == 0 and not payload["formal_guarantee"] and PUBLIC_MARK_REASON in payload["formal_reasons"]
         assert not payload["ledger"]["metered"] and payload["ledger"]["public"]
@@ -186,8 +187,8 @@ def test_withdrawing_the_mark_meters_and_refuses_again(capsys, tmp_path, events_
     run_cli(capsys, "ledger", "public", ledger, events_csv)
     status, _, err = run_cli(capsys, "ledger", "public", ledger, events_csv, "--undo")
     assert status == 0 and "not marked public" in err
-    status, out, _ = formal_fit(capsys, events_csv, ledger, "--dimensions", 2, "--end-time", 700,
-                                extra=("--budget", 1.5))
+    assert run_cli(capsys, "ledger", "budget", ledger, events_csv, "--epsilon", 1.5)[0] == 0  # the owner's budget
+    status, out, _ = formal_fit(capsys, events_csv, ledger, "--dimensions", 2, "--end-time", 700)
     assert status == 0 and json.loads(out)["formal_guarantee"] and json.loads(out)["ledger"]["metered"]
     status, _, err = formal_fit(capsys, events_csv, ledger, "--dimensions", 2, "--end-time", 700, epsilon=1.2)
     assert status == 2 and "refused" in err
@@ -256,8 +257,9 @@ def test_both_unit_views_see_every_release_and_the_sequence_view_closes(capsys, 
     assert status == 0 and json.loads(out)["formal_guarantee"]
     (book,) = LedgerBook(other).ledgers()
     sequence_release = book.entries[0].mechanisms
+    assert run_cli(capsys, "ledger", "budget", other, sequences_csv, "--epsilon", 1000)[0] == 0  # the owner's act
     status, out, _ = formal_fit(capsys, sequences_csv, other, *declared, epsilon=0.5,
-                                extra=("--max-events", 40, "--budget", 1000))  # 2M = 80 events per sequence
+                                extra=("--max-events", 40))  # 2M = 80 events per sequence
     both = sequence_release + LedgerBook(other).ledgers()[0].entries[1].mechanisms
     assert status == 0 and json.loads(out)["ledger"]["spent_epsilon"] == pytest.approx(
         compose_epsilon(both[:1] + grouped(both[1:], 2), DELTA), rel=1e-9)  # a swap: 2 capped events

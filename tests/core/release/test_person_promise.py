@@ -67,7 +67,8 @@ def test_the_cli_declaration_refuses_an_uncapped_event_release_and_its_advice_wo
     assert "refused before any draw" in err and "one driver per sequence" in err
     assert "--max-events M, or --privacy-unit sequence" in err
     assert LedgerBook(ledger).ledgers()[0].entries == before.entries == ()
-    for advice in (("--max-events", 30, "--budget", 1000), ("--privacy-unit", "sequence", "--max-events", 30)):
+    assert run(capsys, "ledger", "budget", ledger, people, "--epsilon", 1000)[0] == 0  # the owner's act
+    for advice in (("--max-events", 30), ("--privacy-unit", "sequence", "--max-events", 30)):
         status, _, err = run(capsys, "fit", people, *FIT, *DECLARED, "--epsilon", 0.5, "--ledger", ledger,
                              "--json", tmp_path / "out.json", *advice)
         payload = json.loads((tmp_path / "out.json").read_text())

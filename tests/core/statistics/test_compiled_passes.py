@@ -1,6 +1,7 @@
-"""The compiled pair passes against two references written here: the pure-NumPy offset-by-offset pass they
-replaced (kept as a reference: their integer counts must be equal cell for cell) and a brute force over every
-pair of events; and the compiled curvature against the dense product it computes.
+"""The compiled pair passes against independent references: the pure-NumPy offset-by-offset passes (the rows' one
+written here; ctls's cells the NumPy pass that runs below the compiled passes' size threshold,
+:mod:`~dphawkes_core.statistics.pair_passes`: their integer counts must be equal cell for cell, the weighted sums
+bit for bit) and a brute force over every pair of events; and the compiled curvature against the dense product.
 
 Adversarial data: ties (simultaneous events, which are no pair), pairs exactly a whole number of steps apart
 (on a step's edge: ``δ = b + 1`` belongs to step b), pairs exactly s apart (the last step), events before the first
@@ -16,6 +17,7 @@ import pytest
 from scipy.sparse import csr_matrix
 
 from dphawkes_core.statistics.compiled_passes import group_rows, offset_cells, target_rows, weighted_gram
+from dphawkes_core.statistics.pair_passes import numpy_offset_cells
 
 
 def numpy_target_cells(x, dims, dim, lags, first_target):
@@ -130,42 +132,6 @@ def test_numba_is_loaded_by_a_pass_not_by_importing_the_packages():
     assert out.stdout.strip() == "False"
 
 
-def numpy_offset_cells(x, dims, dim, lags, chunk):
-    """The NumPy pass :func:`offset_cells` replaced: two bincounts per offset (its sums, in its order)."""
-    d, B = int(dim), int(lags)
-    dd = d * d
-    size = (B + 2) * dd
-    counts, weighted, whole, near = np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(dd)
-    codes = dims * d
-    n = x.size
-    for start in range(0, n - 1, chunk):
-        active = np.arange(start, min(start + chunk, n - 1))
-        offset = 1
-        while active.size:
-            later = active + offset
-            delta = x[later] - x[active]
-            ok = delta <= B
-            if not ok.all():
-                active, later, delta = active[ok], later[ok], delta[ok]
-                if not active.size:
-                    break
-            floor = np.floor(delta)
-            frac = delta - floor
-            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
-            counts += np.bincount(cell, minlength=size)
-            weighted += np.bincount(cell, weights=frac, minlength=size)
-            exact = frac == 0.0
-            if exact.any():
-                whole += np.bincount(cell[exact], minlength=size)
-            small = floor == 0.0
-            if small.any():
-                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
-            offset += 1
-            if active[-1] + offset >= n:
-                active = active[active + offset < n]
-    return counts, weighted, whole, near
-
-
 def brute_offset_cells(x, dims, dim, lags):
     """The same four arrays by a loop over every pair (integer counts; sums in any order)."""
     dd = dim * dim
@@ -191,7 +157,7 @@ def test_the_compiled_offset_cells_are_the_numpy_pass_bit_for_bit_and_the_brute_
                                                                                        first, chunk):
     x, dims = random_sequence(np.random.default_rng(seed), n, dim, span, grid)
     ours = offset_cells(x, dims * dim, dims, dim, lags, chunk)
-    for got, expected in zip(ours, numpy_offset_cells(x, dims, dim, lags, chunk)):
+    for got, expected in zip(ours, numpy_offset_cells(x, dims * dim, dims, dim, lags, chunk)):
         assert np.array_equal(got, expected)  # counts exactly; the weighted sums in the same order, so equal too
     counts, weighted, whole, near = brute_offset_cells(x, dims, dim, lags)
     assert np.array_equal(ours[0], counts) and np.array_equal(ours[2], whole)

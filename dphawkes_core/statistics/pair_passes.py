@@ -1,0 +1,239 @@
+"""The passes over the pairs of exact event times at most s apart, in NumPy, and the choice between them and their
+compiled twins (:mod:`~dphawkes_core.statistics.compiled_passes`, numba).
+
+The compiled passes are faster per pair, but a process pays for them before the first pair: importing numba and
+loading the cached passes costs about 0.7 s of CPU, and compiling them into an empty cache (a fresh checkout, a
+new machine) about 4.5 s. A small fit never earns that back, so below a measured size the pure-NumPy passes run
+instead (:data:`COMPILED_MIN_PAIRS`, :func:`dense_design`). Both count the same: the integer counts are
+equal cell for cell, and ctls's weighted sums are summed in the same order, so they are equal bit for bit; the
+likelihood's curvature is the same sum in another order (BLAS on dense rows), equal at its own scale
+(``tests/core/statistics/test_pair_passes.py`` compares them, and both with a brute force).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# The NumPy offset walk (ctls's Toeplitz cells) costs 11–26 ns of CPU per pair, the compiled one 4–8 ns plus ~0.7 s
+# to import numba and load the cached pass (4.5 s to compile it into an empty cache); measured with one BLAS thread on
+# the four held-out processes at 10^4–10^6 events (docs/load.md, "The whole command against EM"): the walk wins below
+# ~4·10^7 pairs.
+COMPILED_MIN_PAIRS = 40_000_000
+# The likelihood's pair design: rows laid out densely by the NumPy walk (~35 ns of CPU per pair) and NEWTON_ITERATIONS
+# curvatures by BLAS (~0.1 ns per target × (d·B + 1)², in cache-sized chunks), against the compiled walk (~25 ns per
+# pair, most of it writing the sparse rows) and compiled curvature (~0.6 ns per target × cells², cells ≤ d·B) plus
+# ~0.7 s to load numba (4.5 s to compile into an empty cache). Measured with one BLAS thread on the held-out
+# processes (docs/load.md, "The whole command against EM"): at 10^6 events of near-critical-2d the dense layout fits
+# in 3.2 s, the compiled one in 2.7 s plus the load; at 10^5 of sparse-5d (q = 100, ~10 cells a row) the two tie
+# with the load from a warm cache, and the compiled one took 6.0–6.5 s of CPU into an empty one. A fit cannot tell
+# which it will get, so the load is counted as 2 s: the compiled passes run only where they win by more.
+SECONDS_PER_DENSE_PAIR = 3.5e-8
+SECONDS_PER_DENSE_CURVATURE_CELL = 1e-10
+SECONDS_PER_COMPILED_PAIR = 3e-8
+SECONDS_PER_COMPILED_CELL_PRODUCT = 6e-10
+SECONDS_TO_LOAD_COMPILED = 2.0
+NEWTON_ITERATIONS = 8  # 4–16 measured
+MAX_DENSE_DESIGN_CELLS = 1 << 26  # 512 MiB of dense rows at most
+CURVATURE_CHUNK = 4096  # rows scaled and multiplied at once by the dense curvature (1.5× faster than all at once)
+
+
+def design_seconds(targets: float, pairs: float, columns: int) -> tuple[float, float]:
+    """Predicted CPU seconds of the likelihood's pair design and its Newton curvatures: dense rows and BLAS, and the
+    compiled sparse rows (with numba's load, :data:`SECONDS_TO_LOAD_COMPILED`); ``inf`` for dense rows over
+    :data:`MAX_DENSE_DESIGN_CELLS`."""
+    targets, pairs = float(targets), float(pairs)
+    row_cells = min(pairs / max(targets, 1.0), float(columns))
+    dense = (pairs * SECONDS_PER_DENSE_PAIR
+             + NEWTON_ITERATIONS * targets * (columns + 1) ** 2 * SECONDS_PER_DENSE_CURVATURE_CELL)
+    compiled = (SECONDS_TO_LOAD_COMPILED + pairs * SECONDS_PER_COMPILED_PAIR
+                + NEWTON_ITERATIONS * targets * row_cells**2 * SECONDS_PER_COMPILED_CELL_PRODUCT)
+    return (dense if targets * columns <= MAX_DENSE_DESIGN_CELLS else float("inf")), compiled
+
+
+def dense_design(targets: float, pairs: float, columns: int) -> bool:
+    """Whether the pair design of ``targets`` rows of ``columns`` (d·B) cells and ``pairs`` pairs is laid out densely
+    (and solved by BLAS) rather than built and solved by the compiled passes: whichever is predicted faster."""
+    dense, compiled = design_seconds(targets, pairs, columns)
+    return dense <= compiled
+
+
+def pair_count(x: np.ndarray, lags: int) -> int:
+    """The number of pairs (earlier e, later l) with ``x_l − x_e <= lags`` of one sorted sequence (``x`` in units of
+    w): what a pass over them visits, counted in ``O(n log n)`` (``x_e + lags`` rounded: a pair exactly at the
+    bound may count on either side, which only moves the choice of pass, never a result)."""
+    if x.size < 2:
+        return 0
+    reach = np.searchsorted(x, x + float(lags), side="right")
+    return int(np.sum(reach - np.arange(1, x.size + 1), dtype=np.int64))
+
+
+def offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """ctls's Toeplitz pair cells (:func:`numpy_offset_cells`), by the compiled pass when the pairs are many enough
+    to pay for loading it (:data:`COMPILED_MIN_PAIRS`); the two are equal bit for bit."""
+    if pair_count(x, lags) >= COMPILED_MIN_PAIRS:
+        from dphawkes_core.statistics.compiled_passes import offset_cells as compiled  # numba: loaded here
+
+        return compiled(x, codes, dims, int(dim), int(lags), int(chunk))
+    return numpy_offset_cells(x, codes, dims, dim, lags, chunk)
+
+
+def numpy_offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of :func:`~dphawkes_core.statistics.exact_times.toeplitz_pieces`: every pair (earlier e, later l)
+    with ``δ = x_l − x_e <= B`` (``x`` sorted, in units of w) counted in its cell ``⌊δ⌋·d² + codes_e + dims_l``,
+    plainly (``counts``), weighted by ``f = δ − ⌊δ⌋`` (``weighted``), when f = 0 (``whole``), and ``1 − f`` for
+    ``δ < 1`` (``near``, by ``codes_e + dims_l``).
+
+    Events in chunks of ``chunk`` (bounding the temporaries); within a chunk, offset by offset (the pairs ``(e,
+    e + offset)`` of every event at once), each offset's sums made by ``bincount`` and then added: the order the
+    compiled pass follows, so that the two are equal bit for bit."""
+    d, B = int(dim), int(lags)
+    dd = d * d
+    size = (B + 2) * dd
+    counts, weighted, whole, near = np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(dd)
+    n = x.size
+    for start in range(0, n - 1, chunk):
+        active = np.arange(start, min(start + chunk, n - 1))
+        offset = 1
+        while active.size:
+            later = active + offset
+            delta = x[later] - x[active]
+            inside = delta <= B
+            if not inside.all():
+                active, later, delta = active[inside], later[inside], delta[inside]
+                if not active.size:
+                    break
+            floor = np.floor(delta)
+            frac = delta - floor
+            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
+            counts += np.bincount(cell, minlength=size)
+            weighted += np.bincount(cell, weights=frac, minlength=size)
+            exact = frac == 0.0
+            if exact.any():
+                whole += np.bincount(cell[exact], minlength=size)
+            small = floor == 0.0
+            if small.any():
+                near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
+            offset += 1
+            if active[-1] + offset >= n:
+                active = active[active + offset < n]
+    return counts, weighted, whole, near
+
+
+def dense_target_rows(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, first_target: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of the pair design of one sequence laid out densely: the rows of
+    :func:`~dphawkes_core.statistics.compiled_passes.target_rows` (for each target k — the events with
+    ``x >= first_target`` in time order — the count of earlier events of source j with ``δ = x_k − x_source ∈
+    (b, b+1]``, b < B, in column ``b·d + j``; ``δ = 0`` is no pair) as a ``(targets, d·B)`` array, with the targets'
+    dimensions."""
+    q = int(dim) * int(lags)
+    first = int(np.searchsorted(x, first_target, side="left"))
+    rows = np.zeros((x.size - first) * q)
+    _count_rows(x, dims, int(dim), int(lags), first, np.arange(x.size - first) * q, rows)
+    return rows.reshape(x.size - first, q), dims[first:].copy()
+
+
+def _count_rows(x: np.ndarray, dims: np.ndarray, d: int, B: int, first: int, row_start: np.ndarray,
+                rows: np.ndarray) -> None:
+    """Add the pair counts of the targets ``x[first:]`` to ``rows`` (flat, ``d·B`` cells a row), target k's row
+    starting at ``row_start[k − first]``. Walked offset by offset: at one offset every target has one source, so its
+    cell is added once."""
+    active = np.arange(first, x.size)
+    offset = 1
+    while active.size:
+        active = active[np.searchsorted(active, offset):]  # ascending: those with a source this far back
+        source = active - offset
+        delta = x[active] - x[source]
+        inside = delta <= B
+        if not inside.all():
+            active, source, delta = active[inside], source[inside], delta[inside]
+        step = np.ceil(delta).astype(np.int64) - 1
+        target = active - first
+        if step.size and step.min() < 0:  # simultaneous events are no pair
+            pair = step >= 0
+            target, step, source = target[pair], step[pair], source[pair]
+        rows[row_start[target] + step * d + dims[source]] += 1.0
+        offset += 1
+
+
+def target_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
+    """The pair design's rows of every sequence (``sequences``: ``(x, dims)`` per sequence, sorted, in units of w),
+    one matrix per target dimension (its targets in sequence and time order; columns ``b·d + j``): dense arrays
+    (one block, each dimension's rows a view of it) where they are predicted faster (:func:`dense_design`), otherwise
+    CSR matrices built by the compiled passes (their counts are the same)."""
+    d, B = int(dim), int(lags)
+    q = d * B
+    firsts = [int(np.searchsorted(x, first_target, side="left")) for x, _ in sequences]
+    targets = sum(x.size - f for (x, _), f in zip(sequences, firsts))
+    if not dense_design(targets, sum(pair_count(x, B) for x, _ in sequences), q):
+        return _compiled_matrices(sequences, d, B, first_target)
+    target_dims = np.concatenate([dims[f:] for (_, dims), f in zip(sequences, firsts)] + [np.zeros(0, np.int64)])
+    position = np.empty(target_dims.size, dtype=np.int64)  # dimension-major, in sequence and time order within each
+    position[np.argsort(target_dims, kind="stable")] = np.arange(target_dims.size)
+    rows = np.zeros(target_dims.size * q)
+    done = 0
+    for (x, dims), f in zip(sequences, firsts):
+        _count_rows(x, dims, d, B, f, position[done:done + x.size - f] * q, rows)
+        done += x.size - f
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(target_dims, minlength=d))])
+    rows = rows.reshape(target_dims.size, q)
+    return tuple(rows[bounds[i]:bounds[i + 1]] for i in range(d))
+
+
+def _compiled_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
+    """:func:`target_matrices` as CSR matrices, by the compiled walk and grouping."""
+    from scipy.sparse import csr_matrix  # loaded when a large design is built (~0.1 s), not at import
+
+    from dphawkes_core.statistics.compiled_passes import group_rows, target_rows  # numba: loaded here
+
+    q = dim * lags
+    pointers, columns, counts, target_dims, n_cells = [np.zeros(1, dtype=np.int64)], [], [], [], 0
+    for x, dims in sequences:
+        indptr, indices, cells, tdims = target_rows(x, dims, dim, lags, first_target)
+        pointers.append(indptr[1:] + n_cells)
+        columns.append(indices)
+        counts.append(cells)
+        target_dims.append(tdims)
+        n_cells += indices.size
+    indptr, indices, cells, starts = group_rows(_joined(pointers, np.int64), _joined(columns, np.int64),
+                                                _joined(counts, np.float64), _joined(target_dims, np.int64), dim)
+    matrices = []
+    for i in range(dim):
+        r0, r1 = starts[i], starts[i + 1]
+        c0, c1 = indptr[r0], indptr[r1]
+        rows = (indptr[r0:r1 + 1] - c0).astype(np.int32 if c1 - c0 < 2**31 else np.int64)
+        matrices.append(csr_matrix((cells[c0:c1], indices[c0:c1], rows), shape=(int(r1 - r0), q), copy=False))
+    return tuple(matrices)
+
+
+def _joined(parts: list, dtype) -> np.ndarray:
+    """The arrays of ``parts`` end to end (the one array itself when there is one)."""
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)
+
+
+def weighted_gram(X, weights: np.ndarray) -> np.ndarray:
+    """``X̃ᵀ diag(weights²) X̃`` for ``X̃ = [X, 1]``: ``(q+1, q+1)``. Dense rows by BLAS; CSR rows by one compiled
+    pass over their cells (:func:`~dphawkes_core.statistics.compiled_passes.weighted_gram`)."""
+    if isinstance(X, np.ndarray):
+        q = X.shape[1]
+        H = np.zeros((q + 1, q + 1))
+        for start in range(0, X.shape[0], CURVATURE_CHUNK):  # chunks that stay in the cache: 1.5× faster at 10^6 rows
+            chunk = weights[start:start + CURVATURE_CHUNK]
+            scaled = X[start:start + CURVATURE_CHUNK] * chunk[:, None]
+            H[:q, :q] += scaled.T @ scaled
+            H[:q, q] += scaled.T @ chunk
+        H[q, :q] = H[:q, q]
+        H[q, q] = weights @ weights
+        return H
+    from dphawkes_core.statistics.compiled_passes import weighted_gram as compiled  # numba: loaded here
+
+    return compiled(X.indptr, X.indices, X.data, X.shape[1], weights)
+
+
+def stored_cells(X) -> int:
+    """The non-zero cells of a design matrix, dense or sparse."""
+    return int(np.count_nonzero(X)) if isinstance(X, np.ndarray) else int(X.nnz)
