@@ -18,8 +18,11 @@ process written for this measurement and paper-4d, at new seeds and noise seeds)
 
     nice .venv/bin/python -m benchmarks.bench_width_share --sizes 10000 100000 --draws 4 --first-draw 100
 
-``make bench`` (:func:`rows`): mixed-3d at 10⁵ events, one simulation and two draws: the share choice against 1.25 ×
-the best of the three fixed widths (the issue's target) and the validation choice reported beside it.
+The second round's choice (scored both ways) was measured on the same processes at new seeds (:data:`ROUND_2_SEEDS`)
+and at :data:`TEST_SEEDS`, also declared before measuring.
+
+``make bench`` (:func:`rows`): mixed-3d and paper-4d at 10⁵ events, one simulation and two draws each: the share choice
+against 1.25 × the best of the three fixed widths (the issue's target) and the validation choice reported beside it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ FIXED = (SUPPORT / 40, SUPPORT / 20, SUPPORT / 10)
 EPSILON, DP_DELTA = 1.0, 1e-5
 TARGET = 1.25  # the choice's error ÷ the best fixed width's
 TEST_SEEDS = (3001, 3002)
+ROUND_2_SEEDS = (4001, 4002)  # the second round's new simulations of the test processes (declared before measuring)
 
 
 def mixed_3d() -> Scenario:
@@ -103,16 +107,21 @@ def measure(name: str, n_events: int, seed: int, draws: range, shares) -> dict:
 
 
 def rows() -> list[dict]:
-    """``make bench``: mixed-3d at 10⁵ events, one simulation, two draws: share (q = the default) against the target
-    1.25 × the best fixed width; the validation choice reported."""
-    row = measure("mixed-3d", 100_000, TEST_SEEDS[0], range(100, 102), shares=(None,))
-    share, best, validation = row["share"], row["best fixed"], row["validation"]
-    return [{"benchmark": "ctls width by share then direct / best of s/40, s/20, s/10, mixed-3d 1e+05",
-             "measured": f"{share:.3f} / {best:.3f} = {share / best:.2f}", "target": f"<= {TARGET}",
-             "met": share / best <= TARGET},
-            {"benchmark": "ctls width by validation (one release) / best fixed, mixed-3d 1e+05",
-             "measured": f"{validation:.3f} / {best:.3f} = {validation / best:.2f}", "target": "reported",
-             "met": True}]
+    """``make bench``: mixed-3d and paper-4d at 10⁵ events, one simulation each (the second round's new seed), two
+    draws: share (q = the default) against the target 1.25 × the best fixed width (in the tables met on paper-4d,
+    1.14, missed on mixed-3d, 1.36); the validation choice reported on mixed-3d."""
+    out = []
+    for name in ("mixed-3d", "paper-4d"):
+        row = measure(name, 100_000, ROUND_2_SEEDS[0], range(100, 102), shares=(None,))
+        share, best, validation = row["share"], row["best fixed"], row["validation"]
+        out.append({"benchmark": f"ctls width by share then direct / best of s/40, s/20, s/10, {name} 1e+05",
+                    "measured": f"{share:.3f} / {best:.3f} = {share / best:.2f}", "target": f"<= {TARGET}",
+                    "met": share / best <= TARGET})
+        if name == "mixed-3d":
+            out.append({"benchmark": "ctls width by validation (one release) / best fixed, mixed-3d 1e+05",
+                        "measured": f"{validation:.3f} / {best:.3f} = {validation / best:.2f}", "target": "reported",
+                        "met": True})
+    return out
 
 
 def main() -> None:

@@ -87,7 +87,8 @@ def selected_stats(dataset_fp: str, events, config: FitConfig):
     if not shares_selection(config):
         return prepare_stats(events, config)
     tails = tails_cached(dataset_fp, events, config.bin_size, config.count_cap_max)
-    auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share)
+    auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share,
+                          config.family.cap_rule(config))
     chosen = config.with_selection(count_cap=auto.count_cap)
     stats, info = stats_cached(dataset_fp, events, config_items(chosen.statistics_key()))
     return stats, info.updated(auto_count_cap=auto.to_dict())

@@ -16,7 +16,7 @@ import numpy as np
 from dphawkes_core.errors import ConfigError, DPHawkesError
 from dphawkes_core.estimators import FitConfig, binned_stats, privacy_report
 from dphawkes_core.privacy.calibration import gaussian_epsilon
-from dphawkes_core.privacy.count_cap import cap_noise_sigma, cap_rng, choose_cap, release_tail_counts
+from dphawkes_core.privacy.count_cap import cap_noise_sigma, cap_rng, choose_cap, clip_target, release_tail_counts
 from dphawkes_core.privacy.noise import NUMPY_SAMPLER, SEEDED_DISCRETE_SAMPLER, SeededNoise, discrete_noise
 from dphawkes_core.statistics.binning import BinnedCounts
 
@@ -393,7 +393,10 @@ class AutoCapData:
         fit, discrete = self.fit, self.config.discrete
         sigma = cap_noise_sigma(fit.epsilon, fit.dp_delta, fit.count_cap_share, discrete) / (self.broken_factor or 1.0)
         rng = SeededNoise(cap_rng(seed).generator, discrete=True) if discrete else cap_rng(seed)
-        cap = choose_cap(release_tail_counts(self.binned, fit.count_cap_max, sigma, rng), sigma)
+        rule = fit.family.cap_rule(fit)
+        target = clip_target(fit.epsilon, fit.dp_delta, fit.count_cap_share, discrete, rule.scale)
+        cap = choose_cap(release_tail_counts(self.binned, fit.count_cap_max, sigma, rng), sigma, target,
+                         max_fraction=rule.max_fraction)
         stats, report = self.at_cap(cap)
         return np.append(observed_output(stats, replace(fit, seed=seed), report), cap)
 

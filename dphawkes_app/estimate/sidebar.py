@@ -166,8 +166,9 @@ def _count_cap(sb, family, defaults: Mapping) -> dict:
     """The count cap C: public, or chosen privately (auto) by a family that offers it."""
     auto_cap = family.privacy.auto_count_cap and sb.checkbox(
         "choose C privately (auto)", value=defaults["Cauto"], key="Cauto", **URL,
-        help=f"spend {AUTO_CAP_SHARE:.0%} of ε on a private choice of C (the cap that clips about 1 % of the "
-             "events), the rest on the statistics; needs ε, not σ², and the event unit")
+        help=f"spend {AUTO_CAP_SHARE:.0%} of ε on a private choice of C (a fixed count of clipped bins per unit "
+             "of the release's noise: C grows with the data), the rest on the statistics; needs ε, not σ², and "
+             "the event unit")
     if auto_cap:
         return {"count_cap": AUTO}
     cap = int(sb.number_input("count cap C (0 = no clipping)", min_value=0, value=defaults["C"], step=1, key="C",

@@ -88,7 +88,7 @@ def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:
     if config.count_cap != AUTO:
         return bin_sparse(events, config.bin_size, config.count_cap), None
     auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_noise(config),
-                        config.count_cap_share, config.count_cap_max)
+                        config.count_cap_share, config.count_cap_max, config.family.cap_rule(config))
     return bin_sparse(events, config.bin_size, auto.count_cap), auto
 
 
@@ -101,7 +101,7 @@ def chosen_count_cap(events: Events, config) -> tuple[int | None, AutoCap | None
             check_count_cap(config.count_cap)
         return config.count_cap, None
     auto = dp_count_cap(bin_sparse(events, config.bin_size), config.epsilon, config.dp_delta, cap_noise(config),
-                        config.count_cap_share, config.count_cap_max)
+                        config.count_cap_share, config.count_cap_max, config.family.cap_rule(config))
     return auto.count_cap, auto
 
 
@@ -117,7 +117,8 @@ def partitioned_count_cap(paths, window: Window, config, executor=None) -> tuple
     if int(max_cap) != max_cap or max_cap < 1:
         raise ConfigError(f"the largest automatic count cap must be a positive integer, got {max_cap!r}")
     tails = partitioned_tails(paths, window, config.bin_size, int(max_cap), executor)
-    auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share)
+    auto = cap_from_tails(tails, config.epsilon, config.dp_delta, cap_noise(config), config.count_cap_share,
+                          config.family.cap_rule(config))
     return auto.count_cap, auto
 
 

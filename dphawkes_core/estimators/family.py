@@ -18,6 +18,7 @@ import numpy as np
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators.binned import prepare_binned, prepare_partitioned
 from dphawkes_core.estimators.settings import Setting
+from dphawkes_core.privacy.count_cap import CapRule
 from dphawkes_core.privacy.noise import NoiseSource
 from dphawkes_core.privacy.report import PrivacyReport
 from dphawkes_core.statistics.moments import SufficientStats
@@ -278,6 +279,13 @@ class Family:
         cost model adds ``q³`` for each, :func:`~dphawkes_core.estimators.cost.estimate_fit_cost`); none by
         default."""
         return ()
+
+    def cap_rule(self, config) -> CapRule:
+        """The public terms of an automatic count cap's rule for ``config``
+        (:class:`~dphawkes_core.privacy.count_cap.CapRule`): the target's scale — how the release's noise per unit of C
+        compares with one event's signal, 1 where the target's κ was chosen — and the guard. Default: scale 1 (exp:
+        its features do not scale with w), the 10 % guard."""
+        return CapRule()
 
     def check(self, config) -> None:
         """Rules that tie the family's options to the shared settings (ε, σ², C, the unit); raise

@@ -42,6 +42,7 @@ from dphawkes_core.estimators.solvers import (
     stabilise,
 )
 from dphawkes_core.privacy.calibration import data_R
+from dphawkes_core.privacy.count_cap import step_cap_rule
 from dphawkes_core.privacy.noise import NoiseSource, uses_discrete
 from dphawkes_core.privacy.sequence import pieces_vector, release_pieces_vector
 from dphawkes_core.statistics.moments import MomentPieces, SufficientStats, assemble_stats, assemble_summed
@@ -241,6 +242,10 @@ class SSP(SingleRelease):
     privacy = PrivacyTags(calibrations=("formal",), units=("event", "sequence"), auto_count_cap=True)
     audit_hints = AuditHints(noiseless_options=dict(ridge=0.0, ssp_smoothing=0.0, ssp_nonnegative=False),
                              sensitivity_fraction=1.0)
+
+    def cap_rule(self, config):
+        """A step-kernel release's scale at (w, s) (:func:`~dphawkes_core.privacy.count_cap.step_cap_rule`)."""
+        return step_cap_rule(config.bin_size, config.bin_size * config.lags)
 
     def check(self, config) -> None:
         super().check(config)

@@ -212,18 +212,28 @@ def candidate_pieces(pieces: GridFreePieces, factor: int, lags: int) -> GridFree
 
 
 def select_width(train: GridFreePieces, validation: GridFreePieces, fine_width: float, fit,
-                 grid=None) -> list[Candidate]:
+                 grid=None, both_ways: bool = False) -> list[Candidate]:
     """Every candidate of ``grid`` (default :func:`candidate_grid`) fitted on ``train`` and scored on
     ``validation``, best first. ``fit(pieces, width) -> U`` is the post-processing of a candidate's pieces (the
-    ctls fit); everything here reads released (or exact) pieces and public numbers only."""
+    ctls fit); everything here reads released (or exact) pieces and public numbers only.
+
+    ``both_ways``: two-fold cross-fitting — each candidate also fitted on ``validation`` and scored on ``train``, its
+    score the two contrasts per unit of their blocks' time added (share then direct: measured better at 10⁵ events,
+    ``docs/accuracy.md``, "Share then direct")."""
     grid = grid or candidate_grid(train.lags)
     scored = []
     for k, lags in grid:
         width = k * float(fine_width)
-        U = fit(candidate_pieces(train, k, lags), width)
-        score = contrast(U, candidate_pieces(validation, k, lags), width)
+        score = _scored(train, validation, k, lags, width, fit)
+        if both_ways:
+            score = score / validation.duration + _scored(validation, train, k, lags, width, fit) / train.duration
         scored.append(Candidate(k, lags, width, lags * width, score if math.isfinite(score) else math.inf))
     return sorted(scored, key=lambda c: c.score)
+
+
+def _scored(fitted: GridFreePieces, scored: GridFreePieces, factor: int, lags: int, width: float, fit) -> float:
+    """The contrast on ``scored``'s pieces of candidate (k, B') fitted on ``fitted``'s."""
+    return contrast(fit(candidate_pieces(fitted, factor, lags), width), candidate_pieces(scored, factor, lags), width)
 
 
 # --- the release of the two blocks ---------------------------------------------------------------------------
@@ -462,7 +472,8 @@ class WidthCaps:
     """Caps per w-bin of every candidate width chosen privately in one release: the tail counts of the unclipped
     w-bin counts at each width k·w0 (one event moves one count of each width by one: sensitivity √K for K widths),
     with noise std ``multiplier·√K``, and each width's C chosen from its own tails by the automatic cap's rule
-    (:func:`~dphawkes_core.privacy.count_cap.choose_cap`).
+    (:func:`~dphawkes_core.privacy.count_cap.choose_cap` at the target of
+    :func:`~dphawkes_core.privacy.count_cap.clip_target`).
 
     Attributes
     ----------
@@ -485,11 +496,22 @@ class WidthCaps:
                 "max_cap": self.max_cap, "count_caps_by_width": {str(k): c for k, c in self.caps.items()}}
 
 
+def ctls_cap_rule(width: float, support: float):
+    """ctls's terms of the automatic cap's rule at (w, s) (:class:`~dphawkes_core.privacy.count_cap.CapRule`): the
+    step-kernel scale, and the guard of the rule before (1 % of the events), so that its C is never below that rule's —
+    a lower C was measured to hurt ctls at w = s/40 and on a near-critical process at 10⁴ events, a higher one to help
+    it from 10⁶ events (``docs/accuracy.md``, "The automatic cap")."""
+    from dphawkes_core.privacy.count_cap import AUTO_CAP_CLIPPED_FRACTION, step_cap_rule
+
+    return step_cap_rule(width, support, AUTO_CAP_CLIPPED_FRACTION)
+
+
 def private_caps(events, width: float, factors, epsilon: float, delta: float, share: float, max_cap: int,
-                 rng) -> WidthCaps:
+                 rng, support: float) -> WidthCaps:
     """:class:`WidthCaps` of ``events`` at the widths ``k·w0``, ``k`` in ``factors`` (1 among them), spending
-    ``share·ε`` (the multiplier of :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`)."""
-    from dphawkes_core.privacy.count_cap import cap_noise_sigma, choose_cap
+    ``share·ε`` (the multiplier of :func:`~dphawkes_core.privacy.count_cap.cap_noise_sigma`); each width's C under
+    :func:`ctls_cap_rule` at that width and the support s_max."""
+    from dphawkes_core.privacy.count_cap import cap_noise_sigma, choose_cap, clip_target
     from dphawkes_core.statistics.binning import bin_sparse, tail_counts
 
     factors = sorted({int(k) for k in factors})
@@ -498,7 +520,9 @@ def private_caps(events, width: float, factors, epsilon: float, delta: float, sh
     caps = {}
     for k in factors:
         tails = tail_counts(bin_sparse(events, k * width), int(max_cap))
-        caps[k] = choose_cap(tails + sigma * rng.standard_normal(tails.size), sigma)
+        rule = ctls_cap_rule(k * width, support)
+        caps[k] = choose_cap(tails + sigma * rng.standard_normal(tails.size), sigma,
+                             clip_target(epsilon, delta, share, scale=rule.scale), max_fraction=rule.max_fraction)
     return WidthCaps(caps, float(multiplier), float(share), int(max_cap))
 
 
@@ -640,14 +664,14 @@ def direct_query(stats: GridFreeShareStats, config, factor: int, lags: int) -> t
 
 def fit_by_share(stats: GridFreeShareStats, config, report, kappa: float, rho: float, rng
                  ) -> tuple[np.ndarray, dict]:
-    """Share then direct: the two blocks released at the report's σ (the choice's share), every candidate scored
-    (:func:`select_width`), the chosen (k, B') released directly from its own pieces at the further multiplier, and
+    """Share then direct: the two blocks released at the report's σ (the choice's share), every candidate scored both
+    ways (:func:`select_width`), the chosen (k, B') released directly from its own pieces at the further multiplier, and
     its fit on the fine grid (:func:`on_fine_grid`), with the choice and its candidates in the info."""
     sigma = math.sqrt(report.sigma2) if report is not None else 0.0
     release = release_blocks(stats.train_pieces, stats.validation_pieces, stats.width,
                              sigma * stats.grid_pieces.duration, kappa, rho, rng)
     candidates = select_width(release.train, release.validation, release.fine_width,
-                              lambda pieces, width: solve_candidate(release, config, pieces, width)[0])
+                              lambda pieces, width: solve_candidate(release, config, pieces, width)[0], both_ways=True)
     best = candidates[0]
     multiplier = report.further[0][0] if report is not None and report.further else 0.0
     cap, pieces = stats.direct(best.factor, best.lags)
@@ -657,8 +681,8 @@ def fit_by_share(stats: GridFreeShareStats, config, report, kappa: float, rho: f
         "validation_share": stats.share, "choice_share": stats.choice_share,
         "candidates": [{"width": c.width, "support": c.support, "score": c.score} for c in candidates],
         "chosen_in_release": (f"width w = {best.width:g} and support s = {best.support:g} chosen with "
-                              f"{stats.choice_share:.0%} of the budget by the validation contrast, then released "
-                              "directly with the rest"),
+                              f"{stats.choice_share:.0%} of the budget by the validation contrast (each block fitted "
+                              "and scored on the other), then released directly with the rest"),
     })
     return on_fine_grid(U, best.factor, stats.lags), info
 

@@ -110,12 +110,19 @@ def same_estimate(first, second) -> bool:
 
 # --- the automatic count cap C ------------------------------------------------------------------------------------
 
-def cap_events() -> tuple[Events, Events]:
-    """D: 4 w-bins holding 2 events and 100 holding 1 (one dimension, w = 1); D' the same less one event of a bin
-    of 2. Their exact tails T[2] are 4 and 3, which the rule reads on either side of its threshold."""
-    times = [k + 0.5 for k in range(100)] + [k + 0.25 for k in range(100, 104)] + [k + 0.75 for k in range(100, 104)]
-    fewer = times[:-1]
-    return (from_arrays([np.sort(times)], end_time=120.0), from_arrays([np.sort(fewer)], end_time=120.0))
+def cap_events(method: str = "ssp") -> tuple[Events, Events]:
+    """D: m w-bins holding 2 events and 900 holding 1 (one dimension, w = 1); D' the same less one event of a bin
+    of 2, with m the first count of bins over the cap above the rule's target for ``method`` at :func:`cap_config`
+    (its κ·z·scale: the guard, 10 % of about 900 events, is larger). Their exact tails T[2] are m and m − 1, which
+    the rule reads on either side of its threshold."""
+    config = cap_config(method)
+    target = count_cap.clip_target(config.epsilon, config.dp_delta, config.count_cap_share, False,
+                                   config.family.cap_rule(config).scale)
+    singles, doubles = 900, int(np.floor(target)) + 1
+    times = ([k + 0.5 for k in range(singles)] + [k + 0.25 for k in range(singles, singles + doubles)]
+             + [k + 0.75 for k in range(singles, singles + doubles)])
+    end = singles + doubles + 20.0
+    return (from_arrays([np.sort(times)], end_time=end), from_arrays([np.sort(times[:-1])], end_time=end))
 
 
 def cap_config(method: str) -> FitConfig:
@@ -127,7 +134,7 @@ def chosen_caps_and_estimates(method: str, monkeypatch) -> list:
     """For D and D': the C chosen from tails released equal (a coupled noise stream) and the estimate from the one
     release replayed."""
     config = cap_config(method)
-    events = cap_events()
+    events = cap_events(method)
     sigma = count_cap.cap_noise_sigma(config.epsilon, config.dp_delta, config.count_cap_share)
     exact = [tail_counts(bin_sparse(e, 1.0), config.count_cap_max).astype(float) for e in events]
     z = np.random.default_rng(0).standard_normal(exact[0].size)
@@ -153,16 +160,22 @@ def check_cap(method, monkeypatch) -> None:
 def test_the_automatic_count_cap_reads_only_its_released_tails(method, monkeypatch):
     config = cap_config(method)
     sigma = count_cap.cap_noise_sigma(config.epsilon, config.dp_delta, config.count_cap_share)
-    exact = [tail_counts(bin_sparse(e, 1.0), config.count_cap_max).astype(float) for e in cap_events()]
-    assert count_cap.choose_cap(exact[0], sigma) != count_cap.choose_cap(exact[1], sigma)  # the data tell
+    exact = [tail_counts(bin_sparse(e, 1.0), config.count_cap_max).astype(float) for e in cap_events(method)]
+    rule = config.family.cap_rule(config)
+    target = count_cap.clip_target(config.epsilon, config.dp_delta, config.count_cap_share, False, rule.scale)
+    chosen = [count_cap.choose_cap(tails, sigma, target, max_fraction=rule.max_fraction) for tails in exact]
+    assert chosen[0] != chosen[1]  # the data tell
     check_cap(method, monkeypatch)
 
 
 def test_a_count_cap_chosen_from_the_exact_tails_is_caught(monkeypatch):
-    def exact_tails(tails, epsilon, delta, rng, share=count_cap.AUTO_CAP_SHARE):
+    def exact_tails(tails, epsilon, delta, rng, share=count_cap.AUTO_CAP_SHARE, rule=None):
+        rule = rule or count_cap.CapRule()
         sigma = count_cap.cap_noise_sigma(epsilon, delta, share)
+        target = count_cap.clip_target(epsilon, delta, share, False, rule.scale)
         count_cap.noisy_tails(tails, sigma, rng)  # drawn, then not read
-        return count_cap.AutoCap(count_cap.choose_cap(tails.astype(float), sigma), float(share), sigma, tails.size)
+        cap = count_cap.choose_cap(tails.astype(float), sigma, target, max_fraction=rule.max_fraction)
+        return count_cap.AutoCap(cap, float(share), sigma, tails.size, target, rule.max_fraction)
 
     monkeypatch.setattr(count_cap, "cap_from_tails", exact_tails)
     with pytest.raises(AssertionError, match="caps differ"):
@@ -361,7 +374,33 @@ def test_the_width_choice_reads_only_the_released_blocks(monkeypatch):
     assert not np.array_equal(first[4].pairs, second[4].pairs)  # the exact validation blocks differ
 
 
-def test_a_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
+def share_width_choices(monkeypatch) -> list:
+    """Share then direct on D and D': the choice's release and the direct release replayed (the second draws what the
+    first released), so a choice scored both ways on the released blocks only is the same."""
+    choice = replay_release(monkeypatch, width_choice, "noisy_split_vector")
+    direct = replay_release(monkeypatch, width_choice, "direct_release")
+    config = width_config().with_changes(ctls_width_choice="share")
+    out = []
+    for events in width_events():
+        stats, _ = prepare_stats(events, config)
+        U, info = estimate(stats, config)
+        out.append((info["chosen_width"], info["chosen_support"], [c["score"] for c in info["candidates"]], U))
+        choice.second()
+        direct.second()
+    assert choice.consumed and direct.consumed
+    first, second = out
+    assert first[:2] == second[:2], "the two data sets' widths differ"
+    assert np.allclose(first[2], second[2], rtol=1e-9, atol=0), "the two data sets' scores differ"
+    assert same_estimate(first[3], second[3]), "the two data sets' estimates differ"
+    return out
+
+
+def test_the_share_width_choice_scored_both_ways_reads_only_the_released_blocks(monkeypatch):
+    share_width_choices(monkeypatch)
+
+
+@pytest.mark.parametrize("choices", [check_width, share_width_choices], ids=["validation", "share"])
+def test_a_width_scored_on_the_exact_validation_block_is_caught(choices, monkeypatch):
     real = width_choice.release_blocks
 
     def exact_validation(train, validation, width, raw_sigma, kappa, rho, rng):
@@ -369,7 +408,7 @@ def test_a_width_scored_on_the_exact_validation_block_is_caught(monkeypatch):
 
     monkeypatch.setattr(width_choice, "release_blocks", exact_validation)
     with pytest.raises(AssertionError, match="scores differ"):
-        check_width(monkeypatch)
+        choices(monkeypatch)
 
 
 # --- two unseeded draws differ, for every mechanism -------------------------------------------------------------------

@@ -17,11 +17,14 @@ from dphawkes_core.estimators import FitConfig, fit, fit_stats, prepare_stats
 from dphawkes_core.estimators.ssp import ssp_lagged_sensitivity
 from dphawkes_core.privacy.calibration import compose_count_cap
 from dphawkes_core.privacy.count_cap import (
+    AUTO_CAP_TARGET,
     cap_noise_sigma,
     cap_rng,
     choose_cap,
+    clip_target,
     dp_count_cap,
     release_tail_counts,
+    step_noise_scale,
     tail_counts,
 )
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts
@@ -76,20 +79,104 @@ def test_cap_noise_depends_only_on_public_numbers():
     assert cap_noise_sigma(2.0, 1e-6, 0.1) == pytest.approx(get_sigma_gaussian(0.2, 1e-6))
 
 
-def test_choose_cap_clips_at_most_the_stated_fraction():
+def test_choose_cap_rule_before_clips_at_most_the_stated_fraction():
     tails = np.array([9000.0, 1000.0, 130.0, 20.0, 1.0, 0.0, 0.0])  # N = 10151 events
-    assert choose_cap(tails, sigma=1e-3) == 3  # T[4] = 20 <= 1 % of N, T[3] = 130 is not
-    assert choose_cap(tails, sigma=1e-3, clipped_fraction=0.02) == 2
-    assert choose_cap(tails, sigma=100.0) == 2  # the noise floor 2σ = 200 decides
-    assert choose_cap(np.full(5, 1e6), sigma=1.0) == 5  # nothing qualifies: the top of the range
+    assert choose_cap(tails, sigma=1e-3, target=None) == 3  # T[4] = 20 <= 1 % of N, T[3] = 130 is not
+    assert choose_cap(tails, sigma=1e-3, target=None, clipped_fraction=0.02) == 2
+    assert choose_cap(tails, sigma=100.0, target=None) == 2  # the noise floor 2σ = 200 decides
+    assert choose_cap(np.full(5, 1e6), sigma=1.0, target=None) == 5  # nothing qualifies: the top of the range
+
+
+def test_choose_cap_keeps_clipped_bins_under_the_target_count():
+    """The smallest c with T̂[c+1] <= max(min(target, 10 %·N̂), 2σ): the target counts bins over the cap, whatever
+    the number of events; the guard and the noise floor where they are larger or smaller."""
+    tails = np.array([90000.0, 10000.0, 1300.0, 200.0, 10.0, 0.0, 0.0])  # N̂ = 101510
+    assert choose_cap(tails, sigma=1e-3, target=1000.0) == 3  # T[4] = 200 <= 1000 < T[3] = 1300
+    assert choose_cap(tails, sigma=1e-3, target=1500.0) == 2  # T[3] = 1300 <= 1500
+    assert choose_cap(tails, sigma=1e-3, target=100.0) == 4  # T[5] = 10
+    assert choose_cap(tails, sigma=400.0, target=100.0) == 3  # the noise floor 2σ = 800 decides
+    small = tails / 100.0  # N̂ = 1015: the guard 10 %·N̂ = 101.5 binds below the target
+    assert choose_cap(small, sigma=1e-3, target=1000.0) == 1  # T[2] = 100 <= 101.5
+    assert choose_cap(small, sigma=1e-3, target=50.0) == 2  # T[3] = 13 <= 50 < T[2] = 100
+
+
+def test_clip_target_is_kappa_times_the_release_multiplier():
+    """κ·z with z the multiplier of the Gaussian release that, with the cap's release at share·ε, composes to
+    exactly (ε, δ): μ-GDP, 1/z² = μ(ε, δ)² − 1/z_cap², μ(ε, δ) from the Gaussian mechanism's exact trade-off
+    (Dong, Roth & Su), computed here with scipy."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    eps, delta, share = 1.0, 1e-5, 0.05
+
+    def mu_of(e):
+        return brentq(lambda mu: norm.cdf(-e / mu + mu / 2) - math.exp(e) * norm.cdf(-e / mu - mu / 2) - delta,
+                      1e-3, 50.0, xtol=1e-14)
+
+    z_cap = 1.0 / mu_of(share * eps)
+    z_rest = 1.0 / math.sqrt(mu_of(eps) ** 2 - 1.0 / z_cap**2)
+    assert clip_target(eps, delta, share) == pytest.approx(AUTO_CAP_TARGET * z_rest, rel=1e-6)
+    assert clip_target(8.0, delta, share) < clip_target(1.0, delta, share) / 5  # less noise: a larger cap allowed
 
 
 def test_chosen_cap_tracks_the_data():
     rng = np.random.default_rng(3)
     x = rng.poisson(0.8, size=(20_000, 2))
-    x[::50, 0] = 7  # 2 % of the cells of dimension 0 hold a burst of 7
+    x[::10, 0] = 7  # 2,000 cells of dimension 0 hold a burst of 7
     auto = dp_count_cap(_binned(x), 1.0, 1e-5, rng)
-    assert auto.count_cap == 7  # clipping below 7 would clip ~ 400 cells, over 1 % of the events
+    assert auto.clipped_target == pytest.approx(clip_target(1.0, 1e-5, 0.05))
+    assert auto.count_cap == 7  # clipping below 7 would clip 2,000 cells, over the target 350·z ≈ 1,300
+    x[::10, 0] = 0
+    x[::40, 0] = 7  # 500 bursts: clipping them is within the target
+    assert dp_count_cap(_binned(x), 1.0, 1e-5, rng).count_cap == 3  # T[4] ≈ 500 + 360 Poisson cells
+
+
+def test_chosen_cap_grows_with_the_data_size():
+    """The same process observed 30 times longer: the rule before (a fraction of the events) keeps C, the target
+    count (clipped bins per unit of the release's noise) raises it — the bias it no longer pays for."""
+    rng = np.random.default_rng(5)
+    short, long_ = (rng.poisson(0.6, size=(cells, 2)) for cells in (15_000, 450_000))
+    sigma, target = cap_noise_sigma(1.0, 1e-5, 0.05), clip_target(1.0, 1e-5, 0.05)
+    before = [choose_cap(tail_counts(_binned(x), 64), sigma, None) for x in (short, long_)]
+    after = [choose_cap(tail_counts(_binned(x), 64), sigma, target) for x in (short, long_)]
+    assert before[0] == before[1]
+    assert after[1] > after[0]
+
+
+def test_step_noise_scale_follows_the_step_releases_sensitivity():
+    """1 at (w, s) = (0.25, 5), where κ was chosen, and √(s/w)/w relative to it; its premise, checked on ctls's own
+    public bound: at a fixed C it grows like √B (B = s/w lags). (DP-SSP's grows like B; its error is nearly flat in C
+    at w >= 0.5, and the one scale serves both: ``docs/accuracy.md``, "The automatic cap".)"""
+    from dphawkes_core.estimators.grid_free.release import ctls_sensitivity
+
+    assert step_noise_scale(0.25, 5.0) == pytest.approx(1.0)
+    assert step_noise_scale(0.5, 4.0) == pytest.approx((math.sqrt(8.0) / 0.5) / (math.sqrt(20.0) / 0.25))
+    assert step_noise_scale(0.125, 5.0) / step_noise_scale(0.25, 5.0) == pytest.approx(2.0 * math.sqrt(2.0))
+    assert ctls_sensitivity(2, 40, 3).total / ctls_sensitivity(2, 10, 3).total == pytest.approx(2.0, rel=0.05)
+
+
+def test_the_step_families_choose_their_cap_at_their_scale():
+    """The same events, one w-bin width: DP-SSP and ctls at (w, s) = (0.5, 4) read the target at their step scale
+    (about a third of exp's), so 800 bins of 3 events are too many to clip for them and few enough for exp."""
+    from dphawkes_core.estimators.binned import chosen_count_cap
+
+    singles = [k * 0.5 + 0.25 for k in range(20_000)]
+    triples = [k * 0.5 + 0.1 * j for k in range(20_000, 20_800) for j in (1, 2, 3)]
+    events = from_arrays([np.sort(singles + triples)], end_time=10_500.0)
+    caps = {method: chosen_count_cap(events, FitConfig(method=method, bin_size=0.5, lags=8, epsilon=1.0,
+                                                       calibration="formal", count_cap="auto", seed=3))[1]
+            for method in ("ssp", "ctls", "exp")}
+    scaled = clip_target(1.0, 1e-5, 0.05, scale=step_noise_scale(0.5, 4.0))
+    assert caps["ssp"].clipped_target == caps["ctls"].clipped_target == pytest.approx(scaled)
+    assert caps["exp"].clipped_target == pytest.approx(clip_target(1.0, 1e-5, 0.05))
+    assert scaled < 800 < caps["exp"].clipped_target
+    assert caps["ssp"].count_cap == caps["ctls"].count_cap == 3 and caps["exp"].count_cap == 1
+    # 300 bins of 3: within DP-SSP's target, but over ctls's guard (1 % of the events: its C never below the 1 % rule's)
+    fewer = from_arrays([np.sort(singles + triples[:900])], end_time=10_500.0)
+    chosen = {method: chosen_count_cap(fewer, FitConfig(method=method, bin_size=0.5, lags=8, epsilon=1.0,
+                                                        calibration="formal", count_cap="auto", seed=3))[0]
+              for method in ("ssp", "ctls")}
+    assert chosen == {"ssp": 1, "ctls": 3}
 
 
 @pytest.mark.parametrize("share, releases", [(0.05, 1), (0.2, 1), (0.05, 50)])

@@ -451,14 +451,20 @@ def test_cap_events_counts_every_dropped_event():
 
 
 def test_choose_cap_rule_on_known_tails():
-    """Smallest c >= 1 with T̂[c+1] <= max(ρ·max(ΣT̂, 0), 2σ): never 0, 1 when already T̂[2] qualifies, ties
-    qualify."""
-    assert choose_cap(np.array([1.0, 0.5, 0.0, 0.0]), 1.0) == 1  # T̂[1] would qualify too: C = 0 is not a cap
-    assert choose_cap(np.array([100.0, 2.0, 0.0, 0.0]), 1.0) == 1  # a tie with 2σ qualifies
-    assert choose_cap(np.array([100.0, 2.01, 0.0, 0.0]), 1.0) == 2
-    assert choose_cap(np.array([0.5, 0.008, 0.0]), 0.001) == 2  # ρ·ΣT̂ = 0.00508 (not ρ·1)
-    assert choose_cap(np.array([900.0, 500.0, 300.0, 9.0]), 1.0) == 3  # ρ·N̂ = 17.09 >= T̂[4]
-    assert choose_cap(np.array([900.0, 500.0, 300.0, 90.0]), 1.0) == 4  # nothing qualifies: c_max
+    """Smallest c >= 1 with T̂[c+1] <= max(min(target, 10 %·max(ΣT̂, 0)), 2σ) (the rule before: ρ·max(ΣT̂, 0) for the
+    first term): never 0, 1 when already T̂[2] qualifies, ties qualify."""
+    for target in (None, 0.0):
+        assert choose_cap(np.array([1.0, 0.5, 0.0, 0.0]), 1.0, target) == 1  # T̂[1] would qualify: C = 0 is not a cap
+        assert choose_cap(np.array([100.0, 2.0, 0.0, 0.0]), 1.0, target) == 1  # a tie with 2σ qualifies
+        assert choose_cap(np.array([100.0, 2.01, 0.0, 0.0]), 1.0, target) == 2
+        assert choose_cap(np.array([900.0, 500.0, 300.0, 90.0]), 1.0, target) == 4  # nothing qualifies: c_max
+    assert choose_cap(np.array([0.5, 0.008, 0.0]), 0.001, None) == 2  # ρ·ΣT̂ = 0.00508 (not ρ·1)
+    assert choose_cap(np.array([900.0, 500.0, 300.0, 9.0]), 1.0, None) == 3  # ρ·N̂ = 17.09 >= T̂[4]
+    assert choose_cap(np.array([900.0, 500.0, 300.0, 9.0]), 1.0, 9.0) == 3  # a tie with the target qualifies
+    assert choose_cap(np.array([900.0, 500.0, 300.0, 9.0]), 1.0, 8.99) == 4
+    assert choose_cap(np.array([900.0, 150.0, 100.0, 9.0]), 1.0, 1e6) == 2  # the guard: T̂[3] <= 10 %·N̂ = 115.9
+    assert choose_cap(np.array([900.0, 150.0, 100.0, 9.0]), 1.0, 99.0) == 3  # the target below the guard
+    assert choose_cap(np.array([0.5, 0.06, 0.0]), 0.001, 1.0) == 2  # 10 %·ΣT̂ = 0.056 (not 10 %·1)
 
 
 def test_count_cap_release_guards_fields_and_noise():
