@@ -7,7 +7,8 @@ import the accountant, which shows that the check sees imports made inside funct
 imports no pandas (the loader reads typed columns with pyarrow); text labels, which need it, are the control. A
 command imports only its own module of the CLI (``dphawkes --help``, which lists them all, is the control), and a
 small fit on exact times neither numba (the compiled passes: their control is in
-``tests/core/statistics/test_pair_passes.py``) nor scipy's sparse matrices.
+``tests/core/statistics/test_pair_passes.py``) nor scipy's sparse matrices. A fit imports the module of the family it
+runs and no other family's (``fit --help``, which lists every family's options, is the control).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ import sys
 import numpy as np
 import pytest
 
+from dphawkes_core.estimators.registry import BUILT_IN
+
 APP_ONLY = ("tick", "plotly", "streamlit")  # simulation, figures, the app: never on a fit's path
 ACCOUNTANT = "dp_accounting"
+FAMILY_MODULES = {name: f"dphawkes_core.estimators.{module}" for name, module, _ in BUILT_IN}
 
 
 def imported_modules(*cli_args: str, cwd) -> set[str]:
@@ -60,6 +64,7 @@ def test_fit_help_imports_no_heavy_module(tmp_path):
     names = imported_modules("fit", "--help", cwd=tmp_path)
     for package in (*APP_ONLY, ACCOUNTANT, "scipy", "pandas"):
         assert not loaded(names, package), f"`dphawkes fit --help` imported {package}"
+    assert set(FAMILY_MODULES.values()) <= names  # the control of a fit's one family: help lists every family
 
 
 def test_cls_fit_imports_neither_accountant_nor_app_modules(events_csv, tmp_path):
@@ -134,6 +139,9 @@ def test_a_small_likelihood_fit_imports_no_compiled_pass_scipy_or_pandas(events_
     assert (tmp_path / "mle.json").exists()
     for package in ("numba", "scipy", "pandas", *APP_ONLY, ACCOUNTANT):
         assert not loaded(names, package), f"a small mle fit imported {package}"
+    assert FAMILY_MODULES["mle"] in names
+    others = {module for name, module in FAMILY_MODULES.items() if name != "mle"}
+    assert not others & names, f"an mle fit imported other families' modules: {sorted(others & names)}"
 
 
 def test_a_small_grid_free_fit_loads_no_compiled_pass(events_csv, tmp_path):
