@@ -4,7 +4,8 @@ Each case runs the real command in a fresh interpreter under ``python -X importt
 modules it imported from that report, so the test checks behaviour, not timing (the timings are
 ``benchmarks/bench_startup.py`` and ``benchmarks/bench_vs_em.py``). A private fit is the positive control: it must
 import the accountant, which shows that the check sees imports made inside functions. A CLS fit on a numeric CSV
-imports no pandas (the loader reads typed columns with pyarrow); text labels, which need it, are the control. A
+imports no pandas (the loader reads typed columns with pyarrow) nor ``pyarrow.compute`` (its functions are called by
+name: ``dphawkes_core/data/arrow_calls.py``); text labels, which need both, are the control. A
 command imports only its own module of the CLI (``dphawkes --help``, which lists them all, is the control), and a
 small fit on exact times neither numba (the compiled passes: their control is in
 ``tests/core/statistics/test_pair_passes.py``) nor scipy's sparse matrices. A fit imports the module of the family it
@@ -88,13 +89,16 @@ def test_cls_fit_on_a_numeric_csv_imports_no_pandas(which, request, tmp_path):
     names = cls_fit_imports(request.getfixturevalue(which), tmp_path)
     assert loaded(names, "pyarrow")  # the typed CSV reader did run
     assert not loaded(names, "pandas"), "a CLS fit on a numeric CSV imported pandas"
+    assert "pyarrow.compute" not in names, "a numeric CSV's cells imported pyarrow.compute (data/arrow_calls.py)"
 
 
 def test_text_labels_do_import_pandas(events_csv, tmp_path):
-    """Positive control: dimension labels take the text path, whose pandas import the check must see."""
+    """Positive control: dimension labels take the text path, whose pandas (and pyarrow.compute) import the check
+    must see."""
     labelled = tmp_path / "labelled.csv"
     labelled.write_text(events_csv.read_text().replace(",0\n", ",buy\n").replace(",1\n", ",sell\n"))
-    assert loaded(cls_fit_imports(labelled, tmp_path), "pandas")
+    names = cls_fit_imports(labelled, tmp_path)
+    assert loaded(names, "pandas") and "pyarrow.compute" in names
 
 
 def test_private_fit_imports_the_accountant(events_csv, tmp_path):
