@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
-from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit, block_for_width
 from dphawkes_core.privacy.calibration import CALIBRATIONS
 from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.privacy.formal_words import would_be_sentence
@@ -208,6 +207,8 @@ def _check_declared(config: FitConfig, args, public_info: dict) -> None:
 def cmd_fit(args) -> int:
     config = fit_config(args)
     if args.average_width is not None and args.bin_size != AUTO:  # a bad width fails before the fit, not after
+        from dphawkes_core.evaluation.lag_average import block_for_width
+
         block_for_width(args.average_width, config.bin_size, config.lags)
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
@@ -225,7 +226,7 @@ def cmd_fit(args) -> int:
     if split is not None:  # fit on the training part; the test part is scored below
         events = split.train
     _check_window(config, events)
-    from dphawkes_core.estimators.binned import domain_info
+    from dphawkes_core.statistics.info import domain_info
 
     public_info = {"window_stated": events.window_stated, **domain_info(events)}
     _check_declared(config, args, public_info)
@@ -336,6 +337,8 @@ def _add_lag_average(payload: dict, result: FitResult, args) -> None:
     private as the fit) and, with ``--scenario``, the grid-free kernel errors, also at the top level."""
     if args.average_width is None:
         return
+    from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit
+
     add_lag_average(payload, result, average_fit(result, args.average_width),
                     get_scenario(args.scenario) if args.scenario else None)
     payload.update(payload.get("metrics", {}))

@@ -40,7 +40,6 @@ import numpy as np
 
 from dphawkes_core.data.baseline_bins import BaselineBins
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.settings import (
     BASELINE_BINS,
@@ -58,7 +57,7 @@ from dphawkes_core.statistics.exact_times import (
     sequence_arrays,
     stats_from_pieces,
 )
-from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.info import DataInfo, domain_info
 from dphawkes_core.statistics.moments import check_design_size
 from dphawkes_core.statistics.pair_passes import stored_cells, target_matrices
 from dphawkes_core.validation import check_count_cap
