@@ -72,19 +72,22 @@ def pair_count(x: np.ndarray, lags: int) -> int:
     return int(np.sum(reach - np.arange(1, x.size + 1), dtype=np.int64))
 
 
-def offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int,
+                 rows: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ctls's Toeplitz pair cells (:func:`numpy_offset_cells`), by the compiled pass when the pairs are many enough
-    to pay for loading it (:data:`COMPILED_MIN_PAIRS`); the two are equal bit for bit."""
+    to pay for loading it (:data:`COMPILED_MIN_PAIRS`); the two are equal bit for bit. ``rows``: the place of this
+    sequence's rows in the likelihood's dense design (:meth:`DenseLayout.place`), filled on the same walk."""
     if pair_count(x, lags) >= COMPILED_MIN_PAIRS:
         from dphawkes_core.statistics.compiled_passes import offset_cells as compiled  # numba: loaded here
 
+        if rows is not None:
+            fill_rows(x, dims, dim, lags, rows)
         return compiled(x, codes, dims, int(dim), int(lags), int(chunk))
-    return numpy_offset_cells(x, codes, dims, dim, lags, chunk)
+    return numpy_offset_cells(x, codes, dims, dim, lags, chunk, rows)
 
 
-def numpy_offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def numpy_offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: int, lags: int, chunk: int,
+                       rows: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The cells of :func:`~dphawkes_core.statistics.exact_times.toeplitz_pieces`: every pair (earlier e, later l)
     with ``δ = x_l − x_e <= B`` (``x`` sorted, in units of w) counted in its cell ``⌊δ⌋·d² + codes_e + dims_l``,
     plainly (``counts``), weighted by ``f = δ − ⌊δ⌋`` (``weighted``), when f = 0 (``whole``), and ``1 − f`` for
@@ -92,7 +95,12 @@ def numpy_offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: 
 
     Events in chunks of ``chunk`` (bounding the temporaries); within a chunk, offset by offset (the pairs ``(e,
     e + offset)`` of every event at once), each offset's sums made by ``bincount`` and then added: the order the
-    compiled pass follows, so that the two are equal bit for bit."""
+    compiled pass follows, so that the two are equal bit for bit.
+
+    With ``rows`` (``(counts, first, row_start)``, :meth:`DenseLayout.place`), the same walk also counts the
+    likelihood's dense rows of this sequence (:func:`fill_rows`'s counts): the pair's step is ``⌈δ⌉ − 1`` — ``⌊δ⌋``,
+    one lower for a whole δ — for every later event from ``first`` on (a target), δ = 0 no pair. One walk of the
+    pairs instead of two, where both statistics are asked for (mle's)."""
     d, B = int(dim), int(lags)
     dd = d * d
     size = (B + 2) * dd
@@ -111,12 +119,15 @@ def numpy_offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: 
                     break
             floor = np.floor(delta)
             frac = delta - floor
-            cell = floor.astype(np.int64) * dd + (codes[active] + dims[later])
+            lag = floor.astype(np.int64)
+            cell = lag * dd + (codes[active] + dims[later])
             counts += np.bincount(cell, minlength=size)
             weighted += np.bincount(cell, weights=frac, minlength=size)
             exact = frac == 0.0
             if exact.any():
                 whole += np.bincount(cell[exact], minlength=size)
+            if rows is not None:
+                _count_pairs(rows, later, active, lag - exact, dims, d)
             small = floor == 0.0
             if small.any():
                 near += np.bincount(cell[small], weights=1.0 - frac[small], minlength=dd)
@@ -124,6 +135,18 @@ def numpy_offset_cells(x: np.ndarray, codes: np.ndarray, dims: np.ndarray, dim: 
             if active[-1] + offset >= n:
                 active = active[active + offset < n]
     return counts, weighted, whole, near
+
+
+def _count_pairs(rows: tuple, target: np.ndarray, source: np.ndarray, step: np.ndarray, dims: np.ndarray, d: int
+                 ) -> None:
+    """Add the pairs ``(source, target)`` at ``step`` (``⌈δ⌉ − 1``) to the dense rows ``rows`` (``(counts, first,
+    row_start)``) where the target is one (``>= first``) and the pair is one (step >= 0). One pair per target at one
+    offset: no cell is added twice in one call."""
+    counts, first, row_start = rows
+    keep = (target >= first) & (step >= 0)
+    if not keep.all():
+        target, source, step = target[keep], source[keep], step[keep]
+    counts[row_start[target - first] + step * d + dims[source]] += 1
 
 
 class CountRows:
@@ -256,29 +279,69 @@ def _count_rows(x: np.ndarray, dims: np.ndarray, d: int, B: int, first: int, row
         offset += 1
 
 
-def target_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
-    """The pair design's rows of every sequence (``sequences``: ``(x, dims)`` per sequence, sorted, in units of w),
-    one matrix per target dimension (its targets in sequence and time order; columns ``b·d + j``): dense
-    :class:`CountRows` (one block of counts, each dimension's rows a view of it) where they are predicted faster
-    (:func:`dense_design`), otherwise CSR matrices built by the compiled passes (their counts are the same)."""
+def fill_rows(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, rows: tuple) -> None:
+    """Count the dense rows of one sequence into ``rows`` (``(counts, first, row_start)``,
+    :meth:`DenseLayout.place`) by the targets' walk (:func:`_count_rows`)."""
+    counts, first, row_start = rows
+    _count_rows(x, dims, int(dim), int(lags), first, row_start, counts)
+
+
+class DenseLayout:
+    """Where the likelihood's dense rows of each sequence go in one block of counts (:func:`dense_layout`):
+    dimension-major, each dimension's targets in sequence and time order; filled sequence by sequence
+    (:func:`fill_rows`, or on ctls's walk: :func:`numpy_offset_cells`), then split per dimension
+    (:meth:`matrices`)."""
+
+    __slots__ = ("counts", "places", "bounds", "columns")
+
+    def __init__(self, counts: np.ndarray, places: list, bounds: np.ndarray, columns: int):
+        self.counts, self.places, self.bounds, self.columns = counts, places, bounds, columns
+
+    def place(self, k: int) -> tuple:
+        """``(counts, first, row_start)`` of sequence k: the flat counts, the index of its first target and where
+        each of its targets' rows starts."""
+        return (self.counts, *self.places[k])
+
+    def matrices(self) -> tuple:
+        """One :class:`CountRows` per target dimension (views of the block)."""
+        rows = self.counts.reshape(-1, self.columns)
+        return tuple(CountRows(rows[self.bounds[i]:self.bounds[i + 1]]) for i in range(self.bounds.size - 1))
+
+
+def dense_layout(sequences, dim: int, lags: int, first_target: float) -> DenseLayout | None:
+    """The :class:`DenseLayout` of the pair design of ``sequences`` (``(x, dims)`` each, sorted, in units of w;
+    targets ``x >= first_target``), zero counts of the narrowest type that holds them (:func:`count_dtype`); None
+    where the compiled sparse rows are predicted faster (:func:`dense_design`)."""
     d, B = int(dim), int(lags)
     q = d * B
     firsts = [int(np.searchsorted(x, first_target, side="left")) for x, _ in sequences]
     targets = sum(x.size - f for (x, _), f in zip(sequences, firsts))
     if not dense_design(targets, sum(pair_count(x, B) for x, _ in sequences), q):
-        return _compiled_matrices(sequences, d, B, first_target)
+        return None
     target_dims = np.concatenate([dims[f:] for (_, dims), f in zip(sequences, firsts)] + [np.zeros(0, np.int64)])
     position = np.empty(target_dims.size, dtype=np.int64)  # dimension-major, in sequence and time order within each
     position[np.argsort(target_dims, kind="stable")] = np.arange(target_dims.size)
     largest = max((largest_step_count(x) for x, _ in sequences), default=0)
-    rows = np.zeros(target_dims.size * q, dtype=count_dtype(largest))
-    done = 0
-    for (x, dims), f in zip(sequences, firsts):
-        _count_rows(x, dims, d, B, f, position[done:done + x.size - f] * q, rows)
+    counts = np.zeros(target_dims.size * q, dtype=count_dtype(largest))
+    places, done = [], 0
+    for (x, _), f in zip(sequences, firsts):
+        places.append((f, position[done:done + x.size - f] * q))
         done += x.size - f
     bounds = np.concatenate([[0], np.cumsum(np.bincount(target_dims, minlength=d))])
-    rows = rows.reshape(target_dims.size, q)
-    return tuple(CountRows(rows[bounds[i]:bounds[i + 1]]) for i in range(d))
+    return DenseLayout(counts, places, bounds, q)
+
+
+def target_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:
+    """The pair design's rows of every sequence (``sequences``: ``(x, dims)`` per sequence, sorted, in units of w),
+    one matrix per target dimension (its targets in sequence and time order; columns ``b·d + j``): dense
+    :class:`CountRows` (one block of counts, each dimension's rows a view of it) where they are predicted faster
+    (:func:`dense_design`), otherwise CSR matrices built by the compiled passes (their counts are the same)."""
+    layout = dense_layout(sequences, dim, lags, first_target)
+    if layout is None:
+        return _compiled_matrices(sequences, int(dim), int(lags), first_target)
+    for k, (x, dims) in enumerate(sequences):
+        fill_rows(x, dims, dim, lags, layout.place(k))
+    return layout.matrices()
 
 
 def _compiled_matrices(sequences, dim: int, lags: int, first_target: float) -> tuple:

@@ -22,6 +22,7 @@ from dphawkes_core.statistics.compiled_passes import target_rows
 from dphawkes_core.statistics.pair_passes import (
     CountRows,
     count_dtype,
+    dense_layout,
     dense_target_rows,
     largest_step_count,
     numpy_offset_cells,
@@ -41,6 +42,37 @@ def test_dense_rows_are_the_compiled_rows_and_the_brute_force(seed, n, dim, lags
     assert np.array_equal(rows, compiled) and np.array_equal(tdims, compiled_dims)
     brute, brute_dims = brute_rows(x, dims, dim, lags, first)
     assert np.array_equal(rows, brute) and np.array_equal(tdims, brute_dims)
+
+
+@pytest.mark.parametrize("seed,n,dim,lags,span,grid,first", CASES)
+def test_rows_counted_on_ctls_walk_are_the_brute_force_rows_and_leave_its_cells_as_they_were(
+        seed, n, dim, lags, span, grid, first):
+    """One walk for both (mle's statistics): the rows filled on ctls's offset walk equal the brute force's (ties, whole
+    steps, pairs exactly s apart, targets from ``first`` on), and the cells are the walk's without rows, bit for
+    bit."""
+    x, dims = random_sequence(np.random.default_rng(seed), n, dim, span, grid)
+    layout = dense_layout([(x, dims)], dim, lags, first)
+    if layout is None:
+        pytest.skip("the compiled rows are predicted faster here")
+    cells = numpy_offset_cells(x, dims * dim, dims, dim, lags, 7, layout.place(0))  # small chunks: their seams too
+    brute, brute_dims = brute_rows(x, dims, dim, lags, first)
+    assert np.array_equal(np.concatenate([X.toarray() for X in layout.matrices()]),
+                          brute[np.argsort(brute_dims, kind="stable")])
+    for got, expected in zip(cells, numpy_offset_cells(x, dims * dim, dims, dim, lags, 7)):
+        assert np.array_equal(got, expected)
+
+
+def test_rows_asked_of_the_compiled_cells_are_filled_too(monkeypatch):
+    """Where ctls's cells are compiled (a sequence past COMPILED_MIN_PAIRS), the rows are counted by their own walk:
+    the same rows."""
+    x, dims = random_sequence(np.random.default_rng(4), 400, 2, 60.0)
+    rows = {}
+    for threshold in (0, 10**12):
+        monkeypatch.setattr(pair_passes, "COMPILED_MIN_PAIRS", threshold)
+        layout = dense_layout([(x, dims)], 2, 5, 5.0)
+        offset_cells(x, dims * 2, dims, 2, 5, 1 << 20, layout.place(0))
+        rows[threshold] = layout.counts.copy()
+    assert rows[0].any() and np.array_equal(rows[0], rows[10**12])
 
 
 @pytest.mark.parametrize("seed,n,dim,lags,span,grid,first", CASES)
