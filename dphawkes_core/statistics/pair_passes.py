@@ -24,21 +24,22 @@ import numpy as np
 # the four held-out processes at 10^4–10^6 events (docs/load.md, "The whole command against EM"): the walk wins below
 # ~4·10^7 pairs.
 COMPILED_MIN_PAIRS = 40_000_000
-# The likelihood's pair design: rows laid out densely by the NumPy walk (~35 ns of CPU per pair) and NEWTON_ITERATIONS
-# curvatures by BLAS (~0.1 ns per target × (d·B + 1)², in cache-sized chunks), against the compiled walk (~25 ns per
-# pair, most of it writing the sparse rows) and compiled curvature (~0.6 ns per target × cells², cells ≤ d·B) plus
-# ~0.7 s to load numba (4.5 s to compile into an empty cache). Measured with one BLAS thread on the held-out
-# processes (docs/load.md, "The whole command against EM"): at 10^6 events of near-critical-2d the dense layout fits
-# in 3.2 s, the compiled one in 2.7 s plus the load; at 10^5 of sparse-5d (q = 100, ~10 cells a row) the two tie
-# with the load from a warm cache, and the compiled one took 6.0–6.5 s of CPU into an empty one. A fit cannot tell
-# which it will get, so the load is counted as 2 s: the compiled passes run only where they win by more.
-SECONDS_PER_DENSE_PAIR = 3.5e-8
-SECONDS_PER_DENSE_CURVATURE_CELL = 1e-10
+# The likelihood's pair design: rows of counts laid out densely on ctls's walk of the pairs (~25 ns of CPU per pair
+# more than ctls's cells alone) and NEWTON_ITERATIONS curvatures by float32 BLAS (~0.03 ns per target × (d·B + 1)², in
+# cache-sized chunks), against the compiled walk (~25 ns per pair, most of it writing the sparse rows) and compiled
+# curvature (~0.6 ns per target × cells², cells ≤ d·B) plus ~0.7 s to load numba (4.5 s to compile into an empty
+# cache). Measured with one BLAS thread: the dense terms on bench_cost_model's cases (predicted ×0.77–1.37 of the
+# measured fits, 2026-11-28), the compiled ones on the held-out processes (docs/load.md, "The whole command against
+# EM"): at 10^6 events of near-critical-2d the dense layout fits in 2.0 s (in process), the compiled one in 2.7 s plus
+# the load. A fit cannot tell whether numba's cache is warm, so the load is counted as 2 s: the compiled passes run
+# only where they win by more.
+SECONDS_PER_DENSE_PAIR = 2.5e-8
+SECONDS_PER_DENSE_CURVATURE_CELL = 3e-11
 SECONDS_PER_COMPILED_PAIR = 3e-8
 SECONDS_PER_COMPILED_CELL_PRODUCT = 6e-10
 SECONDS_TO_LOAD_COMPILED = 2.0
 NEWTON_ITERATIONS = 8  # 4–16 measured
-MAX_DENSE_DESIGN_CELLS = 1 << 26  # 512 MiB of dense rows at most
+MAX_DENSE_DESIGN_CELLS = 1 << 26  # 64 MiB of dense rows of byte counts (128 MiB of two-byte ones) at most
 CURVATURE_CHUNK = 4096  # rows scaled and multiplied at once by the dense curvature (1.5× faster than all at once)
 
 
