@@ -109,20 +109,38 @@ def test_private_fit_imports_the_accountant(events_csv, tmp_path):
     assert not any(loaded(names, package) for package in APP_ONLY)
 
 
-def test_cli_fit_runs_numpy_blas_on_one_thread(events_csv, tmp_path):
-    """The BLAS policy (dphawkes_core/threads.py) reaches the fit path: numpy's BLAS has 1 thread after
-    a CLI fit, in a fresh interpreter whose BLAS started with its default (one per core)."""
-    code = ("import sys\nfrom threadpoolctl import threadpool_info\nfrom dphawkes_cli.main import main\n"
+def blas_threads_around_a_fit(events_csv, tmp_path, numpy_first: bool) -> tuple[str, str]:
+    """numpy's BLAS threads in a fresh interpreter before and after a CLI fit; ``numpy_first``: numpy imported before
+    the command line (its BLAS starts with its own default, one thread per core)."""
+    code = ("import sys\n" + ("import numpy\n" if numpy_first else "") +
+            "from dphawkes_cli.main import main\nimport numpy\nfrom threadpoolctl import threadpool_info\n"
             "before = [i['num_threads'] for i in threadpool_info() if 'numpy' in i['filepath']]\n"
             f"main(['fit', {str(events_csv)!r}, '--bin-size', '0.5', '--support', '2', '--json', 'o.json'])\n"
             "after = [i['num_threads'] for i in threadpool_info() if 'numpy' in i['filepath']]\n"
             "print(before, after)\n")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                                                             "OMP_NUM_THREADS")}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     before, after = proc.stdout.strip().split("] [")
-    assert after.strip("[]") == "1"
-    if (os.cpu_count() or 1) > 1 and not {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"} & set(os.environ):
-        assert before.strip("[]") != "1"  # the policy, not the default, made it 1
+    return before.strip("[]"), after.strip("[]")
+
+
+def test_cli_fit_runs_numpy_blas_on_one_thread(events_csv, tmp_path):
+    """The BLAS policy (dphawkes_core/threads.py) reaches the fit path: numpy's BLAS has 1 thread after a CLI fit, in
+    a fresh interpreter whose BLAS started with its default (one per core: numpy imported first)."""
+    before, after = blas_threads_around_a_fit(events_csv, tmp_path, numpy_first=True)
+    assert after == "1"
+    if (os.cpu_count() or 1) > 1:
+        assert before != "1"  # the policy, not the default, made it 1
+
+
+def test_the_command_line_starts_numpy_blas_on_one_thread(events_csv, tmp_path):
+    """Imported before numpy (as ``dphawkes`` and ``python -m dphawkes_cli`` are), the command line makes OpenBLAS
+    start with one thread, not start a pool it never uses; the control is numpy imported first (above)."""
+    before, after = blas_threads_around_a_fit(events_csv, tmp_path, numpy_first=False)
+    assert before == after == "1"
 
 
 COMMAND_MODULES = ("dphawkes_cli.fit", "dphawkes_cli.audit", "dphawkes_cli.sweep", "dphawkes_cli.select")
