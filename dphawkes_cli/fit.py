@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from dphawkes_core.data.kernels import SCENARIOS, get_scenario
 from dphawkes_core.estimators import FAMILIES, FitConfig, FitResult, fit, fit_stats, get_family, method_names
-from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit, block_for_width
 from dphawkes_core.privacy.calibration import CALIBRATIONS
 from dphawkes_core.privacy.count_cap import AUTO_CAP_SHARE
 from dphawkes_core.privacy.formal_words import would_be_sentence
@@ -50,9 +49,11 @@ if TYPE_CHECKING:  # the CSV loader (pandas), export and simulation load where a
     from dphawkes_core.data.io import Events  # so that `dphawkes fit --help` starts fast (benchmarks/bench_startup.py)
 
 
-def add_fit_parser(sub) -> None:
-    """``dphawkes fit EVENTS``: the data, the method and its settings, privacy, and the outputs."""
-    fitp = sub.add_parser("fit", help="fit a Hawkes model to an event CSV")
+def add_fit_parser(sub, families=None, **parser_options) -> None:
+    """``dphawkes fit EVENTS``: the data, the method and its settings, privacy, and the outputs; the options of every
+    registered family, or of ``families`` (:func:`add_narrow_parser`)."""
+    families = list(FAMILIES.values()) if families is None else list(families)
+    fitp = sub.add_parser("fit", help="fit a Hawkes model to an event CSV", **parser_options)
     fitp.add_argument("events_csv", help="CSV or .parquet with columns time,dimension[,sequence][,start,end]; "
                                          "or a directory or quoted glob of Parquet partitions ('events/*.parquet')")
     fitp.add_argument("--dask", metavar="ADDRESS",
@@ -67,7 +68,7 @@ def add_fit_parser(sub) -> None:
     lag.add_argument("--support", type=positive_float, help="kernel support s (p = ⌈s/Δ⌉)")
     lag.add_argument("--lags", type=positive_int, help="number of lags p")
     fitp.add_argument("--method", choices=method_names(), default="cls",
-                      help="; ".join(f"{f.name}: {f.summary}" for f in FAMILIES.values()))
+                      help="; ".join(f"{f.name}: {f.summary}" for f in families))
     privacy = fitp.add_mutually_exclusive_group()
     privacy.add_argument("--epsilon", type=positive_float, help="target ε (noise calibrated to it)")
     privacy.add_argument("--sigma2", type=nonnegative_float, help="noise variance σ² (ε is reported)")
@@ -89,14 +90,37 @@ def add_fit_parser(sub) -> None:
                       help="also export the kernels averaged over lags into bins of width W (a multiple of Δ; "
                            "post-processing, no privacy cost): fit at a fine Δ, average to W (docs/accuracy.md)")
     add_holdout_options(fitp)
-    add_family_options(fitp, FAMILIES.values(), auto={"decays": DECAYS_AUTO_HELP})
-    _add_unit_options(fitp)
+    add_family_options(fitp, families, auto={"decays": DECAYS_AUTO_HELP})
+    _add_unit_options(fitp, families)
     add_ledger_options(fitp)
-    fitp.set_defaults(func=cmd_fit)
+    fitp.set_defaults(func=cmd_fit, option_families=tuple(f.name for f in families))
 
 
+def add_narrow_parser(sub, argv: list[str]) -> bool:
+    """``fit`` with the options of one family only, the method ``argv`` names (``--method``; the default ``cls``
+    when it names none), so that a fit imports that family's module and not every other one (``docs/load.md``).
+    No abbreviations: a line this parser cannot read exactly as it is goes to the full parser
+    (:func:`~dphawkes_cli.main.parse_arguments`). False when ``argv`` names no registered method."""
+    method = _named_method(argv)
+    if method not in method_names():
+        return False
+    add_fit_parser(sub, [get_family(method)], allow_abbrev=False)
+    return True
 
-def _add_unit_options(fitp) -> None:
+
+def _named_method(argv: list[str]) -> str | None:
+    """The value of the last ``--method`` of ``argv`` (as argparse keeps the last), ``cls`` (its default) when
+    there is none; None when the line ends at ``--method``."""
+    method = "cls"
+    for i, word in enumerate(argv):
+        if word == "--method":
+            method = argv[i + 1] if i + 1 < len(argv) else None
+        elif word.startswith("--method="):
+            method = word.partition("=")[2]
+    return method
+
+
+def _add_unit_options(fitp, families) -> None:
     """The privacy unit and its public bounds."""
     fitp.add_argument(
         "--privacy-unit",
@@ -104,7 +128,7 @@ def _add_unit_options(fitp) -> None:
         default="event",
         help="what the guarantee protects: event (one event, the paper's unit) or sequence (one "
         "whole sequence = one person, replaced; "
-        + ", ".join(f.name for f in FAMILIES.values() if f.privacy.private and "sequence" in f.privacy.units)
+        + ", ".join(f.name for f in families if f.privacy.private and "sequence" in f.privacy.units)
         + ", with --sequence-clip and/or --max-events)",
     )
     fitp.add_argument("--sequence-clip", type=clip_or_auto,
@@ -148,7 +172,7 @@ def fit_config(args) -> FitConfig:
         method=args.method, bin_size=args.bin_size, lags=lags, epsilon=args.epsilon, dp_delta=args.dp_delta,
         sigma2=args.sigma2, calibration=calibration, count_cap=args.count_cap, seed=args.seed,
         count_cap_share=args.count_cap_share, privacy_unit=args.privacy_unit, sequence_clip=args.sequence_clip,
-        max_events=args.max_events, **given_options(args, FAMILIES.values()),
+        max_events=args.max_events, **given_options(args, [get_family(name) for name in args.option_families]),
     )
 
 
@@ -183,6 +207,8 @@ def _check_declared(config: FitConfig, args, public_info: dict) -> None:
 def cmd_fit(args) -> int:
     config = fit_config(args)
     if args.average_width is not None and args.bin_size != AUTO:  # a bad width fails before the fit, not after
+        from dphawkes_core.evaluation.lag_average import block_for_width
+
         block_for_width(args.average_width, config.bin_size, config.lags)
     if args.budget is not None and not args.ledger:
         raise UsageError("--budget sets the total ε of a ledger: give --ledger PATH too")
@@ -200,7 +226,7 @@ def cmd_fit(args) -> int:
     if split is not None:  # fit on the training part; the test part is scored below
         events = split.train
     _check_window(config, events)
-    from dphawkes_core.estimators.binned import domain_info
+    from dphawkes_core.statistics.info import domain_info
 
     public_info = {"window_stated": events.window_stated, **domain_info(events)}
     _check_declared(config, args, public_info)
@@ -311,6 +337,8 @@ def _add_lag_average(payload: dict, result: FitResult, args) -> None:
     private as the fit) and, with ``--scenario``, the grid-free kernel errors, also at the top level."""
     if args.average_width is None:
         return
+    from dphawkes_core.evaluation.lag_average import add_lag_average, average_fit
+
     add_lag_average(payload, result, average_fit(result, args.average_width),
                     get_scenario(args.scenario) if args.scenario else None)
     payload.update(payload.get("metrics", {}))

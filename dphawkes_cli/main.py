@@ -14,7 +14,7 @@ import sys
 
 from dphawkes_core.errors import DPHawkesError
 
-from .inputs import OneLineParser, positive_float, positive_int
+from .inputs import OneLineParser, UsageError, positive_float, positive_int
 
 # each command's module and the function that adds its sub-parser, in the order `dphawkes --help` lists them
 COMMANDS = {"simulate": ("main", "_add_simulate_parser"), "fit": ("fit", "add_fit_parser"),
@@ -66,11 +66,43 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def narrow_parser(argv: list[str]) -> argparse.ArgumentParser | None:
+    """A parser of the command ``argv`` names holding only what that line can use, when the command's module offers
+    one (``add_narrow_parser``: ``fit``, the options of the method it names, so that one family is imported, not
+    every one); None otherwise, and for a line that asks for help (which lists everything)."""
+    named = next((word for word in argv if not word.startswith("-")), None)
+    if named not in COMMANDS or any(word == "--help" or word.startswith("-h") for word in argv):
+        return None
+    module = __import__(f"{__package__}.{COMMANDS[named][0]}", fromlist=["add_narrow_parser"])
+    if not hasattr(module, "add_narrow_parser"):
+        return None
+    parser = OneLineParser(prog="dphawkes", description="Differentially private Hawkes process estimation.",
+                           allow_abbrev=False)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    return parser if module.add_narrow_parser(sub, argv) else None
+
+
+def parse_arguments(argv: list[str]) -> argparse.Namespace:
+    """The command line parsed as the full parser (:func:`build_parser`) parses it. A line the narrow parser
+    (:func:`narrow_parser`) reads exactly — every option one it knows by its whole name, nothing left over, no error
+    — is parsed the same by both (the full one only adds options the line does not use), so its result is taken;
+    any other line, and every message, is the full parser's."""
+    narrow = narrow_parser(argv)
+    if narrow is not None:
+        try:
+            args, left_over = narrow.parse_known_args(argv)
+        except UsageError:
+            left_over = True
+        if not left_over:
+            return args
+    return build_parser(argv).parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dphawkes`` console script; returns the exit status."""
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser(argv).parse_args(argv)
+        args = parse_arguments(argv)
         return args.func(args)
     except DPHawkesError as exc:
         print(f"error: {exc}", file=sys.stderr)

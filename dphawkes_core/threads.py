@@ -51,6 +51,15 @@ def set_blas_threads(threads: int = BLAS_THREADS) -> None:
     threadpool_limits(limits=threads, user_api="blas")
 
 
+def start_blas_on_one_thread(threads: int = BLAS_THREADS) -> None:
+    """Before any BLAS is loaded: the thread variables of the environment (:data:`THREAD_VARIABLES`) set to
+    ``threads``, so that numpy's OpenBLAS starts with that many rather than one per core — for a process whose every
+    BLAS call runs on one thread anyway (a CLI command: :func:`set_blas_threads`), the pool it would start and never
+    use costs ~40–50 ms of CPU per process on the shared machine (``docs/load.md``), a fifth of a small fit's
+    command."""
+    os.environ.update({name: str(threads) for name in THREAD_VARIABLES})
+
+
 def blas_settings() -> str:
     """The BLAS libraries loaded in this process, whose they are and their threads.
 

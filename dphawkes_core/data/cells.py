@@ -32,6 +32,8 @@ from decimal import Decimal, InvalidOperation
 
 import numpy as np
 
+from dphawkes_core.data import arrow_calls
+
 #: A number cell (after stripping its surrounding whitespace): an optionally signed decimal with an optional
 #: exponent, or a spelling of NaN or infinity (which a declared domain then drops as not finite). ASCII digits only.
 #: It is exactly what Arrow's float parser accepts (``tests/core/data/test_cells.py`` checks it on random strings),
@@ -55,17 +57,18 @@ def is_text(column) -> bool:
 def text_cells(column):
     """A text column as one Arrow string array: missing cells empty, surrounding whitespace stripped."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     elif not isinstance(column, pa.Array):
         column = _arrow_text(np.asarray(column).astype(str))
     if not pa.types.is_string(column.type):
-        column = column.cast(pa.string())
+        column = arrow_calls.cast(column, pa.string())
     if column.null_count:  # a Python "" would make Arrow import pandas (start-up: tests/cli/test_startup.py)
+        import pyarrow.compute as pc
+
         column = pc.fill_null(column, "")
-    return pc.utf8_trim_whitespace(column)
+    return arrow_calls.trim_whitespace(column)
 
 
 def _arrow_text(strings: np.ndarray):
@@ -111,11 +114,12 @@ def numbers(column) -> tuple[np.ndarray, np.ndarray]:
 def _numbers(text) -> tuple[np.ndarray, np.ndarray]:
     """:func:`numbers` of stripped Arrow text."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     whole = _cast_all(text, pa.float64())  # every cell a number (the usual column): one cast
     if whole is not None:
         return fixed_width(whole), np.ones(len(text), dtype=bool)
+    import pyarrow.compute as pc
+
     matched = pc.match_substring_regex(text, f"^(?:{NUMBER})$")
     is_number = fixed_width(pc.cast(matched, pa.uint8())).astype(bool)
     values = np.full(len(text), np.nan)
@@ -130,8 +134,8 @@ def _cast_all(text, kind):
 
     try:
         if len(text) > _PROBE:
-            text[:_PROBE].cast(kind)
-        return text.cast(kind)
+            arrow_calls.cast(text[:_PROBE], kind)
+        return arrow_calls.cast(text, kind)
     except pa.ArrowInvalid:
         return None
 
@@ -173,7 +177,7 @@ def _arrow_datetimes(text) -> np.ndarray | None:
     for kind in (pa.timestamp("ns", tz="UTC"), pa.timestamp("ns")):
         cast = _cast_all(text, kind)
         if cast is not None:
-            return _in_range(fixed_width(cast.cast(pa.int64())).view("datetime64[ns]"))
+            return _in_range(fixed_width(arrow_calls.cast(cast, pa.int64())).view("datetime64[ns]"))
     return None
 
 
@@ -231,9 +235,7 @@ def key_texts(column) -> tuple[np.ndarray, np.ndarray]:
     each row's index into them. The distinct cells are computed once (Arrow's hash for text, a sort for numbers):
     a column holds few keys, and what is done per key costs nothing per row."""
     if is_text(column):
-        import pyarrow.compute as pc
-
-        encoded = pc.dictionary_encode(text_cells(column))
+        encoded = arrow_calls.dictionary_encode(text_cells(column))
         distinct = np.empty(len(encoded.dictionary), dtype=object)  # few keys: a list, so no pandas on the way
         distinct[:] = encoded.dictionary.to_pylist()
         return distinct, fixed_width(encoded.indices).astype(np.int64)

@@ -16,7 +16,7 @@ from dphawkes_core.errors import ConfigError
 from dphawkes_core.privacy.count_cap import AUTO, AutoCap, cap_from_tails, cap_rng, dp_count_cap
 from dphawkes_core.privacy.noise import NoiseSource, discrete_noise
 from dphawkes_core.statistics.binning import BinnedCounts, SparseCounts, bin_sparse
-from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.info import DataInfo, domain_info  # noqa: F401 - several families import it from here
 from dphawkes_core.statistics.moments import (
     MomentPieces,
     SufficientStats,
@@ -74,12 +74,6 @@ def prepare_binned(events: Events, config) -> tuple[SufficientStats, DataInfo]:
         auto_count_cap=auto_cap.to_dict() if auto_cap is not None else None,
     )
     return stats, info
-
-
-def domain_info(events: Events) -> dict:
-    """What of the data's domain was declared (public) and what the declaration dropped."""
-    return {"dimensions_declared": bool(events.dimensions_declared),
-            "sequences_declared": bool(events.sequences_declared), "outside_domain": int(events.outside_domain)}
 
 
 def bin_with_cap(events: Events, config) -> tuple[SparseCounts, AutoCap | None]:

@@ -182,7 +182,7 @@ def _likelihood_cost(events: float, n: int, d: int, p: int) -> tuple[float, floa
     q = d * p
     dense, compiled = design_seconds(events, pairs, q)
     if dense <= compiled:
-        return 2 * events * q * 8, dense  # the rows and their copy at the start
+        return 2 * events * q, dense  # the rows' counts, a byte or two a cell (pair_passes.CountRows)
     return pairs * _BYTES_PER_DESIGN_PAIR, compiled - SECONDS_TO_LOAD_COMPILED
 
 

@@ -16,7 +16,6 @@ from typing import ClassVar
 import numpy as np
 
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.binned import prepare_binned, prepare_partitioned
 from dphawkes_core.estimators.settings import Setting
 from dphawkes_core.privacy.count_cap import CapRule
 from dphawkes_core.privacy.noise import NoiseSource
@@ -300,10 +299,14 @@ class Family:
         """The statistics this family fits, from the events, with a data-info dict: by default the binned
         moments (:func:`~dphawkes_core.estimators.binned.prepare_binned`). A family whose unit or statistics
         differ overrides it."""
+        from dphawkes_core.estimators.binned import prepare_binned  # here: not every family fits binned moments
+
         return prepare_binned(events, config)
 
     def prepare_partitioned(self, paths, config, window, executor=None) -> tuple[SufficientStats, dict]:
         """The same statistics reduced over Parquet partitions (map steps on ``executor``)."""
+        from dphawkes_core.estimators.binned import prepare_partitioned
+
         return prepare_partitioned(paths, config, window, executor)
 
     def privacy_report(self, stats: SufficientStats, config) -> PrivacyReport:

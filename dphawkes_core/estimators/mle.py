@@ -40,7 +40,6 @@ import numpy as np
 
 from dphawkes_core.data.baseline_bins import BaselineBins
 from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.binned import domain_info
 from dphawkes_core.estimators.family import AuditHints, CostTags, Family, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.settings import (
     BASELINE_BINS,
@@ -53,14 +52,15 @@ from dphawkes_core.estimators.settings import (
 from dphawkes_core.estimators.solvers import newton_dimension, paper_loss, solve_cls, with_baseline_columns
 from dphawkes_core.statistics.binning import bins_in_window
 from dphawkes_core.statistics.exact_times import (
+    GridFreePieces,
     GridFreeStats,
     grid_free_pieces,
     sequence_arrays,
     stats_from_pieces,
 )
-from dphawkes_core.statistics.info import DataInfo
+from dphawkes_core.statistics.info import DataInfo, domain_info
 from dphawkes_core.statistics.moments import check_design_size
-from dphawkes_core.statistics.pair_passes import stored_cells, target_matrices
+from dphawkes_core.statistics.pair_passes import dense_layout, stored_cells, target_matrices
 from dphawkes_core.validation import check_count_cap
 
 START_KERNEL_FLOOR = 1e-3  # the start's kernel heights are at least this times 1/s (a branching ratio of 1e-3)
@@ -111,6 +111,21 @@ def pair_design(events, width: float, lags: int, cap: int | None, exposure: np.n
                  if not history or float(seq.end_time) / width > lags]
     matrices = target_matrices(sequences, events.dim, int(lags), first)
     return PairDesign(matrices, np.asarray(exposure, dtype=np.float64), float(baseline_time))
+
+
+def pieces_and_design(events, width: float, lags: int, cap: int | None) -> tuple[GridFreePieces, dict, PairDesign]:
+    """ctls's pieces (:func:`~dphawkes_core.statistics.exact_times.grid_free_pieces`) and the :class:`PairDesign`
+    (history-only first s, exact exposures ``E_jb`` from ctls's intercept column) of ``events`` kept under ``cap``:
+    each sequence's events made once, and where the design's rows are dense, counted on the same walk of the pairs
+    as ctls's cells (:func:`~dphawkes_core.statistics.pair_passes.numpy_offset_cells`) — what :func:`pair_design`
+    counts on a walk of its own."""
+    arrays = [sequence_arrays(seq.times, width, cap) for seq in events.sequences]
+    used = [(x, dims) for (x, dims, _), seq in zip(arrays, events.sequences) if float(seq.end_time) / width > lags]
+    layout = dense_layout(used, events.dim, int(lags), float(lags))
+    pieces, counts = grid_free_pieces(events, width, lags, cap, arrays, layout)
+    exposure = width * (np.tile(pieces.totals, pieces.lags) - pieces.head_int - pieces.tail_int)
+    matrices = layout.matrices() if layout is not None else target_matrices(used, events.dim, int(lags), float(lags))
+    return pieces, counts, PairDesign(matrices, exposure, width * pieces.duration)
 
 
 # --- the likelihood and EM ------------------------------------------------------------------------------------
@@ -274,11 +289,9 @@ class MLE(Family):
         check_design_size(events.dim, config.lags)
         cap = config.count_cap
         check_count_cap(cap)
-        pieces, counts = grid_free_pieces(events, config.bin_size, config.lags, cap)
-        grid = stats_from_pieces(pieces, config.bin_size)
         w = config.bin_size
-        exposure = w * (np.tile(pieces.totals, pieces.lags) - pieces.head_int - pieces.tail_int)
-        design = pair_design(events, w, config.lags, cap, exposure, w * pieces.duration)
+        pieces, counts, design = pieces_and_design(events, w, config.lags, cap)
+        grid = stats_from_pieces(pieces, w)
         bins = baseline_bins_of(config)
         periodic = None if bins.constant else baseline_design(events, w, config.lags, cap, bins)
         stats = MLEStats(**{f.name: getattr(grid, f.name) for f in fields(grid)}, pair_design=design,

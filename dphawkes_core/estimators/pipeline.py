@@ -20,7 +20,6 @@ from dphawkes_core.privacy.report import FormalStatus, PrivacyReport, formal_sta
 from dphawkes_core.privacy.sequence import cap_events
 from dphawkes_core.statistics.binning import n_bins_for
 from dphawkes_core.statistics.moments import SufficientStats
-from dphawkes_core.statistics.partitioned import partitioned_window
 
 if TYPE_CHECKING:  # annotations only: the estimators must not pull in the CSV loader (pandas) at start-up
     from dphawkes_core.data.io import Events
@@ -173,6 +172,8 @@ def fit_partitions(paths, config: FitConfig, executor=None, start_time: float | 
     data_info : dict
         As from :func:`prepare_partitioned`.
     """
+    from dphawkes_core.statistics.partitioned import partitioned_window  # here: a fit of one file needs none
+
     start = time.perf_counter()
     window = partitioned_window(paths, executor, start_time, end_time, dimensions, sequences)
     stats, info = prepare_partitioned(paths, config, window, executor)

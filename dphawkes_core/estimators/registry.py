@@ -1,27 +1,79 @@
 """The one registry of estimator families: the only place a method name is looked up.
 
 A new family is a module with a :class:`~dphawkes_core.estimators.family.Family` subclass and one line in
-:data:`FAMILIES` (or, for a family outside the package — a plug-in, a test's toy family — :func:`register`).
+:data:`BUILT_IN` (or, for a family outside the package — a plug-in, a test's toy family — :func:`register`).
+
+A built-in family's module is imported when the family is first asked for (``FAMILIES[name]``, :func:`get_family`,
+or going through every family), not when the registry is: a command that fits one family imports that family's
+module and not the seven others (``tests/cli/test_startup.py``; their imports were most of a small fit's start-up,
+``docs/load.md``). The names are known without importing anything (:func:`method_names`).
 """
 
 from __future__ import annotations
 
-from dphawkes_core.errors import ConfigError
-from dphawkes_core.estimators.clipped import PGDClip
-from dphawkes_core.estimators.exp import Exp
-from dphawkes_core.estimators.family import Family
-from dphawkes_core.estimators.gradient import CG, PGD
-from dphawkes_core.estimators.grid_free import CTLS
-from dphawkes_core.estimators.least_squares import CLS
-from dphawkes_core.estimators.mle import MLE
-from dphawkes_core.estimators.ssp import SSP
+from collections.abc import Iterator, MutableMapping
+from typing import TYPE_CHECKING
 
-FAMILIES: dict[str, Family] = {}
+from dphawkes_core.errors import ConfigError
+
+if TYPE_CHECKING:  # imported when first asked for (Families); named here for readers and the import-graph test
+    from dphawkes_core.estimators.clipped import PGDClip  # noqa: F401
+    from dphawkes_core.estimators.exp import Exp  # noqa: F401
+    from dphawkes_core.estimators.family import Family
+    from dphawkes_core.estimators.gradient import CG, PGD  # noqa: F401
+    from dphawkes_core.estimators.grid_free import CTLS  # noqa: F401
+    from dphawkes_core.estimators.least_squares import CLS  # noqa: F401
+    from dphawkes_core.estimators.mle import MLE  # noqa: F401
+    from dphawkes_core.estimators.ssp import SSP  # noqa: F401
+
+#: The built-in families in registration order (the non-private reference first): name, module under
+#: ``dphawkes_core.estimators``, class. ``tests/core/estimators/test_registry.py`` checks each against its class.
+BUILT_IN = (("cls", "least_squares", "CLS"), ("pgd", "gradient", "PGD"), ("cg", "gradient", "CG"),
+            ("ssp", "ssp", "SSP"), ("pgd-clip", "clipped", "PGDClip"), ("ctls", "grid_free", "CTLS"),
+            ("exp", "exp", "Exp"), ("mle", "mle", "MLE"))
+
+
+class Families(MutableMapping):
+    """``{name: Family}`` in registration order, a built-in family made (its module imported) on first access.
+
+    Iterating the names imports nothing; reading a value (``[name]``, ``values()``, ``items()``) imports that
+    family's module. A registered family (:func:`register`) is held as it is."""
+
+    def __init__(self, built_in) -> None:
+        self._entries: dict[str, object] = {name: (module, cls) for name, module, cls in built_in}
+
+    def __getitem__(self, name: str) -> Family:
+        entry = self._entries[name]
+        if isinstance(entry, tuple):
+            module, cls = entry
+            # __import__, the import statement's machinery: `python -X importtime` reports the module
+            # (tests/cli/test_startup.py reads that report)
+            entry = getattr(__import__(f"dphawkes_core.estimators.{module}", fromlist=[cls]), cls)()
+            self._entries[name] = entry
+        return entry
+
+    def __setitem__(self, name: str, family: Family) -> None:
+        self._entries[name] = family
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._entries))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"Families({list(self._entries)})"
+
+
+FAMILIES: Families = Families(BUILT_IN)
 
 
 def register(family: Family) -> Family:
     """Add ``family`` under its name (a name taken by another family is refused)."""
-    known = FAMILIES.get(family.name)
+    known = FAMILIES.get(family.name)  # a built-in of that name is made to compare
     if known is not None and type(known) is not type(family):
         raise ValueError(f"a family named {family.name!r} is already registered")
     FAMILIES[family.name] = family
@@ -42,7 +94,7 @@ def get_family(name: str) -> Family:
 
 
 def method_names() -> tuple[str, ...]:
-    """The registered methods' names, in registration order (the non-private reference first)."""
+    """The registered methods' names, in registration order (the non-private reference first); imports no family."""
     return tuple(FAMILIES)
 
 
@@ -62,7 +114,3 @@ def reference_method(family: Family | None = None) -> str:
 def method_labels() -> dict[str, str]:
     """``{name: display label}`` of every registered family."""
     return {name: family.label for name, family in FAMILIES.items()}
-
-
-for _family in (CLS(), PGD(), CG(), SSP(), PGDClip(), CTLS(), Exp(), MLE()):
-    register(_family)

@@ -150,10 +150,12 @@ def with_baseline_columns(X, parts: np.ndarray, n_parts: int):
     """``[X, B]`` (dense, or CSR): the target rows of ``X`` with one indicator column per part of a baseline that
     follows the clock (``parts``: the part of each row's target; :mod:`dphawkes_core.data.baseline_bins`). With the
     intercept's exposure 0, :func:`newton_dimension` then fits one baseline per part (mle, exp's likelihood)."""
-    if isinstance(X, np.ndarray):  # dense rows (pair_passes: below the compiled passes' size) stay dense
-        indicator = np.zeros((parts.size, n_parts))
-        indicator[np.arange(parts.size), parts] = 1.0
-        return np.hstack([X, indicator])
+    from dphawkes_core.statistics.pair_passes import CountRows
+
+    if isinstance(X, (np.ndarray, CountRows)):  # dense rows (pair_passes: below the compiled passes' size) stay dense
+        indicator = np.zeros((parts.size, n_parts), dtype=np.uint8)
+        indicator[np.arange(parts.size), parts] = 1
+        return X.with_columns(indicator) if isinstance(X, CountRows) else np.hstack([X, indicator.astype(float)])
     from scipy.sparse import csr_matrix, hstack
 
     indicator = csr_matrix((np.ones(parts.size), (np.arange(parts.size), parts)), shape=(parts.size, n_parts))

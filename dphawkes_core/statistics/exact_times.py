@@ -86,7 +86,8 @@ class GridFreePieces:
         return int(self.lagged.shape[0])
 
 
-def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tuple[np.ndarray, np.ndarray]:
+def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int, rows: tuple | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """``R`` and ``P`` (:class:`GridFreePieces`) of one sequence: ``x`` times in units of w, sorted; ``dims``.
 
     Every pair (earlier e, later l) with ``δ = x_l − x_e <= B`` is visited once (offset by offset, a pair
@@ -96,10 +97,10 @@ def toeplitz_pieces(x: np.ndarray, dims: np.ndarray, dim: int, lags: int) -> tup
     (its ``x = l`` term) and 1 to ``R[0, j, j]`` per event; ``P[b, j_l, j_e]`` counts the pairs with
     ``δ ∈ (b, b+1]``: those of cell b, except a whole ``δ`` (one lag lower; ``δ = 0`` is no pair). The pairs are
     counted by one pass (:func:`~dphawkes_core.statistics.pair_passes.offset_cells`: NumPy, or compiled where that
-    pays).
+    pays), which with ``rows`` also counts the sequence's rows of the likelihood's dense design.
     """
     d, B = int(dim), int(lags)
-    counts, weighted, whole, near = offset_cells(x, dims * d, dims, d, B, _PAIR_CHUNK)
+    counts, weighted, whole, near = offset_cells(x, dims * d, dims, d, B, _PAIR_CHUNK, rows)
     counts, weighted, whole = (a.reshape(B + 2, d, d) for a in (counts, weighted, whole))
     lagged = counts[:B] - weighted[:B]
     lagged[1:] += weighted[:B - 1]
@@ -293,22 +294,25 @@ class PieceSums:
                               None if cap is None else int(cap), self.edge_time)
 
 
-def grid_free_pieces(events, width: float, lags: int, cap: int | None) -> tuple[GridFreePieces, dict]:
+def grid_free_pieces(events, width: float, lags: int, cap: int | None, arrays: list | None = None,
+                     rows=None) -> tuple[GridFreePieces, dict]:
     """:class:`GridFreePieces` of every sequence of ``events`` (kept under ``cap``), summed, and counts for the
-    data info (``kept``, ``clipped``, ``pairs``)."""
+    data info (``kept``, ``clipped``, ``pairs``). ``arrays``: each sequence's :func:`sequence_arrays`, when already
+    made; ``rows``: a :class:`~dphawkes_core.statistics.pair_passes.DenseLayout` of the sequences longer than s, whose
+    rows the same walk fills (the likelihood's design: :mod:`~dphawkes_core.estimators.mle`)."""
     check_bin_size(width)
     d, B = events.dim, int(lags)
     sums = PieceSums(d, B)
     kept = clipped = 0
     for s_idx, seq in enumerate(events.sequences):
         end = float(seq.end_time) / width
-        x, dims, cut = sequence_arrays(seq.times, width, cap)
+        x, dims, cut = arrays[s_idx] if arrays is not None else sequence_arrays(seq.times, width, cap)
         clipped += cut
         if end <= B:
             sums.skipped += 1
             continue
         kept += x.size
-        r, p = toeplitz_pieces(x, dims, d, B)
+        r, p = toeplitz_pieces(x, dims, d, B, None if rows is None else rows.place(sums.used))
         sums.add(s_idx, end, r, p, np.bincount(dims, minlength=d), (x, dims), (x, dims))
     pieces = sums.pieces(width, cap)
     return pieces, {"kept": kept, "clipped": clipped, "pairs": float(pieces.pairs.sum())}

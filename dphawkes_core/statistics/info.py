@@ -88,3 +88,10 @@ class DataInfo(Mapping):
     def updated(self, **changes) -> DataInfo:
         """A copy with ``changes``."""
         return dataclasses.replace(self, **changes)
+
+
+def domain_info(events) -> dict:
+    """What of the data's domain was declared (public) and what the declaration dropped: the :class:`DataInfo` fields
+    ``dimensions_declared``, ``sequences_declared`` and ``outside_domain`` of ``events``."""
+    return {"dimensions_declared": bool(events.dimensions_declared),
+            "sequences_declared": bool(events.sequences_declared), "outside_domain": int(events.outside_domain)}

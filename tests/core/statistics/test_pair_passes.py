@@ -20,7 +20,11 @@ from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.statistics import pair_passes
 from dphawkes_core.statistics.compiled_passes import target_rows
 from dphawkes_core.statistics.pair_passes import (
+    CountRows,
+    count_dtype,
+    dense_layout,
     dense_target_rows,
+    largest_step_count,
     numpy_offset_cells,
     offset_cells,
     pair_count,
@@ -38,6 +42,37 @@ def test_dense_rows_are_the_compiled_rows_and_the_brute_force(seed, n, dim, lags
     assert np.array_equal(rows, compiled) and np.array_equal(tdims, compiled_dims)
     brute, brute_dims = brute_rows(x, dims, dim, lags, first)
     assert np.array_equal(rows, brute) and np.array_equal(tdims, brute_dims)
+
+
+@pytest.mark.parametrize("seed,n,dim,lags,span,grid,first", CASES)
+def test_rows_counted_on_ctls_walk_are_the_brute_force_rows_and_leave_its_cells_as_they_were(
+        seed, n, dim, lags, span, grid, first):
+    """One walk for both (mle's statistics): the rows filled on ctls's offset walk equal the brute force's (ties, whole
+    steps, pairs exactly s apart, targets from ``first`` on), and the cells are the walk's without rows, bit for
+    bit."""
+    x, dims = random_sequence(np.random.default_rng(seed), n, dim, span, grid)
+    layout = dense_layout([(x, dims)], dim, lags, first)
+    if layout is None:
+        pytest.skip("the compiled rows are predicted faster here")
+    cells = numpy_offset_cells(x, dims * dim, dims, dim, lags, 7, layout.place(0))  # small chunks: their seams too
+    brute, brute_dims = brute_rows(x, dims, dim, lags, first)
+    assert np.array_equal(np.concatenate([X.toarray() for X in layout.matrices()]),
+                          brute[np.argsort(brute_dims, kind="stable")])
+    for got, expected in zip(cells, numpy_offset_cells(x, dims * dim, dims, dim, lags, 7)):
+        assert np.array_equal(got, expected)
+
+
+def test_rows_asked_of_the_compiled_cells_are_filled_too(monkeypatch):
+    """Where ctls's cells are compiled (a sequence past COMPILED_MIN_PAIRS), the rows are counted by their own walk:
+    the same rows."""
+    x, dims = random_sequence(np.random.default_rng(4), 400, 2, 60.0)
+    rows = {}
+    for threshold in (0, 10**12):
+        monkeypatch.setattr(pair_passes, "COMPILED_MIN_PAIRS", threshold)
+        layout = dense_layout([(x, dims)], 2, 5, 5.0)
+        offset_cells(x, dims * 2, dims, 2, 5, 1 << 20, layout.place(0))
+        rows[threshold] = layout.counts.copy()
+    assert rows[0].any() and np.array_equal(rows[0], rows[10**12])
 
 
 @pytest.mark.parametrize("seed,n,dim,lags,span,grid,first", CASES)
@@ -66,9 +101,10 @@ def test_dense_and_sparse_matrices_hold_the_same_rows(monkeypatch):
     dense = target_matrices(sequences, 3, 4, 4.0)
     monkeypatch.setattr(pair_passes, "SECONDS_TO_LOAD_COMPILED", -1e9)
     sparse = target_matrices(sequences, 3, 4, 4.0)
-    assert all(isinstance(X, np.ndarray) for X in dense) and not any(isinstance(X, np.ndarray) for X in sparse)
+    assert all(isinstance(X, CountRows) for X in dense) and not any(isinstance(X, CountRows) for X in sparse)
+    assert all(X.counts.dtype == np.uint8 for X in dense)
     for D, S in zip(dense, sparse):
-        assert np.array_equal(D, S.toarray())
+        assert np.array_equal(D.toarray(), S.toarray())
     assert sum(X.shape[0] for X in dense) == sum(int(np.count_nonzero(x >= 4.0)) for x, _ in sequences)
 
 
@@ -79,6 +115,42 @@ def test_the_dense_curvature_is_the_compiled_one_at_its_own_scale():
     dense, sparse = weighted_gram(rows, weights), weighted_gram(csr_matrix(rows), weights)
     assert np.allclose(dense, sparse, rtol=1e-12, atol=1e-12 * np.abs(sparse).max())
     assert np.array_equal(dense, dense.T)
+
+
+@pytest.mark.parametrize("seed,n,dim,lags,span,grid,first", CASES)
+def test_no_cell_exceeds_the_bound_its_type_is_chosen_by(seed, n, dim, lags, span, grid, first):
+    x, dims = random_sequence(np.random.default_rng(seed), n, dim, span, grid)
+    brute, _ = brute_rows(x, dims, dim, lags, first)
+    assert brute.max(initial=0) <= largest_step_count(x)
+
+
+def test_counts_past_a_byte_take_two_bytes_and_stay_exact():
+    """A burst of 300 simultaneous events, then two targets: cells of 300 and 301 (a byte holds 255)."""
+    x = np.concatenate([np.zeros(300), [0.5, 3.0]])
+    dims = np.zeros(x.size, dtype=np.int64)
+    assert count_dtype(largest_step_count(x)) == np.uint16
+    rows = target_matrices([(x, dims)], 1, 4, 0.25)[0]
+    assert rows.counts.dtype == np.uint16
+    brute, _ = brute_rows(x, dims, 1, 4, 0.25)
+    assert np.array_equal(rows.toarray(), brute) and brute.max() == 301
+    assert count_dtype(70_000) == np.float64
+
+
+def test_count_rows_multiply_as_their_float_rows():
+    """``X @ θ`` and ``Xᵀ v`` of the counts equal the float rows' to round-off (float64 both, chunks of rows); the
+    curvature (float32 products of non-negative terms, summed in float64) within a few float32 roundings of each
+    entry; more rows than one chunk."""
+    rng = np.random.default_rng(11)
+    x, dims = random_sequence(rng, 12_000, 2, 4_000.0)
+    rows = target_matrices([(x, dims)], 2, 6, 6.0)[0]
+    dense = rows.toarray()
+    assert dense.shape[0] > pair_passes.CURVATURE_CHUNK
+    theta, v = rng.uniform(0.0, 1.0, dense.shape[1]), rng.uniform(0.1, 3.0, dense.shape[0])
+    assert np.allclose(rows @ theta, dense @ theta, rtol=1e-14, atol=0)
+    assert np.allclose(rows.T @ v, dense.T @ v, rtol=1e-13, atol=0)
+    exact = weighted_gram(dense, v)
+    assert np.all(np.abs(weighted_gram(rows, v) - exact) <= 1e-5 * exact)
+    assert np.array_equal(weighted_gram(rows, v), weighted_gram(rows, v).T)
 
 
 def _two_sequences():
