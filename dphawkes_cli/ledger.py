@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dphawkes_core.release.ledger import DEFAULT_BUDGET_EPSILON
+from dphawkes_core.privacy.accounting import DEFAULT_BUDGET_EPSILON
 
 from .inputs import OneLineParser, UsageError, add_window_options, load_events_file, positive_float, write_json
 from .stores import is_partitioned, partition_window

@@ -43,6 +43,8 @@ from dphawkes_core.errors import ConfigError, DPHawkesError
 from dphawkes_core.validation import check_epsilon_delta, check_multiplier, check_share
 
 MECHANISM_KINDS = ("gaussian", "discrete-gaussian", "laplace", "pure")
+DEFAULT_BUDGET_EPSILON = 5.0  # the total (ε, δ) of a data set new to a ledger, unless its owner sets another
+DEFAULT_BUDGET_DELTA = 1e-5
 PLD_INTERVAL = 1e-3  # value discretisation of the PLD (pessimistic: an upper bound on ε)
 _LEFT_OVER = 1e-9  # the release's share of the budget's μ² (or ρ) below which a split is rounding, not a budget
 _SEARCH_TOLERANCE = 1e-10  # the search's tolerance on the next release's μ, relative to the budget's

@@ -65,6 +65,8 @@ import numpy as np
 
 from dphawkes_core.errors import DPHawkesError
 from dphawkes_core.privacy.accounting import (
+    DEFAULT_BUDGET_DELTA,
+    DEFAULT_BUDGET_EPSILON,
     MECHANISM_KINDS,
     BudgetExceeded,
     Mechanism,
@@ -85,8 +87,6 @@ __all__ = [  # the accountant's API, with the mechanisms and composition of :mod
     "utc_now",
 ]
 
-DEFAULT_BUDGET_EPSILON = 5.0
-DEFAULT_BUDGET_DELTA = 1e-5
 PUBLIC_MARK_REASON = ("the data set's ledger is marked public (already published data): releases on it are "
                       "neither metered nor refused, so none carries a formal guarantee")
 

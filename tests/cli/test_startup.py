@@ -9,7 +9,8 @@ name: ``dphawkes_core/data/arrow_calls.py``); text labels, which need both, are 
 command imports only its own module of the CLI (``dphawkes --help``, which lists them all, is the control), and a
 small fit on exact times neither numba (the compiled passes: their control is in
 ``tests/core/statistics/test_pair_passes.py``) nor scipy's sparse matrices. A fit imports the module of the family it
-runs and no other family's (``fit --help``, which lists every family's options, is the control).
+runs and no other family's (``fit --help``, which lists every family's options, is the control), and the ledger only
+when it records to one.
 """
 
 from __future__ import annotations
@@ -107,6 +108,17 @@ def test_private_fit_imports_the_accountant(events_csv, tmp_path):
                              cwd=tmp_path)
     assert loaded(names, ACCOUNTANT)
     assert not any(loaded(names, package) for package in APP_ONLY)
+
+
+def test_a_fit_not_asked_to_record_imports_no_ledger(events_csv, tmp_path):
+    """The ledger (the accountant's records and its stores) is imported by a fit that records to one, not by every
+    fit: ``--ledger``, the control, must import it (the check sees imports made inside functions)."""
+    ledger = "dphawkes_core.release.ledger"
+    assert ledger not in cls_fit_imports(events_csv, tmp_path)
+    recorded = imported_modules("fit", str(events_csv), "--bin-size", "0.5", "--support", "2", "--method", "cls",
+                                "--ledger", str(tmp_path / "ledger.json"), "--json", str(tmp_path / "rec.json"),
+                                cwd=tmp_path)
+    assert ledger in recorded
 
 
 def blas_threads_around_a_fit(events_csv, tmp_path, numpy_first: bool) -> tuple[str, str]:
