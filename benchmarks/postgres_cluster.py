@@ -99,14 +99,18 @@ def temporary_cluster(durable: bool = False):
 
 
 def create_roles(server: Server, roles=("ledger_owner", "analyst")) -> None:
-    """Login roles (no superuser, no role creation) for the owner and the analysts; existing ones are kept."""
+    """Login roles (no superuser, no role creation) for the owner and the analysts; existing ones are kept, including
+    ones another process creates at the same moment (the test workers share CI's server)."""
     import psycopg
 
     with psycopg.connect(server.url(server.superuser), autocommit=True) as conn:
         for role in roles:
             exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
             if not exists:
-                conn.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB')
+                try:
+                    conn.execute(f'CREATE ROLE "{role}" LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB')
+                except (psycopg.errors.DuplicateObject, psycopg.errors.UniqueViolation):
+                    pass  # made in between by another process on the same server (a second test worker)
 
 
 def create_database(server: Server, name: str, owner: str) -> None:
