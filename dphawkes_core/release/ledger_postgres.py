@@ -48,7 +48,7 @@ from dphawkes_core.release.ledger_copy import joined
 from dphawkes_core.release.ledger_store import LedgerError, LedgerStore, NoBudgetSet, os_user, stamped
 
 SCHEMA = "dphawkes_ledger"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a charged release is settled only by the role that charged it
 #: The functions an analyst's role may run (everything else is the owner's).
 ANALYST_FUNCTIONS = ("lock_data_set(text)", "charge(text, text, text, boolean, jsonb, jsonb, text, integer)",
                      "settle(text, text, text, boolean, jsonb)", "record_look(text, text, text)",

@@ -1,11 +1,11 @@
--- The dphawkes privacy ledger in PostgreSQL (schema version 1), installed by `dphawkes ledger init URL` as the data
+-- The dphawkes privacy ledger in PostgreSQL (schema version 2), installed by `dphawkes ledger init URL` as the data
 -- owner's role, which owns everything below. dphawkes_core/release/ledger_postgres.py reads and writes it; the
 -- rights (docs/privacy.md, "A ledger for a team"):
 --   * the owner's role owns the tables: it alone sets budgets and public marks (INSERT/UPDATE on data_sets);
 --   * an analyst's role may read every table and call the five functions below marked ANALYST (SECURITY DEFINER,
 --     owned by the owner): a release is recorded only through charge(), which locks the data set's row and checks
 --     the budget inside the database before it records the spend — a release over the budget is refused even to
---     SQL written by hand;
+--     SQL written by hand; a charged release is settled only by the role that charged it (version 2);
 --   * every change of a budget or a public mark is recorded in `changes` by a trigger, with the database role that
 --     made it (session_user: the login role, also inside a SECURITY DEFINER function), the OS user its client stated
 --     and the time.
@@ -441,8 +441,9 @@ BEGIN
 END $$;
 
 -- ANALYST: attach what the draw gave to the charged entry of a request: its result (released) or the failure
--- (failed); new mechanisms (the values chosen during the release) must be of the same kinds and cost at least what
--- was charged — a charge is never lowered.
+-- (failed), by the role that charged it only (another analyst's role cannot write a result into a release it did not
+-- make); new mechanisms (the values chosen during the release) must be of the same kinds and cost at least what was
+-- charged — a charge is never lowered.
 CREATE OR REPLACE FUNCTION dphawkes_ledger.settle(p_fingerprint text, p_request text, p_result text, p_failed boolean,
                                                  p_mechanisms jsonb DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -457,6 +458,10 @@ BEGIN
         RAISE EXCEPTION USING ERRCODE = 'DPR01', MESSAGE = 'refused by the database: the release to settle has '
             || CASE WHEN NOT FOUND THEN 'no entry' ELSE format('an entry in state %s', entry.state) END
             || ', not a charged one';
+    END IF;
+    IF entry.recorded_by <> session_user THEN
+        RAISE EXCEPTION USING ERRCODE = 'DPR01', MESSAGE = format('refused by the database: the release to settle '
+            'was charged by the role %s; only that role settles it', entry.recorded_by);
     END IF;
     IF p_mechanisms IS NOT NULL THEN
         PERFORM dphawkes_ledger.checked_mechanisms(p_mechanisms);
@@ -541,7 +546,10 @@ LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
     FROM dphawkes_ledger.data_sets d WHERE p_fingerprint IS NULL OR d.fingerprint = p_fingerprint
 $$;
 
-INSERT INTO dphawkes_ledger.meta (version) SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM dphawkes_ledger.meta);
+-- The version this script installs (the program reads the largest): version 2 settles a release only by the role that
+-- charged it; an older database is brought up to it by running this script again (`dphawkes ledger init`).
+INSERT INTO dphawkes_ledger.meta (version) SELECT 2 WHERE NOT EXISTS (SELECT 1 FROM dphawkes_ledger.meta
+                                                                       WHERE version >= 2);
 
 -- Only the grants below run the functions: PostgreSQL lets every role execute a new function unless revoked.
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA dphawkes_ledger FROM PUBLIC;

@@ -277,6 +277,43 @@ def test_a_charge_is_never_lowered_by_hand(ledger_database):
     assert owner.get(KEY).entries[0].state == "released"
 
 
+def test_only_the_role_that_charged_a_release_settles_it(ledger_database):
+    """A second analyst's role, granted the same functions, cannot write a result into (or fail) a release another
+    role charged — refused by the database in one line — while the role that charged it can."""
+    import psycopg
+
+    from benchmarks.postgres_cluster import create_roles
+
+    server = ledger_database.server
+    create_roles(server, ("analyst_two",))
+    owner, _ = stores(ledger_database)
+    PostgresLedger(ledger_database.owner_url).initialise(["analyst_two"])
+    owner.open(KEY, Budget(10.0, DELTA), label="catalogue")
+    charge_by_hand(ledger_database, "r", one_gaussian(3.0))
+    settle = "SELECT dphawkes_ledger.settle(%s, 'r', %s, %s, NULL)"
+    for failed in (False, True):
+        with pytest.raises(psycopg.Error, match="charged by the role analyst; only that role settles it"):
+            ledger_database.sql("analyst_two", settle, (KEY.fingerprint, '{"estimate": "junk"}', failed))
+    assert owner.get(KEY).entries[0].state == "charged"
+    ledger_database.sql("analyst", settle, (KEY.fingerprint, '{"estimate": [1.0]}', False))
+    (entry,) = owner.get(KEY).entries
+    assert entry.state == "released" and entry.result == {"estimate": [1.0]}
+
+
+def test_a_database_of_the_first_schema_is_refused_until_its_owner_runs_init_again(ledger_database):
+    """Version 1 let any analyst's role settle any charged release: a client refuses such a database (one line,
+    saying what to do) and the owner's `ledger init` (the install script run again) brings it to version 2."""
+    owner, analyst = stores(ledger_database)
+    owner.open(KEY, Budget(10.0, DELTA), label="catalogue")
+    ledger_database.sql("ledger_owner", "DELETE FROM dphawkes_ledger.meta; "
+                                        "INSERT INTO dphawkes_ledger.meta (version) VALUES (1)")
+    with pytest.raises(LedgerError, match="schema version 1, not 2.*ledger init"):
+        release(analyst, "on version 1")
+    PostgresLedger(ledger_database.owner_url).initialise(["analyst"])
+    assert not release(analyst, "after init").replayed
+    assert [e.request for e in owner.get(KEY).entries] == ["after init"]
+
+
 def test_stale_snapshots_by_hand_cannot_both_slip_under_the_budget(ledger_database):
     """Two analysts' transactions at REPEATABLE READ, each reading the ledger before the other's charge commits:
     the second fails to serialise (the charge updates the data set's row) instead of charging on a stale ledger."""

@@ -15,7 +15,7 @@ from dphawkes_core.data.simulate import simulate
 from dphawkes_core.release.ledger import LedgerKey
 from dphawkes_core.release.ledger_address import open_ledger
 from dphawkes_core.release.ledger_file import LedgerBook
-from dphawkes_core.release.ledger_postgres import checked_database_address, masked
+from dphawkes_core.release.ledger_postgres import SCHEMA_VERSION, checked_database_address, masked
 from dphawkes_core.release.ledger_store import os_user
 
 FIT = ("--bin-size", 0.5, "--support", 2, "--method", "ssp", "--calibration", "formal", "--count-cap", 5,
@@ -108,7 +108,7 @@ def test_the_owner_and_the_analyst_from_the_command_line_on_a_team_database(caps
     assert status == 0 and "database role ledger_owner" in err
     status, out, err = fit(capsys, events_csv, analyst)
     assert status == 0 and json.loads(out)["ledger"]["path"] == analyst and "recorded" in err
-    assert json.loads(out)["ledger"]["format"] == "postgresql-1"
+    assert json.loads(out)["ledger"]["format"] == f"postgresql-{SCHEMA_VERSION}"
     assert json.loads(fit(capsys, events_csv, analyst)[1])["ledger"]["replayed"]
     status, _, err = fit(capsys, events_csv, analyst, epsilon=1.2)
     assert status == 2 and "over its budget" in err
