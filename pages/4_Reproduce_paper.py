@@ -1,26 +1,21 @@
-"""Reproduce the paper: one click per experiment, the paper's claim beside what we measure."""
+"""Reproduce the paper: one click per experiment, the paper's claim beside what we measure.
+
+The page is a frame: the runs are :mod:`dphawkes_app.reproduce.runs`, each experiment's section
+:mod:`dphawkes_app.reproduce.sections`, Table 1's public data :mod:`dphawkes_app.reproduce.public_data`."""
 
 import re
-import time
 
 import streamlit as st
 
 from dphawkes_app.bounded_input import FieldChecks
-from dphawkes_app.budget import budget_state
-from dphawkes_app.caches import RunStore
-from dphawkes_app.figures.sweep import boxplot_figure, kernel_figure
-from dphawkes_app.layout import friendly_error, sidebar_dataset
-from dphawkes_app.ledger_rows import ledger_label
-from dphawkes_app.state import current_dataset, fingerprint
-from dphawkes_core.data.datasets import list_samples, load_sample
-from dphawkes_core.errors import DPHawkesError
+from dphawkes_app.layout import sidebar_dataset
+from dphawkes_app.reproduce.public_data import REFUSED, offer_public_mark, table1_allowed
+from dphawkes_app.reproduce.runs import boxplots_with_progress, kernels_with_progress, table1_with_progress
+from dphawkes_app.reproduce.sections import draw_boxplots, draw_kernels, refused_or_fine, section
+from dphawkes_app.state import current_dataset
+from dphawkes_core.data.datasets import list_samples
 from dphawkes_experiments import reproduce
 from dphawkes_experiments.prediction import __doc__ as PREDICTION_DOC
-from dphawkes_experiments.sweep import default_executor, run_sweep
-
-RESULTS, REFUSED = "repro_results", "repro_table1_refused"
-VERDICT_ICONS = {"supported": ":material/check_circle:", "partly supported": ":material/contrast:",
-                 "not supported": ":material/cancel:"}
 
 st.set_page_config(page_title="Reproduce the paper · dphawkes", page_icon=":material/lock:", layout="wide")
 st.title("Reproduce the paper")
@@ -29,8 +24,6 @@ st.caption("Each experiment of the paper's §5 in one click, the paper's claim p
            "real data set only when it is marked public, as the other pages treat real data as private.")
 sidebar_dataset(current_dataset()[0])
 
-
-KEPT_RUNS = 12  # finished runs kept for every session of this server
 SPHINX_ROLE = re.compile(r":(?:func|data|mod|class|meth):`~?([^`]+)`")  # the docstring's cross-references, as names
 PREDICTION_WORDS = (
     "Each method is fitted on the first part of the data (the training part) and predicts the rest. **The held-out "
@@ -39,152 +32,6 @@ PREDICTION_WORDS = (
     "the test part the model predicts how long until the next event, and the RMSE is the typical error of that "
     "prediction, in the data's time unit — a constant-rate model's is the one to beat. The paper does not say how "
     "it computed its RMSE; this is our definition, in the details below.")
-
-
-@st.cache_resource
-def finished_runs() -> RunStore:
-    """The finished runs of this server by their settings (shared by its sessions, the oldest dropped first)."""
-    return RunStore(KEPT_RUNS)
-
-
-def run_once(key: tuple, compute, progress):
-    """``compute(progress)`` once per ``key`` on this server; a finished run is returned at once.
-
-    Not ``st.cache_data``: its replay of a cached result refuses the progress bar that ``compute`` fills, which is
-    drawn outside the cached function.
-    """
-    return finished_runs().get_or_compute(key, lambda: compute(progress))
-
-
-def with_progress(title: str, key: tuple, compute, unit: str = "steps"):
-    """:func:`run_once` under a status box with a progress bar of its ``unit``, left closed with the time it took
-    (a finished run fills the bar at once). ``compute(progress)`` calls ``progress(done, total, what)``, ``what``
-    naming the next step."""
-    start = time.perf_counter()
-    with st.status(f"{title}: running…", expanded=True) as box:
-        bar = st.progress(0.0, text="starting")
-
-        def progress(done: int, total: int, what: str = "") -> None:
-            now = f": now {what}" if what and done < total else ""
-            bar.progress(done / max(total, 1), text=f"{done:,} of {total:,} {unit} done{now}")
-
-        result = run_once(key, compute, progress)
-        bar.progress(1.0, text="done")
-        box.update(label=f"{title}: done in {time.perf_counter() - start:.1f} s", state="complete", expanded=False)
-    return result
-
-
-def kernels_with_progress(figure: str, seed: int):
-    """Figures 1 and 3, with a progress bar of their steps (the simulation, every fit)."""
-    return with_progress(f"Figure {figure}", ("kernels", figure, seed),
-                         lambda progress: reproduce.figure_kernels(figure, seed, progress=progress))
-
-
-def boxplots_with_progress(figure: str, runs: int, seed: int):
-    """Figures 2 and 4, with a progress bar of their fits."""
-    def compute(progress):
-        with default_executor() as pool:
-            table = run_sweep(reproduce.figure_sweep_spec(figure, runs, seed), pool,
-                              progress=lambda done, total, _rows: progress(done, total))
-        return reproduce.figure_boxplots(figure, runs, seed, table=table)
-    return with_progress(f"Figure {figure}", ("boxplots", figure, runs, seed), compute, unit="fits")
-
-
-def table1_with_progress(dataset: str, bin_size: float, support: float, fraction: float, runs: int):
-    """Table 1, with a progress bar of its fits."""
-    return with_progress("Table 1", ("table1", dataset, bin_size, support, fraction, runs),
-                         lambda progress: reproduce.table1(dataset, bin_size, support, fraction, 0.1, runs,
-                                                           progress=progress), unit="fits")
-
-
-def show(result) -> None:
-    """What we ran, the verdict and the checks (the claim is printed once, above the Run button)."""
-    icon = VERDICT_ICONS[result.verdict]
-    st.markdown(f"**We ran:** {result.setup}.")
-    st.markdown(f"**Verdict: {icon} {result.verdict}**")
-    st.table([{"check": c.statement, "measured": c.measured, "supports the claim": "yes" if c.supported else "no"}
-              for c in result.checks], hide_index=True)  # a table wraps the long checks a data frame would cut
-    for warning in result.warnings:
-        st.warning(warning)
-
-
-def section(key: str, title: str, runner, draw=None, header: bool = True, runnable: bool = True,
-            allowed=lambda: True) -> None:
-    """The claim, the Run button and the last result of one experiment. ``runnable``: the settings were
-    accepted (else the button is off and the last result stays); ``allowed()``: checked on the click, says
-    itself why the run is refused when it returns False."""
-    store = st.session_state.setdefault(RESULTS, {})
-    if header:
-        st.header(title)
-    st.markdown(f"**The paper claims:** “{reproduce.CLAIMS[key.removeprefix('fig')]}.”")
-    if st.button(f"Run {title.split(':')[0]}", key=f"run_{key}", disabled=not runnable) and allowed():
-        try:
-            store[key] = runner()
-        except DPHawkesError as exc:
-            friendly_error(exc)
-    if key in store:
-        show(store[key])
-        if draw is not None:
-            draw(store[key])
-
-def refused_or_fine(checks: FieldChecks) -> bool:
-    """False, with the message, when a field was refused (the Run buttons are then off, the last results stay)."""
-    try:
-        checks.check()
-    except DPHawkesError as exc:
-        friendly_error(exc)
-        return False
-    return True
-
-
-def sample_state(info):
-    """The real data set ``info`` and its ledger state (private unless marked public, as on every page)."""
-    dataset = load_sample(info)
-    return dataset, budget_state(dataset, fingerprint(dataset))
-
-
-def table1_allowed(info) -> bool:
-    """Table 1 may run on ``info`` only when the data set is public (marked published in the ledger); else say
-    so and offer the mark."""
-    dataset, state = sample_state(info)
-    if state.metered or state.error:
-        st.session_state[REFUSED] = info.name
-        st.info(f"**{dataset.label}** is treated as private, as on every page of this app: Table 1 is an experiment "
-                "and is not run on private data. If these data are published, mark them public (below, or on the "
-                "*Privacy budget* page) and run again.", icon=":material/block:")
-        return False
-    st.session_state.pop(REFUSED, None)
-    return True
-
-
-def offer_public_mark(info) -> None:
-    """A button stating that the data set is published: it marks it public in the ledger (undone on the
-    *Privacy budget* page)."""
-    if st.button(f"{info.name} is a published catalogue: mark it public", key="t1_mark_public",
-                 icon=":material/public:"):
-        dataset, state = sample_state(info)
-        try:
-            state.book.open(state.key, label=ledger_label(dataset), public=True, tool="app",
-                            note="published catalogue, marked on the Reproduce page")
-        except DPHawkesError as exc:
-            friendly_error(exc)
-            return
-        st.session_state.pop(REFUSED, None)
-        st.rerun()
-
-
-def draw_kernels(result):
-    st.plotly_chart(kernel_figure(result.data), key=f"fig_{result.name}")
-    st.dataframe(reproduce.display_table(result.table), hide_index=True)
-
-
-def draw_boxplots(result):
-    frame = result.data["sweep"]
-    st.plotly_chart(boxplot_figure(frame, "relative_error_paper"), key=f"box_paper_{result.name}")
-    st.caption("The same runs with the plain relative error (the all-zero estimate scores 1):")
-    st.plotly_chart(boxplot_figure(frame, "relative_error"), key=f"box_plain_{result.name}")
-    st.dataframe(reproduce.display_table(result.table), hide_index=True)
-
 
 c1, c2 = st.columns(2)
 figure_checks = FieldChecks()
