@@ -141,6 +141,9 @@ def test_the_release_button_costs_what_the_plan_says_a_person_pays(server, brows
                     "() => !window.location.search.includes('unit=sequence')")
         set_number(page, "ε", "0.05", "eps")  # a person of 2M = 20 capped events stays within the budget
         set_number(page, "events kept per sequence M at the event unit (0 = no cap)", "10", "evM")
+        # the rerun that reads M (the URL holds it first; under load the page before it can still be idle)
+        page.get_by_text("enforced cap M = 10", exact=False).first.wait_for(timeout=120_000)
+        wait_idle(page)
         on_button, on_line = button_and_line(page)  # the event unit under a cap M: the 2M group
         assert on_button == on_line
         no_exception(page)
