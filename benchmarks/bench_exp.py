@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.bench_grid_free import cached_events
 from dphawkes_core.data.io import Events, from_arrays
 from dphawkes_core.data.kernels import BoxKernel, ExponentialKernel, Scenario, ZeroKernel
 from dphawkes_core.estimators import FitConfig, fit
@@ -78,21 +79,6 @@ def box_2d() -> Scenario:
 
 
 PROCESSES = {"exp-5d": exp_5d, "box-2d": box_2d}
-
-
-def cached_events(scenario: Scenario, n_events: int, seed: int, cache: Path = CACHE) -> Events:
-    """One simulation (tick, ``seed``) cached as ``.npz``."""
-    from dphawkes_core.data.simulate import simulate
-
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"{scenario.name}_{n_events}_seed{seed}.npz"
-    if path.exists():
-        data = np.load(path)
-        return from_arrays([data[f"t{j}"] for j in range(scenario.dim)], end_time=float(data["end_time"]))
-    events = simulate(scenario, n_events=n_events, seed=seed)
-    seq = events.sequences[0]
-    np.savez(path, end_time=seq.end_time, **{f"t{j}": t for j, t in enumerate(seq.times)})
-    return events
 
 
 def function_error(adjacency: np.ndarray, scenario: Scenario) -> float:

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
-from dphawkes_core.data.io import Events, from_arrays
+from benchmarks.bench_grid_free import cached_events as simulation_cache
+from dphawkes_core.data.io import Events
 from dphawkes_core.data.kernels import ExponentialKernel, Scenario, ZeroKernel
 from dphawkes_core.estimators import FitConfig, fit
 from dphawkes_core.evaluation.metrics import function_relative_error, midpoint_grid
@@ -70,18 +71,9 @@ def exp_network(seed: int) -> Scenario:
 
 
 def cached_events(scenario: Scenario, n_events: int, seed: int, cache: Path = CACHE) -> Events:
-    """One simulation (tick, ``seed``) of ``n_events`` events, cached as ``.npz``."""
-    from dphawkes_core.data.simulate import simulate
-
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / f"{scenario.name}_{n_events}_seed{seed}.npz"
-    if path.exists():
-        data = np.load(path)
-        return from_arrays([data[f"t{j}"] for j in range(scenario.dim)], end_time=float(data["end_time"]))
-    events = simulate(scenario, n_events=n_events, seed=seed)
-    sequence = events.sequences[0]
-    np.savez(path, end_time=sequence.end_time, **{f"t{j}": t for j, t in enumerate(sequence.times)})
-    return events
+    """One simulation (tick, ``seed``) of ``n_events`` events, cached as ``.npz`` in this benchmark's folder
+    (:func:`benchmarks.bench_grid_free.cached_events`)."""
+    return simulation_cache(scenario, n_events, seed, cache)
 
 
 def function_error(adjacency, scenario: Scenario) -> float:
