@@ -101,6 +101,18 @@ def configs(s: float, w: float):
                       seed=draw, ctls_width_choice="validation") for draw in range(DRAWS)]
 
 
+def present(data_sets, only=None):
+    """The data sets of ``data_sets`` (only those named in ``only``, when given) whose events are on this machine;
+    each absent one said on standard error."""
+    for data in data_sets:
+        if only and data.name not in only:
+            continue
+        if (default_data_dir() / data.name / "events.csv").exists():
+            yield data
+        else:
+            print(f"skipped {data.name}: not in {default_data_dir()}", file=sys.stderr)
+
+
 def load(data: RealData):
     """The data set's events in its stated window and their 70/30 split."""
     events = load_csv(default_data_dir() / data.name / "events.csv", end_time=data.end, start_time=data.start)
@@ -166,12 +178,7 @@ def main(argv=None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these data sets")
     args = parser.parse_args(argv)
     set_blas_threads()
-    for data in DATA:
-        if args.only and data.name not in args.only:
-            continue
-        if not (default_data_dir() / data.name / "events.csv").exists():
-            print(f"skipped {data.name}: not in {default_data_dir()}", file=sys.stderr)
-            continue
+    for data in present(DATA, args.only):
         print("\n".join(table(data)) + "\n")
     return 0
 

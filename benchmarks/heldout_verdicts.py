@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from benchmarks.heldout_real import public_decays
+from benchmarks.heldout_real import present, public_decays
 from dphawkes_core.data.datasets import default_data_dir
 from dphawkes_core.data.io import load_csv
 from dphawkes_core.errors import DPHawkesError
@@ -179,12 +179,7 @@ def main(argv=None) -> int:
     parser.add_argument("--draws", type=int, default=DRAWS, help=f"noise draws per formal fit (default {DRAWS})")
     args = parser.parse_args(argv)
     set_blas_threads()
-    for data in DATA:
-        if args.only and data.name not in args.only:
-            continue
-        if not (default_data_dir() / data.name / "events.csv").exists():
-            print(f"skipped {data.name}: not in {default_data_dir()}", file=sys.stderr)
-            continue
+    for data in present(DATA, args.only):
         print("\n".join(table(data, args.draws)) + "\n", flush=True)
     return 0
 
