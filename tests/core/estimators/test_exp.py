@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from audit_tools import audits_as_claimed_and_halved
 
 from dphawkes_core.data.io import Events, EventSequence, from_arrays
 from dphawkes_core.errors import ConfigError
@@ -257,23 +258,10 @@ def test_decays_round_trip_through_json():
 
 
 def test_a_worst_case_audit_catches_a_halved_noise():
-    from dphawkes_experiments.audit import AuditConfig, AuditSession, Neighbour, _as_run, common_noise_shift
-
     fit_config = FitConfig(method="exp", bin_size=1.0, lags=3, calibration="formal", count_cap=2, epsilon=4.0,
                            decays=(1.0,))
     stats = [prepare_stats(e, fit_config)[0] for e in FAMILY.worst_case_events(fit_config, 1)]
-    results = {}
-    for broken in (None, 2.0):
-        audit = AuditConfig(fit_config, trials=1500, neighbours="worst-case", seed=1, broken_factor=broken)
-        claimed = privacy_report(stats[0], fit_config)
-        reports = [_as_run(privacy_report(s, fit_config), broken) for s in stats]
-        shift = common_noise_shift(stats[0], reports[0], stats[1], reports[1], fit_config, 8)
-        session = AuditSession(config=audit, stats_d=stats[0], stats_d_prime=stats[1], report_d=reports[0],
-                               report_d_prime=reports[1],
-                               neighbour=Neighbour(0, 0, 0, float(np.linalg.norm(shift)), 1),
-                               claimed=claimed, direction=shift)
-        session.run_chunk(audit.trials)
-        results[broken] = session.result()
+    results = audits_as_claimed_and_halved(fit_config, stats)
     assert not results[None].violated
     assert results[2.0].violated and results[2.0].mu_lower_bound > results[2.0].mu_claimed
 
