@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
-from app_tools import chromium_browser, served_app, wait_idle
+from app_tools import served_app, wait_idle
 
 from benchmarks.chromium_driver import CHART
 from dphawkes_app.presets import DEFAULT_PRESET, get_preset
@@ -32,12 +32,6 @@ pytestmark = pytest.mark.browser
 def server(tmp_path_factory):
     with served_app(tmp_path_factory.mktemp("streamlit")) as (url, _):
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium_browser() as chromium:
-        yield chromium
 
 
 def _estimate_trace(page):

@@ -5,7 +5,7 @@ tested on every figure builder in ``test_figure_titles_fit.py``."""
 from __future__ import annotations
 
 import pytest
-from app_tools import chromium_browser, served_app, wait_idle
+from app_tools import wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -29,18 +29,6 @@ CUT_TEXTS = """
 }
 """
 CHARTS = "[data-testid='stPlotlyChart'] .main-svg"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with served_app(tmp_path_factory.mktemp("titles_server")) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium_browser() as chromium:
-        yield chromium
 
 
 def open_page(browser, url: str, width: int):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from app_tools import chromium_browser, served_app, wait_idle
+from app_tools import wait_idle
 from test_person_browser import click_until, no_exception, shifts_csv, units_released
 
 from benchmarks.chromium_driver import CHART
@@ -27,18 +27,6 @@ NUMBER = r"([0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)"
 PERSON = re.compile(r"Per person[^ε]*ε = \**" + NUMBER)
 NON_PRIVATE = """() => [...document.querySelectorAll("[data-testid='stPlotlyChart'] .js-plotly-plot")]
     .flatMap(gd => gd._fullData.filter(t => t.name === 'non-private').map(t => Array.from(t.y)))"""
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with served_app(tmp_path_factory.mktemp("issue43_server")) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium_browser() as chromium:
-        yield chromium
 
 
 def set_number(page, label: str, value: str, key: str, default: str = "") -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from app_tools import chromium_browser, served_app, wait_idle
+from app_tools import wait_idle
 from page_text import word_problems
 
 from benchmarks.chromium_driver import CHART
@@ -83,18 +83,6 @@ CUT_WIDGETS = """() => {
 
 SHOWN_TEXT = """() => [document.querySelector("[data-testid='stAppViewContainer']").innerText,
   ...[...document.querySelectorAll('input')].map(i => i.value)].join('\\n')"""
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with served_app(tmp_path_factory.mktemp("layout_server")) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium_browser() as chromium:
-        yield chromium
 
 
 def opened(browser, url: str, width: int, height: int = 2400):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from app_tools import chromium_browser, served_app, wait_idle
+from app_tools import wait_idle
 
 from benchmarks.chromium_driver import CHART
 from dphawkes_core.data.datasets import list_samples
@@ -27,18 +27,6 @@ pytestmark = pytest.mark.browser
 END = 400.0
 RELEASE = re.compile(r"^Release \(spends ε = ")
 REAL = "mat_quakes_magnitude"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with served_app(tmp_path_factory.mktemp("person_server")) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium_browser() as chromium:
-        yield chromium
 
 
 def shifts_csv(path: Path, first_seed: int = 0) -> None:

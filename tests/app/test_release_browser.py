@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_tools import chromium_browser, private_csv, served_app, wait_idle
+from app_tools import private_csv, wait_idle
 
 from benchmarks.chromium_driver import CHART
 from dphawkes_core.estimators import FAMILIES
@@ -28,18 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_LIMIT = 400 * 1024
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with served_app(tmp_path_factory.mktemp("release_server")) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    with chromium_browser() as chromium:
-        yield chromium
 
 
 def expect(locator):
