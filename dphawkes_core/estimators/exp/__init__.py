@@ -58,6 +58,7 @@ from dphawkes_core.estimators.exp.basis import (
 )
 from dphawkes_core.estimators.exp.recost import SHORT_BOUND_VERSION, short_bound_correction
 from dphawkes_core.estimators.exp.release import (
+    DERIVED,
     SWAP,
     corner_bounds,
     exp_sensitivity,
@@ -71,7 +72,13 @@ from dphawkes_core.estimators.exp.sequence import (
     expected_sequence_clip,
     prepare_exp_sequence_stats,
 )
-from dphawkes_core.estimators.exp.statistics import ExpStats, event_features, exp_pieces, stats_from_pieces
+from dphawkes_core.estimators.exp.statistics import (
+    ExpStats,
+    event_features,
+    exp_pieces,
+    gram_from_values,
+    stats_from_pieces,
+)
 from dphawkes_core.estimators.family import AuditHints, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.releases import SingleRelease
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
@@ -101,6 +108,8 @@ LIKELIHOOD_TOL, LIKELIHOOD_MAX_ITER = 1e-10, 500  # Newton stops when no paramet
 RIDGE_FACTOR = 5.0  # λ = c·√r·ρσ√q, the grid-free family's rule with c = 5 (chosen on exp-2d: docs/accuracy.md)
 BASIS_RIDGE_SCALE = 2.0  # differences basis: λ = ā·(r/2)³, ā at r = 2 (chosen on tuning processes: docs/accuracy.md)
 GRAM_SCALE = 3.0  # default ρ (3 against 1 and 10 on the tuning process exp-2d: docs/accuracy.md)
+GRAM_RELEASED, GRAM_DERIVED = "released", "derived"  # the Gram released with the values (over ρ), or derived from them
+DERIVED_RIDGE_NOISE = 3.0  # a derived Gram's ridge rule reads the noise as at ρ = 3 (chosen on tuning networks)
 DECAYS = (0.7, 1.5, 3.0)
 NOTE = ("formal (public C per dimension and w-bin, d, the decays, the windows; one Gaussian release of the "
         "exponentially weighted statistics)")
@@ -128,6 +137,13 @@ SETTINGS = (
             "on 5-d exponential networks: 0.70 of the decays basis' error at 10⁵ events (0.165 against 0.235), 0.86 "
             "at 10⁴, 0.84 at 10⁶; on the quake catalogues (about 5,000 events) not better: use it from 10⁵ events",
             choices=BASES, added_later=True),
+    Setting("exp_gram", "the Gram", "choice", GRAM_RELEASED,
+            "Released: the Gram and its integrals are released beside the values at the events (over ρ). Derived: "
+            "release the values at the events and the counts alone, with the whole budget, and compute the Gram from "
+            "them (exact for exponential features up to the events near a window's end; ρ then only sets the "
+            "ridge's scale; event unit, a constant baseline). Measured at ε = 1 on 5-d exponential networks: "
+            "docs/accuracy.md, 'The Gram derived from the values at the events'",
+            choices=(GRAM_RELEASED, GRAM_DERIVED), added_later=True),
     BASELINE_FLOOR,
     BASELINE_PERIOD,
     BASELINE_BINS,
@@ -154,6 +170,12 @@ def adjacency(theta: np.ndarray, n_decays: int) -> np.ndarray:
     """``(d, d, U)``: ``a[i, j, u]``, the integral of ``ĥ_ij`` carried by decay u."""
     d = theta.shape[0]
     return theta[:, :-1].reshape(d, n_decays, d).transpose(0, 2, 1)
+
+
+def release_scale(config) -> float:
+    """The scale ρ the Gram is released over: ``exp_gram_scale``, or ∞ (:data:`~dphawkes_core.estimators.exp.release.
+    DERIVED`: not released) when the Gram is derived from the values."""
+    return DERIVED if config.exp_gram == GRAM_DERIVED else float(config.exp_gram_scale)
 
 
 def basis_ridge(noise: float, A_hat: np.ndarray) -> float:
@@ -209,6 +231,13 @@ class Exp(SingleRelease):
             if config.unit.name == "sequence":
                 raise ConfigError(f"the {config.exp_basis} basis is for the event unit: the sequence unit's bound "
                                   "(G from M) is derived for the decays basis; use --exp-basis decays")
+        if config.exp_gram == GRAM_DERIVED:
+            if config.unit.name == "sequence":
+                raise ConfigError("a derived Gram is for the event unit: the sequence unit clips each sequence's Gram "
+                                  "and values together; use --exp-gram released")
+            if not baseline_bins_of(config).constant:
+                raise ConfigError("a derived Gram is for a constant baseline: the baseline parts' own Gram is released "
+                                  "with them; drop --baseline-bins or use --exp-gram released")
         if config.unit.name == "sequence" and not baseline_bins_of(config).constant:
             raise ConfigError(f"{self.label}: a baseline that follows the clock is for the event unit (the sequence "
                               "unit's clipped vectors have no parts); drop --baseline-bins")
@@ -264,10 +293,11 @@ class Exp(SingleRelease):
         """:func:`~dphawkes_core.estimators.exp.release.exp_sensitivity` for the statistics' d and C and the
         config's decays, w and ρ; in another basis
         :func:`~dphawkes_core.estimators.exp.basis.basis_sensitivity`."""
+        scale = release_scale(config)
         if config.exp_basis != DECAYS_BASIS:
-            return basis_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, config.exp_gram_scale,
+            return basis_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, scale,
                                      config.exp_basis)
-        return exp_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, config.exp_gram_scale)
+        return exp_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, scale)
 
     def release_stats(self, stats, config) -> ExpStats:
         """This family's statistics for the config's decays; maximum likelihood (non-private only) refused before
@@ -314,7 +344,7 @@ class Exp(SingleRelease):
         """The release vector without noise, in the pieces' units: the family's numbers in the config's basis
         (:func:`~dphawkes_core.estimators.exp.basis.to_basis`), then a periodic baseline's
         (:func:`~dphawkes_core.estimators.exp.baseline.periodic_vector`)."""
-        rho = float(config.exp_gram_scale)
+        rho = release_scale(config)
         clean = raw_release(to_basis(stats.exp_pieces, config.exp_basis), rho)
         return clean if stats.periodic is None else np.concatenate([clean, periodic_vector(stats.periodic, rho)])
 
@@ -344,10 +374,11 @@ class Exp(SingleRelease):
         basis :func:`~dphawkes_core.estimators.exp.basis.worst_case_basis_events`."""
         if config.exp_basis != DECAYS_BASIS:
             return worst_case_basis_events(dim, config.decays, config.bin_size, config.count_cap,
-                                           config.exp_gram_scale, config.exp_basis)
+                                           release_scale(config), config.exp_basis)
         corners = [((end, after), corner_bounds(dim, config.decays, config.bin_size, config.count_cap, end, after))
                    for end in (0, 1) for after in (True, False)]
-        insertion = max(corners, key=lambda c: c[1]["gram"] / config.exp_gram_scale**2 + c[1]["rest"])[0]
+        rho = release_scale(config)
+        insertion = max(corners, key=lambda c: c[1]["gram"] / rho**2 + c[1]["rest"])[0]
         return self.largest_move([worst_case_events(dim, config.decays, config.bin_size, config.count_cap, corner)
                                   for corner in (insertion, SWAP)], config)
 
@@ -356,23 +387,24 @@ class Exp(SingleRelease):
         if config.exp_likelihood:
             return self._likelihood_fit(stats, config)
         sigma = math.sqrt(report.sigma2) if report is not None else 0.0
-        rho = float(config.exp_gram_scale)
+        rho, derived = release_scale(config), config.exp_gram == GRAM_DERIVED
         if sigma > 0:
             template = to_basis(stats.exp_pieces, config.exp_basis)
             vector = self._noisy(stats, config, sigma, rng)
             size = raw_release(template, rho).size
-            noisy = pieces_from_release(vector[:size], template, rho)
+            noisy = from_basis(pieces_from_release(vector[:size], template, rho), config.exp_basis)
             periodic = None if stats.periodic is None else periodic_from_release(vector[size:], stats.periodic, rho)
-            stats = replace(stats_from_pieces(from_basis(noisy, config.exp_basis), stats.width, stats.lags),
+            stats = replace(stats_from_pieces(gram_from_values(noisy) if derived else noisy, stats.width, stats.lags),
                             periodic=periodic)
-        noise = rho * sigma * math.sqrt(stats.n_params)
+        noise = (DERIVED_RIDGE_NOISE if derived else rho) * sigma * math.sqrt(stats.n_params)
         rule = exp_ridge if config.exp_basis == DECAYS_BASIS else basis_ridge
         lam = (rule(noise, stats.A) if noise > 0 else 0.0) if config.exp_ridge is None else float(config.exp_ridge)
         share = config.baseline_floor if config.exp_nonnegative else 0.0
         theta, info, extra = self._solve(stats, config, lam, share)
         decays = tuple(config.decays)
-        info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": rho, "decays": list(decays),
-                     "basis": config.exp_basis, "baseline_floor_share": share,
+        info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": None if derived else rho,
+                     "gram": config.exp_gram, "decays": list(decays), "basis": config.exp_basis,
+                     "baseline_floor_share": share,
                      "adjacency": adjacency(theta, len(decays)).tolist(), "baseline": theta[:, -1].tolist(),
                      "statistics": "exact event times (exponential kernels)", **extra})
         return grid_kernels(theta, decays, config.bin_size, stats.lags), [paper_loss(theta, stats)], info

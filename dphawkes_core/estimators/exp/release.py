@@ -1,8 +1,9 @@
 """The exponential family's release (method ``exp``, :mod:`~dphawkes_core.estimators.exp`): the released vector
 (:func:`raw_release`: the Gram's upper triangle and the integrals over the public scale ρ, the values at the
-events and the totals as they are), its event-unit L2 sensitivity (:func:`exp_sensitivity`, derived in
-``docs/privacy.md``, "Exponential kernels") and the adversarial neighbours that reach it
-(:func:`worst_case_events`). The family module runs them.
+events and the totals as they are; at ρ = :data:`DERIVED` the values and the totals alone, the Gram derived from them
+by :func:`~dphawkes_core.estimators.exp.statistics.gram_from_values`), its event-unit L2 sensitivity
+(:func:`exp_sensitivity`, derived in ``docs/privacy.md``, "Exponential kernels") and the adversarial neighbours that
+reach it (:func:`worst_case_events`). The family module runs them.
 """
 
 from __future__ import annotations
@@ -18,11 +19,18 @@ from dphawkes_core.estimators.exp.statistics import ExpPieces
 # --- the release ------------------------------------------------------------------------------------------
 
 
-def release_layout(dim: int, n_decays: int) -> list[tuple[str, int]]:
+DERIVED = math.inf
+"""ρ of a release that gives the Gram no budget (``--exp-gram derived``): the Gram over an infinite scale is not
+released at all (:func:`release_layout` leaves it out, every bound's Gram part over ρ² is 0) and is computed from
+the released values instead (:func:`~dphawkes_core.estimators.exp.statistics.gram_from_values`)."""
+
+
+def release_layout(dim: int, n_decays: int, rho: float = 1.0) -> list[tuple[str, int]]:
     """The released numbers in order, ``(name, count)``: the Gram's upper triangle and the integrals (each over
-    ρ), the values at the events ``c`` and the totals."""
+    ρ; none at ρ = :data:`DERIVED`), the values at the events ``c`` and the totals."""
     q = int(dim) * int(n_decays)
-    return [("gram", q * (q + 1) // 2), ("integral", q), ("pairs", int(dim) * q), ("totals", int(dim))]
+    values = [("pairs", int(dim) * q), ("totals", int(dim))]
+    return values if math.isinf(rho) else [("gram", q * (q + 1) // 2), ("integral", q), *values]
 
 
 SCALED = ("gram", "integral")  # the parts of G: released over ρ
@@ -34,15 +42,17 @@ def raw_release(pieces: ExpPieces, rho: float) -> np.ndarray:
     parts = {"gram": pieces.gram[np.triu_indices(q)], "integral": pieces.integral, "pairs": pieces.pairs.ravel(),
              "totals": pieces.totals}
     return np.concatenate([parts[name] / (rho if name in SCALED else 1.0)
-                           for name, _ in release_layout(pieces.dim, len(pieces.decays))])
+                           for name, _ in release_layout(pieces.dim, len(pieces.decays), rho)])
 
 
 def pieces_from_release(vector: np.ndarray, template: ExpPieces, rho: float) -> ExpPieces:
     """The pieces a (noisy) release vector stands for (the Gram mirrored; the public decays, durations and
-    numbers of sequences from ``template``)."""
+    numbers of sequences from ``template``). At ρ = :data:`DERIVED` the vector holds no Gram: the Gram and the
+    integrals are left NaN, to be derived (:func:`~dphawkes_core.estimators.exp.statistics.gram_from_values`) once
+    the values are back in the decays basis."""
     d, q = template.dim, template.gram.shape[0]
-    parts, at = {}, 0
-    for name, count in release_layout(d, len(template.decays)):
+    parts, at = {"gram": np.full(q * (q + 1) // 2, np.nan), "integral": np.full(q, np.nan)}, 0
+    for name, count in release_layout(d, len(template.decays), rho):
         parts[name] = vector[at:at + count] * (rho if name in SCALED else 1.0)
         at += count
     gram = np.zeros((q, q))

@@ -18,7 +18,7 @@ first of them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -169,6 +169,30 @@ def event_features(events, decays, width: float, cap: int | None) -> tuple[list,
             rows[i].append(values[dims == i])
         duration += float(seq.end_time)
     return [np.concatenate(r) for r in rows], integral, duration
+
+
+def gram_from_values(pieces: ExpPieces) -> ExpPieces:
+    """``pieces`` with the Gram and the integrals computed from the values at the events and the totals (the decays
+    basis' layout): what a release of those alone (``--exp-gram derived``) implies, as post-processing.
+
+    For two events s <= s′ (dimensions j and k) the product of their features integrates over ``[s′, ∞)`` to
+    ``κ_uv e^{−β (s′ − s)}`` with ``κ_uv = β_u β_v/(β_u + β_v)`` and β the earlier event's decay, and an event with
+    itself to ``κ_uv``; the values at the events ``c_k[(j, u)] = Σ_{s′ ∈ k} Σ_{s ∈ j, s < s′} β_u e^{−β_u (s′ − s)}``
+    sum exactly those exponentials, so
+
+    ``∫_0^∞ g_ju g_kv dt = κ_uv [δ_jk n_j + c_k[(j, u)]/β_u + c_j[(k, v)]/β_v]`` and ``∫_0^∞ g_ju dt = n_j``.
+
+    The windows are integrated to ∞ rather than to their ends, and events at one time are not paired (``c`` counts
+    only strictly earlier events): exact up to the events within a few ``1/β_min`` of a window's end and ties.
+    """
+    beta = np.asarray(pieces.decays, dtype=float)
+    d, U = pieces.dim, beta.size
+    kappa = np.outer(beta, beta) / (beta[:, None] + beta[None, :])
+    values = pieces.pairs.reshape(d, U, d)  # [target k, decay u, source j]
+    gram = (np.einsum("uv,jk,j->ujvk", kappa, np.eye(d), pieces.totals)
+            + np.einsum("uv,kuj->ujvk", kappa / beta[:, None], values)
+            + np.einsum("uv,jvk->ujvk", kappa / beta[None, :], values)).reshape(U * d, U * d)
+    return replace(pieces, gram=gram, integral=np.tile(np.asarray(pieces.totals, dtype=float), U))
 
 
 def assemble(pieces: ExpPieces) -> tuple[np.ndarray, np.ndarray]:
