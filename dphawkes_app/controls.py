@@ -24,6 +24,8 @@ CHOICE_WORDS = {  # a choice option's values in words (the values themselves are
     ("ctls_width_choice", "share"): "chosen with a share of the budget, then released directly",
     ("exp_basis", "decays"): "one feature per decay",
     ("exp_basis", "differences"): "differences of the decays' exponentials (better conditioned)",
+    ("exp_gram", "released"): "released beside the values (over ρ)",
+    ("exp_gram", "derived"): "derived from the released values (the whole budget on them)",
     ("stabiliser", "ridge"): "add λ to its diagonal",
     ("stabiliser", "psd"): "raise its eigenvalues to at least λ",
     ("ssp_release", "lagged"): "the lagged products (less noise)",

@@ -140,8 +140,8 @@ SETTINGS = (
     Setting("exp_gram", "the Gram", "choice", GRAM_RELEASED,
             "Released: the Gram and its integrals are released beside the values at the events (over ρ). Derived: "
             "release the values at the events and the counts alone, with the whole budget, and compute the Gram from "
-            "them (exact for exponential features up to the events near a window's end; ρ then only sets the "
-            "ridge's scale; event unit, a constant baseline). Measured at ε = 1 on 5-d exponential networks: "
+            "them (exact for exponential features up to the events near a window's end; ρ then scales only the "
+            "parts of a baseline that follows the clock; event unit). Measured at ε = 1 on 5-d exponential networks: "
             "docs/accuracy.md, 'The Gram derived from the values at the events'",
             choices=(GRAM_RELEASED, GRAM_DERIVED), added_later=True),
     BASELINE_FLOOR,
@@ -231,13 +231,9 @@ class Exp(SingleRelease):
             if config.unit.name == "sequence":
                 raise ConfigError(f"the {config.exp_basis} basis is for the event unit: the sequence unit's bound "
                                   "(G from M) is derived for the decays basis; use --exp-basis decays")
-        if config.exp_gram == GRAM_DERIVED:
-            if config.unit.name == "sequence":
-                raise ConfigError("a derived Gram is for the event unit: the sequence unit clips each sequence's Gram "
-                                  "and values together; use --exp-gram released")
-            if not baseline_bins_of(config).constant:
-                raise ConfigError("a derived Gram is for a constant baseline: the baseline parts' own Gram is released "
-                                  "with them; drop --baseline-bins or use --exp-gram released")
+        if config.exp_gram == GRAM_DERIVED and config.unit.name == "sequence":
+            raise ConfigError("a derived Gram is for the event unit: the sequence unit clips each sequence's Gram and "
+                              "values together; use --exp-gram released")
         if config.unit.name == "sequence" and not baseline_bins_of(config).constant:
             raise ConfigError(f"{self.label}: a baseline that follows the clock is for the event unit (the sequence "
                               "unit's clipped vectors have no parts); drop --baseline-bins")
@@ -342,11 +338,14 @@ class Exp(SingleRelease):
 
     def _clean(self, stats: ExpStats, config) -> np.ndarray:
         """The release vector without noise, in the pieces' units: the family's numbers in the config's basis
-        (:func:`~dphawkes_core.estimators.exp.basis.to_basis`), then a periodic baseline's
-        (:func:`~dphawkes_core.estimators.exp.baseline.periodic_vector`)."""
+        (:func:`~dphawkes_core.estimators.exp.basis.to_basis`; without the Gram when it is derived), then a
+        periodic baseline's (:func:`~dphawkes_core.estimators.exp.baseline.periodic_vector`, its Gram parts over ρ
+        either way)."""
         rho = release_scale(config)
         clean = raw_release(to_basis(stats.exp_pieces, config.exp_basis), rho)
-        return clean if stats.periodic is None else np.concatenate([clean, periodic_vector(stats.periodic, rho)])
+        if stats.periodic is None:
+            return clean
+        return np.concatenate([clean, periodic_vector(stats.periodic, float(config.exp_gram_scale))])
 
     def query_vector(self, stats, config) -> np.ndarray:
         """The released numbers without noise, in the units of A (divided by ``N = Σ T``); with a baseline that
@@ -393,7 +392,8 @@ class Exp(SingleRelease):
             vector = self._noisy(stats, config, sigma, rng)
             size = raw_release(template, rho).size
             noisy = from_basis(pieces_from_release(vector[:size], template, rho), config.exp_basis)
-            periodic = None if stats.periodic is None else periodic_from_release(vector[size:], stats.periodic, rho)
+            periodic = None if stats.periodic is None else periodic_from_release(vector[size:], stats.periodic,
+                                                                                 float(config.exp_gram_scale))
             stats = replace(stats_from_pieces(gram_from_values(noisy) if derived else noisy, stats.width, stats.lags),
                             periodic=periodic)
         noise = (DERIVED_RIDGE_NOISE if derived else rho) * sigma * math.sqrt(stats.n_params)

@@ -93,11 +93,12 @@ def test_the_contract_check_kills_the_smallest_corner_mutant(monkeypatch):
 
 
 #: How far below its stated S a family's planted S is: some 20 % under what a small search (2 configs, 1 climb of 20
-#: moves, one polish) reaches on the real bounds (measured: ssp 1.00, exp 0.90, ctls 0.74, pgd 0.50, cg 0.49,
-#: pgd-clip 0.24 of S), so that another BLAS kernel's round-off cannot turn the verdict. A search weakened by more
+#: moves, one polish) reaches on the real bounds (measured: ssp 1.00, exp 0.73 — 0.90 before exp's options gained the
+#: derived Gram, which moved the search's generator —, ctls 0.74, pgd 0.50, cg 0.49, pgd-clip 0.24 of S), so that
+#: another BLAS kernel's round-off cannot turn the verdict. A search weakened by more
 #: fails here; the gradient families' bounds hold over a whole ball of states and are loose at d >= 2
 #: (tests/core/privacy/test_sensitivity_worst_case.py).
-UNDERSTATED = {"ssp": 0.8, "exp": 0.75, "ctls": 0.6, "pgd": 0.4, "cg": 0.4, "pgd-clip": 0.2}
+UNDERSTATED = {"ssp": 0.8, "exp": 0.6, "ctls": 0.6, "pgd": 0.4, "cg": 0.4, "pgd-clip": 0.2}
 SMALL = Budget(configs=2, starts=1, steps=20, polish=1, partitions=False, sequence_configs=0)
 
 

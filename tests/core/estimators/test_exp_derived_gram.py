@@ -1,0 +1,265 @@
+"""exp's release with the Gram derived from the values at the events (``exp_gram="derived"``) against independent
+facts: the Gram and the values of exponential features written out here as double sums over event pairs (closed-form
+integrals, no recursion), the identity that derives one from the other, a fit with next to no noise against exp's
+own least squares, the bound against the family-blind neighbour search and the family's own adversarial neighbours,
+a planted understatement caught by that search, the contract suite, the noise, the audit, replay and the refusals."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from audit_tools import audits_as_claimed_and_halved
+
+import dphawkes_core.estimators.exp as exp_family
+from dphawkes_core.data.io import from_arrays
+from dphawkes_core.errors import ConfigError
+from dphawkes_core.estimators import FitConfig, fit, get_family, prepare_stats, privacy_report
+from dphawkes_core.estimators.checks import CHECKS
+from dphawkes_core.estimators.exp.basis import adversarial_events, basis_sensitivity
+from dphawkes_core.estimators.exp.release import DERIVED, corner_bounds, exp_sensitivity, swap_bounds
+from dphawkes_core.estimators.exp.statistics import exp_pieces, gram_from_values
+from dphawkes_core.estimators.neighbour_search import Budget, search_neighbours
+from dphawkes_core.privacy.accounting import gaussian_multiplier
+from dphawkes_core.privacy.noise import noise_source
+
+FAMILY = get_family("exp")
+DECAYS = (0.7, 1.5, 3.0)
+
+
+def derived_config(width=0.5, cap=2, decays=DECAYS, basis="decays", **changes) -> FitConfig:
+    values = dict(method="exp", bin_size=width, lags=4, calibration="formal", count_cap=cap, sigma2=1.0,
+                  decays=decays, exp_basis=basis, exp_gram="derived")
+    return FitConfig(**{**values, **changes})
+
+
+# --- the identity, against double sums written out here ------------------------------------------------------------
+
+def double_sums(times: list[np.ndarray], decays, end: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Gram ``∫_0^end g_ju g_kv dt`` and the values ``c_i[(j, u)] = Σ_{t ∈ i} g_ju(t−)`` of the features
+    ``g_ju(t) = Σ_{s ∈ j, s < t} β_u e^{−β_u (t − s)}`` (decay-major columns), pair by pair in closed form: for
+    events s, s′ the product of their terms integrates over ``[max(s, s′), end]`` to
+    ``β_u β_v e^{−β_u (m − s) − β_v (m − s′)} (1 − e^{−(β_u + β_v)(end − m)})/(β_u + β_v)``, ``m = max(s, s′)``."""
+    beta = np.asarray(decays, dtype=float)
+    d, U = len(times), beta.size
+    gram, values = np.zeros((U * d, U * d)), np.zeros((d, U * d))
+    for u in range(U):
+        for j in range(d):
+            for v in range(U):
+                for k in range(d):
+                    total = 0.0
+                    for s in times[j]:
+                        for s2 in times[k]:
+                            m = max(s, s2)
+                            rate = beta[u] + beta[v]
+                            total += (beta[u] * beta[v] * math.exp(-beta[u] * (m - s) - beta[v] * (m - s2))
+                                      * -math.expm1(-rate * (end - m)) / rate)
+                    gram[u * d + j, v * d + k] = total
+            for i in range(d):
+                values[i, u * d + j] = sum(beta[u] * math.exp(-beta[u] * (t - s)) for t in times[i] for s in times[j]
+                                           if s < t)
+    return gram, values
+
+
+def small_events(rng, end_after: float):
+    times = [np.sort(rng.uniform(0, 20, rng.integers(8, 16))) for _ in range(2)]
+    last = max(float(t[-1]) for t in times)
+    return times, last + end_after
+
+
+@pytest.mark.parametrize("decays", [DECAYS, (0.4, 2.0), (1.0,)])
+def test_the_gram_the_values_imply_is_the_gram_of_the_double_sums(decays):
+    """With the window long after the last event the derived Gram is the Gram to round-off; the recursion's own
+    statistics are the double sums; the integrals are the counts."""
+    rng = np.random.default_rng(len(decays))
+    times, end = small_events(rng, 80.0 / min(decays))
+    gram, values = double_sums(times, decays, end)
+    pieces = exp_pieces(from_arrays(times, end_time=end), decays, 0.5, None)[0]
+    np.testing.assert_allclose(pieces.pairs, values, rtol=1e-10, atol=1e-12 * np.abs(values).max())
+    np.testing.assert_allclose(pieces.gram, gram, rtol=1e-10, atol=1e-12 * np.abs(gram).max())
+    derived = gram_from_values(pieces)
+    np.testing.assert_allclose(derived.gram, gram, rtol=1e-10, atol=1e-12 * np.abs(gram).max())
+    np.testing.assert_allclose(derived.integral, np.tile([t.size for t in times], len(decays)), rtol=1e-12)
+
+
+def test_a_window_that_ends_near_the_last_event_leaves_out_exactly_the_tail():
+    """Ending the window 0.3 after the last event, the derived Gram exceeds the exact one entrywise by the double
+    sums' mass beyond the window (the identity integrates to ∞)."""
+    rng = np.random.default_rng(7)
+    times, end = small_events(rng, 0.3)
+    pieces = exp_pieces(from_arrays(times, end_time=end), DECAYS, 0.5, None)[0]
+    far, _ = double_sums(times, DECAYS, end + 80.0 / min(DECAYS))
+    excess = gram_from_values(pieces).gram - pieces.gram
+    assert np.all(excess >= -1e-12 * np.abs(far).max())
+    np.testing.assert_allclose(excess, far - pieces.gram, rtol=1e-8, atol=1e-11 * np.abs(far).max())
+    assert excess.max() > 1e-3 * np.abs(far).max()  # the tail is not negligible here: the check measures it
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")  # ε of σ² = 1e-30 is infinite
+def test_with_next_to_no_noise_the_fit_is_exps_least_squares():
+    """A derived release at σ² = 1e-30 reads back exp's exact least squares (its window long after the events)."""
+    rng = np.random.default_rng(3)
+    parents = np.sort(rng.uniform(0, 300, 250))
+    children = parents + rng.exponential(0.8, parents.size)
+    events = from_arrays([parents, np.sort(children)], end_time=float(children.max()) + 120.0)
+    exact = dict(method="exp", bin_size=0.5, lags=6, calibration="formal", count_cap=50, seed=1, exp_ridge=0.0,
+                 exp_nonnegative=False)
+    plain, _ = fit(events, FitConfig(**exact, sigma2=0.0))
+    for basis in ("decays", "differences"):
+        derived, _ = fit(events, FitConfig(**exact, sigma2=1e-30, exp_gram="derived", exp_basis=basis))
+        np.testing.assert_allclose(derived.H, plain.H, rtol=1e-6, atol=1e-8 * np.abs(plain.H).max())
+        assert derived.info["gram"] == "derived" and derived.info["gram_scale"] is None
+
+
+# --- the bound -------------------------------------------------------------------------------------------------------
+
+def test_the_bound_is_the_values_part_of_exps_own_bound():
+    """In the decays basis: the square root of the largest values' part over the four insertion corners and the swap
+    (each written here from :func:`corner_bounds` and :func:`swap_bounds`); below the released Gram's bound."""
+    for dim, width, cap in ((2, 0.5, 2), (5, 1.0, 3), (3, 4.0, 1)):
+        rests = [corner_bounds(dim, DECAYS, width, cap, end, after)["rest"] for end in (0, 1)
+                 for after in (True, False)]
+        rests.append(swap_bounds(dim, DECAYS, width, cap)["rest"])
+        assert exp_sensitivity(dim, DECAYS, width, cap, DERIVED).total == pytest.approx(math.sqrt(max(rests)),
+                                                                                       rel=1e-12)
+        assert exp_sensitivity(dim, DECAYS, width, cap, DERIVED).total < exp_sensitivity(dim, DECAYS, width, cap,
+                                                                                         3.0).total
+
+
+def moved_fraction(config, pair) -> float:
+    s_d, s_n = (prepare_stats(events, config)[0] for events in pair)
+    moved = np.linalg.norm(FAMILY.query_vector(s_n, config) - FAMILY.query_vector(s_d, config))
+    return float(moved / privacy_report(s_d, config).sensitivity)
+
+
+@pytest.mark.parametrize("d,cap,width,least", [(1, 2, 1.0, 0.85), (3, 3, 0.5, 0.8)])
+def test_the_familys_adversarial_neighbours_stay_within_the_bound_and_reach_most_of_it(d, cap, width, least):
+    """In both bases, through the family's own statistics and release vector (which holds no Gram)."""
+    decays_config = derived_config(width, cap)
+    assert moved_fraction(decays_config, FAMILY.worst_case_events(decays_config, d)) == pytest.approx(1.0, abs=0.02)
+    basis_config = derived_config(width, cap, basis="differences")
+    fractions = {kind: moved_fraction(basis_config, adversarial_events(d, DECAYS, width, cap, DERIVED, "differences",
+                                                                       kind)) for kind in ("insert", "swap")}
+    assert max(fractions.values()) <= 1.0 and fractions["insert"] >= least
+    stats = prepare_stats(FAMILY.worst_case_events(basis_config, d)[0], basis_config)[0]
+    assert FAMILY.query_vector(stats, basis_config).size == d * d * len(DECAYS) + d
+    assert privacy_report(stats, basis_config).sensitivity * stats.exp_pieces.duration == pytest.approx(
+        basis_sensitivity(d, DECAYS, width, cap, DERIVED).total, rel=1e-12)
+
+
+SEARCH = Budget(starts=2, steps=30, polish=1, partitions=False)
+SEARCHED = [(derived_config(0.5, 2), 3), (derived_config(1.0, 1, (1.0, 4.0), "differences"), 2)]
+
+
+def test_the_family_blind_search_stays_under_the_bound_and_reaches_much_of_it():
+    report = search_neighbours(FAMILY, SEARCH, configs=SEARCHED)
+    assert report.worst.ratio <= 1 + 1e-9
+    assert report.worst.ratio > 0.75  # 0.898 measured (decays basis; the differences basis 0.57)
+
+
+def test_the_search_catches_the_values_bound_without_its_swap(monkeypatch):
+    """A planted bug: the derived release's bound taken over the insertions only (the bug issue 40 fixed in the
+    released Gram's bound), on public settings where the swap's values part is the largest (d = 5, w = 4, C = 1, fast
+    decays: 62.8 against 56.5). The search, told nothing of corners, finds neighbours past it; with the bound as it
+    is, it does not."""
+    real = exp_family.exp_sensitivity
+    config = derived_config(4.0, 1, (2.8, 6.0, 12.0), lags=1)
+    budget = Budget(starts=2, steps=40, polish=2, partitions=False)
+    assert search_neighbours(FAMILY, budget, configs=[(config, 5)]).worst.ratio <= 1 + 1e-9
+
+    def insertions_only(dim, decays, width, count_cap, gram_scale=1.0):
+        rests = [corner_bounds(dim, decays, width, count_cap, end, after)["rest"] for end in (0, 1)
+                 for after in (True, False)]
+        return dataclasses.replace(real(dim, decays, width, count_cap, gram_scale), total=math.sqrt(max(rests)))
+
+    monkeypatch.setattr(exp_family, "exp_sensitivity", insertions_only)
+    assert search_neighbours(FAMILY, budget, configs=[(config, 5)]).worst.ratio > 1.02
+
+
+# --- the family: contract, noise, audit, replay, refusals ----------------------------------------------------------
+
+@pytest.mark.parametrize("check", ["noiseless limit", "sensitivity", "only a session release is formal",
+                                   "foreign options refused", "options round trip"])
+def test_the_family_contract_holds_with_a_derived_gram(check, monkeypatch):
+    hints = dataclasses.replace(FAMILY.audit_hints, worst_case_options={"exp_gram": "derived"},
+                                noiseless_options={**FAMILY.audit_hints.noiseless_options, "exp_gram": "derived"})
+    monkeypatch.setattr(type(FAMILY), "audit_hints", hints)
+    CHECKS[check](FAMILY)
+
+
+def test_the_noise_has_the_calibrated_std_and_unseeded_draws_differ():
+    rng = np.random.default_rng(1)
+    events = from_arrays([np.sort(rng.uniform(0, 80, 120)) for _ in range(2)], end_time=80.0)
+    config = derived_config(sigma2=None, epsilon=1.0, basis="differences")
+    stats, _ = prepare_stats(events, config)
+    report = privacy_report(stats, config)
+    bound = basis_sensitivity(2, DECAYS, 0.5, 2, DERIVED).total / stats.exp_pieces.duration
+    assert report.sensitivity == pytest.approx(bound, rel=1e-12)
+    assert np.sqrt(report.sigma2) == pytest.approx(gaussian_multiplier(1.0, config.dp_delta) * bound, rel=1e-9)
+    clean = FAMILY.query_vector(stats, config)
+    draws = np.array([FAMILY.noisy_output(stats, config, report, np.random.default_rng(k)) for k in range(300)])
+    assert np.std(draws - clean) == pytest.approx(np.sqrt(report.sigma2), rel=0.03)
+    unseeded = [FAMILY.noisy_output(stats, config, report, noise_source(None)) for _ in range(2)]
+    assert not np.allclose(*unseeded)
+
+
+def test_a_worst_case_audit_catches_a_halved_noise():
+    fit_config = derived_config(1.0, 2, decays=(1.0, 3.0), sigma2=None, epsilon=4.0)
+    stats = [prepare_stats(e, fit_config)[0] for e in FAMILY.worst_case_events(fit_config, 1)]
+    results = audits_as_claimed_and_halved(fit_config, stats)
+    assert not results[None].violated
+    assert results[2.0].violated and results[2.0].mu_lower_bound > results[2.0].mu_claimed
+
+
+def test_the_sequence_unit_is_refused_in_one_line():
+    with pytest.raises(ConfigError, match="event unit") as unit:
+        derived_config(privacy_unit="sequence", max_events=20, count_cap=None)
+    assert "\n" not in str(unit.value)
+
+
+def test_with_a_periodic_baseline_the_parts_are_released_as_before_and_the_bounds_add_in_quadrature():
+    """The baseline parts' numbers are appended at ρ as with a released Gram, so next to no noise reads back the
+    released Gram's periodic fit, and the stated sensitivity is the derived bound and the parts' bound in quadrature."""
+    from dphawkes_core.estimators.exp.baseline import periodic_sensitivity
+
+    rng = np.random.default_rng(5)
+    parents = np.sort(rng.uniform(0, 400, 300))
+    children = parents + rng.exponential(0.8, parents.size)
+    events = from_arrays([parents, np.sort(children)], end_time=float(children.max()) + 120.0)
+    exact = dict(method="exp", bin_size=0.5, lags=6, calibration="formal", count_cap=40, seed=1, exp_ridge=0.0,
+                 exp_nonnegative=False, baseline_period=40.0, baseline_bins=4)
+    plain, _ = fit(events, FitConfig(**exact, sigma2=0.0))
+    with pytest.warns(RuntimeWarning, match="divide by zero"):  # ε of σ² = 1e-30 is infinite
+        derived, _ = fit(events, FitConfig(**exact, sigma2=1e-30, exp_gram="derived"))
+    np.testing.assert_allclose(derived.H, plain.H, rtol=1e-6, atol=1e-8 * np.abs(plain.H).max())
+    assert np.allclose(derived.info["baseline_profile"], plain.info["baseline_profile"], rtol=1e-6, atol=1e-9)
+    config = FitConfig(**{**exact, "sigma2": 1.0, "count_cap": 2, "exp_gram": "derived"})
+    stats, _ = prepare_stats(events, config)
+    stated = privacy_report(stats, config).sensitivity * stats.exp_pieces.duration
+    assert stated == pytest.approx(math.hypot(exp_sensitivity(2, DECAYS, 0.5, 2, DERIVED).total,
+                                              periodic_sensitivity(DECAYS, 0.5, config.exp_gram_scale)), rel=1e-12)
+
+
+def test_a_session_replays_it_without_drawing_and_the_cli_says_the_gram_was_derived(tmp_path, capsys, monkeypatch):
+    from dphawkes_cli.main import main
+
+    csv = tmp_path / "events.csv"
+    assert main(["simulate", "--scenario", "paper-2d", "--events", "2000", "--seed", "1", "--out", str(csv)]) == 0
+    argv = ["fit", str(csv), "--method", "exp", "--exp-gram", "derived", "--exp-basis", "differences", "--bin-size",
+            "0.5", "--support", "5", "--epsilon", "1", "--calibration", "formal", "--count-cap", "2", "--end-time",
+            "2900", "--dimensions", "2", "--ledger", str(tmp_path / "ledger.json")]
+    assert main(argv + ["--json", str(tmp_path / "first.json")]) == 0, capsys.readouterr().err
+    first = json.loads((tmp_path / "first.json").read_text())
+    assert first["formal_guarantee"] and first["config"]["exp_gram"] == "derived"
+    assert first["solver_info"]["gram"] == "derived" and not first["ledger"]["replayed"]
+
+    def no_draws(*args, **kwargs):
+        raise AssertionError("the release was drawn again")
+
+    monkeypatch.setattr(type(FAMILY), "_noisy", no_draws)
+    assert main(argv + ["--json", str(tmp_path / "again.json")]) == 0, capsys.readouterr().err
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert again["ledger"]["replayed"] and again["kernels"] == first["kernels"]
