@@ -5,10 +5,11 @@ declares), whether the fit is private — never from the held-out score of the d
 from __future__ import annotations
 
 from dphawkes_core.estimators import get_family
-from dphawkes_core.estimators.proposal import CTLS_FROM, KERNEL_SHAPES, UNKNOWN, propose_family
+from dphawkes_core.estimators.proposal import CTLS_FROM, DERIVED_FROM, KERNEL_SHAPES, UNKNOWN, propose_family
 
-SIZES = {"unknown": None, "below": CTLS_FROM - 1, "above": CTLS_FROM}
-SIZE_LABELS = {"unknown": "I don't say", "below": f"fewer than {CTLS_FROM:,}", "above": f"{CTLS_FROM:,} or more"}
+SIZES = {"unknown": None, "below": CTLS_FROM - 1, "above": CTLS_FROM, "far above": DERIVED_FROM}
+SIZE_LABELS = {"unknown": "I don't say", "below": f"fewer than {CTLS_FROM:,}",
+               "above": f"{CTLS_FROM:,} to {DERIVED_FROM:,}", "far above": f"{DERIVED_FROM:,} or more"}
 
 
 def show_proposal(sb, events, private_data: bool, private_method: bool) -> None:
@@ -26,7 +27,10 @@ def show_proposal(sb, events, private_data: bool, private_method: bool) -> None:
         size = events.n_events
     proposal = propose_family(private_data or private_method, shape, size)
     family = get_family(proposal.method)
-    extra = " by maximum likelihood (σ² = 0, option 'maximum likelihood')" if proposal.options.get(
-        "exp_likelihood") else ""
+    extra = ""
+    if proposal.options.get("exp_likelihood"):
+        extra = " by maximum likelihood (σ² = 0, option 'maximum likelihood')"
+    elif proposal.options.get("exp_gram") == "derived":
+        extra = " in the differences basis with the Gram derived (options 'basis of the release' and 'the Gram')"
     box.caption(f"Proposed: **{family.label}**{extra} — {proposal.reason}. The measurements behind the rule are in "
                 "the accuracy notes (\"Which family predicts: the proposal rule\").")

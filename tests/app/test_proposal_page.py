@@ -28,5 +28,8 @@ def test_the_declared_shape_and_size_decide_the_proposal_on_private_data():
     assert f"**{get_family('ctls').label}**" in _proposed(at)
     at.radio(key="kernel_shape").set_value(SMOOTH).run()
     no_problems(at)
-    assert f"**{get_family('exp').label}**" in _proposed(at)
+    assert f"**{get_family('exp').label}**" in _proposed(at) and "Gram derived" not in _proposed(at)
+    at.radio(key="declared_size").set_value("far above").run()  # 10⁵ or more, stated: the derived Gram
+    no_problems(at)
+    assert "Gram derived" in _proposed(at) and propose_family(True, SMOOTH, 100_000).reason in _proposed(at)
     assert "held-out" not in _proposed(at) and "accuracy notes" in texts(at.sidebar.caption)
