@@ -161,11 +161,12 @@ def summary(rows: list[dict], n_events: int) -> dict:
 
 def rows() -> list[dict]:
     """``make bench``: two test networks at 10⁵ and one at 10⁶ events, one noise draw each: the differences basis
-    below the decays basis at 10⁵ (met in the tables), and the issue's targets, reported as they come (both were
-    missed in the tables: ``docs/accuracy.md``)."""
+    below the decays basis at 10⁵ (met in the tables), the derived Gram beside it (reported: 0.87× in the tables, but
+    one draw of two networks decides nothing), and the issue's targets for the recommended fit, the derived Gram
+    (in the tables missed at 10⁵, 0.148; met at 10⁶, 0.027: ``docs/accuracy.md``)."""
     out = []
     for n_events, seeds in ((100_000, TEST_SEEDS[:2]), (1_000_000, TEST_SEEDS[:1])):
-        measured = [measure(seed, n_events, draws=1) for seed in seeds]
+        measured = [measure(seed, n_events, draws=1, kinds=FORMAL_KINDS) for seed in seeds]
         stats = summary(measured, n_events)
         label = f"exp formal ε = 1, 5-d test networks {tuple(seeds)}, {n_events:.0e}"
         compared = {"benchmark": f"{label}: differences / decays basis",
@@ -174,8 +175,12 @@ def rows() -> list[dict]:
             out.append({**compared, "target": "differences < decays", "met": stats["differences"] < stats["decays"]})
         else:
             out.append({**compared, "target": "reported", "met": True})
-        out.append({"benchmark": f"{label}: differences basis error", "measured": f"{stats['differences']:.3f}",
-                    "target": f"<= {TARGETS[n_events]}", "met": stats["differences"] <= TARGETS[n_events]})
+        out.append({"benchmark": f"{label}: derived Gram / released (differences basis)",
+                    "measured": f"{stats['derived']:.3f} / {stats['differences']:.3f}", "target": "reported",
+                    "met": True})
+        out.append({"benchmark": f"{label}: derived Gram error (the recommended formal fit)",
+                    "measured": f"{stats['derived']:.3f}", "target": f"<= {TARGETS[n_events]}",
+                    "met": stats["derived"] <= TARGETS[n_events]})
     return out
 
 
