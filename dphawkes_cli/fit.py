@@ -261,6 +261,8 @@ def cmd_fit(args) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     if chosen := result.info.get("chosen_in_release"):  # a choice the family made inside the release
         print(f"note: {chosen}", file=sys.stderr)
+    if gram_note := result.info.get("gram_note"):  # a derived Gram on windows too short for it
+        print(f"note: {gram_note}", file=sys.stderr)
     if config.seed is not None and config.family.privacy.private:
         print("warning: --seed makes the noise reproducible: not a private release (formal_guarantee false)",
               file=sys.stderr)

@@ -15,10 +15,11 @@ import pytest
 from audit_tools import audits_as_claimed_and_halved
 
 import dphawkes_core.estimators.exp as exp_family
-from dphawkes_core.data.io import from_arrays
+from dphawkes_core.data.io import Events, EventSequence, from_arrays
 from dphawkes_core.errors import ConfigError
 from dphawkes_core.estimators import FitConfig, fit, get_family, prepare_stats, privacy_report
 from dphawkes_core.estimators.checks import CHECKS
+from dphawkes_core.estimators.exp import DERIVED_EDGE_LIMIT, derived_edge_share
 from dphawkes_core.estimators.exp.basis import adversarial_events, basis_sensitivity
 from dphawkes_core.estimators.exp.release import DERIVED, corner_bounds, exp_sensitivity, swap_bounds
 from dphawkes_core.estimators.exp.statistics import exp_pieces, gram_from_values
@@ -112,6 +113,26 @@ def test_with_next_to_no_noise_the_fit_is_exps_least_squares():
         derived, _ = fit(events, FitConfig(**exact, sigma2=1e-30, exp_gram="derived", exp_basis=basis))
         np.testing.assert_allclose(derived.H, plain.H, rtol=1e-6, atol=1e-8 * np.abs(plain.H).max())
         assert derived.info["gram"] == "derived" and derived.info["gram_scale"] is None
+
+
+def test_many_short_windows_give_a_note_of_the_bias_and_one_long_window_none():
+    """The edge share (windows / (β_min·Σ T), public) predicts the derived Gram's bias on the windows' ends; past
+    :data:`DERIVED_EDGE_LIMIT` the result says so (the release is private either way: only its accuracy suffers)."""
+    rng = np.random.default_rng(11)
+    short = Events(tuple(EventSequence(tuple(np.sort(rng.uniform(0, 8, 6)) for _ in range(2)), 8.0)
+                         for _ in range(60)), ("0", "1"), window_stated=True)
+    config = derived_config(sigma2=None, epsilon=1.0, seed=1)
+    stats = prepare_stats(short, config)[0]
+    share = derived_edge_share(stats.exp_pieces)
+    assert share == pytest.approx(60 / (0.7 * 480.0), rel=1e-12) and share > DERIVED_EDGE_LIMIT
+    exact = stats.exp_pieces
+    bias = np.abs(gram_from_values(exact).gram - exact.gram).max() / np.abs(exact.gram).max()
+    assert 0.1 * share < bias < 2 * share  # the share is the bias' order of magnitude
+    noted = fit(short, config)[0].info
+    assert noted["edge_share"] == pytest.approx(share)
+    assert f"{share:.1%}" in noted["gram_note"] and "released" in noted["gram_note"]
+    long = from_arrays([np.sort(rng.uniform(0, 2000, 400)) for _ in range(2)], end_time=2000.0)
+    assert "gram_note" not in fit(long, config)[0].info
 
 
 # --- the bound -------------------------------------------------------------------------------------------------------
