@@ -40,3 +40,14 @@ def test_choosing_it_shows_where_it_is_better_and_where_not_from_the_measured_fi
     section = docs.split("## Exponential kernels on public decays")[1].split("\n## ")[0]
     figures = re.findall(r"\d\.\d{3}", family.summary)
     assert len(figures) >= 8 and all(f in section for f in figures), [f for f in figures if f not in section]
+
+
+def test_the_gram_derived_from_the_values_is_a_choice_with_its_words_and_draws_a_fit(clear_streamlit_caches):
+    """The option's control is built from its setting, shows its choices in words (not the core's names), and a
+    fit drawn with the derived Gram is on the page."""
+    at = use_formal_method(open_estimate(), get_family("exp"))
+    control = at.selectbox(key="exp_gram")
+    assert control.value == "released" and "derived from the released values" in control.format_func("derived")
+    control.set_value("derived").run()
+    no_problems(at)
+    assert at.get("plotly_chart"), "the fit is drawn"
