@@ -7,12 +7,12 @@ a planted understatement caught by that search, the contract suite, the noise, t
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 
 import numpy as np
 import pytest
-from audit_tools import audits_as_claimed_and_halved
+from audit_tools import audit_catches_a_halved_noise, noise_is_calibrated, released_and_replayed
+from audit_tools import moved_fraction as shared_moved_fraction
 
 import dphawkes_core.estimators.exp as exp_family
 from dphawkes_core.data.io import Events, EventSequence, from_arrays
@@ -24,8 +24,6 @@ from dphawkes_core.estimators.exp.basis import adversarial_events, basis_sensiti
 from dphawkes_core.estimators.exp.release import DERIVED, corner_bounds, exp_sensitivity, swap_bounds
 from dphawkes_core.estimators.exp.statistics import exp_pieces, gram_from_values
 from dphawkes_core.estimators.neighbour_search import Budget, search_neighbours
-from dphawkes_core.privacy.accounting import gaussian_multiplier
-from dphawkes_core.privacy.noise import noise_source
 
 FAMILY = get_family("exp")
 DECAYS = (0.7, 1.5, 3.0)
@@ -151,9 +149,7 @@ def test_the_bound_is_the_values_part_of_exps_own_bound():
 
 
 def moved_fraction(config, pair) -> float:
-    s_d, s_n = (prepare_stats(events, config)[0] for events in pair)
-    moved = np.linalg.norm(FAMILY.query_vector(s_n, config) - FAMILY.query_vector(s_d, config))
-    return float(moved / privacy_report(s_d, config).sensitivity)
+    return shared_moved_fraction(FAMILY, config, pair)
 
 
 @pytest.mark.parametrize("d,cap,width,least", [(1, 2, 1.0, 0.85), (3, 3, 0.5, 0.8)])
@@ -216,23 +212,12 @@ def test_the_noise_has_the_calibrated_std_and_unseeded_draws_differ():
     events = from_arrays([np.sort(rng.uniform(0, 80, 120)) for _ in range(2)], end_time=80.0)
     config = derived_config(sigma2=None, epsilon=1.0, basis="differences")
     stats, _ = prepare_stats(events, config)
-    report = privacy_report(stats, config)
     bound = basis_sensitivity(2, DECAYS, 0.5, 2, DERIVED).total / stats.exp_pieces.duration
-    assert report.sensitivity == pytest.approx(bound, rel=1e-12)
-    assert np.sqrt(report.sigma2) == pytest.approx(gaussian_multiplier(1.0, config.dp_delta) * bound, rel=1e-9)
-    clean = FAMILY.query_vector(stats, config)
-    draws = np.array([FAMILY.noisy_output(stats, config, report, np.random.default_rng(k)) for k in range(300)])
-    assert np.std(draws - clean) == pytest.approx(np.sqrt(report.sigma2), rel=0.03)
-    unseeded = [FAMILY.noisy_output(stats, config, report, noise_source(None)) for _ in range(2)]
-    assert not np.allclose(*unseeded)
+    noise_is_calibrated(FAMILY, stats, config, bound)
 
 
 def test_a_worst_case_audit_catches_a_halved_noise():
-    fit_config = derived_config(1.0, 2, decays=(1.0, 3.0), sigma2=None, epsilon=4.0)
-    stats = [prepare_stats(e, fit_config)[0] for e in FAMILY.worst_case_events(fit_config, 1)]
-    results = audits_as_claimed_and_halved(fit_config, stats)
-    assert not results[None].violated
-    assert results[2.0].violated and results[2.0].mu_lower_bound > results[2.0].mu_claimed
+    audit_catches_a_halved_noise(derived_config(1.0, 2, decays=(1.0, 3.0), sigma2=None, epsilon=4.0), FAMILY)
 
 
 def test_the_sequence_unit_is_refused_in_one_line():
@@ -265,22 +250,6 @@ def test_with_a_periodic_baseline_the_parts_are_released_as_before_and_the_bound
 
 
 def test_a_session_replays_it_without_drawing_and_the_cli_says_the_gram_was_derived(tmp_path, capsys, monkeypatch):
-    from dphawkes_cli.main import main
-
-    csv = tmp_path / "events.csv"
-    assert main(["simulate", "--scenario", "paper-2d", "--events", "2000", "--seed", "1", "--out", str(csv)]) == 0
-    argv = ["fit", str(csv), "--method", "exp", "--exp-gram", "derived", "--exp-basis", "differences", "--bin-size",
-            "0.5", "--support", "5", "--epsilon", "1", "--calibration", "formal", "--count-cap", "2", "--end-time",
-            "2900", "--dimensions", "2", "--ledger", str(tmp_path / "ledger.json")]
-    assert main(argv + ["--json", str(tmp_path / "first.json")]) == 0, capsys.readouterr().err
-    first = json.loads((tmp_path / "first.json").read_text())
-    assert first["formal_guarantee"] and first["config"]["exp_gram"] == "derived"
-    assert first["solver_info"]["gram"] == "derived" and not first["ledger"]["replayed"]
-
-    def no_draws(*args, **kwargs):
-        raise AssertionError("the release was drawn again")
-
-    monkeypatch.setattr(type(FAMILY), "_noisy", no_draws)
-    assert main(argv + ["--json", str(tmp_path / "again.json")]) == 0, capsys.readouterr().err
-    again = json.loads((tmp_path / "again.json").read_text())
-    assert again["ledger"]["replayed"] and again["kernels"] == first["kernels"]
+    first, _, _ = released_and_replayed(FAMILY, ["--exp-gram", "derived", "--exp-basis", "differences"], tmp_path,
+                                        capsys, monkeypatch)
+    assert first["config"]["exp_gram"] == "derived" and first["solver_info"]["gram"] == "derived"
