@@ -71,12 +71,14 @@ TEST_PROCESSES = {"mixed-3d": mixed_3d, "paper-4d": lambda: get_scenario("paper-
 PROCESSES = {**SUITE, **TEST_PROCESSES}
 
 
-def config(choice: str, width: float, seed: int, share: float | None = None) -> FitConfig:
+def config(choice: str, width: float, seed: int, share: float | None = None, score: str | None = None) -> FitConfig:
     """A formal ctls fit at ε = 1 with C chosen privately: ``stated`` at (w, s), or a choice with (w0, s_max) =
-    (w, s) and, for ``share``, the choice's share (percent)."""
+    (w, s) and, for ``share``, the choice's share (percent) and score (``ctls_choice_score``; default the family's)."""
     options = {"ctls_width_choice": choice}
     if share is not None:
         options["ctls_choice_share"] = float(share)
+    if score is not None:
+        options["ctls_choice_score"] = score
     return FitConfig(method="ctls", bin_size=width, lags=lags_from_support(SUPPORT, width), calibration="formal",
                      epsilon=EPSILON, dp_delta=DP_DELTA, count_cap="auto", seed=seed, **options)
 
@@ -87,9 +89,9 @@ def error(events, scenario, fit_config) -> tuple[float, dict]:
     return kernel_function_error(fit_steps(result), scenario, SUPPORT), result.info
 
 
-def measure(name: str, n_events: int, seed: int, draws: range, shares) -> dict:
-    """Every fit on one simulation: the fixed widths, the validation choice and the share choice at each share,
-    each the mean over ``draws``; the chosen (w, s) of each draw."""
+def measure(name: str, n_events: int, seed: int, draws: range, shares, score: str | None = None) -> dict:
+    """Every fit on one simulation: the fixed widths, the validation choice and the share choice at each share
+    (scored by ``score``, default the family's), each the mean over ``draws``; the chosen (w, s) of each draw."""
     scenario = PROCESSES[name]()
     events = simulate(scenario, n_events=n_events, seed=seed)
     row = {"process": name, "events": n_events, "seed": seed}
@@ -99,7 +101,8 @@ def measure(name: str, n_events: int, seed: int, draws: range, shares) -> dict:
     modes = [("validation", None)] + [("share", q) for q in shares]
     for choice, share in modes:
         label = choice if share is None else f"share {share:g}"
-        runs = [error(events, scenario, config(choice, FIXED[0], d, share)) for d in draws]
+        runs = [error(events, scenario, config(choice, FIXED[0], d, share, score if choice == "share" else None))
+                for d in draws]
         row[label] = float(np.mean([e for e, _ in runs]))
         row[f"{label} chosen"] = [(info["chosen_width"], info["chosen_support"]) for _, info in runs]
     row["best fixed"] = min(row[f"fixed {w:g}"] for w in FIXED)
@@ -131,6 +134,8 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=list(TEST_SEEDS))
     parser.add_argument("--shares", nargs="+", type=float, default=[None],
                         help="the choice's shares of the budget (percent); default: the family's")
+    parser.add_argument("--score", choices=("contrast", "risk"), default=None,
+                        help="how the share choice scores its candidates; default: the family's")
     parser.add_argument("--draws", type=int, default=3)
     parser.add_argument("--first-draw", type=int, default=0)
     args = parser.parse_args()
@@ -139,7 +144,7 @@ def main() -> None:
     for name in args.processes:
         for n_events in args.sizes:
             for seed in args.seeds:
-                print(json.dumps(measure(name, n_events, seed, draws, shares)), flush=True)
+                print(json.dumps(measure(name, n_events, seed, draws, shares, args.score)), flush=True)
 
 
 if __name__ == "__main__":

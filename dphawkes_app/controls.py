@@ -22,6 +22,8 @@ CHOICE_WORDS = {  # a choice option's values in words (the values themselves are
     ("ctls_width_choice", "stated"): "as set: Δ and s in the sidebar",
     ("ctls_width_choice", "validation"): "chosen inside the release, by validation",
     ("ctls_width_choice", "share"): "chosen with a share of the budget, then released directly",
+    ("ctls_choice_score", "contrast"): "how well each candidate predicts the other block",
+    ("ctls_choice_score", "risk"): "an estimate of each candidate's kernel error",
     ("exp_basis", "decays"): "one feature per decay",
     ("exp_basis", "differences"): "differences of the decays' exponentials (better conditioned)",
     ("exp_gram", "released"): "released beside the values (over ρ)",

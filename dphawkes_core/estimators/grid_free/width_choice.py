@@ -58,6 +58,8 @@ from dphawkes_core.statistics.exact_times import (
 )
 
 WIDTH_FACTORS = (1, 2, 4, 8)  # candidate widths k·w0
+CONTRAST, RISK = "contrast", "risk"  # how share then direct scores its candidates (option ctls_choice_score)
+RISK_DRAWS = 8  # the risk score's parametric bootstrap: fresh draws of the release's noise
 SUPPORT_FRACTIONS = (0.25, 0.5, 1.0)  # candidate supports, as fractions of s_max
 VALIDATION_SHARE = 30.0  # default share of every window in the validation block, in percent
 
@@ -662,27 +664,71 @@ def direct_query(stats: GridFreeShareStats, config, factor: int, lags: int) -> t
     return raw_release(pieces, sens.kappa, sens.rho) / pieces.duration, sens.total / pieces.duration
 
 
+def _fine_heights(release: SplitRelease, config, grid) -> dict:
+    """Every candidate of ``grid`` fitted on ``release``'s two blocks together, as its kernels' heights θ on the fine
+    grid (``(d, d·B)``, the baseline left out)."""
+    both = add_pieces(release.train, release.validation)
+    heights = {}
+    for k, lags in grid:
+        U = solve_candidate(release, config, candidate_pieces(both, k, lags), k * release.fine_width)[0]
+        heights[k, lags] = on_fine_grid(U, k, release.train.lags)[:, :-1] / release.fine_width
+    return heights
+
+
+def risk_candidates(release: SplitRelease, config, choice_share: float, rng, grid=None,
+                    draws: int = RISK_DRAWS) -> list[Candidate]:
+    """Every candidate of ``grid`` scored by an estimate of its kernel error after the direct release, best first
+    (option ``ctls_choice_score="risk"``; ``docs/accuracy.md``, "Share then direct", round 3).
+
+    Each candidate c is fitted on the two released blocks together (:func:`_fine_heights`); ``ref`` is the finest
+    width at the longest support (the least biased). ``‖f_c − f_ref‖²`` estimates the squared bias of c plus the
+    variance of the difference, so the score is ``‖f_c − f_ref‖² − Var(f_c − f_ref)`` (floored at 0) plus
+    ``Var(f_c)·q/(1 − q)`` — c's variance at the direct release's share of μ² (``q`` the choice's). The variances come
+    from a parametric bootstrap: ``draws`` fresh draws of the release's noise (its public σ, κ, ρ) added to the
+    released blocks, refitted. Post-processing of the release; ``rng`` the fit's generator."""
+    grid = grid or candidate_grid(release.train.lags)
+    base = _fine_heights(release, config, grid)
+    boot = [_fine_heights(release_blocks(release.train, release.validation, release.fine_width, release.raw_sigma,
+                                         release.kappa, release.rho, rng), config, grid) for _ in range(draws)]
+    ref = max(grid, key=lambda c: (c[0] * c[1], -c[0]))
+    scale = choice_share / (1.0 - choice_share)
+    scored = []
+    for k, lags in grid:
+        differences = np.array([b[k, lags] - b[ref] for b in boot])
+        variance = float(np.sum(np.var(np.array([b[k, lags] for b in boot]), axis=0)))
+        bias2 = max(float(np.sum((base[k, lags] - base[ref]) ** 2)) - float(np.sum(np.var(differences, axis=0))), 0.0)
+        width = k * release.fine_width
+        scored.append(Candidate(k, lags, width, lags * width, bias2 + scale * variance))
+    return sorted(scored, key=lambda c: c.score)
+
+
 def fit_by_share(stats: GridFreeShareStats, config, report, kappa: float, rho: float, rng
                  ) -> tuple[np.ndarray, dict]:
     """Share then direct: the two blocks released at the report's σ (the choice's share), every candidate scored both
-    ways (:func:`select_width`), the chosen (k, B') released directly from its own pieces at the further multiplier, and
-    its fit on the fine grid (:func:`on_fine_grid`), with the choice and its candidates in the info."""
+    ways (:func:`select_width`) or by its estimated kernel risk (:func:`risk_candidates`, ``ctls_choice_score``), the
+    chosen (k, B') released directly from its own pieces at the further multiplier, and its fit on the fine grid
+    (:func:`on_fine_grid`), with the choice and its candidates in the info."""
     sigma = math.sqrt(report.sigma2) if report is not None else 0.0
     release = release_blocks(stats.train_pieces, stats.validation_pieces, stats.width,
                              sigma * stats.grid_pieces.duration, kappa, rho, rng)
-    candidates = select_width(release.train, release.validation, release.fine_width,
-                              lambda pieces, width: solve_candidate(release, config, pieces, width)[0], both_ways=True)
+    if config.ctls_choice_score == RISK:
+        candidates = risk_candidates(release, config, stats.choice_share, rng)
+        how = "by an estimate of each candidate's kernel error (its distance to the finest, longest one, bootstrapped)"
+    else:
+        candidates = select_width(release.train, release.validation, release.fine_width,
+                                  lambda pieces, width: solve_candidate(release, config, pieces, width)[0],
+                                  both_ways=True)
+        how = "by the validation contrast (each block fitted and scored on the other)"
     best = candidates[0]
     multiplier = report.further[0][0] if report is not None and report.further else 0.0
     cap, pieces = stats.direct(best.factor, best.lags)
     U, info = direct_release(pieces, best.width, cap, config, multiplier, rng)
     info.update({
         "width_choice": "share", "chosen_width": best.width, "chosen_support": best.support,
-        "validation_share": stats.share, "choice_share": stats.choice_share,
+        "validation_share": stats.share, "choice_share": stats.choice_share, "choice_score": config.ctls_choice_score,
         "candidates": [{"width": c.width, "support": c.support, "score": c.score} for c in candidates],
         "chosen_in_release": (f"width w = {best.width:g} and support s = {best.support:g} chosen with "
-                              f"{stats.choice_share:.0%} of the budget by the validation contrast (each block fitted "
-                              "and scored on the other), then released directly with the rest"),
+                              f"{stats.choice_share:.0%} of the budget {how}, then released directly with the rest"),
     })
     return on_fine_grid(U, best.factor, stats.lags), info
 
