@@ -374,12 +374,13 @@ def test_the_width_choice_reads_only_the_released_blocks(monkeypatch):
     assert not np.array_equal(first[4].pairs, second[4].pairs)  # the exact validation blocks differ
 
 
-def share_width_choices(monkeypatch) -> list:
+def share_width_choices(monkeypatch, score: str = "contrast") -> list:
     """Share then direct on D and D': the choice's release and the direct release replayed (the second draws what the
-    first released), so a choice scored both ways on the released blocks only is the same."""
+    first released), so a choice scored on the released blocks only — both ways, or by the kernel risk, whose
+    bootstrap draws are replayed too — is the same."""
     choice = replay_release(monkeypatch, width_choice, "noisy_split_vector")
     direct = replay_release(monkeypatch, width_choice, "direct_release")
-    config = width_config().with_changes(ctls_width_choice="share")
+    config = width_config().with_changes(ctls_width_choice="share", ctls_choice_score=score)
     out = []
     for events in width_events():
         stats, _ = prepare_stats(events, config)
@@ -399,7 +400,16 @@ def test_the_share_width_choice_scored_both_ways_reads_only_the_released_blocks(
     share_width_choices(monkeypatch)
 
 
-@pytest.mark.parametrize("choices", [check_width, share_width_choices], ids=["validation", "share"])
+def risk_width_choices(monkeypatch) -> list:
+    return share_width_choices(monkeypatch, "risk")
+
+
+def test_the_share_width_choice_scored_by_the_kernel_risk_reads_only_the_released_blocks(monkeypatch):
+    risk_width_choices(monkeypatch)
+
+
+@pytest.mark.parametrize("choices", [check_width, share_width_choices, risk_width_choices],
+                         ids=["validation", "share", "share by risk"])
 def test_a_width_scored_on_the_exact_validation_block_is_caught(choices, monkeypatch):
     real = width_choice.release_blocks
 
