@@ -21,8 +21,12 @@ process written for this measurement and paper-4d, at new seeds and noise seeds)
 The second round's choice (scored both ways) was measured on the same processes at new seeds (:data:`ROUND_2_SEEDS`)
 and at :data:`TEST_SEEDS`, also declared before measuring.
 
-``make bench`` (:func:`rows`): mixed-3d and paper-4d at 10⁵ events, one simulation and two draws each: the share choice
-against 1.25 × the best of the three fixed widths (the issue's target) and the validation choice reported beside it.
+The third round's risk score (``--score risk --shares 20``, ``ctls_choice_score="risk"``) was tuned on the tuning
+processes only and measured on the same test processes and seeds, declared before measuring.
+
+``make bench`` (:func:`rows`): mixed-3d and paper-4d at 10⁵ events, two draws each: the risk-scored share choice
+(four simulations) against 1.25 × the best of the three fixed widths (the issue's target), the contrast-scored share
+choice and the validation choice reported beside it (one simulation).
 """
 
 from __future__ import annotations
