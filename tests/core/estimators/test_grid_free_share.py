@@ -340,7 +340,7 @@ def test_the_cli_says_the_choice_in_one_line(tmp_path, capsys):
 
 
 def test_the_options_help_quotes_what_docs_accuracy_measured():
-    """The help the CLI and the app show for the share choice and the differences basis states what
+    """The help the CLI and the app show for the share choice, its risk score and the differences basis states what
     docs/accuracy.md measured, in its numbers — not a claim the measurement does not make."""
     from pathlib import Path
 
@@ -349,12 +349,21 @@ def test_the_options_help_quotes_what_docs_accuracy_measured():
     section = docs.split("## Where each formal method wins")[1].split("\n## ")[0]
     assert "1.22 and 1.41 × the best of three fixed widths at 10⁴ events and 1.36 and 1.14 × at 10⁵" in width.help
     assert "1.22 / 1.41; 1.36 / 1.14 × the best fixed width" in section and "1.75 / 1.89; 1.64 / 1.44 ×" in section
-    round_2 = docs.split("### Round 2: measured on the declared test processes")[1].split("\n## ")[0]
-    for row in ("| mixed-3d | 10⁵ | 1.36 / 1.34 | 1.34 / 1.39 (1.24 / 1.36) | **1.36** | 1.64 |",
+    rows = {"### Round 2: measured on the declared test processes": (
+                "| mixed-3d | 10⁵ | 1.36 / 1.34 | 1.34 / 1.39 (1.24 / 1.36) | **1.36** | 1.64 |",
                 "| paper-4d | 10⁵ | 1.24 / 1.10 | 1.11 / 1.12 (1.15 / 1.49) | **1.14** | 1.44 |",
                 "| mixed-3d | 10⁴ | 1.23 / 1.25 | 1.20 / 1.21 (1.12 / 1.15) | 1.22 | 1.75 |",
-                "| paper-4d | 10⁴ | 1.44 / 1.31 | 1.41 / 1.49 (1.41 / 1.55) | 1.41 | 1.89 |"):
-        assert row in round_2
+                "| paper-4d | 10⁴ | 1.44 / 1.31 | 1.41 / 1.49 (1.41 / 1.55) | 1.41 | 1.89 |"),
+            "### Round 3: the risk score measured on the declared test processes": (
+                "| mixed-3d | 10⁵ | 1.26 / 1.21 / 1.22 / 1.20 | **1.22** |",
+                "| paper-4d | 10⁵ | 1.17 / 1.14 / 1.16 / 1.16 | **1.16** |",
+                "| mixed-3d | 10⁴ | 1.12 / 1.06 / 1.13 / 1.10 | 1.10 |",
+                "| paper-4d | 10⁴ | 1.07 / 1.02 / 1.04 / 1.04 | 1.04 |")}
+    for heading, table in rows.items():
+        measured = docs.split(heading)[1].split("\n## ")[0]
+        assert all(row in measured for row in table), heading
+    (score,) = [s for s in CTLS.settings if s.name == "ctls_choice_score"]
+    assert "1.22 and 1.16 × the best of three fixed widths at 10⁵ events, 1.10 and 1.04 × at 10⁴" in score.help
     (basis,) = [s for s in get_family("exp").settings if s.name == "exp_basis"]
     assert "0.70 of the decays basis' error at 10⁵ events (0.165 against 0.235), 0.86 at 10⁴, 0.84 at 10⁶" in basis.help
     for row in ("| 10⁵ | 1 | 0.033 (0.020–0.051) | 0.029 (0.016–0.044) | 0.235 (0.205–0.276) | **0.165**",

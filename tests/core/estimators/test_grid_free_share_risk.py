@@ -126,16 +126,3 @@ def test_the_cli_names_the_score_in_its_note_and_the_json(tmp_path, capsys):
     assert f"width w = {info['chosen_width']:g} and support s = {info['chosen_support']:g} chosen with 20% of the " \
            "budget by an estimate of each candidate's kernel error" in err
 
-
-def test_its_help_quotes_what_docs_accuracy_measured():
-    from pathlib import Path
-
-    docs = (Path(__file__).parents[3] / "docs" / "accuracy.md").read_text()
-    (score,) = [s for s in CTLS.settings if s.name == "ctls_choice_score"]
-    assert "1.22 and 1.16 × the best of three fixed widths at 10⁵ events, 1.10 and 1.04 × at 10⁴" in score.help
-    measured = docs.split("### Round 3: the risk score measured on the declared test processes")[1].split("\n## ")[0]
-    for row in ("| mixed-3d | 10⁵ | 1.26 / 1.21 / 1.22 / 1.20 | **1.22** |",
-                "| paper-4d | 10⁵ | 1.17 / 1.14 / 1.16 / 1.16 | **1.16** |",
-                "| mixed-3d | 10⁴ | 1.12 / 1.06 / 1.13 / 1.10 | 1.10 |",
-                "| paper-4d | 10⁴ | 1.07 / 1.02 / 1.04 / 1.04 | 1.04 |"):
-        assert row in measured
