@@ -32,6 +32,8 @@ def fit_caption(shown: Shown, cost) -> str:
                              f"noisy count of {scale['noisy_count']:,.0f} events).")
     if chosen := result.info.get("chosen_in_release"):
         chosen_privately += f" {chosen[:1].upper()}{chosen[1:]}."
+    if note := result.info.get("gram_note"):  # a derived Gram on windows too short for it
+        chosen_privately += f" Note: {note}."
     grid = (f"the finest width Δ = {config.bin_size:g} and the longest support {config.bin_size * config.lags:.4g} "
             "it chose among" if "chosen_width" in result.info else
             f"Δ = {config.bin_size:g}, p = {config.lags} lags (support {config.bin_size * config.lags:.4g})")

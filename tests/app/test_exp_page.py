@@ -51,3 +51,25 @@ def test_the_gram_derived_from_the_values_is_a_choice_with_its_words_and_draws_a
     control.set_value("derived").run()
     no_problems(at)
     assert at.get("plotly_chart"), "the fit is drawn"
+
+
+def test_the_fit_caption_says_a_derived_grams_bias_on_many_short_windows_in_words():
+    """A derived Gram fitted on 60 windows of 8 time units carries its note of the bias (an edge share above 1 %);
+    the Estimate page's caption under the fit says it, with no command-line flag."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from dphawkes_app.estimate.view import fit_caption
+    from dphawkes_core.data.io import Events, EventSequence
+    from dphawkes_core.estimators import FitConfig, fit
+
+    rng = np.random.default_rng(11)
+    events = Events(tuple(EventSequence(tuple(np.sort(rng.uniform(0, 8, 6)) for _ in range(2)), 8.0)
+                          for _ in range(60)), ("0", "1"), window_stated=True)
+    config = FitConfig(method="exp", bin_size=0.5, lags=4, calibration="formal", count_cap=2, epsilon=1.0, seed=1,
+                       exp_gram="derived")
+    result, info = fit(events, config)
+    shown = SimpleNamespace(result=result, config=config, data_info=info, entry=None)
+    caption = fit_caption(shown, SimpleNamespace(summary=lambda: "0.1 s"))
+    assert f"Note: {result.info['gram_note']}." in caption and "--" not in caption

@@ -128,7 +128,8 @@ def test_many_short_windows_give_a_note_of_the_bias_and_one_long_window_none():
     assert 0.1 * share < bias < 2 * share  # the share is the bias' order of magnitude
     noted = fit(short, config)[0].info
     assert noted["edge_share"] == pytest.approx(share)
-    assert f"{share:.1%}" in noted["gram_note"] and "released" in noted["gram_note"]
+    assert f"{share:.1%}" in noted["gram_note"] and "Gram released beside the values" in noted["gram_note"]
+    assert "--" not in noted["gram_note"]  # words the app shows as they are, no command-line flag
     long = from_arrays([np.sort(rng.uniform(0, 2000, 400)) for _ in range(2)], end_time=2000.0)
     assert "gram_note" not in fit(long, config)[0].info
 
