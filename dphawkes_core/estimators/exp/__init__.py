@@ -129,7 +129,8 @@ SETTINGS = (
             "maximise the likelihood (Newton from the least-squares fit) instead of least squares; it reads the "
             "events themselves, so only without noise (σ² = 0)"),
     Setting("exp_gram_scale", "noise of G relative to c", "float", GRAM_SCALE,
-            "the Gram and the integrals are released with this many times the noise of the values at the events",
+            "the Gram and the integrals are released with this many times the noise of the values at the events "
+            "(with the Gram derived from the values, only a baseline that follows the clock has parts released so)",
             minimum=0.0, minimum_exclusive=True, step=0.5),
     Setting("exp_basis", "basis of the release", "choice", DECAYS_BASIS,
             "One feature per decay: release the statistics of each decay's exponential. Differences: release them "
