@@ -427,8 +427,9 @@ class Exp(SingleRelease):
         theta, info, extra = self._solve(stats, config, lam, share)
         decays = tuple(config.decays)
         if derived and sigma > 0:
-            info.update({"edge_share": derived_edge_share(stats.exp_pieces)}
-                        | ({"gram_note": note} if (note := derived_edge_note(stats.exp_pieces)) else {}))
+            info["edge_share"] = derived_edge_share(stats.exp_pieces)
+            if note := derived_edge_note(stats.exp_pieces):
+                info["gram_note"] = note
         info.update({"ridge": lam, "nonnegative": config.exp_nonnegative, "gram_scale": None if derived else rho,
                      "gram": config.exp_gram, "decays": list(decays), "basis": config.exp_basis,
                      "baseline_floor_share": share,

@@ -675,21 +675,20 @@ def _fine_heights(release: SplitRelease, config, grid) -> dict:
     return heights
 
 
-def risk_candidates(release: SplitRelease, config, choice_share: float, rng, grid=None,
-                    draws: int = RISK_DRAWS) -> list[Candidate]:
-    """Every candidate of ``grid`` scored by an estimate of its kernel error after the direct release, best first
-    (option ``ctls_choice_score="risk"``; ``docs/accuracy.md``, "Share then direct", round 3).
+def risk_candidates(release: SplitRelease, config, choice_share: float, rng) -> list[Candidate]:
+    """Every candidate of the grid (:func:`candidate_grid`) scored by an estimate of its kernel error after the direct
+    release, best first (option ``ctls_choice_score="risk"``; ``docs/accuracy.md``, "Share then direct", round 3).
 
     Each candidate c is fitted on the two released blocks together (:func:`_fine_heights`); ``ref`` is the finest
     width at the longest support (the least biased). ``‖f_c − f_ref‖²`` estimates the squared bias of c plus the
     variance of the difference, so the score is ``‖f_c − f_ref‖² − Var(f_c − f_ref)`` (floored at 0) plus
     ``Var(f_c)·q/(1 − q)`` — c's variance at the direct release's share of μ² (``q`` the choice's). The variances come
-    from a parametric bootstrap: ``draws`` fresh draws of the release's noise (its public σ, κ, ρ) added to the
+    from a parametric bootstrap: :data:`RISK_DRAWS` fresh draws of the release's noise (its public σ, κ, ρ) added to the
     released blocks, refitted. Post-processing of the release; ``rng`` the fit's generator."""
-    grid = grid or candidate_grid(release.train.lags)
+    grid = candidate_grid(release.train.lags)
     base = _fine_heights(release, config, grid)
     boot = [_fine_heights(release_blocks(release.train, release.validation, release.fine_width, release.raw_sigma,
-                                         release.kappa, release.rho, rng), config, grid) for _ in range(draws)]
+                                         release.kappa, release.rho, rng), config, grid) for _ in range(RISK_DRAWS)]
     ref = max(grid, key=lambda c: (c[0] * c[1], -c[0]))
     scale = choice_share / (1.0 - choice_share)
     scored = []
