@@ -150,9 +150,9 @@ def summary(rows: list[dict], n_events: int) -> dict:
             continue
         out[kind] = float(np.mean(means))
         out[f"{kind}_range"] = (float(np.min(means)), float(np.max(means)))
-    if "decays" in out:
+    if "decays" in out and "differences" in out:
         out["differences / decays"] = out["differences"] / out["decays"]
-    if "derived" in out:
+    if "derived" in out and "differences" in out:
         out["derived / differences"] = out["derived"] / out["differences"]
         out["networks derived below"] = sum(float(np.mean(r["derived"])) < float(np.mean(r["differences"]))
                                             for r in chosen)

@@ -79,7 +79,7 @@ from dphawkes_core.estimators.exp.statistics import (
     gram_from_values,
     stats_from_pieces,
 )
-from dphawkes_core.estimators.exp.weights import derived_weights
+from dphawkes_core.estimators.exp.totals import totals_weight
 from dphawkes_core.estimators.family import AuditHints, InputTags, PrivacyTags, Statistics
 from dphawkes_core.estimators.releases import SingleRelease
 from dphawkes_core.estimators.sequence_unit import calibrate_sequence_release, check_auto_clip
@@ -203,12 +203,12 @@ def release_scale(config) -> float:
     return DERIVED if config.exp_gram == GRAM_DERIVED else float(config.exp_gram_scale)
 
 
-def release_weights(config, dim: int, count_cap: int):
-    """The public weights of a derived Gram's release (:func:`~dphawkes_core.estimators.exp.weights.derived_weights`);
-    ``None`` (unweighted) when the Gram is released, or without a cap (nothing is released then)."""
+def release_totals_weight(config, dim: int, count_cap: int) -> float:
+    """The weight the totals are released with: a derived Gram's
+    (:func:`~dphawkes_core.estimators.exp.totals.totals_weight`), else 1 (and 1 without a cap: nothing is released)."""
     if config.exp_gram != GRAM_DERIVED or count_cap is None:
-        return None
-    return derived_weights(dim, config.decays, config.bin_size, count_cap, config.exp_basis)
+        return 1.0
+    return totals_weight(dim, config.decays, config.bin_size, count_cap, config.exp_basis)
 
 
 def basis_ridge(noise: float, A_hat: np.ndarray) -> float:
@@ -322,11 +322,11 @@ class Exp(SingleRelease):
         """:func:`~dphawkes_core.estimators.exp.release.exp_sensitivity` for the statistics' d and C and the
         config's decays, w and ρ; in another basis
         :func:`~dphawkes_core.estimators.exp.basis.basis_sensitivity`."""
-        scale, weights = release_scale(config), release_weights(config, stats.dim, stats.event_cap)
+        scale, weight = release_scale(config), release_totals_weight(config, stats.dim, stats.event_cap)
         if config.exp_basis != DECAYS_BASIS:
             return basis_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, scale,
-                                     config.exp_basis, weights)
-        return exp_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, scale, weights)
+                                     config.exp_basis, weight)
+        return exp_sensitivity(stats.dim, config.decays, config.bin_size, stats.event_cap, scale, weight)
 
     def release_stats(self, stats, config) -> ExpStats:
         """This family's statistics for the config's decays; maximum likelihood (non-private only) refused before
@@ -374,8 +374,8 @@ class Exp(SingleRelease):
         (:func:`~dphawkes_core.estimators.exp.basis.to_basis`; without the Gram when it is derived), then a
         periodic baseline's (:func:`~dphawkes_core.estimators.exp.baseline.periodic_vector`, its Gram parts over ρ
         either way)."""
-        rho, weights = release_scale(config), release_weights(config, stats.dim, stats.event_cap)
-        clean = raw_release(to_basis(stats.exp_pieces, config.exp_basis), rho, weights)
+        rho, weight = release_scale(config), release_totals_weight(config, stats.dim, stats.event_cap)
+        clean = raw_release(to_basis(stats.exp_pieces, config.exp_basis), rho, weight)
         if stats.periodic is None:
             return clean
         return np.concatenate([clean, periodic_vector(stats.periodic, float(config.exp_gram_scale))])
@@ -404,12 +404,12 @@ class Exp(SingleRelease):
         insertion corner and at the swap (for ``config``'s decays, w, C and ρ), the pair whose release moves most:
         the tests' and the audit's worst case (the neighbour search, ``check_family``, does not use it); in another
         basis :func:`~dphawkes_core.estimators.exp.basis.worst_case_basis_events`."""
-        weights = release_weights(config, dim, config.count_cap)
+        weight = release_totals_weight(config, dim, config.count_cap)
         if config.exp_basis != DECAYS_BASIS:
             return worst_case_basis_events(dim, config.decays, config.bin_size, config.count_cap,
-                                           release_scale(config), config.exp_basis, weights)
+                                           release_scale(config), config.exp_basis, weight)
         corners = [((end, after), corner_bounds(dim, config.decays, config.bin_size, config.count_cap, end, after,
-                                                weights)) for end in (0, 1) for after in (True, False)]
+                                                weight)) for end in (0, 1) for after in (True, False)]
         rho = release_scale(config)
         insertion = max(corners, key=lambda c: c[1]["gram"] / rho**2 + c[1]["rest"])[0]
         return self.largest_move([worst_case_events(dim, config.decays, config.bin_size, config.count_cap, corner)
@@ -421,25 +421,24 @@ class Exp(SingleRelease):
             return self._likelihood_fit(stats, config)
         sigma = math.sqrt(report.sigma2) if report is not None else 0.0
         rho, derived = release_scale(config), config.exp_gram == GRAM_DERIVED
-        weights = release_weights(config, stats.dim, stats.event_cap)
+        weight = release_totals_weight(config, stats.dim, stats.event_cap)
         if sigma > 0:
             template = to_basis(stats.exp_pieces, config.exp_basis)
             vector = self._noisy(stats, config, sigma, rng)
             size = raw_release(template, rho).size
-            noisy = from_basis(pieces_from_release(vector[:size], template, rho, weights), config.exp_basis)
+            noisy = from_basis(pieces_from_release(vector[:size], template, rho, weight), config.exp_basis)
             periodic = None if stats.periodic is None else periodic_from_release(vector[size:], stats.periodic,
                                                                                  float(config.exp_gram_scale))
             stats = replace(stats_from_pieces(gram_from_values(noisy) if derived else noisy, stats.width, stats.lags),
                             periodic=periodic)
-        share = 1.0 if weights is None else weights.noise_share()  # the values' noise as they are, per released std
-        noise = (DERIVED_RIDGE_NOISE * share if derived else rho) * sigma * math.sqrt(stats.n_params)
+        noise = (DERIVED_RIDGE_NOISE if derived else rho) * sigma * math.sqrt(stats.n_params)
         rule = exp_ridge if config.exp_basis == DECAYS_BASIS else basis_ridge
         lam = (rule(noise, stats.A) if noise > 0 else 0.0) if config.exp_ridge is None else float(config.exp_ridge)
         share = config.baseline_floor if config.exp_nonnegative else 0.0
         theta, info, extra = self._solve(stats, config, lam, share)
         decays = tuple(config.decays)
-        if weights is not None:
-            info["release_weights"] = {"values_per_function": list(weights.functions), "totals": weights.totals}
+        if derived:
+            info["totals_weight"] = weight
         if derived and sigma > 0:
             info["edge_share"] = derived_edge_share(stats.exp_pieces)
             if note := derived_edge_note(stats.exp_pieces):

@@ -285,18 +285,16 @@ def _swap_bounds(prof: dict, U: int, C: float, w: float, count: int) -> dict:
     return {"cross": cross, "own": own, "out": out, "in": into, "self_pairs": self_pairs}
 
 
-def _squared_parts(entries: dict, dim: int, integral: np.ndarray, totals: float, weights=None) -> dict:
-    """The squared bounds of each part from the per-number bounds ``entries``; with ``weights``
-    (:class:`~dphawkes_core.estimators.exp.release.ReleaseWeights`) each value's bound times its function's weight
-    (``totals``, 1 for an insertion and 0 for a swap, times the totals' weight squared)."""
+def _squared_parts(entries: dict, dim: int, integral: np.ndarray, totals: float) -> dict:
+    """The squared bounds of each part from the per-number bounds ``entries`` (``totals``: the totals' squared
+    change, the totals' weight squared for an insertion, 0 for a swap)."""
     U = integral.size
-    scale = np.ones(U) if weights is None else np.asarray(weights.functions, dtype=float)
     return {"gram": (dim - 1) * float(np.sum(entries["cross"] ** 2))
             + float(np.sum(entries["own"][np.triu_indices(U)] ** 2)),
             "integral": float(np.sum(integral**2)),
-            "pairs": (dim - 1) * float(np.sum((scale * entries["out"]) ** 2) + np.sum((scale * entries["in"]) ** 2))
-            + float(np.sum((scale * entries["self_pairs"]) ** 2)),
-            "totals": totals * (1.0 if weights is None else float(weights.totals) ** 2)}
+            "pairs": (dim - 1) * float(np.sum(entries["out"] ** 2) + np.sum(entries["in"] ** 2))
+            + float(np.sum(entries["self_pairs"] ** 2)),
+            "totals": totals}
 
 
 def _scaled(parts: dict, rho: float) -> float:
@@ -322,7 +320,7 @@ def _corner_bounds(decays: tuple, width: float, count_cap: int, basis: str) -> t
 
 
 def basis_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale: float = 1.0,
-                      basis: str = DIFFERENCES, weights=None) -> BasisSensitivity:
+                      basis: str = DIFFERENCES, totals_weight: float = 1.0) -> BasisSensitivity:
     """L2 sensitivity of exp's release of the features ``g'`` in ``basis`` under one event added or removed, at most
     C events kept per (dimension, w-bin) by keeping the first C (derivation: ``docs/privacy.md``, "Exponential
     kernels in the differences basis").
@@ -345,8 +343,7 @@ def basis_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale
     changes by the difference of z's and v's non-negative sums, at most the larger — its largest insertion bound over
     every corner (z and v may sit at different corners) — and at most the sum of the variations of its profiles
     (:func:`_swap_bounds`): the smaller of the two, number by number. The bound is the larger of the two kinds.
-    With ``weights`` (:class:`~dphawkes_core.estimators.exp.release.ReleaseWeights`, a derived Gram's release) each
-    value's bound is times its function's weight and the total's times the totals' weight.
+    With the totals released times ``totals_weight`` (a derived Gram's release) an insertion's total moves by it.
     """
     if count_cap is None or count_cap < 1:
         raise ConfigError("the exponential-kernel formal release needs a public count cap C >= 1 (events per "
@@ -355,9 +352,10 @@ def basis_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale
         raise ConfigError(f"the Gram scale must be positive, got {gram_scale!r}")
     corners, swap, integral = _corner_bounds(tuple(float(b) for b in decays), float(width), int(count_cap), basis)
     d, rho = int(dim), float(gram_scale)
-    insert = max(corners, key=lambda entries: _scaled(_squared_parts(entries, d, integral, 1.0, weights), rho))
-    kinds = {"insert": (insert, _squared_parts(insert, d, integral, 1.0, weights)),
-             "swap": (swap, _squared_parts(swap, d, integral, 0.0, weights))}
+    total = float(totals_weight) ** 2
+    insert = max(corners, key=lambda entries: _scaled(_squared_parts(entries, d, integral, total), rho))
+    kinds = {"insert": (insert, _squared_parts(insert, d, integral, total)),
+             "swap": (swap, _squared_parts(swap, d, integral, 0.0))}
     kind = max(kinds, key=lambda name: _scaled(kinds[name][1], rho))
     return BasisSensitivity(_scaled(kinds[kind][1], rho), rho, basis, kind, kinds[kind][1],
                             {name: {**entries, "integral": integral} for name, (entries, _) in kinds.items()})
@@ -385,15 +383,14 @@ def _contributions(prof: dict, U: int, delta: np.ndarray, own_dimension: bool) -
     return np.stack(gram + out + into, axis=1)
 
 
-def _placement(prof: dict, U: int, C: int, w: float, refs: tuple, reach: int, rho: float, functions=None) -> dict:
+def _placement(prof: dict, U: int, C: int, w: float, refs: tuple, reach: int, rho: float) -> dict:
     """Where to put the events of each bin (bin 0 starts at time 0; one position per (kind of dimension, bin), C
     events there, C − 1 in bin 0 of the changed dimension) so that the release moves much: each bin's position
     maximises the inner product of its change with the total change, re-aimed :data:`ROUNDS` times. ``refs``: the
     added event's time, or (z, v) for a swap — z added, v (the last kept of bin 0) evicted; the changed dimension's
-    own events of bin 0 then lie before v. ``functions``: the values' weights per function (a weighted release)."""
-    values = np.ones(U) if functions is None else np.asarray(functions, dtype=float)
-    scale = {False: np.concatenate([np.full(U * U, 1 / rho), values, values]),
-             True: np.concatenate([np.full(U * U, 1 / rho), values])}
+    own events of bin 0 then lie before v."""
+    scale = {False: np.concatenate([np.full(U * U, 1 / rho), np.ones(2 * U)]),
+             True: np.concatenate([np.full(U * U, 1 / rho), np.ones(U)])}
     offsets = np.linspace(0.0, 1.0, SEARCH_POINTS) * (1 - 2 * NEAR) + NEAR
     table = {}
     for own in (False, True):
@@ -417,14 +414,14 @@ def _placement(prof: dict, U: int, C: int, w: float, refs: tuple, reach: int, rh
 
 
 def adversarial_events(dim: int, decays, width: float, count_cap: int, gram_scale: float = 1.0,
-                       basis: str = DIFFERENCES, kind: str = INSERT, weights=None):
+                       basis: str = DIFFERENCES, kind: str = INSERT, totals_weight: float = 1.0):
     """Neighbours that move the release of ``basis`` by much of :func:`basis_sensitivity`, told the bound's form but
     not its corners. ``insert``: D' adds z to dimension 0 at the phase of its bin (of 9 tried) where the placement
     moves the release most. ``swap``: D holds v, the last of C kept events of z's bin, and D' holds z instead (z
     added before v evicts it), at the (z, v) phases of a few tried. Every other bin of every dimension within the
     reach of the slowest decay holds C events at one position (z's own bin: C − 1 of dimension 0), chosen by
-    :func:`_placement`; with ``weights`` (a weighted release) aimed at and measured on the weighted numbers.
-    Returns D, D' (one sequence each, window stated)."""
+    :func:`_placement`; measured on the release with its totals times ``totals_weight``. Returns D, D' (one
+    sequence each, window stated)."""
     from dphawkes_core.data.io import from_arrays
     from dphawkes_core.estimators.exp.release import raw_release
     from dphawkes_core.estimators.exp.statistics import exp_pieces
@@ -442,15 +439,15 @@ def adversarial_events(dim: int, decays, width: float, count_cap: int, gram_scal
     spread = NEAR * w * (np.arange(C) + 1) / (C + 1)
     best = None
     for refs in trials:
-        chosen = _placement(prof, U, C, w, refs, reach, float(gram_scale),
-                            None if weights is None else weights.functions)
+        chosen = _placement(prof, U, C, w, refs, reach, float(gram_scale))
         times = [np.concatenate([origin + chosen[j == 0, r] + spread[:C - 1 if (j == 0 and r == 0) else C]
                                  for r in range(-reach, reach + 1)]) for j in range(int(dim))]
         window = origin + (reach + 2) * w + 40.0 / float(beta.min())
         added = [np.append(times[0], origin + refs[0]), *times[1:]]
         base = [np.append(times[0], origin + refs[1]), *times[1:]] if kind == SWAP else times
         pair = [from_arrays([np.sort(t) for t in cols], end_time=window) for cols in (base, added)]
-        released = [raw_release(to_basis(exp_pieces(e, decays, w, C)[0], basis), gram_scale, weights) for e in pair]
+        released = [raw_release(to_basis(exp_pieces(e, decays, w, C)[0], basis), gram_scale, totals_weight)
+                    for e in pair]
         moved = float(np.linalg.norm(released[1] - released[0]))
         if best is None or moved > best[0]:
             best = (moved, pair)
@@ -458,17 +455,17 @@ def adversarial_events(dim: int, decays, width: float, count_cap: int, gram_scal
 
 
 def worst_case_basis_events(dim: int, decays, width: float, count_cap: int, gram_scale: float = 1.0,
-                            basis: str = DIFFERENCES, weights=None):
-    """The larger-moving of :func:`adversarial_events`' two kinds (insertion and swap), on the release weighted by
-    ``weights`` when given: the family's worst case."""
+                            basis: str = DIFFERENCES, totals_weight: float = 1.0):
+    """The larger-moving of :func:`adversarial_events`' two kinds (insertion and swap), the totals released times
+    ``totals_weight``: the family's worst case."""
     from dphawkes_core.estimators.exp.release import raw_release
     from dphawkes_core.estimators.exp.statistics import exp_pieces
 
     best = None
     for kind in (INSERT, SWAP):
-        pair = adversarial_events(dim, decays, width, count_cap, gram_scale, basis, kind, weights)
-        released = [raw_release(to_basis(exp_pieces(e, decays, width, count_cap)[0], basis), gram_scale, weights)
-                    for e in pair]
+        pair = adversarial_events(dim, decays, width, count_cap, gram_scale, basis, kind, totals_weight)
+        released = [raw_release(to_basis(exp_pieces(e, decays, width, count_cap)[0], basis), gram_scale,
+                                totals_weight) for e in pair]
         moved = float(np.linalg.norm(released[1] - released[0]))
         if best is None or moved > best[0]:
             best = (moved, pair)

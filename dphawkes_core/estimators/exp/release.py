@@ -36,58 +36,24 @@ def release_layout(dim: int, n_decays: int, rho: float = 1.0) -> list[tuple[str,
 SCALED = ("gram", "integral")  # the parts of G: released over ρ
 
 
-@dataclass(frozen=True)
-class ReleaseWeights:
-    """Public multipliers of the released values at the events and of the totals (a derived Gram's release,
-    ``--exp-gram derived``: :func:`~dphawkes_core.estimators.exp.weights.derived_weights`). The noise is the same
-    on every released number, so a number released times w carries 1/w of it; every bound multiplies the number's
-    own bound by its weight.
-
-    Attributes
-    ----------
-    functions : tuple of float
-        One per function of the release's basis (decay u, or function m of the differences basis): the values
-        ``c_i[(j, u)]`` (column ``u·d + j``) are released times ``functions[u]``.
-    totals : float
-        The totals are released times this.
-    """
-
-    functions: tuple
-    totals: float = 1.0
-
-    def noise_share(self) -> float:
-        """The root mean square over the functions of ``1/weight``: the noise the values carry as they are, per unit
-        of the released noise (a ridge rule reads it)."""
-        return float(np.sqrt(np.mean(1.0 / np.asarray(self.functions, dtype=float) ** 2)))
-
-    def values(self, dim: int) -> np.ndarray:
-        """The multiplier of each column of the values (decay-major: column ``u·d + j`` takes ``functions[u]``)."""
-        return np.repeat(np.asarray(self.functions, dtype=float), int(dim))
+def _with_totals(parts: dict, totals_weight: float) -> dict:
+    """``parts`` with the totals times ``totals_weight`` (a derived Gram's release: :mod:`.weights`)."""
+    return parts if totals_weight == 1.0 else {**parts, "totals": parts["totals"] * totals_weight}
 
 
-def _weighted(parts: dict, weights: ReleaseWeights | None, dim: int, power: int) -> dict:
-    """``parts`` with the values' columns and the totals times their weights (``power`` 1) or over them (−1)."""
-    if weights is None:
-        return parts
-    values = weights.values(dim) ** power
-    return {**parts, "pairs": (parts["pairs"].reshape(-1, values.size) * values).ravel(),
-            "totals": parts["totals"] * weights.totals**power}
-
-
-def raw_release(pieces: ExpPieces, rho: float, weights: ReleaseWeights | None = None) -> np.ndarray:
-    """The release vector without noise, in the pieces' units (not yet divided by ``N = Σ T``); the values and the
-    totals times ``weights`` when given."""
+def raw_release(pieces: ExpPieces, rho: float, totals_weight: float = 1.0) -> np.ndarray:
+    """The release vector without noise, in the pieces' units (not yet divided by ``N = Σ T``); the totals times
+    ``totals_weight``."""
     q = pieces.gram.shape[0]
-    parts = _weighted({"gram": pieces.gram[np.triu_indices(q)], "integral": pieces.integral,
-                       "pairs": pieces.pairs.ravel(), "totals": pieces.totals}, weights, pieces.dim, 1)
+    parts = _with_totals({"gram": pieces.gram[np.triu_indices(q)], "integral": pieces.integral,
+                          "pairs": pieces.pairs.ravel(), "totals": pieces.totals}, totals_weight)
     return np.concatenate([parts[name] / (rho if name in SCALED else 1.0)
                            for name, _ in release_layout(pieces.dim, len(pieces.decays), rho)])
 
 
-def pieces_from_release(vector: np.ndarray, template: ExpPieces, rho: float,
-                        weights: ReleaseWeights | None = None) -> ExpPieces:
+def pieces_from_release(vector: np.ndarray, template: ExpPieces, rho: float, totals_weight: float = 1.0) -> ExpPieces:
     """The pieces a (noisy) release vector stands for (the Gram mirrored; the public decays, durations and
-    numbers of sequences from ``template``; the release's ``weights`` divided out). At ρ = :data:`DERIVED` the vector
+    numbers of sequences from ``template``; the totals' weight divided out). At ρ = :data:`DERIVED` the vector
     holds no Gram: the Gram and the integrals are left NaN, to be derived
     (:func:`~dphawkes_core.estimators.exp.statistics.gram_from_values`) once the values are back in the decays
     basis."""
@@ -96,7 +62,7 @@ def pieces_from_release(vector: np.ndarray, template: ExpPieces, rho: float,
     for name, count in release_layout(d, len(template.decays), rho):
         parts[name] = vector[at:at + count] * (rho if name in SCALED else 1.0)
         at += count
-    parts = _weighted(parts, weights, d, -1)
+    parts = _with_totals(parts, 1.0 / totals_weight)
     gram = np.zeros((q, q))
     gram[np.triu_indices(q)] = parts["gram"]
     gram = gram + np.triu(gram, 1).T
@@ -154,7 +120,7 @@ def _gram_entries(decays, width: float, count_cap: int, end: int) -> tuple[np.nd
 
 
 def corner_bounds(dim: int, decays, width: float, count_cap: int, end: int, after: bool,
-                  weights: ReleaseWeights | None = None) -> dict:
+                  totals_weight: float = 1.0) -> dict:
     """Squared bounds of the change of each part of the release when one event z is inserted into dimension 0
     (its w-bin kept fewer than C), at one corner of the adversary's choices (``docs/privacy.md``, "Exponential
     kernels").
@@ -172,7 +138,7 @@ def corner_bounds(dim: int, decays, width: float, count_cap: int, end: int, afte
     * ``c_i[(0, u)]``, i ≠ 0: ``β_u (a + C F_u)``; ``c_0[(k, v)]``, k ≠ 0: ``β_v ((C − a) + C P_v)`` with
       ``a = C`` (after) or 0; ``c_0[(0, u)]``: ``β_u ((C − 1) + C (F_u + P_u))``; the total of dimension 0: 1.
 
-    With ``weights`` each value's bound is times its decay's weight and the total's times the totals' weight.
+    With the totals released times ``totals_weight`` the total's bound is that weight.
     """
     beta = np.asarray(decays, dtype=float)
     d, C, w = int(dim), float(count_cap), float(width)
@@ -180,23 +146,15 @@ def corner_bounds(dim: int, decays, width: float, count_cap: int, end: int, afte
     past, future = q**end / (1 - q), q ** (1 - end) / (1 - q)
     cross, own = _gram_entries(decays, width, count_cap, end)
     a = C if after else 0.0
-    scale, total = _value_weights(weights, beta.size)
-    targets = scale * beta * (a + C * future)
-    sources = scale * beta * ((C - a) + C * past)
-    both = scale * beta * ((C - 1) + C * (future + past))
+    targets = beta * (a + C * future)
+    sources = beta * ((C - a) + C * past)
+    both = beta * ((C - 1) + C * (future + past))
     gram = (d - 1) * float(np.sum(cross**2)) + float(np.sum(own**2)) + beta.size
-    rest = (d - 1) * float(np.sum(targets**2) + np.sum(sources**2)) + float(np.sum(both**2)) + total**2
+    rest = (d - 1) * float(np.sum(targets**2) + np.sum(sources**2)) + float(np.sum(both**2)) + totals_weight**2
     return {"gram": gram, "rest": rest}
 
 
-def _value_weights(weights: ReleaseWeights | None, n_decays: int) -> tuple[np.ndarray, float]:
-    """The values' multiplier per decay and the totals' (ones without weights)."""
-    if weights is None:
-        return np.ones(n_decays), 1.0
-    return np.asarray(weights.functions, dtype=float), float(weights.totals)
-
-
-def swap_bounds(dim: int, decays, width: float, count_cap: int, weights: ReleaseWeights | None = None) -> dict:
+def swap_bounds(dim: int, decays, width: float, count_cap: int) -> dict:
     """Squared bounds of the change of each part of the release when z, inserted into a full w-bin of dimension
     0 ahead of its last kept event v, evicts v (a *swap*: the kept sets differ by v removed and z inserted;
     ``docs/privacy.md``, "Exponential kernels", where each line is proved).
@@ -211,7 +169,7 @@ def swap_bounds(dim: int, decays, width: float, count_cap: int, weights: Release
       ``β_u (C + n_a (1 − q_u))``, where ``n_b`` and ``n_a`` (``n_b + n_a <= C``) are dimension k's events of
       the bin before z and after v; the square of the pair is convex in ``(n_b, n_a)``, largest at ``n_b = C``
       (or ``n_a = C``): ``C² Σ_u β_u² (1 + (2 − q_u)²)`` per other dimension; ``c_0[(0, u)]`` by at most
-      ``β_u (2C − 1)``; the totals do not move. With ``weights`` each value's bound is times its decay's weight.
+      ``β_u (2C − 1)``; the totals do not move.
     """
     beta = np.asarray(decays, dtype=float)
     d, C = int(dim), float(count_cap)
@@ -219,13 +177,12 @@ def swap_bounds(dim: int, decays, width: float, count_cap: int, weights: Release
     starts, ends = _gram_entries(decays, width, count_cap, 0), _gram_entries(decays, width, count_cap, 1)
     cross, own = np.maximum(starts[0], ends[0]), np.maximum(starts[1], ends[1])
     gram = (d - 1) * float(np.sum(cross**2)) + float(np.sum(own**2)) + beta.size
-    scaled = (_value_weights(weights, beta.size)[0] * beta) ** 2
-    rest = (d - 1) * C**2 * float(np.sum(scaled * (1 + (2 - q) ** 2))) + (2 * C - 1) ** 2 * float(np.sum(scaled))
+    rest = (d - 1) * C**2 * float(np.sum(beta**2 * (1 + (2 - q) ** 2))) + (2 * C - 1) ** 2 * float(np.sum(beta**2))
     return {"gram": gram, "rest": rest}
 
 
 def exp_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale: float = 1.0,
-                    weights: ReleaseWeights | None = None) -> ExpSensitivity:
+                    totals_weight: float = 1.0) -> ExpSensitivity:
     """L2 sensitivity of the release under one event added or removed, at most C events kept per (dimension,
     w-bin) by keeping the first C (derivation: ``docs/privacy.md``, "Exponential kernels").
 
@@ -236,17 +193,17 @@ def exp_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale: 
     value is at one of the four corners (z at either end of its bin; the other dimensions' events of its bin all
     after or all before it). A swap: :func:`swap_bounds` (its change can mix the two ends' corners, one number
     at z's and another at v's: up to 1.12× the insertions' bound where the decays are fast against w). The bound
-    is the largest of the five. With ``weights`` (a derived Gram's release) every value and the totals are bounded
-    times their weights.
+    is the largest of the five. With the totals released times ``totals_weight`` (a derived Gram's release) an
+    insertion's total moves by that weight (a swap's not at all).
     """
     if count_cap is None or count_cap < 1:
         raise ConfigError("the exponential-kernel formal release needs a public count cap C >= 1 (events per "
                           "dimension per w-bin, the first C kept)")
     if not gram_scale > 0:
         raise ConfigError(f"the Gram scale must be positive, got {gram_scale!r}")
-    cases = [((end, after), corner_bounds(dim, decays, width, count_cap, end, after, weights))
+    cases = [((end, after), corner_bounds(dim, decays, width, count_cap, end, after, totals_weight))
              for end in (0, 1) for after in (True, False)]
-    cases.append((SWAP, swap_bounds(dim, decays, width, count_cap, weights)))
+    cases.append((SWAP, swap_bounds(dim, decays, width, count_cap)))
     best = None
     for corner, parts in cases:
         total = math.sqrt(parts["gram"] / gram_scale**2 + parts["rest"])

@@ -29,12 +29,12 @@ EXP = get_family("exp")
 PRIVATE = [name for name in method_names() if get_family(name).privacy.private]
 
 
-def insertion_corners(dim, decays, width, count_cap, gram_scale=1.0, weights=None) -> list[ExpSensitivity]:
+def insertion_corners(dim, decays, width, count_cap, gram_scale=1.0, totals_weight=1.0) -> list[ExpSensitivity]:
     """The four insertion corners of the exponential release (what the bound was made of before the swap)."""
     out = []
     for end in (0, 1):
         for after in (True, False):
-            parts = corner_bounds(dim, decays, width, count_cap, end, after, weights)
+            parts = corner_bounds(dim, decays, width, count_cap, end, after, totals_weight)
             out.append(ExpSensitivity(math.sqrt(parts["gram"] / gram_scale**2 + parts["rest"]), float(gram_scale),
                                       (end, after), parts))
     return out
