@@ -37,7 +37,7 @@ SCALED = ("gram", "integral")  # the parts of G: released over ρ
 
 
 def _with_totals(parts: dict, totals_weight: float) -> dict:
-    """``parts`` with the totals times ``totals_weight`` (a derived Gram's release: :mod:`.weights`)."""
+    """``parts`` with the totals times ``totals_weight`` (a derived Gram's release: :mod:`.totals`)."""
     return parts if totals_weight == 1.0 else {**parts, "totals": parts["totals"] * totals_weight}
 
 
