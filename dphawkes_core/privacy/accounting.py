@@ -85,7 +85,7 @@ class Mechanism:
     label : str
         What it releases, for display.
     bound : str
-        The sensitivity bound its noise multiplier is over, as ``family/version`` (``exp/2``: version 2 of the
+        The sensitivity bound its noise multiplier is over, as ``family/version`` (``exp/3``: version 3 of the
         exponential family's bounds): a release charged under a version later found short is re-costed when its
         ledger is read (:mod:`~dphawkes_core.release.recost`). Empty for a step whose sensitivity is not a family's
         bound (a count, a selection: sensitivity 1) and in ledgers written before bounds carried a version.

@@ -176,7 +176,7 @@ class PrivacyReport:
         """What the fit spent: its noisy releases (σ, sensitivity, K) and, with a privately chosen count cap C or
         clip norm G, that selection's own Gaussian release (noise multiplier ``budget_split.cap_sigma``, sensitivity
         1), then its :attr:`further` releases. All are ``discrete-gaussian`` when the report was calibrated for the
-        discrete Gaussian (the fit draws it for all). ``bound``: the family's bound and its version (``exp/2``,
+        discrete Gaussian (the fit draws it for all). ``bound``: the family's bound and its version (``exp/3``,
         :attr:`~dphawkes_core.estimators.family.Family.bound`), recorded on the noisy releases (their sensitivity is
         that bound), not on the selection.
 

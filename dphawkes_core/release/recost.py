@@ -2,7 +2,7 @@
 
 A family's bounds carry a version (:attr:`Family.bound_version <dphawkes_core.estimators.family.Family.bound_version>`),
 recorded on every noisy release a ledger charges (:attr:`Mechanism.bound
-<dphawkes_core.privacy.accounting.Mechanism.bound>`: ``exp/2``); a ledger written before bounds carried a version
+<dphawkes_core.privacy.accounting.Mechanism.bound>`: ``exp/3``); a ledger written before bounds carried a version
 holds none, and its noisy releases (:data:`~dphawkes_core.privacy.report.RELEASE_LABELS`) are read as version 1 of
 their entry's family. The noise σ a release drew is what it was, so when its family says how far the bound of its
 version was short at the release's settings (:meth:`Family.bound_correction

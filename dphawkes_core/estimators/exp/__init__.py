@@ -56,7 +56,12 @@ from dphawkes_core.estimators.exp.basis import (
     to_basis,
     worst_case_basis_events,
 )
-from dphawkes_core.estimators.exp.recost import SHORT_BOUND_VERSION, short_bound_correction
+from dphawkes_core.estimators.exp.recost import (
+    GRAM_END_VERSION,
+    SHORT_BOUND_VERSION,
+    gram_end_correction,
+    short_bound_correction,
+)
 from dphawkes_core.estimators.exp.release import (
     DERIVED,
     SWAP,
@@ -250,12 +255,19 @@ class Exp(SingleRelease):
         noiseless_limit="exponential least squares", noiseless_options=dict(exp_ridge=0.0, exp_nonnegative=False),
         sensitivity_fraction=0.95,  # the adversarial events reach 0.99+ of the bound on the contract suite's grid
     )
-    bound_version = 2  # 2: the swap bounded as its own case (issue 40); 1: insertions only, short by up to √(5/4)
+    #: 3: the differences basis' swap with the Gram by its insertions, the pair counts by their oscillation (issue 42,
+    #: round 5); 2: the swap bounded as its own case (issue 40); 1: insertions only, short by up to √(5/4)
+    bound_version = 3
 
     def bound_correction(self, version, unit, result):
-        """A release recorded under version 1 (insertions only): how far that bound was short at its settings
-        (:func:`~dphawkes_core.estimators.exp.recost.short_bound_correction`)."""
-        return short_bound_correction(unit, result) if version <= SHORT_BOUND_VERSION else None
+        """How far an older version's bound was short for a release at its settings: version 1 in the decays basis
+        (insertions only: :func:`~dphawkes_core.estimators.exp.recost.short_bound_correction`), versions 1–2 in the
+        differences basis with the Gram released (the Gram's swap at the window's end:
+        :func:`~dphawkes_core.estimators.exp.recost.gram_end_correction`)."""
+        info = (result or {}).get("info") or {}
+        if version <= SHORT_BOUND_VERSION and info.get("basis", DECAYS_BASIS) == DECAYS_BASIS:
+            return short_bound_correction(unit, result)
+        return gram_end_correction(unit, result) if version <= GRAM_END_VERSION else None
 
     def check(self, config) -> None:
         super().check(config)

@@ -23,9 +23,10 @@ or pair of events, each at most the supremum of a known exponential sum (a *prof
 distances the cap allows. An insertion is one configuration: the largest total over the corners (where z sits in
 its bin, which side of it its bin's events are on). A swap changes each number by the difference of two such sums:
 at most the larger (its largest insertion bound over every corner, since z and v may sit at different corners) and
-at most the sum of its profiles' variations; the smaller, number by number. The suprema and variations of a profile
-over an interval are taken at its ends and its critical points (at most U − 1), the bins beyond the last one
-summed by a geometric tail.
+for a pair count at most the sum of its profiles' oscillations (z and v are less than w apart, so each other event's
+two distances are too; not for the Gram, whose integrals the window's end cuts); the smaller, number by number. The
+suprema and infima of a profile over an interval are taken at its ends and its critical points (at most U − 1), the
+bins beyond the last one summed by a geometric tail.
 
 The same bound for the decays basis itself (``f_u = β_u e^{−β_u τ}``) reproduces exp's insertion bound: a
 cross-check the tests make.
@@ -46,6 +47,7 @@ DECAYS_BASIS, DIFFERENCES = "decays", "differences"
 BASES = (DECAYS_BASIS, DIFFERENCES)
 BASIS_MASS = 2.0  # ∫_0^∞ f_m of each differences-basis function (with ρ = 3: the noise share chosen in tuning)
 PHASE_CELLS = 16  # cells of the added event's position in its bin; each cell's ranges cover all its positions
+OSCILLATION_CELLS = 32  # cells of a window's start in :meth:`_Profile.oscillation`; each cell's window covers them all
 TAIL = 40.0  # bins are summed until e^{−β_min·distance} < e^{−40}; the rest by a geometric series
 
 
@@ -157,16 +159,29 @@ class _Profile:
     def own(self, lo: float, hi: float) -> float:
         return float(self.sup(lo, hi))
 
-    def variation(self, lo, hi) -> np.ndarray:
-        """The total variation of the profile on ``[lo, hi]`` (arrays of one shape): ``Σ |p(x_{k+1}) − p(x_k)|``
-        over the interval's ends and the critical points between them (it is monotone in between)."""
+    def inf(self, lo, hi) -> np.ndarray:
+        """``inf_{x ∈ [lo, hi]} p(x)`` for arrays ``lo <= hi`` of one shape."""
         lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-        points = [lo] + [np.clip(x, lo, hi) for x in self.critical] + [hi]
-        values = [self(x) for x in points]
-        return sum(np.abs(b - a) for a, b in zip(values[:-1], values[1:]))
+        least = np.minimum(self(lo), self(hi))
+        for x in self.critical:
+            least = np.where((lo <= x) & (x <= hi), np.minimum(least, float(self(x))), least)
+        return least
+
+    def oscillation(self, lo, hi, reach: float) -> np.ndarray:
+        """An upper bound on ``sup |p(a) − p(b)|`` over ``a, b ∈ [lo, hi]`` with ``|a − b| <= reach`` (arrays of one
+        shape, ``hi − lo >= reach``): every such pair lies in a window ``[y, y + reach]`` with ``y ∈ [lo, hi −
+        reach]``; that range is cut into :data:`OSCILLATION_CELLS` cells, and for y in the cell ``[y_k, y_{k+1}]``
+        the window lies in ``[y_k, y_{k+1} + reach]``, whose supremum minus infimum bounds it."""
+        lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        step = (hi - lo - reach) / OSCILLATION_CELLS
+        largest = np.zeros(lo.shape)
+        for k in range(OSCILLATION_CELLS):
+            start, stop = lo + k * step, np.minimum(lo + (k + 1) * step + reach, hi)
+            largest = np.maximum(largest, self.sup(start, stop) - self.inf(start, stop))
+        return largest
 
     def tail(self, start: float, width: float) -> float:
-        """Upper bound on ``Σ_{r >= 0}`` of the profile's supremum (or its variation) beyond ``start + r·w``: each at
+        """Upper bound on ``Σ_{r >= 0}`` of the profile's supremum (or any move of it) beyond ``start + r·w``: each at
         most ``Σ_m |coef[m]| e^{−rate[m]·(start + r·w)}``, a geometric series."""
         return float(np.sum(np.abs(self.coef) * np.exp(-self.rate * start) / -np.expm1(-self.rate * width)))
 
@@ -176,11 +191,12 @@ class _Profile:
         shift = np.arange(count) * width
         return float(np.sum(self.sup(first_lo + shift, first_hi + shift))) + self.tail(first_lo + count * width, width)
 
-    def variation_bins(self, width: float, count: int) -> float:
-        """``Σ_{r >= 1}`` of the variation on ``[(r − 1)·w, (r + 1)·w]`` (the distances a bin r away reaches from two
-        events of one bin), plus the bins beyond as a geometric series."""
+    def oscillation_bins(self, width: float, count: int) -> float:
+        """``Σ_{r >= 1}`` of the :meth:`oscillation` over ``[(r − 1)·w, (r + 1)·w]`` at reach w (the distances a bin r
+        away reaches from two events of one bin, which are less than w apart), plus the bins beyond as a geometric
+        series."""
         lo = np.arange(count) * width
-        return float(np.sum(self.variation(lo, lo + 2 * width))) + self.tail(count * width, width)
+        return float(np.sum(self.oscillation(lo, lo + 2 * width, width))) + self.tail(count * width, width)
 
 
 def _profiles(A: np.ndarray, beta: np.ndarray) -> dict:
@@ -262,27 +278,21 @@ def _insertion_bounds(prof: dict, U: int, C: float, w: float, pa: float, pb: flo
 
 
 def _swap_bounds(prof: dict, U: int, C: float, w: float, count: int) -> dict:
-    """Every number's bound under a swap, by the variation of its profiles: z added and v evicted, both in one bin
-    (z < v), change each number by ``Σ_s [c(s − z) − c(s − v)]`` over the other events s. An event of another bin is
-    on one side of both, at distances from z and v within ``[(r−1)·w, (r+1)·w]`` (r bins away): its term is at most
-    the profile's variation there. An event of z's own bin is at most the larger of the profiles' suprema and
-    variations on ``[0, w]`` (between z and v, its two terms are of two profiles, each non-negative)."""
-    def near(*profiles: _Profile) -> float:
-        return max(max(p.own(0.0, w), float(p.variation(0.0, w))) for p in profiles)
-
-    cross, own = np.zeros((U, U)), np.zeros((U, U))
-    for m in range(U):
-        for m2 in range(U):
-            after, before, both = prof["after"][m][m2], prof["before"][m][m2], prof["both"][m][m2]
-            cross[m, m2] = C * (after.variation_bins(w, count) + before.variation_bins(w, count) + near(after, before))
-            own[m, m2] = (C * 2 * both.variation_bins(w, count) + (C - 1) * near(both) + prof["self"][m, m2])
+    """The pair counts' bounds under a swap, by the oscillation of their profiles: z added and v evicted, both in one
+    bin (z < v, so ``v − z < w``), change each pair count by ``Σ_s [f(s − z) − f(s − v)]`` over the other events s
+    (each term present only where s is after the source, or before the target). An event of another bin, r bins away,
+    is on one side of both, at distances from z and v within ``[(r−1)·w, (r+1)·w]`` and less than w apart: its term
+    is at most the profile's :meth:`~_Profile.oscillation` there at reach w. An event of z's own bin is at most the
+    supremum of ``f`` on ``[0, w]`` (its terms are one or two values of the non-negative ``f``: their difference is at
+    most the larger). The Gram's entries are not bounded this way: their integrals end at the window's end, which
+    cuts z's and v's terms by different amounts (:func:`_corner_bounds` bounds them by their insertions)."""
     out, into, self_pairs = np.zeros(U), np.zeros(U), np.zeros(U)
     for m in range(U):
         f = prof["f"][m]
-        far = f.variation_bins(w, count)
-        out[m] = into[m] = C * (far + near(f))
-        self_pairs[m] = C * 2 * far + (C - 1) * near(f)
-    return {"cross": cross, "own": own, "out": out, "in": into, "self_pairs": self_pairs}
+        far, near = f.oscillation_bins(w, count), f.own(0.0, w)
+        out[m] = into[m] = C * (far + near)
+        self_pairs[m] = C * 2 * far + (C - 1) * near
+    return {"out": out, "in": into, "self_pairs": self_pairs}
 
 
 def _squared_parts(entries: dict, dim: int, integral: np.ndarray, totals: float) -> dict:
@@ -303,8 +313,9 @@ def _scaled(parts: dict, rho: float) -> float:
 
 @functools.lru_cache(maxsize=256)
 def _corner_bounds(decays: tuple, width: float, count_cap: int, basis: str) -> tuple:
-    """The insertion's per-number bounds at every corner (phase cell, side) and the swap's per-number bounds (each
-    the smaller of its variation bound and its largest insertion bound over the corners)."""
+    """The insertion's per-number bounds at every corner (phase cell, side) and the swap's per-number bounds: each
+    number's largest insertion bound over the corners, and for the pair counts the smaller of that and their
+    oscillation bound (:func:`_swap_bounds`)."""
     beta = np.asarray(decays, dtype=float)
     A = basis_matrix(beta, basis)
     prof = _profiles(A, beta)
@@ -314,8 +325,8 @@ def _corner_bounds(decays: tuple, width: float, count_cap: int, basis: str) -> t
     corners = [_insertion_bounds(prof, U, C, w, float(a), float(b), side, count)
                for a, b in zip(edges[:-1], edges[1:]) for side in ("after", "before")]
     largest = {name: np.max([corner[name] for corner in corners], axis=0) for name in corners[0]}
-    variation = _swap_bounds(prof, U, C, w, count)
-    swap = {name: np.minimum(largest[name], variation[name]) for name in largest}
+    moves = _swap_bounds(prof, U, C, w, count)
+    swap = {name: np.minimum(largest[name], moves[name]) if name in moves else largest[name] for name in largest}
     return corners, swap, A @ (1.0 / beta)
 
 
@@ -341,9 +352,10 @@ def basis_sensitivity(dim: int, decays, width: float, count_cap: int, gram_scale
     after z, the total convex: the largest at all after or all before, per dimension, the same by symmetry); the
     bound is the largest total over the corners. **Swap** (z in, the last kept event v of its bin out): each number
     changes by the difference of z's and v's non-negative sums, at most the larger — its largest insertion bound over
-    every corner (z and v may sit at different corners) — and at most the sum of the variations of its profiles
-    (:func:`_swap_bounds`): the smaller of the two, number by number. The bound is the larger of the two kinds.
-    With the totals released times ``totals_weight`` (a derived Gram's release) an insertion's total moves by it.
+    every corner (z and v may sit at different corners) — and, for a pair count, at most the sum of the oscillations
+    of its profile between distances less than w apart (:func:`_swap_bounds`; not for the Gram, whose integrals the
+    window's end cuts): the smaller of the two, number by number. The bound is the larger of the two kinds. With the
+    totals released times ``totals_weight`` (a derived Gram's release) an insertion's total moves by it.
     """
     if count_cap is None or count_cap < 1:
         raise ConfigError("the exponential-kernel formal release needs a public count cap C >= 1 (events per "

@@ -167,7 +167,7 @@ def moved_fraction(config, pair) -> float:
     return shared_moved_fraction(FAMILY, config, pair)
 
 
-@pytest.mark.parametrize("d,cap,width,least", [(1, 2, 1.0, 0.85), (3, 3, 0.5, 0.8)])
+@pytest.mark.parametrize("d,cap,width,least", [(1, 2, 1.0, 0.85), (3, 3, 0.5, 0.9)])
 def test_the_familys_adversarial_neighbours_stay_within_the_bound_and_reach_most_of_it(d, cap, width, least):
     """In both bases, through the family's own statistics and release vector (which holds no Gram)."""
     decays_config = derived_config(width, cap)
@@ -190,7 +190,7 @@ SEARCHED = [(derived_config(0.5, 2), 3), (derived_config(1.0, 1, (1.0, 4.0), "di
 def test_the_family_blind_search_stays_under_the_bound_and_reaches_much_of_it():
     report = search_neighbours(FAMILY, SEARCH, configs=SEARCHED)
     assert report.worst.ratio <= 1 + 1e-9
-    assert report.worst.ratio > 0.75  # 0.898 measured (decays basis; the differences basis 0.57)
+    assert report.worst.ratio > 0.75  # 0.899 measured (decays basis; the differences basis 0.747)
 
 
 def test_the_search_catches_the_values_bound_without_its_swap(monkeypatch):
