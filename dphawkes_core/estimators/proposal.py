@@ -10,7 +10,7 @@ size when it is public (on private data: the size the user declares, or unknown)
 * **private, kernels smooth and decreasing**: exp's formal release (exp-5d at 10⁵ events: 0.221 against ctls's
   0.332 and DP-SSP's 0.456; Japan quakes at ε = 1, (5, 0.25) d: the best mean gain of the three, 10 draws); from
   :data:`DERIVED_FROM` events stated, in the differences basis with the Gram derived from the values (5-d test
-  networks at 10⁵ events: 0.136 against the released Gram's 0.169, lower on 10 of 10; at 10⁶ 0.025 against 0.031);
+  networks at 10⁵ events: 0.130 against the released Gram's 0.166, lower on 10 of 10; at 10⁶ 0.023 against 0.030);
 * **private, delayed or flat, or not known, from** :data:`CTLS_FROM` **events**: ctls (paper-2d at 5·10⁴ events:
   0.135 against DP-SSP's 0.247; at 10⁵ ctls is better on paper-2d and sparse-5d);
 * **private, below that or size unknown**: DP-SSP (better than ctls at 10⁴ events on all four held-out processes

@@ -152,8 +152,8 @@ SETTINGS = (
             "few, not many short ones, which the result notes; ρ then scales only the parts of a baseline that "
             "follows the clock; the counts are released multiplied by a tenth of the values' bound, so they carry "
             "little of the noise; event unit). Measured at ε = 1 on ten 5-d exponential networks in the differences "
-            "basis: 0.136 against 0.169 with the Gram released at 10⁵ events, 0.025 against 0.031 at 10⁶, 0.445 "
-            "against 0.520 at 10⁴",
+            "basis: 0.130 against 0.166 with the Gram released at 10⁵ events, 0.023 against 0.030 at 10⁶, 0.425 "
+            "against 0.512 at 10⁴",
             choices=(GRAM_RELEASED, GRAM_DERIVED), added_later=True),
     BASELINE_FLOOR,
     BASELINE_PERIOD,
