@@ -42,7 +42,7 @@ from dphawkes_core.estimators.exp.release import corner_bounds, exp_sensitivity
 from dphawkes_core.estimators.family import BoundCorrection
 
 SHORT_BOUND_VERSION = 1  # the family's bounds before issue 40 (insertions only)
-GRAM_END_VERSION = 2  # the differences basis' swap bounded the Gram by its profiles' variation (before issue 42.5)
+GRAM_END_VERSION = 2  # the differences basis' swap bounded the Gram by its profiles' variation (to issue 42, round 5)
 
 #: The largest S₃/S₂ of a differences-basis release whatever its settings: √2. A swap changes every number by
 #: ``F_z − F_v``, two insertions' non-negative changes, so by at most ``max(F_z, F_v)`` number by number and in all by
@@ -169,16 +169,16 @@ def gram_end_correction(unit: str, result: dict) -> BoundCorrection | None:
     settings = stored_settings(result) if isinstance(info, dict) else None
     if settings is None:
         return BoundCorrection(DIFFERENCE_CEILING, (
-            "exp's bound in the differences basis before issue 42.5 took a swap's change of the Gram from its "
-            "profiles' variation, which the window's end can exceed; this entry does not store its basis and "
-            "settings, so it is charged at the largest correction any setting can need, √2 = "
+            "version 2 of exp's bound in the differences basis took a swap's change of the Gram from its profiles' "
+            "variation, which the window's end can exceed; this entry does not store its basis or settings, so it "
+            "is charged at the largest correction any setting can need, √2 = "
             f"{DIFFERENCE_CEILING:.4f}× the sensitivity"))
     dim, decays, width, cap, rho = settings
     factor = basis_sensitivity(dim, decays, width, cap, rho, DIFFERENCES).total / variation_era_sensitivity(*settings)
     if not factor > 1.0:
         return None
     return BoundCorrection(factor, (
-        "exp's bound in the differences basis before issue 42.5 took a swap's change of the Gram from its profiles' "
+        "version 2 of exp's bound in the differences basis took a swap's change of the Gram from its profiles' "
         f"variation, which the window's end can exceed: at this release's settings (d = {dim}, decays "
         f"{', '.join(f'{b:g}' for b in decays)}, w = {width:g}, C = {cap}, ρ = {rho:g}) the corrected bound is "
         f"{factor:.4f}× the one it was charged at"))
