@@ -30,7 +30,7 @@ KERNEL_SHAPES = {SMOOTH: "smooth and decreasing from t = 0 (aftershocks, replies
                  DELAYED: "delayed or flat (an effect that starts late or lasts evenly)",
                  UNKNOWN: "I don't know"}
 CTLS_FROM = 50_000  # events: ctls measured better than DP-SSP from about here (paper-2d, sparse-5d), not at 10⁴
-DERIVED_FROM = 100_000  # events: exp's differences basis with a derived Gram measured better from here (not at 10⁴)
+DERIVED_FROM = 100_000  # events: the differences basis, Gram derived, from here (at 10⁴ it lost on near-critical-2d)
 
 
 @dataclass(frozen=True)
